@@ -1,0 +1,126 @@
+"""The friendly functions: notation in, notation out, over the same kernels the engine runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sim.cards import (BIT, CARD_NAMES, ID_OF_KEY, KEY_OF_ID, check_counts, parse_cards,
+                       parse_suit)
+from sim.deal import play_table
+from sim.errors import InvalidCardError
+from sim.movegen import MAX_CHOICES, gen_plays
+from sim.trick import trick_winner as _trick_winner
+
+
+def _masks(keys: Sequence[int]) -> tuple[np.uint64, np.uint64]:
+    once = twice = 0
+    for k in keys:
+        if once >> k & 1:
+            twice |= 1 << k
+        else:
+            once |= 1 << k
+    return np.uint64(once), np.uint64(twice)
+
+
+def _lead_keys(lead: Sequence[str] | str, trump: int) -> tuple[list[int], list[int]]:
+    ids = parse_cards(lead)
+    if len(ids) == 2 and ids[0] != ids[1]:
+        raise InvalidCardError(
+            f"lead {lead!r} is not a single or a pair: two cards must be identical (R15, R16)")
+    if len(ids) not in (1, 2):
+        raise InvalidCardError(f"lead {lead!r} has {len(ids)} cards: a lead is one card or a "
+                               f"pair, no tractors or throws (R16)")
+    return ids, [int(KEY_OF_ID[trump, c]) for c in ids]
+
+
+def legal_plays(hand: Sequence[str] | str, trump: str,
+                lead: Sequence[str] | str | None = None) -> list[tuple[str, ...]]:
+    """Every distinct legal play for ``hand`` under ``trump`` against ``lead`` (R16–R19).
+
+    Parameters
+    ----------
+    hand : card strings (duplicates allowed) or one string ``"Kh Kh 5s"``.
+    trump : ``'s'``, ``'h'``, ``'d'`` or ``'c'``.
+    lead : the lead's one or two cards, or None when this player leads.
+
+    Returns
+    -------
+    list of tuples of canonical card strings, in the canonical order of docs/engine.md.
+
+    >>> legal_plays(["Ks", "4s", "5s", "BJ"], "h", ["7s"])
+    [('4s',), ('Ks',)]
+    """
+    t = parse_suit(trump)
+    ids = parse_cards(hand)
+    if not ids:
+        raise InvalidCardError(f"hand {hand!r} is empty: a player to act holds cards")
+    la = lb = -1
+    lead_ids: list[int] = []
+    if lead is not None:
+        lead_ids, lk = _lead_keys(lead, t)
+        la, lb = lk[0], (lk[1] if len(lk) == 2 else -1)
+        if len(ids) < len(lead_ids):
+            raise InvalidCardError(f"hand {hand!r} holds fewer cards than the lead {lead!r} "
+                                   f"asks for (R16)")
+    check_counts(ids + lead_ids, "the hand and the lead")
+    once, twice = _masks([int(KEY_OF_ID[t, c]) for c in ids])
+    buf = np.empty(MAX_CHOICES, dtype=np.int64)
+    n = gen_plays(once, twice, np.int64(la), np.int64(lb), buf)
+    table = play_table(t)
+    return [table[c] for c in buf[:n].tolist()]
+
+
+def trick_winner(plays: Sequence[Sequence[str] | str], trump: str) -> int:
+    """Index of the winning play (R20, R21); ``plays[0]`` is the lead, the rest in turn.
+
+    >>> trick_winner([["5d"], ["5c"], ["Ah"], ["5s"]], "h")
+    0
+    """
+    t = parse_suit(trump)
+    if not plays:
+        raise InvalidCardError("plays is empty: a trick starts with a lead")
+    _, lk = _lead_keys(plays[0], t)
+    n = len(plays)
+    if n > 4:
+        raise InvalidCardError(f"{n} plays in one trick: four players play one each (R4)")
+    arr = np.full(8, -1, dtype=np.int64)
+    all_ids: list[int] = []
+    for i, p in enumerate(plays):
+        ids = parse_cards(p)
+        if len(ids) != len(lk):
+            raise InvalidCardError(f"play {p!r} has {len(ids)} card(s) but the lead has "
+                                   f"{len(lk)}: everybody plays as many cards as led (R16)")
+        keys = sorted(int(KEY_OF_ID[t, c]) for c in ids)
+        arr[i] = keys[0]
+        if len(keys) == 2:
+            arr[4 + i] = keys[1]
+        all_ids += ids
+    check_counts(all_ids, "the trick")
+    return int(_trick_winner(arr, 0, 4, n))
+
+
+def hand_masks(hand: Sequence[str] | str, trump: str | None = None) -> tuple[int, int]:
+    """(once, twice) masks of a hand: by card id, or by key under ``trump``."""
+    ids = parse_cards(hand)
+    check_counts(ids, "the hand")
+    if trump is None:
+        o, w = _masks(ids)
+    else:
+        t = parse_suit(trump)
+        o, w = _masks([int(KEY_OF_ID[t, c]) for c in ids])
+    return int(o), int(w)
+
+
+def mask_names(once: int, twice: int, trump: str | None = None) -> list[str]:
+    """Card names of a (once, twice) mask pair (inverse of ``hand_masks``)."""
+    ids = None if trump is None else ID_OF_KEY[parse_suit(trump)]
+    out = []
+    for b in range(54):
+        if once & int(BIT[b]):
+            name = CARD_NAMES[b if ids is None else int(ids[b])]
+            out.append(name)
+            if twice & int(BIT[b]):
+                out.append(name)
+    return out

@@ -1,0 +1,469 @@
+"""A deal step by step, for Python code: bots, a person at a prompt, an RL loop.
+
+``Deal`` drives the same kernels as the compiled whole-deal loop (``sim.engine``); it only adds
+notation, validation and observations at the edge::
+
+    deal = Deal(seed=7, deal=3)
+    while not deal.done:
+        seat, kind = deal.to_act
+        deal.apply(deal.legal()[0])
+    deal.record()
+
+Choices are written in notation: a show decision takes ``None`` (pass) or a card such as
+``'Kh'`` (show that pair), a give-back two cards ``('9s', '4d')``, a play a tuple of one or two
+cards ``('Kh',)`` / ``('5d', '5d')``. ``legal()`` lists them in the canonical order of
+docs/engine.md. An illegal choice raises :class:`IllegalPlayError` naming the seat and ruling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from sim.cards import (CARD_NAMES, GROUP, ID_OF_KEY, KEY_OF_ID, RANKS, STRENGTH, SUITS,
+                       TRUMP_GROUP, parse_card)
+from sim.engine import (CALL, CALL_W, DONE, GIVEBACK, KIND_NAMES, PLAY, S_ATT_POINTS,
+                        S_CALLER, S_CALLS, S_CUR_CARD, S_CUR_SEAT, S_GIVE_TO, S_LEADER,
+                        S_NCALLS, S_NTRICKS, S_PHASE, S_POS, S_REDEALS, S_ROUND, S_TO_ACT,
+                        S_TRICK_A, S_TRICK_B, S_TRICKS, S_TRUMP, TRICK_W, U_FIRST_ONCE,
+                        U_FIRST_TWICE, U_ONCE, U_TWICE, advance, apply_code, init_deal, legal,
+                        new_state)
+from sim.errors import IllegalPlayError, InvalidCardError
+from sim.movegen import MAX_CHOICES
+from sim.record import _mask_cards, build_record
+from sim.rng import check_deal, check_seed
+from sim.rules import DEFAULT_RULES, Rules
+
+_GROUP_WORD = {"s": "spade", "h": "heart", "d": "diamond", "c": "club"}
+
+
+class ToAct(NamedTuple):
+    """Whose decision it is and what kind: ``'show'``, ``'giveback'`` or ``'play'``."""
+
+    seat: int
+    kind: str
+
+
+# --- choice notation <-> codes -----------------------------------------------------------
+@lru_cache(maxsize=None)
+def play_table(trump: int) -> tuple[tuple[str, ...] | None, ...]:
+    """Play code (key layout, sim.movegen) -> tuple of card names, for one trump suit."""
+    ids = ID_OF_KEY[trump]
+    out: list[tuple[str, ...] | None] = [None] * (64 * 55)
+    for a in range(54):
+        out[a] = (CARD_NAMES[ids[a]],)
+        for b in range(a, 54):
+            out[a + 64 * (b + 1)] = (CARD_NAMES[ids[a]], CARD_NAMES[ids[b]])
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def giveback_table() -> tuple[tuple[str, str] | None, ...]:
+    """Give-back code (id layout) -> pair of card names."""
+    out: list[tuple[str, str] | None] = [None] * (64 * 55)
+    for a in range(54):
+        for b in range(a, 54):
+            out[a + 64 * (b + 1)] = (CARD_NAMES[a], CARD_NAMES[b])
+    return tuple(out)
+
+
+def _cards_arg(choice: Any, what: str) -> list[int]:
+    if isinstance(choice, str):
+        choice = choice.replace(",", " ").split()
+    if not isinstance(choice, (list, tuple)):
+        raise IllegalPlayError(f"{what} {choice!r} must be a list of cards such as ['Kh']")
+    return [parse_card(c) for c in choice]
+
+
+def play_code(cards: Sequence[int], trump: int) -> int:
+    """Code of a play given as card ids (one or two) under ``trump``."""
+    keys = sorted(int(KEY_OF_ID[trump, c]) for c in cards)
+    return keys[0] if len(keys) == 1 else keys[0] + 64 * (keys[1] + 1)
+
+
+def _names(ids: Sequence[int]) -> list[str]:
+    return [CARD_NAMES[i] for i in ids]
+
+
+def _group_word(key: int, trump: int) -> str:
+    if GROUP[key] == TRUMP_GROUP:
+        return "trump"
+    return _GROUP_WORD[SUITS[int(ID_OF_KEY[trump, key]) % 4]]
+
+
+def explain_play(once: int, twice: int, trump: int, lead: Sequence[int] | None,
+                 play: Sequence[int]) -> str:
+    """Why ``play`` (card ids) is not legal for the hand ``(once, twice)`` in key layout."""
+    keys = [int(KEY_OF_ID[trump, c]) for c in play]
+    held = {k: (1 if once >> k & 1 else 0) + (1 if twice >> k & 1 else 0) for k in range(54)}
+    for k in set(keys):
+        if keys.count(k) > held[k]:
+            return f"does not hold {CARD_NAMES[int(ID_OF_KEY[trump, k])]!r}"
+    if lead is None:
+        if len(keys) == 2 and keys[0] != keys[1]:
+            return "a lead is one card or a pair, two different cards are neither (R16)"
+        if len(keys) not in (1, 2):
+            return "a lead is one card or a pair (R16)"
+        return "not a legal lead (R16)"
+    if len(keys) != len(lead):
+        return f"must play {len(lead)} card(s), as many as were led (R16)"
+    lk = int(KEY_OF_ID[trump, lead[0]])
+    g = GROUP[lk]
+    word = _group_word(lk, trump)
+    in_g = [k for k in range(54) if held[k] and GROUP[k] == g]
+    if len(lead) == 1:
+        return f"holds a {word} card, must follow with one (R18)"
+    if any(held[k] == 2 for k in in_g):
+        return f"holds a {word} pair, must play a pair (R19a)"
+    if len(in_g) >= 2:
+        top = sorted(in_g, key=lambda k: STRENGTH[k], reverse=True)
+        best = _names(int(ID_OF_KEY[trump, k]) for k in top[:2])
+        return f"must play the two strongest {word} cards held, e.g. {best} (R19b)"
+    if len(in_g) == 1:
+        card = CARD_NAMES[int(ID_OF_KEY[trump, in_g[0]])]
+        return f"holds one {word} card, must play {card!r} with any other card (R19c)"
+    return "not a legal play (R19)"
+
+
+# --- observations ------------------------------------------------------------------------
+class Observation:
+    """What seat ``seat`` may know at a decision (R9) — never the other hands.
+
+    Attributes are computed on first use from a private snapshot, so building an observation
+    costs almost nothing. ``kind`` is ``'show'``, ``'giveback'``, ``'play'`` or ``'done'``.
+    """
+
+    __slots__ = ("seat", "kind", "_st", "_hand", "_first", "_cache")
+
+    def __init__(self, deal: "Deal", seat: int) -> None:
+        self.seat = seat
+        st = deal._st
+        self.kind = KIND_NAMES[st[S_PHASE]] if st[S_TO_ACT] == seat or st[S_PHASE] == DONE \
+            else "wait"
+        self._st = st.copy()
+        self._hand = (int(deal._u[U_ONCE + seat]), int(deal._u[U_TWICE + seat]))
+        self._first = (int(deal._u[U_FIRST_ONCE + seat]), int(deal._u[U_FIRST_TWICE + seat]))
+        self._cache: dict[str, Any] = {}
+
+    def _get(self, name: str, fn: Any) -> Any:
+        if name not in self._cache:
+            self._cache[name] = fn()
+        return self._cache[name]
+
+    @property
+    def trump(self) -> str | None:
+        t = int(self._st[S_TRUMP])
+        return SUITS[t] if t >= 0 else None
+
+    @property
+    def hand(self) -> list[str]:
+        """The seat's cards now, sorted by play order once trump is known, else by id."""
+        def f() -> list[str]:
+            t = int(self._st[S_TRUMP])
+            if t < 0:
+                return _names(_mask_cards(*self._hand))
+            return _names(_mask_cards(*self._hand, ID_OF_KEY[t]))
+        return self._get("hand", f)
+
+    @property
+    def round(self) -> int:
+        """Dealing round reached (R5): 27 once all cards are out."""
+        return int(self._st[S_ROUND])
+
+    @property
+    def redeals(self) -> int:
+        return int(self._st[S_REDEALS])
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        """Every show so far (public, R9); ``gave`` only where this seat gave or received."""
+        def f() -> list[dict[str, Any]]:
+            st = self._st
+            out = []
+            for i in range(int(st[S_NCALLS])):
+                r, seat, card, took, ga, gb = (int(x) for x in
+                                               st[S_CALLS + i * CALL_W:S_CALLS + (i + 1) * CALL_W])
+                knows = self.seat in (seat, took)
+                out.append({"round": r, "seat": seat, "pair": CARD_NAMES[card],
+                            "took_from": took if took >= 0 else None,
+                            "gave": [CARD_NAMES[ga], CARD_NAMES[gb]]
+                            if took >= 0 and knows and ga >= 0 else None})
+            return out
+        return self._get("calls", f)
+
+    @property
+    def shown(self) -> tuple[int, str] | None:
+        """(seat, pair) on the table during calling, None before the first show."""
+        s = int(self._st[S_CUR_SEAT])
+        return (s, CARD_NAMES[int(self._st[S_CUR_CARD])]) if s >= 0 else None
+
+    @property
+    def caller(self) -> int | None:
+        c = int(self._st[S_CALLER])
+        return c if c >= 0 else None
+
+    @property
+    def attackers(self) -> tuple[int, int] | None:
+        c = self.caller
+        return None if c is None else (c % 2, c % 2 + 2)
+
+    @property
+    def attacking(self) -> bool | None:
+        c = self.caller
+        return None if c is None else (self.seat % 2 == c % 2)
+
+    @property
+    def tricks(self) -> list[dict[str, Any]]:
+        """Completed tricks: leader, plays (by position from the leader), winner, points."""
+        def f() -> list[dict[str, Any]]:
+            st = self._st
+            t = int(st[S_TRUMP])
+            if t < 0:
+                return []
+            table = play_table(t)
+            out = []
+            for i in range(int(st[S_NTRICKS])):
+                j = S_TRICKS + i * TRICK_W
+                plays = [list(table[int(st[j + 3 + k]) + (64 * (int(st[j + 7 + k]) + 1)
+                                                         if st[j + 7 + k] >= 0 else 0)])
+                         for k in range(4)]
+                out.append({"leader": int(st[j]), "plays": plays, "winner": int(st[j + 1]),
+                            "points": int(st[j + 2])})
+            return out
+        return self._get("tricks", f)
+
+    @property
+    def trick(self) -> list[list[str]]:
+        """Plays of the current trick so far, from its leader."""
+        st = self._st
+        t = int(st[S_TRUMP])
+        if t < 0 or st[S_PHASE] != PLAY:
+            return []
+        table = play_table(t)
+        return [list(table[int(st[S_TRICK_A + k]) + (64 * (int(st[S_TRICK_B + k]) + 1)
+                                                      if st[S_TRICK_B + k] >= 0 else 0)])
+                for k in range(int(st[S_POS]))]
+
+    @property
+    def leader(self) -> int | None:
+        return int(self._st[S_LEADER]) if self._st[S_PHASE] == PLAY else None
+
+    @property
+    def lead(self) -> list[str] | None:
+        tr = self.trick
+        return tr[0] if tr else None
+
+    @property
+    def attacker_points(self) -> int:
+        """Face points the attackers have taken so far (R22)."""
+        return int(self._st[S_ATT_POINTS])
+
+    @property
+    def points_taken(self) -> list[int]:
+        """Face points won so far by each seat."""
+        pts = [0, 0, 0, 0]
+        for tr in self.tricks:
+            pts[tr["winner"]] += tr["points"]
+        return pts
+
+    @property
+    def first_hand(self) -> list[str]:
+        """This seat's hand at the first lead (empty before trick play)."""
+        t = int(self._st[S_TRUMP])
+        if t < 0:
+            return []
+        return _names(_mask_cards(*self._first, ID_OF_KEY[t]))
+
+    def __repr__(self) -> str:
+        return (f"Observation(seat={self.seat}, kind={self.kind!r}, trump={self.trump!r}, "
+                f"hand={' '.join(self.hand)})")
+
+
+# --- the deal ----------------------------------------------------------------------------
+class Deal:
+    """One deal, decision by decision (see the module docstring).
+
+    Parameters
+    ----------
+    seed, deal : int
+        Master seed (0 … 2**64-1) and deal index (0 … 2**63-1); together they fix the cards.
+    rules : Rules, optional
+        The rules variant (``sim.Rules``); the defaults are the rules.
+    seats : four strategy spec strings, optional
+        Only written into the record's ``seats`` field.
+    """
+
+    def __init__(self, seed: int = 0, deal: int = 0, rules: Rules | None = None,
+                 seats: Sequence[str] | None = None) -> None:
+        self.seed = check_seed(seed)
+        self.deal = check_deal(deal)
+        self.rules = rules or DEFAULT_RULES
+        if not isinstance(self.rules, Rules):
+            raise TypeError(f"rules must be a sim.Rules, not {type(self.rules).__name__}")
+        self.seats = list(seats) if seats is not None else ["python"] * 4
+        self._rules = self.rules.array()
+        self._st, self._u = new_state()
+        self._buf = np.empty(MAX_CHOICES, dtype=np.int64)
+        self._codes: list[int] | None = None
+        init_deal(self._st, self._u, np.uint64(self.seed), np.uint64(self.deal))
+        advance(self._st, self._u, self._rules)
+
+    # state ---------------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return bool(self._st[S_PHASE] == DONE)
+
+    @property
+    def to_act(self) -> ToAct | None:
+        """``(seat, kind)`` of the decision awaited, or None when the deal is over."""
+        ph = int(self._st[S_PHASE])
+        if ph == DONE:
+            return None
+        return ToAct(int(self._st[S_TO_ACT]), KIND_NAMES[ph])
+
+    @property
+    def trump(self) -> str | None:
+        t = int(self._st[S_TRUMP])
+        return SUITS[t] if t >= 0 else None
+
+    def observation(self, seat: int) -> Observation:
+        """What ``seat`` may know now (R9)."""
+        if seat not in (0, 1, 2, 3):
+            raise ValueError(f"seat {seat!r} must be 0, 1, 2 or 3")
+        return Observation(self, seat)
+
+    # choices -------------------------------------------------------------------------
+    def legal_codes(self) -> list[int]:
+        """The legal choices as kernel codes (fast path for bots); -1 is pass."""
+        if self._codes is None:
+            n = legal(self._st, self._u, self._buf)
+            codes = self._buf[:n].tolist()
+            if self._st[S_PHASE] == CALL:
+                codes.insert(0, -1)
+            self._codes = codes
+        return self._codes
+
+    def legal(self) -> list[Any]:
+        """The legal choices in canonical order (docs/engine.md), in notation."""
+        ph = int(self._st[S_PHASE])
+        codes = self.legal_codes()
+        if ph == CALL:
+            return [None] + [CARD_NAMES[c] for c in codes[1:]]
+        if ph == GIVEBACK:
+            table = giveback_table()
+            return [table[c] for c in codes]
+        if ph == PLAY:
+            table = play_table(int(self._st[S_TRUMP]))
+            return [table[c] for c in codes]
+        return []
+
+    def apply(self, choice: Any) -> None:
+        """Carry out ``choice`` (notation as in ``legal()``) for the seat to act."""
+        self.apply_code(self.code_of(choice))
+
+    def apply_code(self, code: int) -> None:
+        """Carry out a choice given as a code from ``legal_codes()``."""
+        if code not in self.legal_codes():
+            raise IllegalPlayError(f"choice code {code!r} is not legal for seat "
+                                   f"{int(self._st[S_TO_ACT])}: legal are {self.legal_codes()}")
+        apply_code(self._st, self._u, self._rules, code)
+        self._codes = None
+
+    def code_of(self, choice: Any) -> int:
+        """The kernel code of a choice in notation; IllegalPlayError names seat and ruling."""
+        ph = int(self._st[S_PHASE])
+        seat = int(self._st[S_TO_ACT])
+        if ph == DONE:
+            raise IllegalPlayError(f"the deal is over: no choice {choice!r} can be applied")
+        once, twice = int(self._u[U_ONCE + seat]), int(self._u[U_TWICE + seat])
+        codes = self.legal_codes()
+        if ph == CALL:
+            if choice is None or choice == "pass":
+                return -1
+            try:
+                c = parse_card(choice[0] if isinstance(choice, (tuple, list)) and choice
+                               else choice)
+            except InvalidCardError as e:
+                raise IllegalPlayError(f"illegal show {choice!r} by seat {seat}: {e}") from None
+            if c in codes:
+                return c
+            raise IllegalPlayError(f"illegal show {choice!r} by seat {seat}: "
+                                   f"{self._why_show(c, once, twice)}")
+        cards = _cards_arg(choice, "choice")
+        if ph == GIVEBACK:
+            if len(cards) == 2:
+                a, b = sorted(cards)
+                code = a + 64 * (b + 1)
+                if code in codes:
+                    return code
+            raise IllegalPlayError(f"illegal give-back {choice!r} by seat {seat}: "
+                                   f"{self._why_giveback(cards, once, twice)}")
+        trump = int(self._st[S_TRUMP])
+        if len(cards) in (1, 2):
+            code = play_code(cards, trump)
+            if code in codes:
+                return code
+        lead = None
+        if self._st[S_POS] > 0:
+            a, b = int(self._st[S_TRICK_A]), int(self._st[S_TRICK_B])
+            lead = [int(ID_OF_KEY[trump, a])] + ([int(ID_OF_KEY[trump, b])] if b >= 0 else [])
+        why = explain_play(once, twice, trump, lead, cards)
+        raise IllegalPlayError(f"illegal play {_names(cards)} by seat {seat}: {why}")
+
+    def _why_show(self, c: int, once: int, twice: int) -> str:
+        if c >= 52:
+            return "jokers are never shown (R6)"
+        if not twice >> c & 1:
+            return f"does not hold the pair {CARD_NAMES[c]} {CARD_NAMES[c]} (R6)"
+        cur = int(self._st[S_CUR_CARD])
+        return (f"rank {RANKS[c // 4]} does not outrank the shown pair {CARD_NAMES[cur]} "
+                f"(R6: strictly higher, A lowest … K highest)")
+
+    def _why_giveback(self, cards: list[int], once: int, twice: int) -> str:
+        if len(cards) != 2:
+            return "exactly two cards are given back (R8)"
+        shown = int(self._st[S_CUR_CARD])
+        if shown in cards:
+            return f"{CARD_NAMES[shown]!r} is of the pair just shown and stays (R8)"
+        held = {c: (once >> c & 1) + (twice >> c & 1) for c in cards}
+        for c in cards:
+            if cards.count(c) > held[c]:
+                return f"does not hold {CARD_NAMES[c]!r}"
+        return "not a legal give-back (R8)"
+
+    # results -------------------------------------------------------------------------
+    def record(self) -> dict[str, Any]:
+        """The finished deal's record (docs/record.md)."""
+        if not self.done:
+            raise ValueError("the deal is not finished: record() needs a finished deal")
+        return build_record(self._st, self._u, self.seed, self.deal, self.rules, self.seats)
+
+    @property
+    def giving_to(self) -> int | None:
+        return int(self._st[S_GIVE_TO]) if self._st[S_PHASE] == GIVEBACK else None
+
+    def hand(self, seat: int) -> list[str]:
+        """A seat's current hand (for analysis; a strategy sees only its observation)."""
+        once, twice = int(self._u[U_ONCE + seat]), int(self._u[U_TWICE + seat])
+        t = int(self._st[S_TRUMP])
+        return _names(_mask_cards(once, twice, None if t < 0 else ID_OF_KEY[t]))
+
+    def cards_left(self, seat: int) -> int:
+        return int(self._u[U_ONCE + seat]).bit_count() + int(self._u[U_TWICE + seat]).bit_count()
+
+    def __repr__(self) -> str:
+        return f"Deal(seed={self.seed}, deal={self.deal}, to_act={self.to_act})"
+
+
+def play_python(deal: Deal, strategies: Sequence[Any]) -> dict[str, Any]:
+    """Play ``deal`` to the end with four Python strategies; returns the record."""
+    for s, strat in enumerate(strategies):
+        strat.begin_deal(s, deal.seed, deal.deal)
+    while not deal.done:
+        seat = int(deal._st[S_TO_ACT])
+        obs = Observation(deal, seat)
+        deal.apply(strategies[seat].choose(obs, deal.legal()))
+    return deal.record()

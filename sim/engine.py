@@ -1,0 +1,383 @@
+"""The deal as a compiled state machine: dealing, calling, tricks, scoring (R5–R24).
+
+A deal lives in two flat arrays that the kernels update in place:
+
+* ``st`` (``int64[ST_SIZE]``): phase, whose turn, calling and trick state, and the logs a
+  record is built from (deck, calls, tricks); offsets are the ``S_*`` constants below;
+* ``u`` (``uint64[U_SIZE]``): the four hands as (once, twice) masks — card-id layout while
+  calling, key layout (``sim.cards``) once trump is known — and the random streams.
+
+``advance`` runs everything that needs nobody's decision (dealing rounds, forced passes,
+redeals, the switch to trick play) and stops at the next decision; ``apply_*`` carry one
+decision out. Kernels never raise: callers validate choices against ``legal``. The whole-deal
+loop in ``sim.loop`` and the Python step API ``sim.Deal`` are both built from these kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.bits import ONE, ZERO, lsb, popcount
+from sim.cards import BIT, GROUP_MASK, ID_OF_KEY, KEY_OF_ID, TRUMP_GROUP
+from sim.jit import kernel
+from sim.movegen import gen_givebacks, gen_plays, show_mask
+from sim.rng import bounded, draw, stream_key
+from sim.rules import R_KOU_PAIR, R_KOU_SINGLE, R_MAX_REDEALS
+from sim.scoring import settle_kernel
+from sim.trick import trick_points, trick_winner
+
+# phases; while not DONE the phase is also the kind of decision awaited from S_TO_ACT
+CALL, GIVEBACK, PLAY, DONE = 0, 1, 2, 3
+KIND_NAMES = ("show", "giveback", "play", "done")
+
+# --- st layout ---------------------------------------------------------------------------
+S_PHASE = 0
+S_TO_ACT = 1
+S_ROUND = 2  # dealing round 1–27 reached (R5)
+S_CHANCE = 3  # seat whose calling chance is next (R7)
+S_PASSRUN = 4  # passes in a row after round 27 (R7)
+S_CUR_CARD = 5  # id of the pair on the table, -1 if none (R6)
+S_CUR_SEAT = 6  # who showed it, -1 if none
+S_GIVE_TO = 7  # who receives the give-back (R8)
+S_REDEALS = 8
+S_VOID = 9
+S_TRUMP = 10
+S_CALLER = 11
+S_NCALLS = 12
+S_LEADER = 13
+S_POS = 14  # plays made in the current trick
+S_NTRICKS = 15  # tricks completed
+S_LEFT = 16  # cards left in each hand during play
+S_ATT_POINTS = 17
+S_MULT = 18
+S_SCORE = 19
+S_SETTLE = 20  # 4 seats
+S_DECISIONS = 24
+S_NOVERRIDES = 25
+S_TRICK_A = 26  # current trick, by position: first card
+S_TRICK_B = 30  # second card or -1
+S_CALLS = 40  # MAX_CALLS records of CALL_W: round, seat, card, took_from, gave_a, gave_b
+CALL_W = 6
+MAX_CALLS = 16  # shows strictly rise through 13 ranks (R6), so 13 at most
+S_DECK = S_CALLS + MAX_CALLS * CALL_W
+S_TRICKS = S_DECK + 108  # 27 records of TRICK_W: leader, winner, points, a[4], b[4]
+TRICK_W = 11
+ST_SIZE = S_TRICKS + 27 * TRICK_W
+
+# --- u layout ----------------------------------------------------------------------------
+U_ONCE = 0  # 4 seats
+U_TWICE = 4
+U_KEY = 8  # stream keys: 0 = cards, 1–4 = seats, 5–8 = the seats' sampling streams
+U_CTR = 17  # counters of the same streams
+N_STREAMS = 9
+U_FIRST_ONCE = 26  # hands at the first lead (key layout), for records and observations
+U_FIRST_TWICE = 30
+U_SIZE = 34
+
+
+def new_state() -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(ST_SIZE, dtype=np.int64), np.zeros(U_SIZE, dtype=np.uint64)
+
+
+@kernel(inline="always")
+def next_draw(u, stream):
+    """Next number of stream slot ``stream`` (advances its counter)."""
+    c = u[U_CTR + stream]
+    u[U_CTR + stream] = c + ONE
+    return draw(u[U_KEY + stream], c)
+
+
+@kernel(inline="always")
+def add_card(u, seat, c):
+    b = BIT[c]
+    if u[U_ONCE + seat] & b:
+        u[U_TWICE + seat] |= b
+    else:
+        u[U_ONCE + seat] |= b
+
+
+@kernel(inline="always")
+def remove_card(u, seat, c):
+    b = BIT[c]
+    if u[U_TWICE + seat] & b:
+        u[U_TWICE + seat] &= ~b
+    else:
+        u[U_ONCE + seat] &= ~b
+
+
+@kernel
+def _shuffle(st, u):
+    """Sorted deck, then Fisher–Yates with stream 0 (docs/engine.md; R5, R11)."""
+    for i in range(108):
+        st[S_DECK + i] = i // 2
+    for i in range(107, 0, -1):
+        j = bounded(next_draw(u, 0), i + 1)
+        t = st[S_DECK + i]
+        st[S_DECK + i] = st[S_DECK + j]
+        st[S_DECK + j] = t
+    for s in range(4):
+        u[U_ONCE + s] = ZERO
+        u[U_TWICE + s] = ZERO
+    st[S_ROUND] = 0
+    st[S_CHANCE] = 0
+    st[S_PASSRUN] = 0
+    st[S_CUR_CARD] = -1
+    st[S_CUR_SEAT] = -1
+    st[S_NCALLS] = 0
+    st[S_NOVERRIDES] = 0
+
+
+@kernel
+def init_deal(st, u, seed, deal):
+    """Start deal ``deal`` of master seed ``seed`` (both uint64): streams, first shuffle."""
+    st[:] = 0
+    for s in range(5):  # cards, then the four seats' strategy streams
+        u[U_KEY + s] = stream_key(seed, deal, np.uint64(s))
+    for s in range(4):  # the seats' sampling streams (16 + seat)
+        u[U_KEY + 5 + s] = stream_key(seed, deal, np.uint64(16 + s))
+    for s in range(N_STREAMS):
+        u[U_CTR + s] = ZERO
+    st[S_TRUMP] = -1
+    st[S_CALLER] = -1
+    st[S_MULT] = 1
+    _shuffle(st, u)
+    st[S_PHASE] = CALL
+
+
+@kernel
+def _start_play(st, u):
+    """End of calling with a caller: trump, roles, key layout, first leader (R10, R17)."""
+    caller = st[S_CUR_SEAT]
+    t = st[S_CUR_CARD] % 4
+    st[S_CALLER] = caller
+    st[S_TRUMP] = t
+    for s in range(4):
+        o = ZERO
+        w = ZERO
+        m = u[U_ONCE + s]
+        while m:
+            c = lsb(m)
+            m = m & (m - ONE)
+            k = KEY_OF_ID[t, c]
+            o |= BIT[k]
+            if u[U_TWICE + s] & BIT[c]:
+                w |= BIT[k]
+        u[U_ONCE + s] = o
+        u[U_TWICE + s] = w
+        u[U_FIRST_ONCE + s] = o
+        u[U_FIRST_TWICE + s] = w
+    st[S_LEADER] = (caller + 1) % 4  # R17: the defender after the caller leads
+    st[S_TO_ACT] = st[S_LEADER]
+    st[S_POS] = 0
+    st[S_NTRICKS] = 0
+    st[S_LEFT] = 27
+    st[S_ATT_POINTS] = 0
+    st[S_PHASE] = PLAY
+
+
+@kernel
+def _next_chance(st):
+    if st[S_ROUND] == 27:
+        st[S_CHANCE] = (st[S_CHANCE] + 1) % 4  # R7: round the table after round 27
+    else:
+        st[S_CHANCE] += 1
+
+
+@kernel
+def advance(st, u, rules):
+    """Run the deal forward to the next decision (or to the end); see module docstring."""
+    while st[S_PHASE] == CALL:
+        r = st[S_ROUND]
+        if r == 0 or (r < 27 and st[S_CHANCE] == 4):
+            for s in range(4):  # R5: dealing round r + 1, one card each
+                add_card(u, s, st[S_DECK + 4 * r + s])
+            st[S_ROUND] = r + 1
+            st[S_CHANCE] = 0
+            st[S_PASSRUN] = 0
+            continue
+        if r == 27 and st[S_PASSRUN] >= 4:  # R7: four passes in a row end calling
+            if st[S_CUR_SEAT] >= 0:
+                _start_play(st, u)
+            elif st[S_REDEALS] < rules[R_MAX_REDEALS]:  # R11: nobody showed, deal again
+                st[S_REDEALS] += 1
+                _shuffle(st, u)
+            else:  # R11: void
+                st[S_VOID] = 1
+                st[S_PHASE] = DONE
+            continue
+        seat = st[S_CHANCE]
+        if show_mask(u[U_ONCE + seat], u[U_TWICE + seat], st[S_CUR_CARD]):
+            st[S_TO_ACT] = seat
+            return
+        apply_pass(st)  # no legal show: a forced pass, nobody is asked
+    # GIVEBACK and PLAY already name S_TO_ACT; DONE has nothing to do
+
+
+@kernel
+def apply_pass(st):
+    if st[S_ROUND] == 27:
+        st[S_PASSRUN] += 1  # R7: only passes after round 27 count
+    _next_chance(st)
+
+
+@kernel
+def apply_show(st, u, card):
+    """Seat ``S_TO_ACT`` shows its pair of ``card`` (id); an override takes the pair before (R8)."""
+    seat = st[S_TO_ACT]
+    prev = st[S_CUR_SEAT]
+    prev_card = st[S_CUR_CARD]
+    i = S_CALLS + st[S_NCALLS] * CALL_W
+    st[i] = st[S_ROUND]
+    st[i + 1] = seat
+    st[i + 2] = card
+    st[i + 3] = -1
+    st[i + 4] = -1
+    st[i + 5] = -1
+    st[S_NCALLS] += 1
+    st[S_CUR_CARD] = card
+    st[S_CUR_SEAT] = seat
+    st[S_PASSRUN] = 0
+    st[S_DECISIONS] += 1
+    _next_chance(st)
+    if prev >= 0 and prev != seat:  # R8: the earlier shower's pair moves to the overrider
+        b = BIT[prev_card]
+        u[U_ONCE + prev] &= ~b
+        u[U_TWICE + prev] &= ~b
+        u[U_ONCE + seat] |= b
+        u[U_TWICE + seat] |= b
+        st[i + 3] = prev
+        st[S_GIVE_TO] = prev
+        st[S_NOVERRIDES] += 1
+        st[S_PHASE] = GIVEBACK  # ... and the overrider gives two cards back
+
+
+@kernel
+def apply_call_pass(st):
+    """Seat ``S_TO_ACT`` passes a chance at which it could have shown."""
+    st[S_DECISIONS] += 1
+    apply_pass(st)
+
+
+@kernel
+def apply_giveback(st, u, a, b):
+    """The overrider gives cards ``a`` and ``b`` (ids) back to the overridden seat (R8)."""
+    seat = st[S_TO_ACT]
+    to = st[S_GIVE_TO]
+    remove_card(u, seat, a)
+    remove_card(u, seat, b)
+    add_card(u, to, a)
+    add_card(u, to, b)
+    i = S_CALLS + (st[S_NCALLS] - 1) * CALL_W
+    st[i + 4] = a
+    st[i + 5] = b
+    st[S_DECISIONS] += 1
+    st[S_PHASE] = CALL
+
+
+@kernel
+def apply_play(st, u, rules, a, b):
+    """Seat ``S_TO_ACT`` plays key ``a`` (and ``b``, or -1); completes and scores tricks."""
+    seat = st[S_TO_ACT]
+    pos = st[S_POS]
+    remove_card(u, seat, a)
+    if b >= 0:
+        remove_card(u, seat, b)
+    st[S_TRICK_A + pos] = a
+    st[S_TRICK_B + pos] = b
+    st[S_DECISIONS] += 1
+    pos += 1
+    if pos < 4:
+        st[S_POS] = pos
+        st[S_TO_ACT] = (seat + 1) % 4
+        return
+    trump = st[S_TRUMP]
+    leader = st[S_LEADER]
+    w = trick_winner(st, S_TRICK_A, S_TRICK_B, 4)
+    winner = (leader + w) % 4
+    pts = trick_points(st, S_TRICK_A, S_TRICK_B, 4, trump)
+    t = st[S_NTRICKS]
+    j = S_TRICKS + t * TRICK_W
+    st[j] = leader
+    st[j + 1] = winner
+    st[j + 2] = pts
+    for k in range(4):
+        st[j + 3 + k] = st[S_TRICK_A + k]
+        st[j + 7 + k] = st[S_TRICK_B + k]
+    st[S_NTRICKS] = t + 1
+    attacker = (winner & 1) == (st[S_CALLER] & 1)
+    if attacker:
+        st[S_ATT_POINTS] += pts  # R22
+    lead_pair = st[S_TRICK_B] >= 0
+    st[S_LEFT] -= 2 if lead_pair else 1
+    if st[S_LEFT] == 0:  # the last trick (R23)
+        mult = 1
+        if attacker:
+            mult = rules[R_KOU_PAIR] if lead_pair else rules[R_KOU_SINGLE]
+        st[S_MULT] = mult
+        score = st[S_ATT_POINTS] + (mult - 1) * pts
+        st[S_SCORE] = score
+        x = settle_kernel(score, rules)  # R24
+        c = st[S_CALLER] & 1
+        for s in range(4):
+            st[S_SETTLE + s] = x if (s & 1) == c else -x
+        st[S_PHASE] = DONE
+        return
+    st[S_LEADER] = winner
+    st[S_TO_ACT] = winner
+    st[S_POS] = 0
+
+
+@kernel
+def legal(st, u, out):
+    """The choices of the seat to act, as codes in canonical order; returns their count.
+
+    show: card ids of showable pairs (pass is always also allowed and not listed);
+    giveback: two-card codes over ids; play: play codes over keys (``sim.movegen``).
+    """
+    ph = st[S_PHASE]
+    seat = st[S_TO_ACT]
+    o = u[U_ONCE + seat]
+    w = u[U_TWICE + seat]
+    if ph == CALL:
+        m = show_mask(o, w, st[S_CUR_CARD])
+        n = 0
+        while m:
+            out[n] = lsb(m)
+            n += 1
+            m = m & (m - ONE)
+        return n
+    if ph == GIVEBACK:
+        return gen_givebacks(o, w, st[S_CUR_CARD], out)
+    if ph == PLAY:
+        if st[S_POS] == 0:
+            return gen_plays(o, w, np.int64(-1), np.int64(-1), out)
+        return gen_plays(o, w, st[S_TRICK_A], st[S_TRICK_B], out)
+    return 0
+
+
+@kernel
+def apply_code(st, u, rules, code):
+    """Carry out a choice given as a code of ``legal`` (-1 = pass at a show decision)."""
+    ph = st[S_PHASE]
+    if ph == CALL:
+        if code < 0:
+            apply_call_pass(st)
+        else:
+            apply_show(st, u, code)
+    elif ph == GIVEBACK:
+        apply_giveback(st, u, code & 63, (code >> 6) - 1)
+    elif ph == PLAY:
+        apply_play(st, u, rules, code & 63, (code >> 6) - 1)
+    advance(st, u, rules)
+
+
+@kernel
+def trumps_held(st, u, seat):
+    """Trumps in ``seat``'s hand at the first lead (R12), counting both copies."""
+    g = GROUP_MASK[TRUMP_GROUP]
+    return popcount(u[U_FIRST_ONCE + seat] & g) + popcount(u[U_FIRST_TWICE + seat] & g)
+
+
+@kernel
+def id_of_key(st, k):
+    return ID_OF_KEY[st[S_TRUMP], k]

@@ -1,0 +1,39 @@
+"""Every error the package raises on bad input: one module, all ``ValueError`` subclasses.
+
+Messages quote the offending input with ``!r`` and name the ruling or the allowed values, so a
+user can fix the input from the message alone.
+"""
+
+from __future__ import annotations
+
+
+class ShuangkouError(ValueError):
+    """Base class of every input error of this package."""
+
+
+class InvalidCardError(ShuangkouError):
+    """A card, hand, suit or play that is not valid notation (R2) or breaks R1."""
+
+
+class IllegalPlayError(ShuangkouError):
+    """A choice that the rules do not allow at this moment (R6–R8, R16–R19)."""
+
+
+class RulesError(ShuangkouError):
+    """An unknown rules variant or a value out of range."""
+
+
+class ConfigError(ShuangkouError):
+    """A bad configuration key, value, strategy spec or command-line argument."""
+
+
+class RecordError(ShuangkouError):
+    """A game record that cannot be read (corrupt JSON, wrong format, missing field)."""
+
+
+class StrategyError(ShuangkouError):
+    """A strategy raised, timed out or returned an illegal choice.
+
+    The message names the strategy, the seat, the seed and the deal, so the failure can be
+    replayed alone with ``shuangkou play --seed S --first-deal D --deals 1``.
+    """

@@ -1,0 +1,98 @@
+"""Compiled whole-deal loops: one deal into a state, or many deals into summary rows.
+
+Both are nothing but ``init_deal``/``advance``/``apply_code`` from ``sim.engine`` driven by the
+seats' compiled strategies, so they produce exactly what the Python step API produces.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from sim.engine import (
+    DONE,
+    S_ATT_POINTS,
+    S_CALLER,
+    S_CALLS,
+    S_CUR_CARD,
+    S_DECISIONS,
+    S_MULT,
+    S_NCALLS,
+    S_NOVERRIDES,
+    S_NTRICKS,
+    S_PHASE,
+    S_REDEALS,
+    S_SCORE,
+    S_SETTLE,
+    S_TO_ACT,
+    S_TRICKS,
+    S_TRUMP,
+    S_VOID,
+    ST_SIZE,
+    TRICK_W,
+    U_SIZE,
+    advance,
+    apply_code,
+    init_deal,
+    trumps_held,
+)
+from sim.jit import kernel
+from sim.movegen import MAX_CHOICES
+from strategies.compiled import decide
+
+# columns of a summary row (one per deal)
+(C_REDEALS, C_VOID, C_CALLER, C_TRUMP, C_ATT_POINTS, C_MULT, C_SCORE, C_SETTLE0, C_SETTLE1,
+ C_SETTLE2, C_SETTLE3, C_NCALLS, C_OVERRIDES, C_SHOW_RANK, C_TRUMP_LEN, C_DECISIONS,
+ C_NTRICKS, C_LAST_WINNER, C_FIRST_SHOW_ROUND) = range(19)
+N_COLS = 19
+COLUMN_NAMES = ("redeals", "void", "caller", "trump", "attacker_points", "multiplier",
+                "attacker_score", "settle0", "settle1", "settle2", "settle3", "calls",
+                "overrides", "show_rank", "caller_trumps", "decisions", "tricks",
+                "last_winner", "first_show_round")
+
+
+@kernel
+def play_deal(st, u, rules, seed, deal, kinds, params, buf):
+    """Play deal ``deal`` of ``seed`` (uint64) to the end with the seats' compiled strategies."""
+    init_deal(st, u, seed, deal)
+    advance(st, u, rules)
+    while st[S_PHASE] != DONE:
+        seat = st[S_TO_ACT]
+        code = decide(kinds[seat], params, st, u, rules, seat, buf)
+        apply_code(st, u, rules, code)
+
+
+@kernel
+def summarize(st, u, row):
+    """Fill one summary row (``COLUMN_NAMES``) from a finished deal."""
+    row[C_REDEALS] = st[S_REDEALS]
+    row[C_VOID] = st[S_VOID]
+    row[C_CALLER] = st[S_CALLER]
+    row[C_TRUMP] = st[S_TRUMP]
+    row[C_ATT_POINTS] = st[S_ATT_POINTS]
+    row[C_MULT] = st[S_MULT]
+    row[C_SCORE] = st[S_SCORE]
+    for s in range(4):
+        row[C_SETTLE0 + s] = st[S_SETTLE + s]
+    row[C_NCALLS] = st[S_NCALLS]
+    row[C_OVERRIDES] = st[S_NOVERRIDES]
+    row[C_SHOW_RANK] = st[S_CUR_CARD] // 4 if st[S_CUR_CARD] >= 0 else -1
+    row[C_TRUMP_LEN] = trumps_held(st, u, st[S_CALLER]) if st[S_VOID] == 0 else 0
+    row[C_DECISIONS] = st[S_DECISIONS]
+    row[C_NTRICKS] = st[S_NTRICKS]
+    n = st[S_NTRICKS]
+    row[C_LAST_WINNER] = st[S_TRICKS + (n - 1) * TRICK_W + 1] if n > 0 else -1
+    row[C_FIRST_SHOW_ROUND] = st[S_CALLS] if st[S_NCALLS] > 0 else -1
+
+
+@njit(cache=True)
+def play_deals(seed, first, n, rules, kinds, params, out):
+    """Play deals ``first … first+n-1`` of ``seed``; row ``i`` of ``out`` summarises deal
+    ``first + i``. ``kinds``: int64[4]; ``params``: float64[4, N_PARAMS]; ``out``: int64[n, N_COLS].
+    """
+    st = np.zeros(ST_SIZE, dtype=np.int64)
+    u = np.zeros(U_SIZE, dtype=np.uint64)
+    buf = np.empty(MAX_CHOICES, dtype=np.int64)
+    for i in range(n):
+        play_deal(st, u, rules, seed, first + np.uint64(i), kinds, params, buf)
+        summarize(st, u, out[i])

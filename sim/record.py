@@ -1,0 +1,145 @@
+"""Game records (``shuangkou-record/1``, docs/record.md): build from a finished deal, read, write.
+
+Files are JSON Lines, gzip-compressed when the name ends in ``.gz``. Reading never guesses:
+a line that is not a record raises :class:`RecordError` naming the file, the line and what is
+wrong with it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from sim.cards import CARD_NAMES, ID_OF_KEY, SUITS
+from sim.engine import (CALL_W, S_ATT_POINTS, S_CALLER, S_CALLS, S_DECK, S_MULT, S_NCALLS,
+                        S_NTRICKS, S_REDEALS, S_SCORE, S_SETTLE, S_TRICKS, S_TRUMP, S_VOID,
+                        TRICK_W, U_FIRST_ONCE, U_FIRST_TWICE, U_ONCE, U_TWICE)
+from sim.errors import RecordError
+from sim.rules import Rules
+
+FORMAT = "shuangkou-record/1"
+FIELDS = ("format", "seed", "deal", "rules", "seats", "redeals", "void", "deck", "calls",
+          "caller", "trump", "attackers", "hands", "tricks", "attacker_points",
+          "last_trick_multiplier", "attacker_score", "settlement")
+
+
+def _mask_cards(once: int, twice: int, ids: np.ndarray | None = None) -> list[int]:
+    """Card ids held in a (once, twice) mask pair; ``ids`` maps bit index to card id."""
+    out: list[int] = []
+    for b in range(54):
+        if once >> b & 1:
+            c = b if ids is None else int(ids[b])
+            out.append(c)
+            if twice >> b & 1:
+                out.append(c)
+    return out
+
+
+def hands_of(st: np.ndarray, u: np.ndarray) -> list[list[int]]:
+    """Each seat's card ids at the first lead (or, for a void deal, after the last deal)."""
+    if st[S_VOID]:
+        return [sorted(_mask_cards(int(u[U_ONCE + s]), int(u[U_TWICE + s]))) for s in range(4)]
+    ids = ID_OF_KEY[st[S_TRUMP]]
+    return [sorted(_mask_cards(int(u[U_FIRST_ONCE + s]), int(u[U_FIRST_TWICE + s]), ids))
+            for s in range(4)]
+
+
+def build_record(st: np.ndarray, u: np.ndarray, seed: int, deal: int, rules: Rules,
+                 seats: Sequence[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The record of a finished deal held in kernel state ``(st, u)``."""
+    names = CARD_NAMES
+    void = bool(st[S_VOID])
+    calls = []
+    for i in range(int(st[S_NCALLS])):
+        r, seat, card, took, ga, gb = (int(x) for x in st[S_CALLS + i * CALL_W:
+                                                        S_CALLS + (i + 1) * CALL_W])
+        calls.append({"round": r, "seat": seat, "pair": names[card],
+                      "took_from": took if took >= 0 else None,
+                      "gave": [names[ga], names[gb]] if took >= 0 else None})
+    rec: dict[str, Any] = {
+        "format": FORMAT, "seed": int(seed), "deal": int(deal), "rules": rules.to_dict(),
+        "seats": list(seats), "redeals": int(st[S_REDEALS]), "void": void,
+        "deck": [names[c] for c in st[S_DECK:S_DECK + 108]],
+        "calls": calls,
+        "caller": None, "trump": None, "attackers": None,
+        "hands": [[names[c] for c in h] for h in hands_of(st, u)],
+        "tricks": [], "attacker_points": None, "last_trick_multiplier": None,
+        "attacker_score": None, "settlement": [0, 0, 0, 0],
+    }
+    if not void:
+        caller = int(st[S_CALLER])
+        trump = int(st[S_TRUMP])
+        ids = ID_OF_KEY[trump]
+        tricks = []
+        for t in range(int(st[S_NTRICKS])):
+            j = S_TRICKS + t * TRICK_W
+            plays = []
+            for k in range(4):
+                a, b = int(st[j + 3 + k]), int(st[j + 7 + k])
+                plays.append([names[ids[a]]] if b < 0 else [names[ids[a]], names[ids[b]]])
+            tricks.append({"leader": int(st[j]), "plays": plays, "winner": int(st[j + 1]),
+                           "points": int(st[j + 2])})
+        rec.update(caller=caller, trump=SUITS[trump], attackers=[caller % 2, caller % 2 + 2],
+                   tricks=tricks, attacker_points=int(st[S_ATT_POINTS]),
+                   last_trick_multiplier=int(st[S_MULT]), attacker_score=int(st[S_SCORE]),
+                   settlement=[int(x) for x in st[S_SETTLE:S_SETTLE + 4]])
+    if extra:
+        rec.update(extra)
+    return rec
+
+
+# --- files ------------------------------------------------------------------------------
+def open_text(path: str | os.PathLike, mode: str = "r") -> io.TextIOBase:
+    """Open a record file for text I/O, through gzip when the name ends in ``.gz``."""
+    if str(path).endswith(".gz"):
+        return gzip.open(path, mode + "t", encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
+
+
+def dumps(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def write_records(path: str | os.PathLike, records: Iterable[dict[str, Any]],
+                  append: bool = False) -> int:
+    """Write records as JSON Lines; returns how many."""
+    n = 0
+    with open_text(path, "a" if append else "w") as f:
+        for rec in records:
+            f.write(dumps(rec) + "\n")
+            n += 1
+    return n
+
+
+def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
+    """Records of a file, in order. Raises RecordError on the first line that is not one."""
+    if not os.path.exists(path):
+        raise RecordError(f"record file {str(path)!r} does not exist")
+    try:
+        with open_text(path) as f:
+            for lineno, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise RecordError(
+                        f"{str(path)!r} line {lineno}: not JSON ({e.msg} at column {e.colno});"
+                        f" a record file holds one {FORMAT} object per line") from None
+                if not isinstance(rec, dict) or rec.get("format") != FORMAT:
+                    got = rec.get("format") if isinstance(rec, dict) else type(rec).__name__
+                    raise RecordError(f"{str(path)!r} line {lineno}: format {got!r} is not "
+                                      f"{FORMAT!r}")
+                missing = [k for k in FIELDS if k not in rec]
+                if missing:
+                    raise RecordError(f"{str(path)!r} line {lineno}: missing field(s) "
+                                      f"{', '.join(missing)}")
+                yield rec
+    except (OSError, EOFError, UnicodeDecodeError) as e:
+        raise RecordError(f"{str(path)!r} cannot be read as a record file: {e}") from None

@@ -1,0 +1,1266 @@
+"""Plain-Python reference engine for Xinjiang Shuangkou (新疆双扣).
+
+This module is the oracle the compiled engine is checked against. It is written from
+``docs/rules.md`` (rulings R1–R25, cited in comments as ``# R19b``) and ``docs/engine.md``
+(card ids, the play-order key, canonical choice orders, the random-number generator), and
+returns records in the format of ``docs/record.md``. It is meant to be read, not to be
+fast: hands are ``Counter`` objects of canonical card strings and every legality check is
+a literal transcription of the rule text.
+
+It deliberately imports nothing but the standard library: an oracle that shares code with
+what it checks checks nothing.
+
+Conventions
+-----------
+- A card is a canonical string (R2): ``'Ah'``, ``'Td'``, ``'5s'``, ``'BJ'``, ``'SJ'``.
+- A hand is a list of card strings with duplicates (a ``Counter``/mapping of counts is
+  accepted too).
+- A play is a tuple of card strings written in key order (engine.md).
+- Trick numbers in :class:`Violation` are indexes into ``record["tricks"]`` (from 0, like
+  ``deal`` and the seats).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Optional
+
+__all__ = [
+    "DEFAULT_RULES",
+    "FORMAT",
+    "Rng",
+    "RandomPlayer",
+    "Violation",
+    "card_from_id",
+    "card_id",
+    "card_points",
+    "group",
+    "is_trump",
+    "key",
+    "legal_givebacks",
+    "legal_plays",
+    "legal_shows",
+    "level",
+    "parse_card",
+    "play_deal",
+    "reference_deck",
+    "score_tricks",
+    "settle",
+    "strength",
+    "trick_winner",
+    "validate_record",
+]
+
+FORMAT = "shuangkou-record/1"
+
+#: The record fields of docs/record.md, in its order.
+FIELDS = ("format", "seed", "deal", "rules", "seats", "redeals", "void", "deck", "calls",
+          "caller", "trump", "attackers", "hands", "tricks", "attacker_points",
+          "last_trick_multiplier", "attacker_score", "settlement")
+
+#: The variants of docs/rules.md "Variants", with their defaults; nothing else is a variant.
+DEFAULT_RULES: dict[str, int] = {
+    "max_redeals": 3,
+    "kou_di_single": 2,
+    "kou_di_pair": 4,
+    "settle_step": 20,
+    "settle_unit": 2,
+    "defender_cap": 10,
+    "start_skill": 1600,
+}
+
+# ---------------------------------------------------------------------------------------
+# Cards and notation (R1, R2, R3)
+# ---------------------------------------------------------------------------------------
+
+#: Ranks in show order (R6) = card-id rank index (engine.md): A=0, 2=1, ..., K=12.
+RANKS = "A23456789TJQK"
+#: Suits in suit-index order (engine.md): s=0, h=1, d=2, c=3.
+SUITS = "shdc"
+JOKERS = ("SJ", "BJ")
+_SUIT_SYMBOLS = {"♠": "s", "♥": "h", "♦": "d", "♣": "c"}
+_GROUP_NAMES = {"s": "spade", "h": "heart", "d": "diamond", "c": "club", "trump": "trump"}
+#: Plain (non 2/3/5) ranks from weakest to strongest, R13: 4 6 7 8 9 T J Q K A.
+_PLAIN_ORDER = "46789TJQKA"
+
+#: All 54 card types, ascending by card id.
+CARD_TYPES: tuple = tuple(r + s for r in RANKS for s in SUITS) + JOKERS
+
+
+@lru_cache(maxsize=1024)
+def _parse(text: str) -> str:
+    s = text.strip().replace("\ufe0f", "")  # '♥️' may carry an emoji variation selector
+    if s.upper() in JOKERS:
+        return s.upper()
+    if len(s) < 2:
+        raise ValueError(f"invalid card {text!r} (R2): expected rank then suit, or BJ / SJ")
+    rank, suit = s[:-1].upper(), s[-1]
+    suit = _SUIT_SYMBOLS.get(suit, suit.lower())
+    if rank == "10":  # R2: '10' is accepted for T
+        rank = "T"
+    if len(rank) != 1 or rank not in RANKS or suit not in SUITS:
+        raise ValueError(
+            f"invalid card {text!r} (R2): ranks A 2-9 T/10 J Q K, suits s h d c or ♠ ♥ ♦ ♣, "
+            "jokers BJ SJ"
+        )
+    return rank + suit
+
+
+def parse_card(text: str) -> str:
+    """Return the canonical form of a card (R2).
+
+    Parameters
+    ----------
+    text : str
+        A card such as ``'Ah'``, ``'10h'``, ``'th'``, ``'A♥'``, ``'bj'``. Case is ignored,
+        surrounding whitespace too.
+
+    Returns
+    -------
+    str
+        The canonical card: ``'Ah'``, ``'Th'``, ``'BJ'``.
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is not a card; the message quotes the input.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"invalid card {text!r} (R2): not a string")
+    return _parse(text)
+
+
+def card_id(card: str) -> int:
+    """Return the trump-independent id 0–53 of a card (engine.md).
+
+    ``4 * rank_index + suit_index`` with ranks A..K = 0..12 and suits s h d c = 0..3;
+    ``SJ`` = 52, ``BJ`` = 53.
+    """
+    c = parse_card(card)
+    if c == "SJ":
+        return 52
+    if c == "BJ":
+        return 53
+    return 4 * RANKS.index(c[0]) + SUITS.index(c[1])
+
+
+def card_from_id(i: int) -> str:
+    """Return the canonical card with id ``i`` (0–53); inverse of :func:`card_id`."""
+    if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < 54:
+        raise ValueError(f"invalid card id {i!r}: expected an integer 0-53")
+    return CARD_TYPES[i]
+
+
+def _trump(trump: str) -> str:
+    """Canonical trump suit letter (R2), accepting case and the suit symbols."""
+    if isinstance(trump, str):
+        t = _SUIT_SYMBOLS.get(trump.strip(), trump.strip().lower())
+        if t in SUITS and len(t) == 1:
+            return t
+    raise ValueError(f"invalid trump suit {trump!r}: expected s, h, d or c (R2)")
+
+
+def is_trump(card: str, trump: str) -> bool:
+    """True if the card is a trump under ``trump`` (R12): jokers, every 2/3/5, the trump suit."""
+    c, t = parse_card(card), _trump(trump)
+    return c in JOKERS or c[0] in "235" or c[1] == t
+
+
+def group(card: str, trump: str) -> str:
+    """The card's group (R14): ``'trump'`` for a trump, otherwise its suit letter."""
+    c = parse_card(card)
+    return "trump" if is_trump(c, trump) else c[1]
+
+
+def strength(card: str, trump: str) -> int:
+    """Strength of a card under ``trump`` (R13); larger is stronger.
+
+    Equally strong cards get equal values (the three 付5, the three 付3, the three 付2).
+    Every trump is above every side card. Side cards of different suits are never
+    compared by the rules; they share the values 0–9 by rank.
+    """
+    c, t = parse_card(card), _trump(trump)
+    # R13 trumps, strongest first: 主5 > BJ > SJ > 付5 > 主3 > 付3 > 主2 > 付2 > trump suit A..4
+    if c == "5" + t:
+        return 27  # 主5 (天5)
+    if c == "BJ":
+        return 26
+    if c == "SJ":
+        return 25
+    rank, suit = c[0], c[1]
+    if rank == "5":
+        return 24  # 付5, all three equal
+    if rank == "3":
+        return 23 if suit == t else 22  # 主3 / 付3
+    if rank == "2":
+        return 21 if suit == t else 20  # 主2 / 付2
+    if suit == t:
+        return 10 + _PLAIN_ORDER.index(rank)  # trump suit A K Q J T 9 8 7 6 4
+    return _PLAIN_ORDER.index(rank)  # side suit A K Q J T 9 8 7 6 4
+
+
+def key(card: str, trump: str) -> int:
+    """The play-order key 0–53 of a card under ``trump`` (engine.md).
+
+    Side suits in suit order (trump left out) each as 4 6 7 8 9 T J Q K A (0–29), the
+    trump suit's 4..A (30–39), 付2s (40–42), 主2 (43), 付3s (44–46), 主3 (47),
+    付5s (48–50), SJ (51), BJ (52), 主5 (53).
+    """
+    c, t = parse_card(card), _trump(trump)
+    if c == "SJ":
+        return 51
+    if c == "BJ":
+        return 52
+    rank, suit = c[0], c[1]
+    others = [s for s in SUITS if s != t]  # the three side suits in suit order
+    if rank in "235":
+        if rank == "5" and suit == t:
+            return 53  # 主5 tops everything
+        base = {"2": 40, "3": 44, "5": 48}[rank]
+        return base + 3 if suit == t else base + others.index(suit)
+    if suit == t:
+        return 30 + _PLAIN_ORDER.index(rank)
+    return 10 * others.index(suit) + _PLAIN_ORDER.index(rank)
+
+
+def card_points(cards: Iterable[str]) -> int:
+    """Face points of some cards (R3): each 5 scores 5, each 10 and K score 10."""
+    total = 0
+    for card in cards:
+        c = parse_card(card)
+        if c[0] == "5":
+            total += 5
+        elif c[0] in "TK":
+            total += 10
+    return total
+
+
+def _counts(hand: Any) -> Counter:
+    """A hand as a Counter of canonical cards; at most two of each card (R1)."""
+    if isinstance(hand, str):
+        raise ValueError(f"invalid hand {hand!r}: expected a list of cards")
+    if isinstance(hand, Mapping):
+        held: Counter = Counter()
+        for card, n in hand.items():
+            if n > 0:
+                held[parse_card(card)] += n
+    else:
+        held = Counter(parse_card(c) for c in hand)
+    over = sorted(c for c, n in held.items() if n > 2)
+    if over:
+        raise ValueError(f"hand holds more than two of {over} (R1: each card exists twice)")
+    return held
+
+
+def _key_order(cards: Iterable[str], t: str) -> tuple:
+    return tuple(sorted(cards, key=lambda c: key(c, t)))
+
+
+# ---------------------------------------------------------------------------------------
+# Legal plays (R16–R19)
+# ---------------------------------------------------------------------------------------
+
+
+def _lead_cards(lead: Any) -> tuple:
+    """The lead as a tuple of canonical cards; one card or one pair (R15, R16)."""
+    cards = (parse_card(lead),) if isinstance(lead, str) else tuple(parse_card(c) for c in lead)
+    if len(cards) == 1 or (len(cards) == 2 and cards[0] == cards[1]):
+        return cards
+    raise ValueError(f"invalid lead {list(cards)!r}: a lead is one card or one pair (R16)")
+
+
+def _two_card_plays(held: Counter) -> list:
+    """Every distinct unordered two-card choice from ``held`` (a pair only if held twice)."""
+    types = sorted(held)
+    plays = []
+    for i, a in enumerate(types):
+        if held[a] >= 2:
+            plays.append((a, a))
+        for b in types[i + 1:]:
+            plays.append((a, b))
+    return plays
+
+
+def legal_plays(hand: Sequence[str], trump: str, lead: Optional[Sequence[str]] = None
+                ) -> list[tuple[str, ...]]:
+    """Every distinct legal play, in the canonical order of engine.md.
+
+    Parameters
+    ----------
+    hand : list of str
+        The player's remaining cards, duplicates included.
+    trump : str
+        The trump suit letter.
+    lead : sequence of str or None
+        The lead of the trick (one card or one pair), or None when this player leads.
+
+    Returns
+    -------
+    list of tuple of str
+        Each play's cards in key order. Leads: singles by key then pairs by key;
+        follows: sorted by ``(key(a), key(b))``.
+
+    Raises
+    ------
+    ValueError
+        If the lead is neither one card nor a pair (R16), or a card would exist more than
+        twice counting hand and lead (R1).
+    """
+    t = _trump(trump)
+    held = _counts(hand)
+    lead_cards = None if lead is None else _lead_cards(lead)
+    over = sorted(c for c, n in (held + Counter(lead_cards or ())).items() if n > 2)
+    if over:
+        raise ValueError(f"more than two of {over} in hand and lead (R1)")
+
+    def k(c: str) -> int:
+        return key(c, t)
+
+    if lead_cards is None:
+        # R16: one card or one pair; a pair held counts once (Readings: distinct plays).
+        singles = sorted(held, key=k)
+        return [(c,) for c in singles] + [(c, c) for c in singles if held[c] == 2]
+
+    g = group(lead_cards[0], t)
+    in_g = Counter({c: n for c, n in held.items() if group(c, t) == g})
+
+    if len(lead_cards) == 1:
+        # R18: a card of G if any, otherwise any card.
+        pool = in_g if in_g else held
+        return [(c,) for c in sorted(pool, key=k)]
+
+    n_in_g = sum(in_g.values())
+    if any(n == 2 for n in in_g.values()):
+        # R19a: holding a pair in G, play a pair in G (any).
+        plays = [(c, c) for c, n in in_g.items() if n == 2]
+    elif n_in_g >= 2:
+        # R19b: the two strongest cards held in G; ties in strength are the player's choice.
+        # (No pair in G here, so every G card is held once.)
+        top = sorted((strength(c, t) for c in in_g.elements()), reverse=True)[:2]
+        plays = [p for p in _two_card_plays(in_g)
+                 if sorted((strength(c, t) for c in p), reverse=True) == top]
+    elif n_in_g == 1:
+        # R19c: that card and any other card.
+        (only,) = in_g
+        plays = [(only, c) for c in held if c != only]
+    else:
+        # R19d: any two cards (a trump pair may win, R21).
+        plays = _two_card_plays(held)
+    plays = {_key_order(p, t) for p in plays}
+    return sorted(plays, key=lambda p: (k(p[0]), k(p[1])))
+
+
+def _pair_card(pair: Any) -> str:
+    """The card type of a shown pair given as ``'Kh'`` or ``('Kh', 'Kh')``; never a joker."""
+    if isinstance(pair, str):
+        c = parse_card(pair)
+    else:
+        cards = [parse_card(x) for x in pair]
+        if len(cards) != 2 or cards[0] != cards[1]:
+            raise ValueError(f"invalid pair {pair!r}: two identical cards (R15)")
+        c = cards[0]
+    if c in JOKERS:
+        raise ValueError(f"invalid pair {pair!r}: jokers are never shown (R6)")
+    return c
+
+
+def legal_shows(hand: Sequence[str], current_pair: Optional[Any] = None) -> list[str]:
+    """The pairs this hand may show (R6), one card each, ascending by card id.
+
+    Parameters
+    ----------
+    hand : list of str
+        The player's cards at this calling chance.
+    current_pair : str or pair of str or None
+        The pair on the table (``'Qs'`` or ``('Qs', 'Qs')``), None before the first show.
+
+    Returns
+    -------
+    list of str
+        Suited cards held twice whose rank is strictly above the current pair's rank
+        (ranks A < 2 < ... < K, suits equal; jokers never).
+    """
+    held = _counts(hand)
+    floor = -1 if current_pair is None else RANKS.index(_pair_card(current_pair)[0])
+    shows = [c for c, n in held.items()
+             if n == 2 and c not in JOKERS and RANKS.index(c[0]) > floor]
+    return sorted(shows, key=card_id)
+
+
+def legal_givebacks(hand: Sequence[str], shown: Any) -> list[tuple[str, str]]:
+    """The two-card give-backs of an overrider (R8), in engine.md's canonical order.
+
+    Parameters
+    ----------
+    hand : list of str
+        The overrider's hand after taking the overridden pair.
+    shown : str or pair of str
+        The pair the overrider has just shown.
+
+    Returns
+    -------
+    list of tuple of str
+        Distinct unordered ``(a, b)`` with ``id(a) <= id(b)``, ``a == b`` only if both
+        copies are held, never the card type just shown; sorted by ``(id(a), id(b))``.
+    """
+    held = _counts(hand)
+    s = _pair_card(shown)
+    if held[s] != 2:
+        raise ValueError(f"the overrider must hold the pair {s!r} it has just shown (R8)")
+    # R8: the cards just taken may go back, the two of the pair just shown may not.
+    rest = Counter({c: n for c, n in held.items() if c != s})
+    plays = [tuple(sorted(p, key=card_id)) for p in _two_card_plays(rest)]
+    return sorted(plays, key=lambda p: (card_id(p[0]), card_id(p[1])))
+
+
+# ---------------------------------------------------------------------------------------
+# Tricks (R20, R21)
+# ---------------------------------------------------------------------------------------
+
+
+def trick_winner(plays: Sequence[Sequence[str]], trump: str) -> int:
+    """Index in ``plays`` of the winning play (R20, R21); ``plays[0]`` is the lead.
+
+    A single lead is won by the strongest trump if any trump was played, otherwise by the
+    strongest card of the lead's group; a pair lead only by a pair of that group or a trump
+    pair, trump pairs above side pairs. Among equally strong winners the earliest wins.
+    """
+    t = _trump(trump)
+    cards = [(parse_card(p),) if isinstance(p, str) else tuple(parse_card(c) for c in p)
+             for p in plays]
+    if not cards:
+        raise ValueError("a trick needs at least the lead")
+    lead = _lead_cards(cards[0])
+    for p in cards:
+        if len(p) != len(lead):
+            raise ValueError(f"play {list(p)!r} does not have as many cards as the lead (R16)")
+    g = group(lead[0], t)
+    best, best_rank = 0, (-1, -1)
+    for i, p in enumerate(cards):
+        if len(lead) == 2 and p[0] != p[1]:
+            continue  # R21: two unpaired cards never win
+        gp = group(p[0], t)
+        if gp != g and gp != "trump":
+            continue  # R20/R21: neither the lead's group nor trump
+        rank = (1 if gp == "trump" else 0, strength(p[0], t))
+        if rank > best_rank:  # strictly stronger only: of equals the earlier wins
+            best, best_rank = i, rank
+    return best
+
+
+# ---------------------------------------------------------------------------------------
+# Score (R22–R25)
+# ---------------------------------------------------------------------------------------
+
+
+def _rules(rules: Any = None) -> dict:
+    """The seven variants: defaults overridden by a mapping or an object's attributes."""
+    out = dict(DEFAULT_RULES)
+    if rules is None:
+        return out
+    if isinstance(rules, Mapping):
+        given = dict(rules)
+    else:
+        given = {name: getattr(rules, name) for name in DEFAULT_RULES if hasattr(rules, name)}
+    unknown = sorted(set(given) - set(DEFAULT_RULES))
+    if unknown:
+        raise ValueError(f"unknown rules variant(s) {unknown!r}; variants are "
+                         f"{sorted(DEFAULT_RULES)}")
+    for name, value in given.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"rules variant {name!r} must be an integer, got {value!r}")
+        out[name] = value
+    if out["max_redeals"] < 0:
+        raise ValueError(f"max_redeals must be >= 0, got {out['max_redeals']!r}")
+    if out["settle_step"] < 1:
+        raise ValueError(f"settle_step must be >= 1, got {out['settle_step']!r}")
+    return out
+
+
+def settle(attacker_score: int, rules: Any = None) -> tuple[int, int]:
+    """Each attacker's and each defender's skill change for a deal (R24).
+
+    Returns
+    -------
+    (int, int)
+        ``(attacker_change, defender_change)``; they sum to zero.
+    """
+    r = _rules(rules)
+    step, unit, cap = r["settle_step"], r["settle_unit"], r["defender_cap"]
+    d = attacker_score - 100
+    if d >= step:
+        gain = unit * (d // step)  # R24: no cap for attackers
+        return gain, -gain
+    if d <= -step:
+        gain = min(cap, unit * ((-d) // step))
+        return -gain, gain
+    return 0, 0
+
+
+_LEVELS = (
+    (80000, "宗师"), (51200, "大师"), (34000, "博士导师"), (22600, "教授"),
+    (15000, "副教授"), (9800, "讲师"), (6400, "博士后"), (4200, "博士"),
+    (2600, "研究生"), (1600, "本科生"), (960, "大专生"), (500, "高中生"),
+    (200, "初中生"), (0, "小学生"),
+)
+
+
+def level(skill: int) -> str:
+    """The title for a skill value (R25), e.g. ``level(1600) == '本科生'``."""
+    for floor, title in _LEVELS:
+        if skill >= floor:
+            return title
+    return "幼儿园"  # below 0
+
+
+def score_tricks(tricks: Sequence[Mapping], attackers: Sequence[int], rules: Any = None
+                 ) -> tuple[int, int, int]:
+    """Score a deal's tricks (R22, R23).
+
+    Parameters
+    ----------
+    tricks : list of dict
+        Record-style tricks with at least ``"plays"`` (lists of cards) and ``"winner"``.
+    attackers : two ints
+        The attacking seats.
+    rules : mapping, optional
+        Variants (``kou_di_single``, ``kou_di_pair``).
+
+    Returns
+    -------
+    (int, int, int)
+        ``(attacker_points, last_trick_multiplier, attacker_score)``.
+    """
+    r = _rules(rules)
+    attackers = set(attackers)
+    points = 0
+    for trick in tricks:
+        if trick["winner"] in attackers:
+            points += card_points(c for p in trick["plays"] for c in p)
+    multiplier = 1
+    score = points
+    if tricks and tricks[-1]["winner"] in attackers:
+        last = tricks[-1]
+        last_points = card_points(c for p in last["plays"] for c in p)
+        # R23 + Readings: won with a pair exactly when the last trick was led as a pair.
+        multiplier = r["kou_di_pair"] if len(last["plays"][0]) == 2 else r["kou_di_single"]
+        score = points - last_points + multiplier * last_points
+    return points, multiplier, score
+
+
+# ---------------------------------------------------------------------------------------
+# Random numbers (engine.md)
+# ---------------------------------------------------------------------------------------
+
+_M = 2 ** 64
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _mix64(z: int) -> int:
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 % _M
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EB % _M
+    return z ^ (z >> 31)
+
+
+def _bounded(r: int, n: int) -> int:
+    return ((r >> 32) * n) >> 32
+
+
+class Rng:
+    """The counter-based generator of engine.md for one ``(seed, deal, stream)``.
+
+    Draw number i (from 0) is ``mix64((key + (i + 1) * 0x9E3779B97F4A7C15) mod 2**64)``.
+    Streams: 0 the cards, 1 + s the strategy in seat s.
+    """
+
+    def __init__(self, seed: int, deal: int, stream: int) -> None:
+        for name, value, limit in (("seed", seed, _M), ("deal", deal, 2 ** 63),
+                                   ("stream", stream, _M)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < limit:
+                raise ValueError(f"invalid {name} {value!r}: expected an integer 0 <= {name} "
+                                 f"< {limit}")
+        self.seed, self.deal, self.stream = seed, deal, stream
+        self.key = _mix64(_mix64(_mix64(seed ^ _GOLDEN) ^ (deal * 0xD1B54A32D192ED03 % _M))
+                          ^ (stream * 0xABC98388FB8FAC03 % _M))
+        #: How many numbers have been drawn: the index of the next draw.
+        self.draws = 0
+
+    def next(self) -> int:
+        """The next 64-bit number of the stream."""
+        r = _mix64((self.key + (self.draws + 1) * _GOLDEN) % _M)
+        self.draws += 1
+        return r
+
+    def bounded(self, n: int) -> int:
+        """An index in ``0 .. n-1`` from the next draw: ``((r >> 32) * n) >> 32``."""
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 < n < 2 ** 32:
+            raise ValueError(f"bounded() needs 0 < n < 2**32, got {n!r}")
+        return _bounded(self.next(), n)
+
+    def __repr__(self) -> str:
+        return f"Rng(seed={self.seed}, deal={self.deal}, stream={self.stream}) @ {self.draws}"
+
+
+def _shuffle(rng: Rng) -> list[str]:
+    """One attempt's deck (engine.md): Fisher–Yates from the sorted deck, 107 down to 1."""
+    deck = [i // 2 for i in range(108)]  # R1: each of the 54 card ids twice
+    for i in range(107, 0, -1):
+        j = rng.bounded(i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    return [card_from_id(i) for i in deck]
+
+
+def reference_deck(seed: int, deal: int, redeals: int = 0) -> list[str]:
+    """The deck in dealing order after ``redeals`` redeals (R11: stream 0 continues)."""
+    rng = Rng(seed, deal, 0)
+    for _ in range(redeals):
+        _shuffle(rng)
+    return _shuffle(rng)
+
+
+# ---------------------------------------------------------------------------------------
+# The random strategy (engine.md)
+# ---------------------------------------------------------------------------------------
+
+
+class RandomPlayer:
+    """engine.md's ``random(show_prob=0.25)`` strategy.
+
+    Parameters
+    ----------
+    show_prob : float
+        Chance of showing at a show decision.
+    """
+
+    def __init__(self, show_prob: float = 0.25) -> None:
+        if not 0.0 <= show_prob <= 1.0:
+            raise ValueError(f"show_prob must be in [0, 1], got {show_prob!r}")
+        self.show_prob = show_prob
+        self._threshold = math.floor(show_prob * 2 ** 32)
+
+    def choose(self, kind: str, choices: Sequence[Any], rng: Rng) -> Any:
+        """Pick one of ``choices`` for a ``'show'``, ``'giveback'`` or ``'play'`` decision.
+
+        For ``'show'``, ``choices[0]`` is None (pass) and the rest are the shows ascending
+        by card id; the strategy indexes into the shows only.
+        """
+        if kind == "show":
+            shows = list(choices[1:])
+            if not shows:
+                return None  # not a decision (engine.md); draw nothing
+            r = rng.next()
+            if (r >> 32) < self._threshold:
+                return shows[rng.bounded(len(shows))]
+            return None
+        if kind in ("giveback", "play"):
+            if len(choices) == 1:
+                return choices[0]  # no draw for a forced choice
+            return choices[rng.bounded(len(choices))]
+        raise ValueError(f"unknown decision kind {kind!r}")
+
+    def __repr__(self) -> str:
+        return f"random(show_prob={self.show_prob})"
+
+
+# ---------------------------------------------------------------------------------------
+# Playing a deal
+# ---------------------------------------------------------------------------------------
+
+
+def _dealt_hands(deck: Sequence[str], rounds: int = 27) -> list:
+    """The hands after ``rounds`` dealing rounds: card i goes to seat i mod 4 (R5)."""
+    hands = [Counter() for _ in range(4)]
+    for i in range(4 * rounds):
+        hands[i % 4][deck[i]] += 1
+    return hands
+
+
+def _sorted_hand(held: Counter) -> list:
+    return sorted(held.elements(), key=card_id)
+
+
+def _ask(player: Any, kind: str, choices: list, rng: Rng, seat: int) -> Any:
+    choice = player.choose(kind, choices, rng)
+    if kind == "show" and choice is None:
+        return None
+    normalised = choice if kind == "show" else tuple(choice)
+    if normalised not in choices:
+        raise ValueError(f"seat {seat}: {kind} choice {choice!r} is not one of the legal "
+                         f"choices {choices!r}")
+    return normalised
+
+
+def _calling(deck: list, players: Sequence[Any], rngs: Sequence[Rng]) -> tuple:
+    """Deal round by round and run the calling (R5–R8). Returns (calls, hands, shower)."""
+    hands = [Counter() for _ in range(4)]
+    calls: list = []
+    shown: Optional[tuple] = None  # (seat, card) of the pair on the table
+
+    def chance(seat: int, rnd: int) -> bool:
+        nonlocal shown
+        shows = legal_shows(hands[seat], None if shown is None else shown[1])
+        if not shows:
+            return False  # Readings: a forced pass, no decision and no draw
+        pair = _ask(players[seat], "show", [None] + shows, rngs[seat], seat)
+        if pair is None:
+            return False
+        took_from = gave = None
+        if shown is not None and shown[0] != seat:
+            # R8: the overridden pair moves to the shower, who hands two cards back.
+            took_from, old = shown
+            hands[took_from][old] -= 2
+            hands[seat][old] += 2
+            choices = legal_givebacks(hands[seat], pair)
+            give = _ask(players[seat], "giveback", choices, rngs[seat], seat)
+            for c in give:
+                hands[seat][c] -= 1
+                hands[took_from][c] += 1
+            gave = list(give)
+        # R8: showing over one's own pair takes and gives nothing.
+        for s in range(4):
+            hands[s] = +hands[s]  # drop zero counts
+        calls.append({"round": rnd, "seat": seat, "pair": pair, "took_from": took_from,
+                      "gave": gave})
+        shown = (seat, pair)
+        return True
+
+    for rnd in range(1, 28):
+        for seat in range(4):  # R5: dealing round rnd, one card to each seat
+            hands[seat][deck[4 * (rnd - 1) + seat]] += 1
+        if rnd < 27:
+            for seat in range(4):  # R7: one chance each after rounds 1-26
+                chance(seat, rnd)
+        else:
+            # R7: after round 27, round the table from seat 0 until four passes in a row.
+            seat, passes = 0, 0
+            while passes < 4:
+                passes = 0 if chance(seat, 27) else passes + 1
+                seat = (seat + 1) % 4
+    return calls, hands, shown
+
+
+def play_deal(seed: int, deal: int, players: Optional[Sequence[Any]] = None,
+              rules: Any = None, seat_names: Optional[Sequence[str]] = None) -> dict[str, Any]:
+    """Play one complete deal and return its record (docs/record.md).
+
+    Parameters
+    ----------
+    seed, deal : int
+        The run's master seed and the deal index; together they fix every random draw.
+    players : four objects with ``choose(kind, choices, rng)``, optional
+        The strategies in seats 0–3; four :class:`RandomPlayer` by default. Seat s draws
+        from ``Rng(seed, deal, 1 + s)``, continuing across redeals.
+    rules : mapping, optional
+        Variants overriding :data:`DEFAULT_RULES`.
+    seat_names : four str, optional
+        The ``seats`` field; ``"random"`` four times by default.
+
+    Returns
+    -------
+    dict
+        The record, with exactly the fields of docs/record.md.
+    """
+    r = _rules(rules)
+    if players is None:
+        players = [RandomPlayer() for _ in range(4)]
+    if len(players) != 4:
+        raise ValueError(f"need four players, got {len(players)}")
+    names = ["random"] * 4 if seat_names is None else [str(n) for n in seat_names]
+    if len(names) != 4:
+        raise ValueError(f"need four seat names, got {seat_names!r}")
+    card_rng = Rng(seed, deal, 0)
+    seat_rngs = [Rng(seed, deal, 1 + s) for s in range(4)]
+
+    record: dict = {
+        "format": FORMAT, "seed": seed, "deal": deal, "rules": dict(r), "seats": names,
+    }
+    # R11: at most max_redeals + 1 attempts, stream 0 continuing across them.
+    for attempt in range(r["max_redeals"] + 1):
+        deck = _shuffle(card_rng)
+        calls, hands, shown = _calling(deck, players, seat_rngs)
+        if calls:
+            break
+    record["redeals"] = attempt
+    record["deck"] = deck
+    if not calls:
+        # R11: nobody showed after max_redeals redeals, the deal is void.
+        record.update({
+            "void": True, "calls": [], "caller": None, "trump": None, "attackers": None,
+            "hands": [_sorted_hand(h) for h in hands], "tricks": [],
+            "attacker_points": None, "last_trick_multiplier": None,
+            "attacker_score": None, "settlement": [0, 0, 0, 0],
+        })
+        return _in_field_order(record)
+
+    # R10: the last shower calls; the suit of the pair is trump; the caller's team attacks.
+    caller, pair = shown
+    trump = pair[1]
+    attackers = sorted([caller, (caller + 2) % 4])
+    record.update({"void": False, "calls": calls, "caller": caller, "trump": trump,
+                   "attackers": attackers, "hands": [_sorted_hand(h) for h in hands]})
+
+    tricks = []
+    leader = (caller + 1) % 4  # R17: the defender after the caller leads first
+    while any(hands):
+        plays = []
+        for k in range(4):
+            seat = (leader + k) % 4
+            choices = legal_plays(hands[seat], trump, plays[0] if plays else None)
+            play = _ask(players[seat], "play", choices, seat_rngs[seat], seat)
+            hands[seat] -= Counter(play)
+            plays.append(list(play))
+        winner = (leader + trick_winner(plays, trump)) % 4
+        tricks.append({"leader": leader, "plays": plays, "winner": winner,
+                       "points": card_points(c for p in plays for c in p)})
+        leader = winner  # R17: the winner leads next
+
+    points, multiplier, score = score_tricks(tricks, attackers, r)
+    att, dfn = settle(score, r)
+    record.update({
+        "tricks": tricks, "attacker_points": points, "last_trick_multiplier": multiplier,
+        "attacker_score": score,
+        "settlement": [att if s in attackers else dfn for s in range(4)],
+    })
+    return _in_field_order(record)
+
+
+def _in_field_order(record: dict) -> dict:
+    return {f: record[f] for f in FIELDS}
+
+
+# ---------------------------------------------------------------------------------------
+# Validating a record
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One thing wrong with a record. ``trick`` indexes ``record["tricks"]`` (from 0)."""
+
+    deal: Optional[int]
+    trick: Optional[int]
+    seat: Optional[int]
+    message: str
+
+    def __str__(self) -> str:
+        parts = ["record" if self.deal is None else f"deal {self.deal}"]
+        if self.trick is not None:
+            parts.append(f"trick {self.trick}")
+        if self.seat is not None:
+            parts.append(f"seat {self.seat}")
+        return ", ".join(parts) + ": " + self.message
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_str_list(x: Any, n: Optional[int] = None) -> bool:
+    return (isinstance(x, list) and all(isinstance(c, str) for c in x)
+            and (n is None or len(x) == n))
+
+
+def _why_illegal(held: Counter, t: str, lead: Optional[tuple], play: tuple) -> str:
+    """Why ``play`` is not legal for ``held`` (for messages), citing the ruling."""
+    missing = Counter(play) - held
+    if missing:
+        return f"does not hold {sorted(missing.elements(), key=card_id)}"
+    if lead is None:
+        return "a lead is one card or one pair (R16)"
+    if len(play) != len(lead):
+        return f"must play {len(lead)} card{'s' if len(lead) > 1 else ''} like the lead (R16)"
+    g = group(lead[0], t)
+    name = _GROUP_NAMES[g]
+    in_g = Counter({c: n for c, n in held.items() if group(c, t) == g})
+    if len(lead) == 1:
+        return f"holds a {name} card, must follow the {name} lead (R18)"
+    if any(n == 2 for n in in_g.values()):
+        return f"holds a {name} pair, must play a pair (R19a)"
+    n_in_g = sum(in_g.values())
+    if n_in_g >= 2:
+        best = sorted(in_g.elements(), key=lambda c: -strength(c, t))
+        return (f"holds no {name} pair, must play the two strongest {name} cards held "
+                f"(of {best}) (R19b)")
+    if n_in_g == 1:
+        return f"holds exactly one {name} card, {next(iter(in_g))}, and must play it (R19c)"
+    return "not a legal play (R19d)"
+
+
+def validate_record(record: Any, check_shuffle: bool = True) -> list[Violation]:
+    """Check a record against the rules by replaying its deck and calls.
+
+    Parameters
+    ----------
+    record : dict
+        A decoded ``shuangkou-record/1`` record.
+    check_shuffle : bool
+        Also require ``deck`` to be the reference shuffle for ``(seed, deal)`` after
+        ``redeals`` redeals (engine.md).
+
+    Returns
+    -------
+    list of Violation
+        Empty when the record is correct. Never raises: a malformed record is reported.
+    """
+    out: list = []
+    deal = None
+    if isinstance(record, Mapping) and _is_int(record.get("deal")):
+        deal = record["deal"]
+    try:
+        _validate(record, check_shuffle, out, deal)
+    except Exception as exc:  # never raise: report what could not be checked
+        out.append(Violation(deal, None, None,
+                             f"malformed record, checking stopped: {type(exc).__name__}: {exc}"))
+    return out
+
+
+def _check_structure(rec: Mapping, bad: Any) -> bool:
+    """Required fields and their types (docs/record.md). True if replay can proceed."""
+    ok = True
+    for f in FIELDS:
+        if f not in rec:
+            bad(f"missing field {f!r}")
+            ok = False
+    if not ok:
+        return False
+
+    def need(cond: bool, what: str) -> None:
+        nonlocal ok
+        if not cond:
+            bad(what)
+            ok = False
+
+    need(rec["format"] == FORMAT, f"format is {rec['format']!r}, expected {FORMAT!r}")
+    need(_is_int(rec["seed"]) and 0 <= rec["seed"] < _M,
+         f"seed {rec['seed']!r} is not an integer in 0 .. 2**64-1")
+    need(_is_int(rec["deal"]) and 0 <= rec["deal"] < 2 ** 63,
+         f"deal {rec['deal']!r} is not an integer in 0 .. 2**63-1")
+    rules = rec["rules"]
+    if not isinstance(rules, Mapping):
+        need(False, f"rules {rules!r} is not an object")
+    else:
+        need(set(rules) == set(DEFAULT_RULES),
+             f"rules keys {sorted(rules)} are not exactly the variants {sorted(DEFAULT_RULES)}")
+        need(all(_is_int(v) for v in rules.values()), f"rules values {rules!r} are not all "
+             "integers")
+        if ok:
+            need(rules["max_redeals"] >= 0 and rules["settle_step"] >= 1,
+                 "rules need max_redeals >= 0 and settle_step >= 1")
+    need(_is_str_list(rec["seats"], 4), f"seats {rec['seats']!r} is not 4 strings")
+    need(_is_int(rec["redeals"]) and rec["redeals"] >= 0,
+         f"redeals {rec['redeals']!r} is not a non-negative integer")
+    need(isinstance(rec["void"], bool), f"void {rec['void']!r} is not a boolean")
+    need(_is_str_list(rec["deck"], 108), "deck is not a list of 108 card strings")
+    need(isinstance(rec["calls"], list) and all(isinstance(c, Mapping) for c in rec["calls"]),
+         "calls is not a list of objects")
+    need(rec["caller"] is None or (_is_int(rec["caller"]) and 0 <= rec["caller"] < 4),
+         f"caller {rec['caller']!r} is not a seat or null")
+    need(rec["trump"] is None or rec["trump"] in tuple(SUITS),
+         f"trump {rec['trump']!r} is not s, h, d, c or null")
+    att = rec["attackers"]
+    need(att is None or (isinstance(att, list) and len(att) == 2 and all(_is_int(s) for s in att)),
+         f"attackers {att!r} is not two seats or null")
+    need(isinstance(rec["hands"], list) and len(rec["hands"]) == 4
+         and all(_is_str_list(h) for h in rec["hands"]), "hands is not 4 lists of card strings")
+    need(isinstance(rec["tricks"], list) and all(isinstance(t, Mapping) for t in rec["tricks"]),
+         "tricks is not a list of objects")
+    for f in ("attacker_points", "last_trick_multiplier", "attacker_score"):
+        need(rec[f] is None or _is_int(rec[f]), f"{f} {rec[f]!r} is not an integer or null")
+    need(isinstance(rec["settlement"], list) and len(rec["settlement"]) == 4
+         and all(_is_int(x) for x in rec["settlement"]), "settlement is not 4 integers")
+    return ok
+
+
+def _parse_cards(cards: Sequence[str], what: str, report: Any) -> Optional[list]:
+    """Parse cards, reporting non-canonical spellings; None if one is not a card at all."""
+    out = []
+    for c in cards:
+        try:
+            p = parse_card(c)
+        except ValueError:
+            report(f"{what} {c!r} is not a card (R2)")
+            return None
+        if p != c:
+            report(f"{what} {c!r} is not canonical, write {p!r} (R2)")
+        out.append(p)
+    return out
+
+
+def _validate(rec: Any, check_shuffle: bool, out: list, deal: Optional[int]) -> None:
+    def bad(message: str, trick: Optional[int] = None, seat: Optional[int] = None) -> None:
+        out.append(Violation(deal, trick, seat, message))
+
+    if not isinstance(rec, Mapping):
+        bad(f"record is not a JSON object: {type(rec).__name__}")
+        return
+    if not _check_structure(rec, bad):
+        return
+    rules = dict(rec["rules"])
+    redeals = rec["redeals"]
+
+    # R1: the deck is the 108 cards.
+    deck = _parse_cards(rec["deck"], "deck card", bad)
+    if deck is None:
+        return
+    counts = Counter(deck)
+    if counts != Counter(CARD_TYPES * 2):
+        wrong = sorted((c for c in counts | Counter(CARD_TYPES) if counts[c] != 2), key=card_id)
+        bad(f"deck is not two packs: wrong count of {wrong} (R1)")
+        return
+
+    if redeals > rules["max_redeals"]:
+        bad(f"redeals {redeals} exceeds max_redeals {rules['max_redeals']} (R11)")
+    elif check_shuffle:
+        if redeals > 10_000:
+            bad(f"redeals {redeals} is too many to check the shuffle")
+        else:
+            ref = reference_deck(rec["seed"], rec["deal"], redeals)
+            if deck != ref:
+                i = next(i for i in range(108) if deck[i] != ref[i])
+                bad(f"deck is not the reference shuffle of seed {rec['seed']}, deal "
+                    f"{rec['deal']} after {redeals} redeals: card {i} is {deck[i]!r}, "
+                    f"expected {ref[i]!r}")
+
+    if rec["void"]:
+        _validate_void(rec, deck, rules, bad)
+        return
+    if not rec["calls"]:
+        bad("nobody showed but the deal is not void (R11)")
+        return
+
+    replayed = _replay_calls(rec["calls"], deck, bad)
+    if replayed is None:
+        return
+    hands, (caller, pair) = replayed
+
+    # R10: caller, trump, attackers.
+    trump = pair[1]
+    attackers = sorted([caller, (caller + 2) % 4])
+    if rec["caller"] != caller:
+        bad(f"caller is {rec['caller']!r}, but the last show was by seat {caller} (R10)")
+    if rec["trump"] != trump:
+        bad(f"trump is {rec['trump']!r}, but the caller's pair {pair!r} makes it {trump!r} (R10)")
+    if rec["attackers"] != attackers:
+        bad(f"attackers are {rec['attackers']!r}, but the caller's team is {attackers} (R10)")
+
+    _check_hands(rec["hands"], hands, bad)
+    computed = _replay_tricks(rec["tricks"], hands, caller, trump, bad)
+    _check_scores(rec, computed, attackers, rules, bad)
+
+
+def _validate_void(rec: Mapping, deck: list, rules: Mapping, bad: Any) -> None:
+    """R11: a void deal has max_redeals redeals, no calls or tricks, nulls and zeros."""
+    if rec["redeals"] != rules["max_redeals"]:
+        bad(f"void deal with redeals {rec['redeals']}, expected max_redeals "
+            f"{rules['max_redeals']} (R11)")
+    if rec["calls"]:
+        bad(f"void deal with {len(rec['calls'])} calls (R11)")
+    if rec["tricks"]:
+        bad(f"void deal with {len(rec['tricks'])} tricks (R11)")
+    for f in ("caller", "trump", "attackers", "attacker_points", "last_trick_multiplier",
+              "attacker_score"):
+        if rec[f] is not None:
+            bad(f"void deal with {f} {rec[f]!r}, expected null (R11)")
+    if rec["settlement"] != [0, 0, 0, 0]:
+        bad(f"void deal with settlement {rec['settlement']!r}, expected all zero (R11)")
+    _check_hands(rec["hands"], _dealt_hands(deck), bad)
+
+
+def _check_hands(recorded: list, replayed: list, bad: Any) -> None:
+    for s in range(4):
+        cards = _parse_cards(recorded[s], "hand card", lambda m, s=s: bad(m, seat=s))
+        if cards is None:
+            continue
+        got = Counter(cards)
+        if got != replayed[s] or len(cards) != 27:
+            missing = sorted((replayed[s] - got).elements(), key=card_id)
+            extra = sorted((got - replayed[s]).elements(), key=card_id)
+            bad(f"hand ({len(cards)} cards) differs from the replayed hand: missing {missing}, "
+                f"extra {extra} (R5, R8)", seat=s)
+
+
+def _replay_calls(calls: list, deck: list, bad: Any) -> Optional[tuple]:
+    """Replay the shows (R5–R8). Returns (hands after the calling, (caller, pair))."""
+    hands = [Counter() for _ in range(4)]
+    dealt = 0  # dealing rounds done
+
+    def deal_to(rnd: int) -> None:
+        nonlocal dealt
+        while dealt < rnd:
+            for s in range(4):
+                hands[s][deck[4 * dealt + s]] += 1
+            dealt += 1
+
+    shown: Optional[tuple] = None  # (seat, card)
+    prev: Optional[tuple] = None  # (round, seat) of the previous show
+    for n, call in enumerate(calls):
+        missing = [f for f in ("round", "seat", "pair", "took_from", "gave") if f not in call]
+        if missing:
+            bad(f"call {n} lacks {missing}")
+            return None
+        rnd, seat = call["round"], call["seat"]
+        if not (_is_int(rnd) and 1 <= rnd <= 27 and _is_int(seat) and 0 <= seat < 4):
+            bad(f"call {n}: round {rnd!r} / seat {seat!r} out of range (R7)")
+            return None
+        where = f"call {n} (round {rnd})"
+
+        def fail(msg: str) -> None:
+            bad(f"{where}: {msg}", seat=seat)
+
+        # R7: rounds never go back; inside rounds 1-26 seats 0-3 have one chance each in
+        # order. After round 27 chances go round the table, so any seat may come next.
+        if prev is not None:
+            if rnd < prev[0]:
+                fail(f"comes after a show in round {prev[0]} (R7)")
+            elif rnd == prev[0] and rnd < 27 and seat <= prev[1]:
+                fail(f"seat {seat} has no chance after seat {prev[1]} in the same dealing "
+                     "round (R7)")
+        prev = (rnd, seat)
+        deal_to(rnd)
+
+        pair = call["pair"]
+        try:
+            card = _pair_card(pair) if isinstance(pair, str) else None
+        except ValueError as exc:
+            fail(f"illegal show {pair!r}: {exc}")
+            return None
+        if card is None:
+            fail(f"pair {pair!r} is not a card string")
+            return None
+        if card != pair:
+            fail(f"pair {pair!r} is not canonical, write {card!r} (R2)")
+        if hands[seat][card] < 2:
+            fail(f"illegal show {card!r}: does not hold the pair (R6)")
+        if shown is not None and RANKS.index(card[0]) <= RANKS.index(shown[1][0]):
+            fail(f"illegal show {card!r}: does not outrank the pair {shown[1]!r} on the "
+                 "table (R6)")
+
+        took, gave = call["took_from"], call["gave"]
+        expected = shown[0] if shown is not None and shown[0] != seat else None
+        if took != expected:
+            fail(f"took_from is {took!r}, expected {expected!r} (R8)")
+        if expected is None:
+            if gave is not None:
+                fail(f"gave is {gave!r}, expected null: nothing was taken (R8)")
+        else:
+            y, old = shown
+            if hands[y][old] < 2:
+                fail(f"seat {y} no longer holds its shown pair {old!r} (R8)")
+            else:
+                hands[y][old] -= 2
+                hands[seat][old] += 2
+            if not (isinstance(gave, list) and len(gave) == 2
+                    and all(isinstance(c, str) for c in gave)):
+                fail(f"gave is {gave!r}, expected the two cards handed back to seat {y} (R8)")
+            else:
+                given = _parse_cards(gave, "gave card", fail)
+                if given is None:
+                    pass
+                elif card in given:
+                    fail(f"gave {given} includes the pair {card!r} just shown (R8)")
+                elif Counter(given) - hands[seat]:
+                    fail(f"gave {given} but does not hold "
+                         f"{sorted((Counter(given) - hands[seat]).elements())} (R8)")
+                else:
+                    hands[seat] -= Counter(given)
+                    hands[y] += Counter(given)
+        for s in range(4):
+            hands[s] = +hands[s]
+        shown = (seat, card)
+    deal_to(27)
+    return hands, shown
+
+
+def _replay_tricks(tricks: list, hands: list, caller: int, trump: str, bad: Any) -> list:
+    """Replay the tricks (R16–R21). Returns the tricks with the computed winners."""
+    remaining = [Counter(h) for h in hands]
+    expected_leader = (caller + 1) % 4  # R17
+    computed: list = []
+    for ti, trick in enumerate(tricks):
+        if not any(remaining):
+            bad("trick after every card was played (R16)", trick=ti)
+            break
+        if not all(f in trick for f in ("leader", "plays", "winner", "points")):
+            bad("trick lacks leader, plays, winner or points", trick=ti)
+            break
+        leader, plays = trick["leader"], trick["plays"]
+        if not (_is_int(leader) and 0 <= leader < 4):
+            bad(f"leader {leader!r} is not a seat", trick=ti)
+            break
+        if not (isinstance(plays, list) and len(plays) == 4
+                and all(_is_str_list(p) for p in plays)):
+            bad(f"plays {plays!r} is not four lists of cards", trick=ti)
+            break
+        if leader != expected_leader:
+            why = "the defender after the caller (R17)" if ti == 0 else \
+                "the winner of the previous trick (R17)"
+            bad(f"led by seat {leader}, expected seat {expected_leader}, {why}", trick=ti)
+
+        parsed: list = []
+        for k, p in enumerate(plays):
+            seat = (leader + k) % 4
+            cards = _parse_cards(p, "card", lambda m, s=seat: bad(m, ti, s))
+            if cards is None:
+                cards = []
+            play = _key_order(cards, trump)
+            if cards and tuple(cards) != play:
+                bad(f"play {cards} is not written in key order (engine.md)", ti, seat)
+            lead = parsed[0] if k else None
+            held = remaining[seat]
+            try:
+                legal = legal_plays(held, trump, lead)
+            except ValueError:
+                legal = None  # the lead itself was malformed; reported below or above
+            if legal is None:
+                if Counter(play) - held:  # the lead is no lead: only check the cards are held
+                    bad(f"illegal play {list(play)}: {_why_illegal(held, trump, lead, play)}",
+                        ti, seat)
+            elif play not in legal:
+                bad(f"illegal play {list(play)}: {_why_illegal(held, trump, lead, play)}",
+                    ti, seat)
+            remaining[seat] = held - Counter(play)  # drop what was held, keep replaying
+            parsed.append(play)
+
+        try:
+            winner = (leader + trick_winner(parsed, trump)) % 4
+        except ValueError:
+            winner = trick["winner"] if _is_int(trick["winner"]) else expected_leader
+            bad("winner cannot be decided: the plays are not a valid trick (R16)", trick=ti)
+        else:
+            if trick["winner"] != winner:
+                bad(f"winner is {trick['winner']!r}, but seat {winner} wins the trick "
+                    "(R20, R21)", trick=ti)
+        points = card_points(c for p in parsed for c in p)
+        if trick["points"] != points:
+            bad(f"points are {trick['points']!r}, but the cards hold {points} (R3)", trick=ti)
+        computed.append({"plays": parsed, "winner": winner})
+        expected_leader = winner
+    for s in range(4):
+        if remaining[s]:
+            n = sum(remaining[s].values())
+            bad(f"still holds {n} card{'s' if n > 1 else ''} after the last trick (R16)", seat=s)
+    return computed
+
+
+def _check_scores(rec: Mapping, tricks: list, attackers: list, rules: Mapping, bad: Any
+                  ) -> None:
+    """R22–R24 against the replayed tricks."""
+    points, multiplier, score = score_tricks(tricks, attackers, rules)
+    if rec["attacker_points"] != points:
+        bad(f"attacker_points is {rec['attacker_points']!r}, expected {points} (R22)")
+    if rec["last_trick_multiplier"] != multiplier:
+        bad(f"last_trick_multiplier is {rec['last_trick_multiplier']!r}, expected "
+            f"{multiplier} (R23)")
+    if rec["attacker_score"] != score:
+        bad(f"attacker_score is {rec['attacker_score']!r}, expected {score} (R23)")
+    att, dfn = settle(score, rules)
+    for s in range(4):
+        expected = att if s in attackers else dfn
+        if rec["settlement"][s] != expected:
+            bad(f"settlement is {rec['settlement'][s]!r}, expected {expected} for an "
+                f"{'attacker' if s in attackers else 'defender'} with score {score} (R24)",
+                seat=s)

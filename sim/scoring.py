@@ -1,0 +1,52 @@
+"""Scoring: last-trick multiplier (R23), settlement (R24) and skill titles (R25)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.jit import kernel
+from sim.rules import DEFAULT_RULES, R_CAP, R_STEP, R_UNIT, Rules
+
+
+@kernel
+def settle_kernel(score, rules):
+    """Each attacker's change for attacker score ``score``; defenders get the negative (R24)."""
+    d = score - 100
+    step = rules[R_STEP]
+    unit = rules[R_UNIT]
+    if d >= step:
+        return unit * (d // step)  # attackers: no cap
+    if d <= -step:
+        return -min(rules[R_CAP], unit * ((-d) // step))  # defenders capped
+    return 0
+
+
+def settle(attacker_score: int, rules: Rules | None = None) -> tuple[int, int]:
+    """(each attacker's change, each defender's change) for an attacker score (R24).
+
+    >>> settle(120), settle(85), settle(0)
+    ((2, -2), (0, 0), (-10, 10))
+    """
+    if isinstance(attacker_score, bool) or not isinstance(attacker_score, (int, np.integer)):
+        raise ValueError(f"attacker score {attacker_score!r} must be an integer")
+    if attacker_score < 0:
+        raise ValueError(f"attacker score {attacker_score!r} must be >= 0 (R22, R23)")
+    a = int(settle_kernel(int(attacker_score), (rules or DEFAULT_RULES).array()))
+    return a, -a
+
+
+LEVELS: tuple[tuple[int, str], ...] = (
+    (80000, "宗师"), (51200, "大师"), (34000, "博士导师"), (22600, "教授"), (15000, "副教授"),
+    (9800, "讲师"), (6400, "博士后"), (4200, "博士"), (2600, "研究生"), (1600, "本科生"),
+    (960, "大专生"), (500, "高中生"), (200, "初中生"), (0, "小学生"),
+)
+
+
+def level(skill: int | float) -> str:
+    """The R25 title of a skill value: ``level(1600) == '本科生'``, below 0 is ``'幼儿园'``."""
+    if isinstance(skill, bool) or not isinstance(skill, (int, float, np.integer, np.floating)):
+        raise ValueError(f"skill value {skill!r} must be a number")
+    for threshold, title in LEVELS:
+        if skill >= threshold:
+            return title
+    return "幼儿园"

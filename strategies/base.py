@@ -1,0 +1,139 @@
+"""What a strategy is: a class with a name, typed parameters and one ``choose`` method.
+
+A strategy decides everything for its seat: at a calling chance show a pair or pass (R6–R7),
+after an override which two cards to give back (R8), and every play of every trick
+(R16–R19). It sees an :class:`sim.observation.Observation` — what its seat may know (R9) — and
+the list of legal choices in canonical order, and returns one element of that list.
+
+Strategies that also have a numba kernel (``compiled_kind`` set) can run inside the compiled
+deal loop; the rest run through the Python step API, and one deal may mix both tiers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+from sim.errors import ConfigError
+
+
+@dataclasses.dataclass(frozen=True)
+class param:
+    """A typed strategy parameter with a default, an optional range or set, and a doc line."""
+
+    default: Any
+    type: type = float
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] | None = None
+    doc: str = ""
+
+    def describe(self) -> str:
+        t = self.type.__name__
+        if self.choices:
+            return f"{t}, one of {', '.join(self.choices)}"
+        if self.lo is not None and self.hi is not None:
+            return f"{t} in [{self.lo}, {self.hi}]"
+        if self.lo is not None:
+            return f"{t} >= {self.lo}"
+        return t
+
+    def coerce(self, owner: str, name: str, value: Any) -> Any:
+        """``value`` converted to this parameter's type, or a ConfigError saying what is allowed."""
+        where = f"parameter {name}={value!r} of strategy {owner!r}"
+        t = self.type
+        try:
+            if t is bool:
+                if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
+                    value = value.lower() in ("true", "1")
+                elif not isinstance(value, bool):
+                    raise TypeError
+            elif t is int:
+                if isinstance(value, bool):
+                    raise TypeError
+                if isinstance(value, float):
+                    if not value.is_integer():
+                        raise TypeError
+                value = int(value)
+            elif t is float:
+                if isinstance(value, bool):
+                    raise TypeError
+                value = float(value)
+            elif t is str:
+                value = str(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where} must be {self.describe()}") from None
+        if self.choices is not None and value not in self.choices:
+            raise ConfigError(f"{where} must be one of {', '.join(self.choices)}")
+        if self.lo is not None and value < self.lo or self.hi is not None and value > self.hi:
+            raise ConfigError(f"{where} must be {self.describe()}")
+        return value
+
+
+class Strategy:
+    """Base class of every strategy. Subclasses set ``name`` and declare ``param`` attributes.
+
+    Override :meth:`choose` (and :meth:`begin_deal` to reset per-deal state). The constructor
+    takes the parameters by keyword and validates them.
+    """
+
+    name: ClassVar[str] = "strategy"
+    #: index of the numba kernel in ``strategies.compiled`` or None (Python tier only)
+    compiled_kind: ClassVar[int | None] = None
+    #: True for analysis players that see every hand (records and tables mark them)
+    oracle: ClassVar[bool] = False
+
+    def __init__(self, **kwargs: Any) -> None:
+        params = self.params()
+        for key in kwargs:
+            if key not in params:
+                allowed = ", ".join(params) or "none"
+                raise ConfigError(
+                    f"unknown parameter {key!r} for strategy {self.name!r}: allowed are {allowed}"
+                )
+        for key, p in params.items():
+            value = kwargs.get(key, p.default)
+            setattr(self, key, p.coerce(self.name, key, value) if key in kwargs else value)
+        self.seat = -1
+
+    @classmethod
+    def params(cls) -> dict[str, param]:
+        out: dict[str, param] = {}
+        for klass in reversed(cls.__mro__):
+            for key, value in vars(klass).items():
+                if isinstance(value, param):
+                    out[key] = value
+        return out
+
+    def param_values(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.params()}
+
+    def spec(self) -> str:
+        """Canonical spec string: the name, then the parameters that differ from defaults."""
+        changed = [f"{k}={_fmt(v)}" for k, v in self.param_values().items()
+                   if v != self.params()[k].default]
+        return self.name + (f"({', '.join(changed)})" if changed else "")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec()}>"
+
+    # --- the decisions ----------------------------------------------------------------
+    def begin_deal(self, seat: int, seed: int, deal: int) -> None:
+        """Called before each deal with this strategy's seat and the deal's identity."""
+        self.seat = seat
+
+    def choose(self, obs: Any, legal: list) -> Any:  # pragma: no cover - abstract
+        """Return one element of ``legal`` (canonical order, docs/engine.md)."""
+        raise NotImplementedError
+
+    def compiled_params(self) -> list[float]:
+        """Parameters for the compiled kernel, as floats (compiled strategies only)."""
+        return []
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)

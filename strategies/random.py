@@ -1,0 +1,57 @@
+"""The random strategy: uniform legal plays, random shows and give-backs (docs/engine.md).
+
+It exists twice with the same draws: ``random_decide`` for the compiled deal loop and
+``RandomStrategy`` for the Python step API; a test plays deals both ways and compares records.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.engine import CALL, S_PHASE, legal, next_draw
+from sim.jit import kernel
+from sim.rng import Stream, bounded
+from strategies.base import Strategy, param
+
+_S32 = np.uint64(32)
+
+
+@kernel
+def random_decide(st, u, seat, show_prob, buf):
+    """Choice code for ``seat``: at a show decision pass (-1) or a random show, else uniform."""
+    n = legal(st, u, buf)
+    stream = 1 + seat
+    if st[S_PHASE] == CALL:
+        r = next_draw(u, stream)
+        if (r >> _S32) < np.uint64(show_prob * 4294967296.0):
+            return buf[bounded(next_draw(u, stream), n)]
+        return np.int64(-1)
+    if n == 1:
+        return buf[0]
+    return buf[bounded(next_draw(u, stream), n)]
+
+
+class RandomStrategy(Strategy):
+    """Uniformly random legal plays; at a calling chance shows a random legal pair with
+    probability ``show_prob``; gives back two random cards after an override."""
+
+    name = "random"
+    show_prob = param(0.25, float, lo=0.0, hi=1.0, doc="chance of showing when a show is legal")
+    compiled_kind = 0
+
+    def begin_deal(self, seat: int, seed: int, deal: int) -> None:
+        self.seat = seat
+        self._rng = Stream(seed, deal, 1 + seat)
+
+    def choose(self, obs, legal):
+        rng = self._rng
+        if obs.kind == "show":  # legal[0] is None (pass), the shows follow
+            if (rng.next() >> 32) < int(self.show_prob * 4294967296.0):
+                return legal[1 + rng.bounded(len(legal) - 1)]
+            return None
+        if len(legal) == 1:
+            return legal[0]
+        return legal[rng.bounded(len(legal))]
+
+    def compiled_params(self) -> list[float]:
+        return [self.show_prob]
