@@ -11,8 +11,15 @@ The public API (see README.md and docs/):
 from sim.api import legal_plays, trick_winner
 from sim.cards import card_points
 from sim.deal import Deal, Observation, ToAct
-from sim.errors import (ConfigError, IllegalPlayError, InvalidCardError, RecordError,
-                        RulesError, ShuangkouError, StrategyError)
+from sim.errors import (
+                        ConfigError,
+                        IllegalPlayError,
+                        InvalidCardError,
+                        RecordError,
+                        RulesError,
+                        ShuangkouError,
+                        StrategyError,
+)
 from sim.rules import DEFAULT_RULES, Rules
 from sim.scoring import level, settle
 

@@ -6,8 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sim.cards import (BIT, CARD_NAMES, ID_OF_KEY, KEY_OF_ID, check_counts, parse_cards,
-                       parse_suit)
+from sim.cards import BIT, CARD_NAMES, ID_OF_KEY, KEY_OF_ID, check_counts, parse_cards, parse_suit
 from sim.deal import play_table
 from sim.errors import InvalidCardError
 from sim.movegen import MAX_CHOICES, gen_plays

@@ -23,14 +23,53 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sim.cards import (CARD_NAMES, GROUP, ID_OF_KEY, KEY_OF_ID, RANKS, STRENGTH, SUITS,
-                       TRUMP_GROUP, parse_card)
-from sim.engine import (CALL, CALL_W, DONE, GIVEBACK, KIND_NAMES, PLAY, S_ATT_POINTS,
-                        S_CALLER, S_CALLS, S_CUR_CARD, S_CUR_SEAT, S_GIVE_TO, S_LEADER,
-                        S_NCALLS, S_NTRICKS, S_PHASE, S_POS, S_REDEALS, S_ROUND, S_TO_ACT,
-                        S_TRICK_A, S_TRICK_B, S_TRICKS, S_TRUMP, TRICK_W, U_FIRST_ONCE,
-                        U_FIRST_TWICE, U_ONCE, U_TWICE, advance, apply_code, init_deal, legal,
-                        new_state)
+from sim.cards import (
+    CARD_NAMES,
+    GROUP,
+    ID_OF_KEY,
+    KEY_OF_ID,
+    RANKS,
+    STRENGTH,
+    SUITS,
+    TRUMP_GROUP,
+    parse_card,
+)
+from sim.engine import (
+    CALL,
+    CALL_W,
+    DONE,
+    GIVEBACK,
+    KIND_NAMES,
+    PLAY,
+    S_ATT_POINTS,
+    S_CALLER,
+    S_CALLS,
+    S_CUR_CARD,
+    S_CUR_SEAT,
+    S_GIVE_TO,
+    S_LEADER,
+    S_NCALLS,
+    S_NTRICKS,
+    S_PHASE,
+    S_POS,
+    S_REDEALS,
+    S_ROUND,
+    S_TO_ACT,
+    S_TRICK_A,
+    S_TRICK_B,
+    S_TRICKS,
+    S_TRUMP,
+    TRICK_W,
+    U_FIRST_ONCE,
+    U_FIRST_TWICE,
+    U_ONCE,
+    U_TWICE,
+    advance,
+    apply_code,
+    init_deal,
+    legal,
+    new_state,
+)
 from sim.errors import IllegalPlayError, InvalidCardError
 from sim.movegen import MAX_CHOICES
 from sim.record import _mask_cards, build_record

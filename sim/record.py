@@ -17,9 +17,27 @@ from typing import Any
 import numpy as np
 
 from sim.cards import CARD_NAMES, ID_OF_KEY, SUITS
-from sim.engine import (CALL_W, S_ATT_POINTS, S_CALLER, S_CALLS, S_DECK, S_MULT, S_NCALLS,
-                        S_NTRICKS, S_REDEALS, S_SCORE, S_SETTLE, S_TRICKS, S_TRUMP, S_VOID,
-                        TRICK_W, U_FIRST_ONCE, U_FIRST_TWICE, U_ONCE, U_TWICE)
+from sim.engine import (
+    CALL_W,
+    S_ATT_POINTS,
+    S_CALLER,
+    S_CALLS,
+    S_DECK,
+    S_MULT,
+    S_NCALLS,
+    S_NTRICKS,
+    S_REDEALS,
+    S_SCORE,
+    S_SETTLE,
+    S_TRICKS,
+    S_TRUMP,
+    S_VOID,
+    TRICK_W,
+    U_FIRST_ONCE,
+    U_FIRST_TWICE,
+    U_ONCE,
+    U_TWICE,
+)
 from sim.errors import RecordError
 from sim.rules import Rules
 

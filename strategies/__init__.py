@@ -1,0 +1,18 @@
+"""Strategies: the players. ``make("random")`` builds one from a spec string.
+
+Write your own by subclassing :class:`Strategy` (see ``strategies/example.py`` and README).
+"""
+
+from strategies.base import Strategy, param
+from strategies.registry import available, load_plugin, make, parse_spec, register
+
+
+def builtin_classes() -> list[type[Strategy]]:
+    """The strategies that ship with the package."""
+    from strategies.random import RandomStrategy
+
+    return [RandomStrategy]
+
+
+__all__ = ["Strategy", "available", "builtin_classes", "load_plugin", "make", "param",
+           "parse_spec", "register"]

@@ -14,9 +14,28 @@ import pytest
 
 from sim import reference as R
 from sim.reference import (
-    DEFAULT_RULES, RandomPlayer, Rng, Violation, card_from_id, card_id, card_points, group,
-    is_trump, key, legal_givebacks, legal_plays, legal_shows, level, parse_card, play_deal,
-    reference_deck, score_tricks, settle, strength, trick_winner, validate_record,
+    DEFAULT_RULES,
+    RandomPlayer,
+    Rng,
+    Violation,
+    card_from_id,
+    card_id,
+    card_points,
+    group,
+    is_trump,
+    key,
+    legal_givebacks,
+    legal_plays,
+    legal_shows,
+    level,
+    parse_card,
+    play_deal,
+    reference_deck,
+    score_tricks,
+    settle,
+    strength,
+    trick_winner,
+    validate_record,
 )
 
 H = "h"  # the worked examples of docs/rules.md use trump suit hearts

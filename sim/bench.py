@@ -1,0 +1,230 @@
+"""``shuangkou bench``: throughput of the compiled core, measured in one run, with ratios.
+
+Every figure is the best of several repeats (these machines are shared and noisy), and every
+speed is also given as a ratio to a baseline measured in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from sim.engine import (
+    DONE,
+    PLAY,
+    S_NTRICKS,
+    S_PHASE,
+    S_POS,
+    S_TO_ACT,
+    S_TRICK_A,
+    S_TRICK_B,
+    S_TRICKS,
+    ST_SIZE,
+    TRICK_W,
+    U_ONCE,
+    U_SIZE,
+    U_TWICE,
+    advance,
+    apply_code,
+    init_deal,
+)
+from sim.loop import C_DECISIONS, N_COLS, play_deals
+from sim.movegen import MAX_CHOICES, gen_plays
+from sim.rules import DEFAULT_RULES
+from sim.trick import trick_winner
+from strategies.compiled import N_PARAMS, decide
+
+
+@njit(cache=True)
+def collect_situations(seed, n_deals, rules, kinds, params, once, twice, la, lb, tricks):
+    """Play random deals and keep every play decision's (hand, lead) and every trick.
+
+    Returns (situations kept, tricks kept); stops when the output arrays are full.
+    """
+    st = np.zeros(ST_SIZE, dtype=np.int64)
+    u = np.zeros(U_SIZE, dtype=np.uint64)
+    buf = np.empty(MAX_CHOICES, dtype=np.int64)
+    m = 0
+    t = 0
+    for d in range(n_deals):
+        init_deal(st, u, seed, np.uint64(d))
+        advance(st, u, rules)
+        while st[S_PHASE] != DONE:
+            seat = st[S_TO_ACT]
+            if st[S_PHASE] == PLAY and m < once.shape[0]:
+                once[m] = u[U_ONCE + seat]
+                twice[m] = u[U_TWICE + seat]
+                la[m] = st[S_TRICK_A] if st[S_POS] > 0 else -1
+                lb[m] = st[S_TRICK_B] if st[S_POS] > 0 else -1
+                m += 1
+            apply_code(st, u, rules, decide(kinds[seat], params, st, u, rules, seat, buf))
+        for i in range(st[S_NTRICKS]):
+            if t < tricks.shape[0]:
+                for k in range(8):
+                    tricks[t, k] = st[S_TRICKS + i * TRICK_W + 3 + k]
+                t += 1
+    return m, t
+
+
+@njit(cache=True)
+def bench_legal(once, twice, la, lb, reps):
+    """Generate the legal plays of every situation ``reps`` times; returns plays generated."""
+    buf = np.empty(MAX_CHOICES, dtype=np.int64)
+    total = 0
+    for _ in range(reps):
+        for i in range(once.shape[0]):
+            total += gen_plays(once[i], twice[i], la[i], lb[i], buf)
+    return total
+
+
+@njit(cache=True)
+def bench_tricks(tricks, reps):
+    """Evaluate the winner of every trick ``reps`` times; returns a checksum of winners."""
+    total = 0
+    flat = tricks.ravel()
+    for _ in range(reps):
+        for i in range(tricks.shape[0]):
+            total += trick_winner(flat, i * 8, i * 8 + 4, 4)
+    return total
+
+
+def _best(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def _random_tables() -> tuple[np.ndarray, np.ndarray]:
+    kinds = np.zeros(4, dtype=np.int64)
+    params = np.zeros((4, N_PARAMS), dtype=np.float64)
+    params[:, 0] = 0.25
+    return kinds, params
+
+
+def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
+        python_deals: int = 300, openspiel_games: int = 2000, seed: int = 1,
+        echo: Callable[[str], None] = print) -> dict[str, Any]:
+    """Measure everything; returns the figures (also printed through ``echo``)."""
+    res: dict[str, Any] = {"deals": deals, "repeats": repeats}
+    rules = DEFAULT_RULES.array()
+    kinds, params = _random_tables()
+
+    t0 = time.perf_counter()
+    warm = np.zeros((2, N_COLS), dtype=np.int64)
+    play_deals(np.uint64(seed), np.uint64(0), 2, rules, kinds, params, warm)
+    res["load_s"] = time.perf_counter() - t0
+    echo(f"kernels ready in {res['load_s']:.2f} s (compiled on first run, then cached)")
+
+    out = np.zeros((deals, N_COLS), dtype=np.int64)
+    dt, _ = _best(lambda: play_deals(np.uint64(seed), np.uint64(0), deals, rules, kinds,
+                                     params, out), repeats)
+    res["deals_per_s"] = deals / dt
+    res["decisions_per_deal"] = float(out[:, C_DECISIONS].mean())
+    res["decisions_per_s"] = float(out[:, C_DECISIONS].sum()) / dt
+    echo(f"compiled random deals      {res['deals_per_s']:>14,.0f} deals/s   "
+         f"({res['decisions_per_deal']:.1f} decisions/deal, "
+         f"{res['decisions_per_s']:,.0f} decisions/s)")
+
+    m = 200_000
+    once = np.zeros(m, np.uint64)
+    twice = np.zeros(m, np.uint64)
+    la = np.zeros(m, np.int64)
+    lb = np.zeros(m, np.int64)
+    tricks = np.zeros((50_000, 8), np.int64)
+    nm, nt = collect_situations(np.uint64(seed + 1), 4000, rules, kinds, params, once, twice,
+                                la, lb, tricks)
+    once, twice, la, lb, tricks = once[:nm], twice[:nm], la[:nm], lb[:nm], tricks[:nt]
+    reps = 20
+    dt, _ = _best(lambda: bench_legal(once, twice, la, lb, reps), repeats)
+    res["legal_generations_per_s"] = nm * reps / dt
+    echo(f"legal-play generations     {res['legal_generations_per_s']:>14,.0f} /s       "
+         f"(over {nm:,} situations from real deals)")
+    dt, _ = _best(lambda: bench_tricks(tricks, reps * 4), repeats)
+    res["trick_evaluations_per_s"] = nt * reps * 4 / dt
+    echo(f"trick evaluations          {res['trick_evaluations_per_s']:>14,.0f} /s       "
+         f"(over {nt:,} tricks from real deals)")
+
+    if python_deals:
+        from sim.deal import Deal
+        from sim.runner import _Asker
+        from strategies.random import RandomStrategy
+
+        asker = _Asker([RandomStrategy() for _ in range(4)], DEFAULT_RULES, None)
+
+        def py() -> None:
+            for d in range(python_deals):
+                asker.play(Deal(seed, d))
+        dt, _ = _best(py, max(1, repeats - 1))
+        res["python_tier_deals_per_s"] = python_deals / dt
+        echo(f"python-tier random deals   {res['python_tier_deals_per_s']:>14,.0f} deals/s   "
+             f"(step API, Python strategy objects)")
+
+    if reference_deals:
+        from sim import reference
+
+        dt, _ = _best(lambda: [reference.play_deal(seed, d) for d in range(reference_deals)], 1)
+        res["reference_deals_per_s"] = reference_deals / dt
+        res["speedup_vs_reference"] = res["deals_per_s"] / res["reference_deals_per_s"]
+        echo(f"reference engine deals     {res['reference_deals_per_s']:>14,.0f} deals/s   "
+             f"-> compiled is {res['speedup_vs_reference']:,.0f}x the reference")
+
+    if openspiel_games:
+        os_res = openspiel_hearts(openspiel_games, repeats)
+        if os_res is None:
+            echo("openspiel hearts           not measured (pip install 'shuangkou[openspiel]')")
+        else:
+            res.update(os_res)
+            res["decisions_ratio_vs_openspiel"] = (res["decisions_per_s"]
+                                                   / os_res["openspiel_decisions_per_s"])
+            echo(f"openspiel hearts (C++)     {os_res['openspiel_decisions_per_s']:>14,.0f} "
+                 f"decisions/s ({os_res['openspiel_games_per_s']:,.0f} games/s, uniform random"
+                 f" bots via evaluate_bots)")
+            echo(f"  -> shuangkou decisions/s are {res['decisions_ratio_vs_openspiel']:.1f}x "
+                 f"OpenSpiel's")
+    return res
+
+
+def openspiel_hearts(games: int, repeats: int) -> dict[str, float] | None:
+    """OpenSpiel's C++ hearts with uniform random bots, if ``pyspiel`` is installed."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game("hearts")
+    bots = [pyspiel.make_uniform_random_bot(i, 1234 + i) for i in range(4)]
+
+    def count_decisions() -> int:
+        # decisions per game: hearts is fixed-length (pass 3 cards x 4 seats, 52 plays)
+        rng = np.random.default_rng(0)
+        s = game.new_initial_state()
+        n = 0
+        while not s.is_terminal():
+            if s.is_chance_node():
+                outcomes = s.chance_outcomes()
+                s.apply_action(outcomes[rng.integers(len(outcomes))][0])
+            else:
+                s.apply_action(rng.choice(s.legal_actions()))
+                n += 1
+        return n
+
+    per_game = count_decisions()
+
+    def run_games() -> None:
+        for i in range(games):
+            pyspiel.evaluate_bots(game.new_initial_state(), bots, i)
+    dt, _ = _best(run_games, repeats)
+    return {"openspiel_games_per_s": games / dt,
+            "openspiel_decisions_per_s": games * per_game / dt,
+            "openspiel_decisions_per_game": per_game}
+
+
+def to_json(res: dict[str, Any]) -> str:
+    return json.dumps(res, indent=2, sort_keys=True)

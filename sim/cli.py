@@ -1,0 +1,225 @@
+"""The ``shuangkou`` command.
+
+Bad input (a card, a seed, a strategy, a config key, a corrupt file) ends with one line naming
+the problem and what is allowed, and exit code 2; results already written stay written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from sim.errors import ConfigError, RecordError, ShuangkouError
+
+
+def _rules_from_args(pairs: Sequence[str] | None) -> Any:
+    from sim.rules import Rules
+
+    values: dict[str, Any] = {}
+    for p in pairs or []:
+        key, eq, val = p.partition("=")
+        if not eq:
+            raise ConfigError(f"--rule {p!r} must be name=value, e.g. max_redeals=5; names: "
+                              f"{', '.join(Rules.names())}")
+        try:
+            values[key.strip()] = int(val)
+        except ValueError:
+            raise ConfigError(f"--rule {p!r}: {val!r} is not an integer") from None
+    return Rules.from_dict(values)
+
+
+def _load_plugins(mods: Sequence[str] | None) -> None:
+    from strategies.registry import load_plugin
+
+    for m in mods or []:
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        load_plugin(m)
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    return v
+
+
+def _pos_int(text: str) -> int:
+    v = _nonneg_int(text)
+    if v == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return v
+
+
+# --- play ---------------------------------------------------------------------------------
+def cmd_play(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from sim import runner
+    from sim.loop import C_SCORE, C_SETTLE0, C_VOID
+    from sim.record import dumps, open_text
+    from sim.rng import check_seed
+
+    _load_plugins(args.plugin)
+    seed = check_seed(args.seed)
+    rules = _rules_from_args(args.rule)
+    seats = runner.make_seats(args.seats)
+    if args.record:
+        n = 0
+        d = os.path.dirname(os.path.abspath(args.record))
+        os.makedirs(d, exist_ok=True)
+        with open_text(args.record, "w") as f:
+            for rec in runner.iter_records(seed, args.first_deal, args.deals, seats, rules,
+                                           args.timeout):
+                f.write(dumps(rec) + "\n")
+                f.flush()
+                n += 1
+        print(f"wrote {n} record(s) to {args.record}")
+        return 0
+    rows = runner.summaries(seed, args.first_deal, args.deals, seats, rules, args.timeout)
+    played = rows[rows[:, C_VOID] == 0]
+    print(f"seats: {', '.join(f'{i}={s.spec()}' for i, s in enumerate(seats))}")
+    print(f"deals: {len(rows)} (seed {seed}, first deal {args.first_deal}), void: "
+          f"{int(rows[:, C_VOID].sum())}")
+    if len(played):
+        print(f"mean attacker score: {played[:, C_SCORE].mean():.2f}")
+    tot = rows[:, C_SETTLE0:C_SETTLE0 + 4].sum(axis=0)
+    mean = rows[:, C_SETTLE0:C_SETTLE0 + 4].mean(axis=0) if len(rows) else np.zeros(4)
+    print("settlement per seat (total / mean per deal): "
+          + ", ".join(f"{i}: {int(t):+d} / {m:+.3f}" for i, (t, m) in enumerate(zip(tot, mean))))
+    return 0
+
+
+# --- replay / validate --------------------------------------------------------------------
+def cmd_replay(args: argparse.Namespace) -> int:
+    from sim.record import read_records
+    from sim.replay import render
+
+    found = []
+    for rec in read_records(args.file):
+        if args.deal is None or rec.get("deal") == args.deal:
+            found.append(rec)
+            if args.deal is not None:
+                break
+    if not found:
+        raise RecordError(f"no deal {args.deal} in {args.file!r}")
+    print("\n\n".join(render(r) for r in found))
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from sim import reference
+    from sim.record import read_records
+
+    n = bad = 0
+    for rec in read_records(args.file):
+        n += 1
+        problems = reference.validate_record(rec, check_shuffle=not args.no_shuffle_check)
+        for p in problems:
+            print(str(p))
+        bad += bool(problems)
+    print(f"{n} record(s) checked with the reference engine: "
+          + ("all valid" if not bad else f"{bad} with violations"))
+    return 1 if bad else 0
+
+
+# --- bench --------------------------------------------------------------------------------
+def cmd_bench(args: argparse.Namespace) -> int:
+    from sim import bench
+
+    res = bench.run(deals=args.deals, repeats=args.repeats,
+                    reference_deals=args.reference_deals, python_deals=args.python_deals,
+                    openspiel_games=0 if args.no_openspiel else args.openspiel_games)
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write(bench.to_json(res))
+        print(f"figures written to {args.json}")
+    return 0
+
+
+def cmd_strategies(args: argparse.Namespace) -> int:
+    from strategies.registry import available, resolve
+
+    _load_plugins(args.plugin)
+    for name in sorted(available()):
+        cls = resolve(name)
+        tier = "compiled+python" if cls.compiled_kind is not None else "python"
+        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        print(f"{name:<10} [{tier}]{' (oracle: sees all hands)' if cls.oracle else ''} {doc}")
+        for k, p in cls.params().items():
+            print(f"    {k}={p.default!r:<8} {p.describe()}  {p.doc}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="shuangkou",
+        description="Monte Carlo simulator and strategy tournaments for Xinjiang Shuangkou.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    pl = sub.add_parser("play", help="play seeded deals; print a summary or write records")
+    pl.add_argument("--seed", default="0", help="master seed, 0 … 2**64-1 (default 0)")
+    pl.add_argument("--deals", type=_pos_int, default=10, help="number of deals (default 10)")
+    pl.add_argument("--first-deal", type=_nonneg_int, default=0,
+                    help="index of the first deal (default 0): seed + deal fix a deal")
+    pl.add_argument("--seats", default="random",
+                    help="1, 2 (team A,team B) or 4 comma-separated strategy specs")
+    pl.add_argument("--record", metavar="FILE", help="write records (JSONL, .gz compresses)")
+    pl.add_argument("--rule", action="append", metavar="NAME=VALUE",
+                    help="a rules variant, e.g. max_redeals=5 (repeatable)")
+    pl.add_argument("--plugin", action="append", metavar="MODULE",
+                    help="import MODULE and register its strategies (repeatable)")
+    pl.add_argument("--timeout", type=float, default=None,
+                    help="seconds a Python strategy may take per decision")
+    pl.set_defaults(func=cmd_play)
+
+    rp = sub.add_parser("replay", help="show recorded deals as a person wants to read them")
+    rp.add_argument("file")
+    rp.add_argument("--deal", type=_nonneg_int, default=None, help="only this deal index")
+    rp.set_defaults(func=cmd_replay)
+
+    va = sub.add_parser("validate", help="re-check records with the reference engine")
+    va.add_argument("file")
+    va.add_argument("--no-shuffle-check", action="store_true",
+                    help="do not require the deck to be this engine's shuffle of seed+deal")
+    va.set_defaults(func=cmd_validate)
+
+    be = sub.add_parser("bench", help="measure the compiled core's throughput")
+    be.add_argument("--deals", type=_pos_int, default=200_000)
+    be.add_argument("--repeats", type=_pos_int, default=3)
+    be.add_argument("--reference-deals", type=_nonneg_int, default=200)
+    be.add_argument("--python-deals", type=_nonneg_int, default=300)
+    be.add_argument("--openspiel-games", type=_nonneg_int, default=2000)
+    be.add_argument("--no-openspiel", action="store_true")
+    be.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    be.set_defaults(func=cmd_bench)
+
+    sl = sub.add_parser("strategies", help="list the available strategies and parameters")
+    sl.add_argument("--plugin", action="append", metavar="MODULE")
+    sl.set_defaults(func=cmd_strategies)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ShuangkouError as e:
+        print(f"shuangkou {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"shuangkou {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""Play deals with any mix of compiled and Python strategies.
+
+All seats compiled: the compiled loop (``sim.loop``). Otherwise each deal runs through the
+step API and compiled seats are asked through their kernel on the same state, so one deal can
+mix both tiers and a deal's record never depends on which path played it.
+
+A Python strategy that raises, times out or returns an illegal choice stops the run with a
+:class:`StrategyError` naming the strategy, seat, seed and deal; deals finished before it are
+already in the caller's hands (the iterators yield deal by deal).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from sim.deal import Deal, Observation
+from sim.engine import DONE, S_PHASE, S_TO_ACT, new_state
+from sim.errors import ConfigError, IllegalPlayError, StrategyError
+from sim.loop import N_COLS, play_deal, play_deals, summarize
+from sim.movegen import MAX_CHOICES
+from sim.record import build_record
+from sim.rng import check_deal, check_seed
+from sim.rules import DEFAULT_RULES, Rules
+from strategies.base import Strategy
+from strategies.compiled import N_PARAMS, decide
+from strategies.registry import make
+
+
+def make_seats(specs: Sequence[str | Strategy] | str) -> list[Strategy]:
+    """Four strategies from one, two (alternating: teams A and B) or four specs."""
+    if isinstance(specs, str):
+        specs = split_specs(specs)
+    specs = list(specs)
+    if len(specs) == 1:
+        specs = specs * 4
+    elif len(specs) == 2:
+        specs = [specs[0], specs[1], specs[0], specs[1]]
+    if len(specs) != 4:
+        raise ConfigError(f"seats {specs!r}: give 1, 2 (team A, team B) or 4 strategy specs")
+    return [make(s) for s in specs]
+
+
+def split_specs(text: str) -> list[str]:
+    """Split ``'pimc(samples=8, rollout=greedy),random'`` at top-level commas."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur.strip())
+    return [s for s in out if s]
+
+
+def compiled_tables(seats: Sequence[Strategy]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(kinds, params) for the compiled loop, or None if some seat is Python-only."""
+    if any(s.compiled_kind is None for s in seats):
+        return None
+    kinds = np.array([s.compiled_kind for s in seats], dtype=np.int64)
+    params = np.zeros((4, N_PARAMS), dtype=np.float64)
+    for i, s in enumerate(seats):
+        p = s.compiled_params()
+        params[i, :len(p)] = p
+    return kinds, params
+
+
+class _Asker:
+    """Asks each seat's strategy for its choice on a ``Deal``, tier by tier."""
+
+    def __init__(self, seats: Sequence[Strategy], rules: Rules, timeout: float | None) -> None:
+        self.seats = list(seats)
+        self.rules = rules
+        self.timeout = timeout
+        tables = [compiled_tables([s] * 4) if s.compiled_kind is not None else None
+                  for s in seats]
+        self.kinds = np.array([t[0][0] if t else -1 for t in tables], dtype=np.int64)
+        self.params = np.zeros((4, N_PARAMS), dtype=np.float64)
+        for i, t in enumerate(tables):
+            if t:
+                self.params[i] = t[1][0]
+        self.python = [s.compiled_kind is None for s in seats]
+        self.buf = np.empty(MAX_CHOICES, dtype=np.int64)
+
+    def play(self, deal: Deal) -> None:
+        for s, strat in enumerate(self.seats):
+            if self.python[s]:
+                self._guard(strat, s, deal, "begin_deal", strat.begin_deal, s, deal.seed,
+                            deal.deal)
+        st, u, r = deal._st, deal._u, deal._rules
+        while st[S_PHASE] != DONE:
+            seat = int(st[S_TO_ACT])
+            if not self.python[seat]:
+                deal._codes = None
+                code = decide(self.kinds[seat], self.params, st, u, r, seat, self.buf)
+                deal.apply_code(int(code))
+                continue
+            strat = self.seats[seat]
+            obs = Observation(deal, seat)
+            legal = deal.legal()
+            t0 = time.perf_counter()
+            choice = self._guard(strat, seat, deal, "choose", strat.choose, obs, legal)
+            if self.timeout is not None and time.perf_counter() - t0 > self.timeout:
+                raise StrategyError(
+                    f"strategy {strat.spec()!r} in seat {seat} took "
+                    f"{time.perf_counter() - t0:.2f} s for one decision, over the "
+                    f"{self.timeout} s limit (seed {deal.seed}, deal {deal.deal})")
+            try:
+                deal.apply(choice)
+            except IllegalPlayError as e:
+                raise StrategyError(f"strategy {strat.spec()!r} in seat {seat} returned an "
+                                    f"illegal choice (seed {deal.seed}, deal {deal.deal}): {e}") \
+                    from None
+
+    @staticmethod
+    def _guard(strat: Strategy, seat: int, deal: Deal, what: str, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except StrategyError:
+            raise
+        except Exception as e:
+            raise StrategyError(f"strategy {strat.spec()!r} in seat {seat} raised "
+                                f"{type(e).__name__}: {e} in {what} (seed {deal.seed}, "
+                                f"deal {deal.deal}; replay with shuangkou play --seed "
+                                f"{deal.seed} --first-deal {deal.deal} --deals 1)") from e
+
+
+def iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
+                 rules: Rules | None = None, timeout: float | None = None
+                 ) -> Iterator[dict[str, Any]]:
+    """Records of deals ``first … first+n-1``, one at a time."""
+    seed, first = check_seed(seed), check_deal(first, "first deal")
+    rules = rules or DEFAULT_RULES
+    names = [s.spec() for s in seats]
+    extra = {"oracle_seats": [i for i, s in enumerate(seats) if s.oracle]} \
+        if any(s.oracle for s in seats) else None
+    tables = compiled_tables(seats)
+    if tables is not None:
+        kinds, params = tables
+        st, u = new_state()
+        buf = np.empty(MAX_CHOICES, dtype=np.int64)
+        r = rules.array()
+        for d in range(first, first + n):
+            play_deal(st, u, r, np.uint64(seed), np.uint64(d), kinds, params, buf)
+            yield build_record(st, u, seed, d, rules, names, extra)
+        return
+    asker = _Asker(seats, rules, timeout)
+    for d in range(first, first + n):
+        deal = Deal(seed, d, rules, names)
+        asker.play(deal)
+        rec = deal.record()
+        if extra:
+            rec.update(extra)
+        yield rec
+
+
+def summaries(seed: int, first: int, n: int, seats: Sequence[Strategy],
+              rules: Rules | None = None, timeout: float | None = None) -> np.ndarray:
+    """Summary rows (``sim.loop.COLUMN_NAMES``) of deals ``first … first+n-1``."""
+    seed, first = check_seed(seed), check_deal(first, "first deal")
+    rules = rules or DEFAULT_RULES
+    out = np.zeros((n, N_COLS), dtype=np.int64)
+    tables = compiled_tables(seats)
+    if tables is not None:
+        play_deals(np.uint64(seed), np.uint64(first), n, rules.array(), *tables, out)
+        return out
+    asker = _Asker(seats, rules, timeout)
+    for i in range(n):
+        deal = Deal(seed, first + i, rules)
+        asker.play(deal)
+        summarize(deal._st, deal._u, out[i])
+    return out

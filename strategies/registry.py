@@ -1,0 +1,191 @@
+"""Strategy specs: ``greedy``, ``pimc(samples=64, rollout=greedy)``, ``mybots:Cautious(risk=0.3)``.
+
+A spec names a strategy and sets some of its parameters. Names resolve, in order, to the
+built-in strategies, to strategies registered by plug-in modules (``--plugin module``, or
+``plugins = [...]`` in a config), to the entry-point group ``shuangkou.strategies`` of installed
+packages, and finally ``module:Class`` imports the class directly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from importlib.metadata import entry_points
+from typing import Any
+
+from sim.errors import ConfigError
+from strategies.base import Strategy
+
+ENTRY_POINT_GROUP = "shuangkou.strategies"
+_REGISTRY: dict[str, type[Strategy]] = {}
+_BUILTINS_LOADED = False
+
+
+def register(cls: type[Strategy]) -> type[Strategy]:
+    """Make ``cls`` available under ``cls.name`` (usable as a class decorator)."""
+    if not (inspect.isclass(cls) and issubclass(cls, Strategy)):
+        raise ConfigError(f"{cls!r} is not a Strategy subclass and cannot be registered")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", cls.name or ""):
+        raise ConfigError(f"strategy class {cls.__name__} has an invalid name {cls.name!r}")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _load_builtins() -> None:
+    global _BUILTINS_LOADED
+    if _BUILTINS_LOADED:
+        return
+    _BUILTINS_LOADED = True
+    from strategies import builtin_classes
+
+    for cls in builtin_classes():
+        _REGISTRY.setdefault(cls.name, cls)
+
+
+def load_plugin(module: str) -> list[str]:
+    """Import ``module`` and register every Strategy subclass it defines; returns their names."""
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        raise ConfigError(f"plugin module {module!r} cannot be imported: {e}") from None
+    names = []
+    for _, obj in vars(mod).items():
+        if (inspect.isclass(obj) and issubclass(obj, Strategy) and obj is not Strategy
+                and obj.__module__ == mod.__name__ and "name" in vars(obj)):
+            register(obj)
+            names.append(obj.name)
+    return names
+
+
+def _entry_point(name: str) -> type[Strategy] | None:
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == name:
+            try:
+                cls = ep.load()
+            except Exception as e:  # a broken third-party package: say which
+                raise ConfigError(f"strategy {name!r} from entry point {ep.value!r} failed to "
+                                  f"load: {e}") from None
+            return register(cls)
+    return None
+
+
+def available() -> dict[str, type[Strategy]]:
+    """Every strategy name that resolves now (built-ins, plug-ins, entry points)."""
+    _load_builtins()
+    out = dict(_REGISTRY)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        out.setdefault(ep.name, None)  # type: ignore[arg-type]
+    return out
+
+
+def resolve(target: str) -> type[Strategy]:
+    """The class of a spec's name part."""
+    _load_builtins()
+    if target in _REGISTRY:
+        return _REGISTRY[target]
+    if ":" in target:
+        mod, _, attr = target.partition(":")
+        try:
+            obj = getattr(importlib.import_module(mod), attr)
+        except ImportError as e:
+            raise ConfigError(f"strategy {target!r}: module {mod!r} cannot be imported ({e})") \
+                from None
+        except AttributeError:
+            raise ConfigError(f"strategy {target!r}: module {mod!r} has no {attr!r}") from None
+        if not (inspect.isclass(obj) and issubclass(obj, Strategy)):
+            raise ConfigError(f"strategy {target!r} is not a strategies.Strategy subclass")
+        return obj
+    cls = _entry_point(target)
+    if cls is not None:
+        return cls
+    names = ", ".join(sorted(available()))
+    raise ConfigError(f"unknown strategy {target!r}: available are {names} "
+                      f"(or module:Class, or a module loaded with --plugin)")
+
+
+# --- spec parsing -----------------------------------------------------------------------
+_TARGET = re.compile(r"\s*([A-Za-z_][\w.]*(?::[A-Za-z_]\w*)?|[A-Za-z_][\w.-]*)\s*")
+
+
+def _split_args(text: str, spec: str) -> list[str]:
+    parts, depth, cur, quote = [], 0, "", None
+    for ch in text:
+        if quote:
+            cur += ch
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise ConfigError(f"strategy spec {spec!r}: unbalanced ')'")
+        elif ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    if depth or quote:
+        raise ConfigError(f"strategy spec {spec!r}: unbalanced parentheses or quotes")
+    if cur.strip():
+        parts.append(cur)
+    return parts
+
+
+def _value(text: str) -> Any:
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        return t[1:-1]
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    return t  # a bare word or a nested spec, e.g. rollout=greedy
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split ``'pimc(samples=64, rollout=greedy)'`` into ``('pimc', {...})``."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError(f"strategy spec {spec!r} is empty: write a name such as 'random'")
+    m = _TARGET.match(spec)
+    if not m:
+        raise ConfigError(f"strategy spec {spec!r} does not start with a strategy name")
+    target = m.group(1)
+    rest = spec[m.end():].strip()
+    kwargs: dict[str, Any] = {}
+    if rest:
+        if not (rest.startswith("(") and rest.endswith(")")):
+            raise ConfigError(f"strategy spec {spec!r}: parameters go in parentheses, "
+                              f"e.g. {target}(key=value)")
+        for part in _split_args(rest[1:-1], spec):
+            key, eq, val = part.partition("=")
+            key = key.strip()
+            if not eq or not re.fullmatch(r"[A-Za-z_]\w*", key):
+                raise ConfigError(f"strategy spec {spec!r}: {part.strip()!r} is not key=value")
+            if key in kwargs:
+                raise ConfigError(f"strategy spec {spec!r}: parameter {key!r} given twice")
+            kwargs[key] = _value(val)
+    return target, kwargs
+
+
+def make(spec: str | Strategy) -> Strategy:
+    """A fresh strategy instance from a spec string (or a copy of an instance's spec)."""
+    if isinstance(spec, Strategy):
+        spec = spec.spec() if type(spec) in _REGISTRY.values() else spec
+        if isinstance(spec, Strategy):
+            return spec
+    target, kwargs = parse_spec(spec)
+    cls = resolve(target)
+    try:
+        return cls(**kwargs)
+    except ConfigError:
+        raise
+    except TypeError as e:
+        raise ConfigError(f"strategy spec {spec!r}: {e}") from None

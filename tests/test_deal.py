@@ -1,0 +1,121 @@
+"""The step API: same records as the compiled loop, clear errors, observations that hide (R9)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim import Deal, IllegalPlayError, Rules
+from sim.deal import play_python
+from sim.runner import iter_records, make_seats
+from strategies.random import RandomStrategy
+
+
+@pytest.mark.parametrize("probs", [(0.25,) * 4, (1.0, 0.5, 1.0, 0.5)])
+def test_step_api_random_equals_compiled_loop(probs):
+    seats = make_seats([f"random(show_prob={p})" for p in probs])
+    names = [s.spec() for s in seats]
+    compiled = list(iter_records(21, 0, 300, seats))
+    for rec in compiled:
+        bots = [RandomStrategy(show_prob=p) for p in probs]
+        assert play_python(Deal(21, rec["deal"], seats=names), bots) == rec
+
+
+def _advance_to(deal, kind):
+    bots = [RandomStrategy(show_prob=1.0) for _ in range(4)]
+    for s, b in enumerate(bots):
+        b.begin_deal(s, deal.seed, deal.deal)
+    while not deal.done and deal.to_act.kind != kind:
+        seat = deal.to_act.seat
+        deal.apply(bots[seat].choose(deal.observation(seat), deal.legal()))
+
+
+def _find(kind, pred=lambda d: True):
+    for i in range(200):
+        d = Deal(3, i)
+        _advance_to(d, kind)
+        if not d.done and pred(d):
+            return d
+    raise AssertionError(f"no deal reaches a {kind} decision")
+
+
+def test_illegal_follow_names_seat_and_ruling():
+    # find a follower who holds the led group but tries to play something else
+    def holds_led_single(d):
+        obs = d.observation(d.to_act.seat)
+        lead = obs.lead
+        if not lead or len(lead) != 1:
+            return False
+        legal = d.legal()
+        return any(p not in legal for p in [(c,) for c in obs.hand])
+    d = None
+    for i in range(200):
+        d = Deal(5, i)
+        bots = [RandomStrategy() for _ in range(4)]
+        for s, b in enumerate(bots):
+            b.begin_deal(s, 5, i)
+        while not d.done and not (d.to_act.kind == "play" and holds_led_single(d)):
+            seat = d.to_act.seat
+            d.apply(bots[seat].choose(d.observation(seat), d.legal()))
+        if not d.done:
+            break
+    seat = d.to_act.seat
+    bad = next((c,) for c in d.observation(seat).hand if (c,) not in d.legal())
+    with pytest.raises(IllegalPlayError) as e:
+        d.apply(bad)
+    msg = str(e.value)
+    assert msg.startswith(f"illegal play [{bad[0]!r}] by seat {seat}: holds a ")
+    assert msg.endswith("must follow with one (R18)")
+
+
+def test_illegal_show_and_giveback_messages():
+    d = _find("show")
+    seat = d.to_act.seat
+    with pytest.raises(IllegalPlayError, match=r"jokers are never shown \(R6\)"):
+        d.apply("BJ")
+    with pytest.raises(IllegalPlayError, match="not a card"):
+        d.apply("Zz")
+    g = _find("giveback")
+    shown = g.observation(g.to_act.seat).calls[-1]["pair"]
+    with pytest.raises(IllegalPlayError, match=r"pair just shown and stays \(R8\)"):
+        g.apply([shown, shown])
+    assert seat in range(4)
+
+
+def test_illegal_lead_R16():
+    d = _find("play")
+    obs = d.observation(d.to_act.seat)
+    singles = sorted(set(obs.hand))
+    with pytest.raises(IllegalPlayError, match="R16"):
+        d.apply(tuple(singles[:2]))
+
+
+def test_observation_hides_other_hands_and_private_givebacks():
+    d = _find("play", lambda d: any(c["took_from"] is not None
+                                    for c in d.observation(0).calls))
+    calls = [d.observation(s).calls for s in range(4)]
+    i = next(i for i, c in enumerate(calls[0]) if c["took_from"] is not None)
+    giver, receiver = calls[0][i]["seat"], calls[0][i]["took_from"]
+    for s in range(4):
+        assert calls[s][i]["pair"] == calls[0][i]["pair"]  # shows are public (R9)
+        assert calls[s][i]["took_from"] == receiver  # so are transfers
+        assert (calls[s][i]["gave"] is not None) == (s in (giver, receiver))  # give-backs not
+    for s in range(4):
+        obs = d.observation(s)
+        assert sorted(obs.hand) == sorted(d.hand(s))
+        public = [a for a in dir(obs) if not a.startswith("_")]
+        assert not {"hands", "deck"} & set(public)
+
+
+def test_deal_validates_seed_and_rules():
+    with pytest.raises(ValueError, match="seed -1 is out of range"):
+        Deal(-1, 0)
+    with pytest.raises(ValueError, match="deal"):
+        Deal(0, -5)
+    with pytest.raises(TypeError):
+        Deal(0, 0, rules={"max_redeals": 1})
+    assert Deal(0, 0, Rules(max_redeals=0)).rules.max_redeals == 0
+
+
+def test_record_before_end_is_an_error():
+    with pytest.raises(ValueError, match="not finished"):
+        Deal(1, 1).record()
