@@ -1,0 +1,608 @@
+"""Tests of sim/stats.py: quantiles, streamed moments, histograms, W/D/L, SPRT and ratings.
+
+Every random test uses a fixed seed; statistical tolerances are several standard errors wide,
+so the assertions hold for almost every seed, not just the chosen one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.stats import (ELO_PER_NAT, SPRT, T_NORMAL_FROM, WDL, Histogram, Moments, bradley_terry,
+                       elo_from_bt, elo_from_score, mean_ci, norm_ppf, sprt_bounds, sprt_llr,
+                       t_ppf, wdl)
+
+
+def roundtrip(d: dict) -> dict:
+    """Through strict JSON (no NaN/inf allowed), as a resumable run would store it."""
+    return json.loads(json.dumps(d, allow_nan=False))
+
+
+# --------------------------------------------------------------------------------------------
+# Quantiles
+# --------------------------------------------------------------------------------------------
+
+# (p, df, value) from printed Student t tables; df=None is the normal
+TABLE = [
+    (0.975, 10, 2.228), (0.975, 1, 12.706), (0.975, 2, 4.303), (0.975, 3, 3.182),
+    (0.975, 5, 2.571), (0.975, 20, 2.086), (0.975, 29, 2.045), (0.95, 20, 1.725),
+    (0.995, 3, 5.841), (0.995, 10, 3.169), (0.9, 7, 1.415), (0.999, 15, 3.733),
+    (0.975, None, 1.960), (0.95, None, 1.645), (0.995, None, 2.576), (0.9, None, 1.282),
+]
+
+
+@pytest.mark.parametrize("p, df, value", TABLE)
+def test_quantiles_match_tables_to_3_decimals(p, df, value):
+    got = norm_ppf(p) if df is None else t_ppf(p, df)
+    assert round(got, 3) == value
+    lower = norm_ppf(1 - p) if df is None else t_ppf(1 - p, df)
+    assert lower == pytest.approx(-got, rel=1e-12)
+
+
+def test_normal_quantile_to_5_decimals():
+    assert abs(norm_ppf(0.975) - 1.95996) < 5e-6
+    assert abs(norm_ppf(0.5)) < 1e-15
+
+
+def _t_cdf_closed_form(t: float, df: int) -> float:
+    """P(T <= t) for integer df from Abramowitz & Stegun 26.7.3/26.7.4 (finite sums)."""
+    theta = math.atan(t / math.sqrt(df))
+    c, s = math.cos(theta), math.sin(theta)
+    if df % 2:  # odd: A = 2/pi (theta + sin cos (1 + 2/3 cos^2 + ...))
+        total, term = 0.0, c
+        for k in range(1, (df - 1) // 2 + 1):
+            total += term
+            term *= c * c * (2 * k) / (2 * k + 1)
+        a = 2 / math.pi * (theta + s * total) if df > 1 else 2 / math.pi * theta
+    else:  # even: A = sin (1 + 1/2 cos^2 + 1*3/(2*4) cos^4 + ...)
+        total, term = 0.0, 1.0
+        for k in range(1, df // 2 + 1):
+            total += term
+            term *= c * c * (2 * k - 1) / (2 * k)
+        a = s * total
+    return 0.5 + 0.5 * a  # A = P(|T| <= t), signed through theta / sin
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 6, 9, 10, 17, 28, 29])
+def test_t_quantile_inverts_the_closed_form_cdf(df):
+    # an implementation-independent check (no scipy): the cdf at the quantile is p
+    for p in (1e-6, 0.001, 0.025, 0.1, 0.3, 0.5, 0.6, 0.9, 0.975, 0.999):
+        assert _t_cdf_closed_form(t_ppf(p, df), df) == pytest.approx(p, rel=1e-9, abs=1e-14)
+
+
+def test_t_quantile_matches_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    for df in (0.5, 1, 1.5, 2, 2.5, 3, 7, 10, 29, 30, 40, 41, 100, 1e3, 1e5, 1e6):
+        for p in (1e-12, 1e-4, 0.025, 0.1, 0.3, 0.7, 0.9, 0.975, 0.9999):
+            assert t_ppf(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-9), (p, df)
+    for p in (1e-12, 0.001, 0.3, 0.975):
+        assert norm_ppf(p) == pytest.approx(stats.norm.ppf(p), rel=1e-13)
+
+
+def test_t_quantile_tends_to_normal_and_decreases_in_df():
+    assert t_ppf(0.975, math.inf) == norm_ppf(0.975)
+    assert t_ppf(0.975, 1e8) == pytest.approx(norm_ppf(0.975), rel=1e-7)
+    values = [t_ppf(0.975, df) for df in range(1, 60)]
+    assert all(a > b for a, b in itertools.pairwise(values))
+    assert t_ppf(0.5, 3) == 0.0
+
+
+@pytest.mark.parametrize("p, df", [(0, 3), (1, 3), (-0.1, 3), (1.5, 3), (0.5, 0), (0.5, -1),
+                                   (0.9, math.nan), (math.nan, 3), ("x", 3)])
+def test_quantile_bad_input(p, df):
+    with pytest.raises(ValueError):
+        t_ppf(p, df)
+
+
+# --------------------------------------------------------------------------------------------
+# Moments and mean_ci
+# --------------------------------------------------------------------------------------------
+
+def test_moments_match_numpy():
+    rng = np.random.default_rng(1)
+    for x, exact in ((rng.integers(-10, 17, size=1001), True),
+                     (rng.integers(-20, 33, size=(40, 7)) / 2, True),  # half-integers
+                     (rng.normal(3.0, 2.0, size=500), False)):
+        m = Moments().add(x)
+        flat = np.ravel(x).astype(float)
+        assert m.n == flat.size
+        assert m.mean == pytest.approx(flat.mean(), rel=1e-13)
+        assert m.var == pytest.approx(flat.var(ddof=1), rel=1e-12)
+        assert m.sd == pytest.approx(flat.std(ddof=1), rel=1e-12)
+        assert m.sem == pytest.approx(flat.std(ddof=1) / math.sqrt(flat.size), rel=1e-12)
+        if exact:  # integer and half-integer sums are exact in float64
+            assert m.total == math.fsum(flat) and m.total_sq == math.fsum(flat * flat)
+
+
+def test_variance_is_correctly_rounded_despite_a_large_offset():
+    # integers up to 3.6e7: sums of squares stay below 2**53, so the sums are exact; the
+    # textbook float formula (S2 - S1^2/n)/(n-1) still cancels catastrophically on them
+    x = np.array([36237453.0, 36237454, 36237455, 36237454, 36237454, 36237453])
+    naive = (np.sum(x * x) - np.sum(x) ** 2 / 6) / 5
+    exact = Fraction(17, 30)  # variance of (0, 1, 2, 1, 1, 0)
+    assert naive != float(exact)
+    m = Moments().add(x)
+    assert m.var == float(exact)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = int(rng.integers(2, 9))
+        offset = int(rng.integers(10**7, math.isqrt(2**53 // n)))
+        small = rng.integers(0, 5, size=n)
+        mean = Fraction(int(small.sum()), n)
+        exact = sum((Fraction(int(v)) - mean) ** 2 for v in small) / (n - 1)
+        assert Moments().add(offset + small.astype(float)).var == float(exact)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-40, 40), max_size=200), st.lists(st.integers(0, 200), max_size=6))
+def test_moments_merge_is_exact_for_any_chunking(values, cuts):
+    # integer data: sums are exact, so chunked/merged results are identical, not just close
+    whole = Moments().add(values)
+    bounds = sorted({min(c, len(values)) for c in cuts} | {0, len(values)})
+    parts = [Moments().add(values[a:b]) for a, b in itertools.pairwise(bounds)]
+    merged = Moments()
+    for p in reversed(parts):  # order does not matter either
+        merged += p
+    assert merged == whole
+    assert merged.to_dict() == whole.to_dict()
+
+
+def test_moments_merge_is_pure_and_iadd_mutates():
+    a, b = Moments().add([1, 2, 3]), Moments().add([10])
+    c = a.merge(b)
+    assert (a.n, b.n, c.n) == (3, 1, 4)
+    assert a + b == c
+    a += b
+    assert a == c
+    assert c.mean == 4.0
+
+
+def test_moments_from_sums_and_json():
+    m = Moments().add([2, -4, 6, 0, 0, 8])
+    again = Moments.from_dict(roundtrip(m.to_dict()))
+    assert again == m and again.var == m.var
+    assert Moments(m.n, m.total, m.total_sq) == m
+    with pytest.raises(ValueError):
+        Moments.from_dict({"type": "Histogram", "n": 1, "total": 0, "total_sq": 0})
+    with pytest.raises(ValueError):
+        Moments(-1)
+    with pytest.raises(ValueError):
+        Moments(0, 1.0, 1.0)
+
+
+def test_moments_small_and_degenerate_samples():
+    empty = Moments()
+    assert math.isnan(empty.mean) and math.isnan(empty.var)
+    assert all(math.isnan(v) for v in empty.ci())
+    one = Moments().add(5)
+    assert one.mean == 5 and math.isnan(one.sem) and all(math.isnan(v) for v in one.ci())
+    ties = Moments().add([2, 2, 2, 2])
+    assert ties.var == 0.0 and ties.ci() == (2.0, 2.0)
+    assert Moments().add([]).n == 0
+    with pytest.raises(ValueError):
+        Moments().add([1.0, math.nan])
+    with pytest.raises(ValueError):
+        Moments().add([1.0, math.inf])
+    with pytest.raises(ValueError):
+        ties.ci(1.0)
+
+
+def test_ci_uses_t_below_30_and_normal_from_30():
+    rng = np.random.default_rng(2)
+    for n in (2, 11, T_NORMAL_FROM - 1):
+        m = Moments().add(rng.normal(size=n))
+        lo, hi = m.ci(0.95)
+        assert (hi - lo) / 2 == pytest.approx(t_ppf(0.975, n - 1) * m.sem, rel=1e-12)
+    for n in (T_NORMAL_FROM, 1000):
+        m = Moments().add(rng.normal(size=n))
+        lo, hi = m.ci(0.9)
+        assert (hi - lo) / 2 == pytest.approx(norm_ppf(0.95) * m.sem, rel=1e-12)
+        assert (lo + hi) / 2 == pytest.approx(m.mean, rel=1e-12, abs=1e-15)
+
+
+def test_ci_coverage_for_small_normal_samples():
+    # n = 10: the t interval covers 95 %; a normal interval would cover only ~91.8 %
+    rng = np.random.default_rng(3)
+    data = rng.normal(1.5, 2.0, size=(2000, 10))
+    cover = np.mean([lo <= 1.5 <= hi for lo, hi in (Moments().add(row).ci() for row in data)])
+    assert 0.935 <= cover <= 0.965
+
+
+def test_mean_ci_is_moments():
+    x = [4, -2, 0, 6, 2, 2, -8, 10]
+    m = Moments().add(x)
+    assert mean_ci(x) == (m.mean, *m.ci())
+    assert mean_ci(x, 0.8) == (m.mean, *m.ci(0.8))
+
+
+# --------------------------------------------------------------------------------------------
+# Histogram
+# --------------------------------------------------------------------------------------------
+
+def test_histogram_width_1_percentiles_are_exact():
+    rng = np.random.default_rng(4)
+    x = rng.integers(-12, 19, size=997)  # 997 prime: n*q/100 is never an integer for 0<q<100
+    h = Histogram(-12, 19).add(x)
+    assert h.lattice and h.underflow == h.overflow == 0
+    for q in range(101):
+        assert h.percentile(q) == np.percentile(x, q, method="inverted_cdf"), q
+    for q in (0.5, 12.25, 99.9):
+        assert h.percentile(q) == np.percentile(x, q, method="inverted_cdf")
+
+
+def test_histogram_percentile_rank_is_exact_arithmetic():
+    # 7 % of 100 is the 7th value; numpy's float 0.07*100 = 7.000000000000001 gives the 8th
+    h = Histogram(0, 200).add(np.arange(1, 101))
+    assert h.percentile(7) == 7.0
+    assert h.percentile(57) == 57.0
+    assert h.percentile(0) == 1.0 and h.percentile(100) == 100.0
+    with pytest.raises(ValueError):
+        h.percentile(101)
+
+
+def test_histogram_card_point_scores_are_exact():
+    # attacker card points are multiples of 5; 5-wide bins from 0 hold one value each
+    rng = np.random.default_rng(5)
+    scores = 5 * rng.binomial(40, 0.5, size=5000)
+    h = Histogram(0, 205, 5).add(scores[:3000])
+    h += Histogram(0, 205, 5).add(scores[3000:])
+    assert h.lattice
+    assert h.prob_ge(120) == np.mean(scores >= 120)
+    assert h.prob_le(80) == np.mean(scores <= 80)
+    for x in range(-5, 215, 5):
+        assert h.prob_ge(x) == np.mean(scores >= x)
+        assert h.prob_le(x) == np.mean(scores <= x)
+        assert h.prob_le(x + 2) == np.mean(scores <= x + 2)  # lattice: any x is exact
+    for q in (1, 5, 25, 50, 75, 95, 99):
+        assert h.percentile(q) == np.percentile(scores, q, method="inverted_cdf")
+    assert h.mean() == scores.mean()
+
+
+def test_histogram_non_lattice_data_gives_exact_edges_and_bounds():
+    rng = np.random.default_rng(6)
+    x = rng.normal(50, 30, size=4000)
+    h = Histogram(0, 100, 10).add(x)
+    assert not h.lattice
+    assert h.underflow == np.sum(x < 0) and h.overflow == np.sum(x >= 100)
+    assert h.counts.tolist() == np.histogram(x, bins=np.arange(0, 101, 10))[0].tolist()
+    assert (h.min, h.max) == (x.min(), x.max())
+    for edge in range(0, 101, 10):
+        assert h.prob_ge(edge) == np.mean(x >= edge)
+    for v in np.linspace(-120, 220, 69):
+        assert h.prob_ge(v) <= np.mean(x >= v)
+        assert h.prob_le(v) >= np.mean(x <= v)
+    for q in (10, 25, 50, 75, 90):
+        true = np.percentile(x, q, method="inverted_cdf")
+        assert true - 10 < h.percentile(q) <= true
+    assert h.percentile(0) == x.min()  # underflow is represented by the minimum
+    assert h.percentile(100) == 100.0  # overflow only known to be >= hi
+    assert h.mean() == pytest.approx(x.mean(), rel=1e-13)
+
+
+def test_histogram_min_and_max_settle_answers_inside_a_bin():
+    h = Histogram(0, 10, 5).add([3, 3, 4])  # one bin [0, 5), but min 3 and max 4 are known
+    assert not h.lattice
+    assert h.percentile(0) == h.percentile(50) == 3.0  # not the edge 0
+    assert h.prob_ge(2.5) == 1.0 and h.prob_ge(4.5) == 0.0
+    assert h.prob_le(4.0) == 1.0 and h.prob_le(2.0) == 0.0
+    assert h.prob_ge(3.5) == 0.0 <= 1 / 3  # inside the bin: a lower bound
+    assert h.prob_le(3.5) == 1.0 >= 2 / 3  # and an upper bound
+
+
+def test_histogram_merge_and_json():
+    rng = np.random.default_rng(7)
+    x = rng.integers(-30, 60, size=600)
+    whole = Histogram(-20, 50, 5).add(x)
+    a, b = Histogram(-20, 50, 5).add(x[:250]), Histogram(-20, 50, 5).add(x[250:])
+    merged = a.merge(b)
+    assert merged.to_dict() == whole.to_dict()
+    assert a.n == 250  # merge did not mutate
+    again = Histogram.from_dict(roundtrip(whole.to_dict()))
+    assert again.to_dict() == whole.to_dict()
+    empty = Histogram.from_dict(roundtrip(Histogram(0, 10).to_dict()))
+    assert empty.n == 0 and math.isnan(empty.percentile(50)) and math.isnan(empty.prob_ge(3))
+    with pytest.raises(ValueError):
+        a.merge(Histogram(-20, 50, 10))
+    with pytest.raises(ValueError):
+        Histogram(0, 12, 5)
+    with pytest.raises(ValueError):
+        Histogram(0, 10.5, 1)
+    with pytest.raises(ValueError):
+        Histogram(0, 10).add([1, math.nan])
+
+
+# --------------------------------------------------------------------------------------------
+# W/D/L
+# --------------------------------------------------------------------------------------------
+
+def test_wdl():
+    x = np.array([3, 0, -1, 2, 0, 0, -5, 1, 1, 4])
+    assert wdl(x) == (0.5, 0.3, 0.2)
+    c = WDL().add(x[:4]).merge(WDL().add(x[4:]))
+    assert c == WDL(5, 3, 2) and c.n == 10
+    scores = np.where(x > 0, 1.0, np.where(x == 0, 0.5, 0.0))
+    assert c.score == pytest.approx(scores.mean())
+    assert c.score_var == pytest.approx(scores.var())
+    assert WDL.from_dict(roundtrip(c.to_dict())) == c
+    assert all(math.isnan(v) for v in wdl([]))
+    c += WDL(1, 0, 0)
+    assert c.wins == 6
+    assert c.elo() == elo_from_score(c.score, c.n, var=c.score_var)
+
+
+# --------------------------------------------------------------------------------------------
+# SPRT
+# --------------------------------------------------------------------------------------------
+
+def test_sprt_bounds_formula():
+    assert sprt_bounds(0.05, 0.05) == (math.log(0.05 / 0.95), math.log(0.95 / 0.05))
+    assert sprt_bounds(0.1, 0.2) == (math.log(0.2 / 0.9), math.log(0.8 / 0.1))
+    assert SPRT(0, 1, 0.01, 0.1).bounds == (math.log(0.1 / 0.99), math.log(0.9 / 0.01))
+    for alpha, beta in ((0, 0.1), (0.1, 1), (0.6, 0.5)):
+        with pytest.raises(ValueError):
+            sprt_bounds(alpha, beta)
+
+
+def test_sprt_llr_is_the_normal_likelihood_ratio_with_ml_variance():
+    rng = np.random.default_rng(8)
+    x = rng.integers(-5, 8, size=300).astype(float)
+    mu0, mu1 = 0.0, 0.4
+    var = x.var()  # ddof=0, the maximum-likelihood variance (fishtest's LLR_alt2)
+
+    def loglik(mu):
+        return np.sum(-0.5 * (x - mu) ** 2 / var)
+
+    expected = loglik(mu1) - loglik(mu0)
+    got = sprt_llr(x.size, x.sum(), (x * x).sum(), mu0, mu1)
+    assert got == pytest.approx(expected, rel=1e-12)
+    # fishtest's LLR_alt2 form, N * (s1 - s0) * (2 s - s0 - s1) / var / 2
+    assert got == pytest.approx(x.size * (mu1 - mu0) * (2 * x.mean() - mu0 - mu1) / var / 2)
+    assert sprt_llr(x.size, x.sum(), (x * x).sum(), mu1, mu0) == pytest.approx(-got)
+    assert sprt_llr(1, 3.0, 9.0, mu0, mu1) == 0.0  # no variance estimate yet
+    assert sprt_llr(5, 10.0, 20.0, mu0, mu1) == 0.0  # all equal: var 0
+
+
+def _run_sprts(sampler, mu0, mu1, runs, seed, chunk=25, max_chunks=2000):
+    """Fraction of runs accepting H1 and H0 (none may stay undecided)."""
+    rng = np.random.default_rng(seed)
+    states = []
+    for _ in range(runs):
+        test = SPRT(mu0, mu1, alpha=0.05, beta=0.05)
+        for _ in range(max_chunks):
+            if test.update(sampler(rng, chunk)) != "continue":
+                break
+        states.append(test.state)
+    assert "continue" not in states
+    return states.count("H1") / runs, states.count("H0") / runs
+
+
+def _tilted_sampler(mean):
+    """Heavily tied even-valued per-pair results (-6 .. 8) with the given mean: an
+    exponential tilt of a fixed base distribution, solved by bisection."""
+    support = np.arange(-6, 9, 2).astype(float)
+    base = np.array([1, 3, 8, 20, 8, 4, 2, 1], dtype=float)
+    lo, hi = -5.0, 5.0
+    for _ in range(200):
+        lam = (lo + hi) / 2
+        p = base * np.exp(lam * support)
+        if (p @ support) / p.sum() < mean:
+            lo = lam
+        else:
+            hi = lam
+    p /= p.sum()
+    assert abs(p @ support - mean) < 1e-12
+
+    def sample(rng, size):
+        return rng.choice(support, size=size, p=p)
+
+    return sample
+
+
+@pytest.mark.parametrize("kind", ["normal", "discrete"])
+def test_sprt_error_rates(kind):
+    mu0, mu1 = 0.0, 0.5
+
+    def sampler_at(mean):
+        if kind == "normal":
+            return lambda rng, size: rng.normal(mean, 3.0, size=size)
+        return _tilted_sampler(mean)
+
+    runs = 300
+    h1_at_mu1, h0_at_mu1 = _run_sprts(sampler_at(mu1), mu0, mu1, runs, seed=11)
+    h1_at_mu0, h0_at_mu0 = _run_sprts(sampler_at(mu0), mu0, mu1, runs, seed=12)
+    # nominal beta = alpha = 0.05; overshoot makes the realised rates a little smaller
+    assert h1_at_mu1 >= 0.9 and h0_at_mu1 <= 0.1
+    assert h0_at_mu0 >= 0.9 and h1_at_mu0 <= 0.1
+    # ... but not vanishingly small: the test is not just very conservative
+    assert h0_at_mu1 + h1_at_mu0 >= 0.01
+    # halfway between the hypotheses the test is a coin flip by symmetry
+    h1_mid, _ = _run_sprts(sampler_at((mu0 + mu1) / 2), mu0, mu1, 200, seed=13)
+    assert 0.3 <= h1_mid <= 0.7
+
+
+def test_sprt_decision_is_sticky_and_state_serialises():
+    rng = np.random.default_rng(14)
+    test = SPRT(0.0, 1.0)
+    assert test.state == "continue" and test.llr == 0.0
+    while test.update(rng.normal(1.0, 2.0, size=10)) == "continue":
+        pass
+    assert test.state == "H1" and test.decided_at == test.moments.n
+    assert test.llr >= test.bounds[1]
+    decided_at = test.decided_at
+    test.update(rng.normal(-3.0, 2.0, size=2000))  # now the data say H0 loudly
+    assert test.llr < test.bounds[0]
+    assert test.state == "H1" and test.decided_at == decided_at
+    again = SPRT.from_dict(roundtrip(test.to_dict()))
+    assert again.to_dict() == test.to_dict()
+    with pytest.raises(ValueError):
+        SPRT(0.5, 0.5)
+
+
+def test_sprt_update_stats_equals_update():
+    rng = np.random.default_rng(15)
+    chunks = [rng.integers(-6, 9, size=40) for _ in range(30)]
+    a, b = SPRT(0.0, 0.5), SPRT(0.0, 0.5)
+    for c in chunks:
+        sa = a.update(c)
+        m = Moments().add(c)
+        sb = b.update_stats(m.n, m.total, m.total_sq)
+        assert sa == sb and a.llr == b.llr
+
+
+# --------------------------------------------------------------------------------------------
+# Ratings
+# --------------------------------------------------------------------------------------------
+
+def _round_robin(rng, theta, games):
+    """wins[i, j] from ``games`` Bradley-Terry games per pair."""
+    k = len(theta)
+    wins = np.zeros((k, k))
+    for i in range(k):
+        for j in range(i + 1, k):
+            won = rng.binomial(games, 1.0 / (1.0 + math.exp(theta[j] - theta[i])))
+            wins[i, j], wins[j, i] = won, games - won
+    return wins
+
+
+def _mm_fit(wins, iterations=5000):
+    """Hunter's (2004) MM iteration, as an independent fit of the plain MLE."""
+    games = wins + wins.T
+    won = wins.sum(axis=1)
+    gamma = np.ones(len(wins))
+    for _ in range(iterations):
+        denom = (games / (gamma[:, None] + gamma[None, :])).sum(axis=1)
+        gamma = won / denom
+        gamma /= np.exp(np.log(gamma).mean())
+    return np.log(gamma)
+
+
+def test_bradley_terry_two_players_analytic():
+    theta, cov = bradley_terry(np.array([[0, 30], [10, 0]]), prior=0)
+    assert theta == pytest.approx([math.log(3) / 2, -math.log(3) / 2], rel=1e-12)
+    var_diff = 1 / (40 * 0.75 * 0.25)  # inverse Fisher information of the difference
+    assert cov == pytest.approx(var_diff / 4 * np.array([[1, -1], [-1, 1]]), rel=1e-10)
+    theta, _ = bradley_terry(np.array([[0, 30], [10, 0]]))  # default: one virtual draw
+    assert theta[0] - theta[1] == pytest.approx(math.log(30.5 / 10.5), rel=1e-12)
+
+
+def test_bradley_terry_matches_mm_and_solves_score_equations():
+    rng = np.random.default_rng(21)
+    theta_true = np.array([-1.0, -0.2, 0.1, 0.4, 0.7])
+    wins = _round_robin(rng, theta_true, 60)
+    wins[0, 1] += 2.5  # draws counted as half wins are allowed
+    wins[1, 0] += 2.5
+    theta, cov = bradley_terry(wins, prior=0)
+    assert abs(theta.sum()) < 1e-12
+    assert theta == pytest.approx(_mm_fit(wins), abs=1e-8)
+    p = 1 / (1 + np.exp(theta[None, :] - theta[:, None]))
+    assert ((wins + wins.T) * p).sum(axis=1) == pytest.approx(wins.sum(axis=1), rel=1e-10)
+    assert np.allclose(cov, cov.T) and np.allclose(cov.sum(axis=1), 0, atol=1e-12)
+    assert np.all(np.linalg.eigvalsh(cov)[1:] > 0)
+
+
+def test_bradley_terry_recovers_strengths():
+    rng = np.random.default_rng(22)
+    theta_true = np.array([-1.0, -0.5, 0.0, 0.3, 1.2])
+    theta_true -= theta_true.mean()
+    theta, cov = bradley_terry(_round_robin(rng, theta_true, 2000))
+    assert np.argsort(theta).tolist() == [0, 1, 2, 3, 4]
+    sd = np.sqrt(np.diag(cov))
+    assert np.all(np.abs(theta - theta_true) < 4 * sd)
+    assert np.all(np.abs(theta - theta_true) < 0.1)
+
+
+def test_bradley_terry_intervals_cover_the_truth():
+    rng = np.random.default_rng(23)
+    theta_true = np.array([-0.6, -0.1, 0.2, 0.5])
+    theta_true -= theta_true.mean()
+    estimates, covered, variances = [], [], []
+    for _ in range(300):
+        theta, cov = bradley_terry(_round_robin(rng, theta_true, 300))
+        elo = elo_from_bt(theta, cov)
+        covered += [lo <= ELO_PER_NAT * t <= hi for t, (_, lo, hi) in zip(theta_true, elo, strict=True)]
+        estimates.append(theta)
+        variances.append(np.diag(cov))
+    assert 0.92 <= np.mean(covered) <= 0.98
+    ratio = np.var(estimates, axis=0, ddof=1) / np.mean(variances, axis=0)
+    assert np.all((ratio > 0.7) & (ratio < 1.35))  # the covariance is the right size
+
+
+def test_bradley_terry_player_that_never_wins_or_never_loses():
+    rng = np.random.default_rng(24)
+    wins = _round_robin(rng, np.array([0.0, 0.3, 0.6, 0.9]), 50)
+    wins[0, :] = 0  # player 0 never wins
+    wins[1:, 0] = 50
+    wins[:, 3] = 0  # player 3 never loses
+    wins[3, :3] = 50
+    theta, cov = bradley_terry(wins)
+    assert np.all(np.isfinite(theta)) and np.all(np.isfinite(cov))
+    assert theta.argmin() == 0 and theta.argmax() == 3
+    with pytest.raises(ValueError, match="prior"):
+        bradley_terry(wins, prior=0)
+
+
+def test_bradley_terry_is_permutation_equivariant_and_validates():
+    rng = np.random.default_rng(25)
+    wins = _round_robin(rng, np.array([0.0, 0.5, -0.4, 0.2]), 40)
+    perm = np.array([2, 0, 3, 1])
+    theta, cov = bradley_terry(wins)
+    theta_p, cov_p = bradley_terry(wins[np.ix_(perm, perm)])
+    assert theta_p == pytest.approx(theta[perm], abs=1e-10)
+    assert cov_p == pytest.approx(cov[np.ix_(perm, perm)], abs=1e-12)
+    assert bradley_terry(np.zeros((1, 1)))[0].tolist() == [0.0]
+    for bad in (np.ones((2, 3)), np.array([[1, 2], [3, 0]]), np.array([[0, -1], [2, 0]])):
+        with pytest.raises(ValueError):
+            bradley_terry(bad)
+
+
+def test_elo_from_bt():
+    theta = np.array([0.1, 0.5, -0.3])  # not centred: elo_from_bt centres
+    cov = np.diag([0.01, 0.04, 0.09])
+    out = elo_from_bt(theta, cov, conf=0.95)
+    centred = theta - theta.mean()
+    center = np.eye(3) - 1 / 3
+    var = np.diag(center @ cov @ center)
+    for (elo, lo, hi), t, v in zip(out, centred, var, strict=True):
+        assert elo == pytest.approx(400 / math.log(10) * t)
+        assert hi - elo == pytest.approx(elo - lo)
+        assert hi - elo == pytest.approx(1.959963985 * ELO_PER_NAT * math.sqrt(v))
+    assert sum(e for e, _, _ in out) == pytest.approx(0, abs=1e-9)
+    # Elo is on the usual scale: theta difference ln(10) is 400 Elo
+    (e0, _, _), (e1, _, _) = elo_from_bt([0.0, math.log(10)], np.zeros((2, 2)))
+    assert e1 - e0 == pytest.approx(400.0)
+
+
+def test_elo_from_score():
+    assert elo_from_score(0.5, 100)[0] == 0.0
+    elo, lo, hi = elo_from_score(0.75, 100)
+    assert elo == pytest.approx(400 * math.log10(3))
+    half = norm_ppf(0.975) * math.sqrt(0.75 * 0.25 / 100)
+    assert lo == pytest.approx(-400 * math.log10(1 / (0.75 - half) - 1))
+    assert hi == pytest.approx(-400 * math.log10(1 / (0.75 + half) - 1))
+    assert lo < elo < hi and hi - elo > elo - lo  # asymmetric in Elo
+    assert elo_from_score(1.0, 10)[0] == math.inf
+    assert elo_from_score(0.9, 4)[2] == math.inf
+    with pytest.raises(ValueError):
+        elo_from_score(1.2, 10)
+    with pytest.raises(ValueError):
+        elo_from_score(0.5, 0)
+
+
+def test_elo_from_wdl_intervals_cover_the_truth():
+    rng = np.random.default_rng(26)
+    p_win, p_draw = 0.45, 0.25
+    true_elo = -400 * math.log10(1 / (p_win + p_draw / 2) - 1)
+    covered = []
+    for _ in range(600):
+        w, d, l_ = rng.multinomial(400, [p_win, p_draw, 1 - p_win - p_draw])
+        _, lo, hi = WDL(int(w), int(d), int(l_)).elo()
+        covered.append(lo <= true_elo <= hi)
+    assert 0.92 <= np.mean(covered) <= 0.975
