@@ -20,7 +20,7 @@ import numpy as np
 from sim.bits import ONE, ZERO, lsb, popcount
 from sim.cards import BIT, GROUP_MASK, ID_OF_KEY, KEY_OF_ID, TRUMP_GROUP
 from sim.jit import kernel
-from sim.movegen import gen_givebacks, gen_plays, show_mask
+from sim.movegen import gen_givebacks, legal_set, set_all, show_mask
 from sim.rng import bounded, draw, stream_key
 from sim.rules import R_KOU_PAIR, R_KOU_SINGLE, R_MAX_REDEALS
 from sim.scoring import settle_kernel
@@ -206,6 +206,11 @@ def advance(st, u, rules):
                 st[S_PHASE] = DONE
             continue
         seat = st[S_CHANCE]
+        if r < 27 and seat == 0:
+            pairs = u[U_TWICE] | u[U_TWICE + 1] | u[U_TWICE + 2] | u[U_TWICE + 3]
+            if show_mask(pairs, pairs, st[S_CUR_CARD]) == ZERO:
+                st[S_CHANCE] = 4  # R7: nobody can show this round; four forced passes
+                continue
         if show_mask(u[U_ONCE + seat], u[U_TWICE + seat], st[S_CUR_CARD]):
             st[S_TO_ACT] = seat
             return
@@ -328,6 +333,14 @@ def apply_play(st, u, rules, a, b):
 
 
 @kernel
+def play_set(st, u, seat):
+    """The legal-set description (``sim.movegen.legal_set``) of ``seat``'s next play."""
+    if st[S_POS] == 0:
+        return legal_set(u[U_ONCE + seat], u[U_TWICE + seat], np.int64(-1), np.int64(-1))
+    return legal_set(u[U_ONCE + seat], u[U_TWICE + seat], st[S_TRICK_A], st[S_TRICK_B])
+
+
+@kernel
 def legal(st, u, out):
     """The choices of the seat to act, as codes in canonical order; returns their count.
 
@@ -349,9 +362,8 @@ def legal(st, u, out):
     if ph == GIVEBACK:
         return gen_givebacks(o, w, st[S_CUR_CARD], out)
     if ph == PLAY:
-        if st[S_POS] == 0:
-            return gen_plays(o, w, np.int64(-1), np.int64(-1), out)
-        return gen_plays(o, w, st[S_TRICK_A], st[S_TRICK_B], out)
+        mode, m1, m2 = play_set(st, u, seat)
+        return set_all(mode, m1, m2, out)
     return 0
 
 
@@ -359,6 +371,9 @@ def legal(st, u, out):
 def apply_code(st, u, rules, code):
     """Carry out a choice given as a code of ``legal`` (-1 = pass at a show decision)."""
     ph = st[S_PHASE]
+    if ph == PLAY:  # trick play never needs advance(): the next seat is always asked
+        apply_play(st, u, rules, code & 63, (code >> 6) - 1)
+        return
     if ph == CALL:
         if code < 0:
             apply_call_pass(st)
@@ -366,8 +381,6 @@ def apply_code(st, u, rules, code):
             apply_show(st, u, code)
     elif ph == GIVEBACK:
         apply_giveback(st, u, code & 63, (code >> 6) - 1)
-    elif ph == PLAY:
-        apply_play(st, u, rules, code & 63, (code >> 6) - 1)
     advance(st, u, rules)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ONE, ZERO, lsb, msb, popcount
+from sim.bits import ONE, ZERO, lsb, msb, popcount, select
 from sim.cards import ABOVE_RANK, BIT, CLASS_MASK, GROUP, GROUP_MASK, SUITED_MASK
 from sim.jit import kernel
 
@@ -34,22 +34,150 @@ def code_second(c):
     return (c >> 6) - 1
 
 
+# A legal set is described by (mode, m1, m2): the rules cascade runs once (``legal_set``), and
+# counting, the k-th play and the full list are derived from the description.
+M_LEAD = 0  # singles of m1 (= once), then pairs of m2 (= twice)        R16
+M_SINGLES = 1  # singles of m1                                          R18
+M_PAIRS = 2  # pairs (x, x) of m1                                       R19a
+M_CHOOSE2 = 3  # two different cards of m1                              R19b ties
+M_WITH = 4  # (x, m2) for x in m1, m2 a fixed key, written low-high     R19b, R19c
+M_ANY2 = 5  # any two: pairs of m2 and two different cards of m1        R19d
+
+
 @kernel
-def _all_two_card(once, twice, out, n):
-    """Every distinct two-card choice from a hand, lexicographic by (low, high) bit."""
-    m = once
+def legal_set(once, twice, lead_a, lead_b):
+    """Describe the legal plays of a hand (key layout) against a lead (-1: leading).
+
+    Returns ``(mode, m1, m2)`` (see the ``M_*`` constants); the plays it describes, in
+    canonical order, are listed by ``set_all``, counted by ``set_count``, indexed by ``set_kth``.
+    """
+    if lead_a < 0:  # R16: a single or a pair
+        return M_LEAD, once, twice
+    gm = GROUP_MASK[GROUP[lead_a]]  # R14: follow the group, not the printed suit
+    if lead_b < 0:
+        m = once & gm  # R18: a card of G if any, else anything
+        return M_SINGLES, (m if m else once), ZERO
+    m = twice & gm
+    if m:  # R19a: a pair in G, any of them
+        return M_PAIRS, m, ZERO
+    g = once & gm  # no pair in G, so every card of G is held once
+    cnt = popcount(g)
+    if cnt >= 2:  # R19b: the two strongest of G; ties of strength are the player's choice
+        top = msb(g)
+        tied = CLASS_MASK[top] & g
+        if popcount(tied) >= 2:  # two or more tie for strongest: any two of them
+            return M_CHOOSE2, tied, ZERO
+        rest = g & ~BIT[top]  # the strongest and any one of the next strongest
+        return M_WITH, CLASS_MASK[msb(rest)] & rest, np.uint64(top)
+    if cnt == 1:  # R19c: that card and any other card
+        return M_WITH, once & ~g, np.uint64(lsb(g))
+    return M_ANY2, once, twice  # R19d: any two cards
+
+
+@kernel
+def set_count(mode, m1, m2):
+    """Number of plays in a legal set."""
+    if mode == M_LEAD or mode == M_ANY2:
+        n = popcount(m1)
+        if mode == M_LEAD:
+            return n + popcount(m2)
+        return popcount(m2) + n * (n - 1) // 2
+    n = popcount(m1)
+    if mode == M_CHOOSE2:
+        return n * (n - 1) // 2
+    return n
+
+
+@kernel(inline="always")
+def twice_has(m2, x):
+    """Whether bit ``x`` of ``m2`` is set."""
+    return (m2 & BIT[x]) != ZERO
+
+
+@kernel
+def _with_code(x, f):
+    return code2(x, f) if x < f else code2(f, x)
+
+
+@kernel
+def set_kth(mode, m1, m2, k):
+    """The ``k``-th play (canonical order) of a legal set, as a code; ``k < set_count``."""
+    if mode == M_SINGLES:
+        return select(m1, k)
+    if mode == M_LEAD:
+        n = popcount(m1)
+        if k < n:
+            return select(m1, k)
+        x = select(m2, k - n)
+        return code2(x, x)
+    if mode == M_PAIRS:
+        x = select(m1, k)
+        return code2(x, x)
+    if mode == M_WITH:
+        return _with_code(select(m1, k), np.int64(m2))
+    # M_CHOOSE2 and M_ANY2: walk the low card upwards, skipping whole blocks
+    m = m1
     while m:
         x = lsb(m)
         m = m & (m - ONE)
-        if twice & BIT[x]:
+        if mode == M_ANY2 and twice_has(m2, x):
+            if k == 0:
+                return code2(x, x)
+            k -= 1
+        c = popcount(m)
+        if k < c:
+            return code2(x, select(m, k))
+        k -= c
+    return np.int64(-1)  # unreachable for k < set_count
+
+
+@kernel
+def set_all(mode, m1, m2, out):
+    """Write every play of a legal set into ``out`` in canonical order; returns the count."""
+    n = 0
+    if mode == M_SINGLES or mode == M_LEAD:
+        m = m1
+        while m:
+            out[n] = lsb(m)
+            n += 1
+            m = m & (m - ONE)
+        if mode == M_SINGLES:
+            return n
+        m = m2
+        while m:
+            x = lsb(m)
+            out[n] = code2(x, x)
+            n += 1
+            m = m & (m - ONE)
+        return n
+    if mode == M_PAIRS:
+        m = m1
+        while m:
+            x = lsb(m)
+            out[n] = code2(x, x)
+            n += 1
+            m = m & (m - ONE)
+        return n
+    if mode == M_WITH:
+        f = np.int64(m2)
+        m = m1
+        while m:
+            out[n] = _with_code(lsb(m), f)
+            n += 1
+            m = m & (m - ONE)
+        return n
+    m = m1
+    while m:
+        x = lsb(m)
+        m = m & (m - ONE)
+        if mode == M_ANY2 and twice_has(m2, x):
             out[n] = code2(x, x)
             n += 1
         rest = m
         while rest:
-            y = lsb(rest)
-            rest = rest & (rest - ONE)
-            out[n] = code2(x, y)
+            out[n] = code2(x, lsb(rest))
             n += 1
+            rest = rest & (rest - ONE)
     return n
 
 
@@ -64,105 +192,21 @@ def gen_plays(once, twice, lead_a, lead_b, out):
     lead_a, lead_b : int64
         The lead's cards as keys (``lead_b = -1`` for a single lead); ``lead_a = -1`` to lead.
     out : int64[MAX_CHOICES]
-        Receives the play codes in canonical order.
+        Receives the play codes in canonical order (docs/engine.md).
 
     Returns
     -------
     int64 : number of legal plays.
     """
-    n = 0
-    if lead_a < 0:  # R16: a single or a pair
-        m = once
-        while m:
-            out[n] = lsb(m)
-            n += 1
-            m = m & (m - ONE)
-        m = twice
-        while m:
-            x = lsb(m)
-            out[n] = code2(x, x)
-            n += 1
-            m = m & (m - ONE)
-        return n
-    gm = GROUP_MASK[GROUP[lead_a]]  # R14: follow the group, not the printed suit
-    if lead_b < 0:
-        m = once & gm  # R18: a card of G if any, else anything
-        if m == ZERO:
-            m = once
-        while m:
-            out[n] = lsb(m)
-            n += 1
-            m = m & (m - ONE)
-        return n
-    m = twice & gm
-    if m:  # R19a: a pair in G, any of them
-        while m:
-            x = lsb(m)
-            out[n] = code2(x, x)
-            n += 1
-            m = m & (m - ONE)
-        return n
-    g = once & gm  # no pair in G, so every card of G is held once
-    cnt = popcount(g)
-    if cnt >= 2:  # R19b: the two strongest of G; ties of strength are the player's choice
-        top = msb(g)
-        tied = CLASS_MASK[top] & g
-        if popcount(tied) >= 2:  # two or more tie for strongest: any two of them
-            m = tied
-            while m:
-                x = lsb(m)
-                m = m & (m - ONE)
-                rest = m
-                while rest:
-                    y = lsb(rest)
-                    rest = rest & (rest - ONE)
-                    out[n] = code2(x, y)
-                    n += 1
-            return n
-        rest = g & ~BIT[top]
-        m = CLASS_MASK[msb(rest)] & rest  # the strongest and any one of the next strongest
-        while m:
-            out[n] = code2(lsb(m), top)
-            n += 1
-            m = m & (m - ONE)
-        return n
-    if cnt == 1:  # R19c: that card and any other card
-        x = lsb(g)
-        m = once & ~g
-        while m:
-            y = lsb(m)
-            out[n] = code2(y, x) if y < x else code2(x, y)
-            n += 1
-            m = m & (m - ONE)
-        return n
-    return _all_two_card(once, twice, out, n)  # R19d: any two cards
+    mode, m1, m2 = legal_set(once, twice, lead_a, lead_b)
+    return set_all(mode, m1, m2, out)
 
 
 @kernel
 def count_plays(once, twice, lead_a, lead_b):
-    """Number of legal plays, without listing them (same cascade as ``gen_plays``)."""
-    if lead_a < 0:
-        return popcount(once) + popcount(twice)
-    gm = GROUP_MASK[GROUP[lead_a]]
-    if lead_b < 0:
-        m = once & gm
-        return popcount(m) if m else popcount(once)  # R18
-    m = twice & gm
-    if m:
-        return popcount(m)  # R19a
-    g = once & gm
-    cnt = popcount(g)
-    if cnt >= 2:  # R19b
-        top = msb(g)
-        t = popcount(CLASS_MASK[top] & g)
-        if t >= 2:
-            return t * (t - 1) // 2
-        rest = g & ~BIT[top]
-        return popcount(CLASS_MASK[msb(rest)] & rest)
-    n = popcount(once)
-    if cnt == 1:
-        return n - 1  # R19c
-    return popcount(twice) + n * (n - 1) // 2  # R19d
+    """Number of legal plays, without listing them."""
+    mode, m1, m2 = legal_set(once, twice, lead_a, lead_b)
+    return set_count(mode, m1, m2)
 
 
 @kernel
@@ -176,7 +220,7 @@ def gen_givebacks(once, twice, shown, out):
     """Give-back choices (id layout) after an override: any two cards but the pair just
     shown (R8), as codes sorted by (low id, high id)."""
     keep = ~BIT[shown]
-    return _all_two_card(once & keep, twice & keep, out, 0)
+    return set_all(M_ANY2, once & keep, twice & keep, out)
 
 
 def plays_buffer() -> np.ndarray:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.engine import CALL, S_PHASE, legal, next_draw
+from sim.engine import CALL, PLAY, S_PHASE, legal, next_draw, play_set
 from sim.jit import kernel
+from sim.movegen import set_count, set_kth
 from sim.rng import Stream, bounded
 from strategies.base import Strategy, param
 
@@ -19,8 +20,14 @@ _S32 = np.uint64(32)
 @kernel
 def random_decide(st, u, seat, show_prob, buf):
     """Choice code for ``seat``: at a show decision pass (-1) or a random show, else uniform."""
-    n = legal(st, u, buf)
     stream = 1 + seat
+    if st[S_PHASE] == PLAY:  # count and index the legal set, no list needed
+        mode, m1, m2 = play_set(st, u, seat)
+        n = set_count(mode, m1, m2)
+        if n == 1:
+            return set_kth(mode, m1, m2, 0)
+        return set_kth(mode, m1, m2, bounded(next_draw(u, stream), n))
+    n = legal(st, u, buf)
     if st[S_PHASE] == CALL:
         r = next_draw(u, stream)
         if (r >> _S32) < np.uint64(show_prob * 4294967296.0):
