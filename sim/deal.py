@@ -114,7 +114,10 @@ def _cards_arg(choice: Any, what: str) -> list[int]:
         choice = choice.replace(",", " ").split()
     if not isinstance(choice, (list, tuple)):
         raise IllegalPlayError(f"{what} {choice!r} must be a list of cards such as ['Kh']")
-    return [parse_card(c) for c in choice]
+    try:
+        return [parse_card(c) for c in choice]
+    except InvalidCardError as e:
+        raise IllegalPlayError(f"{what} {choice!r}: {e}") from None
 
 
 def play_code(cards: Sequence[int], trump: int) -> int:

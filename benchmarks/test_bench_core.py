@@ -1,0 +1,91 @@
+"""Speed targets of the rules engine (issue: rules engine), measured with pytest-benchmark.
+
+Run: ``python -m pytest benchmarks -q`` (after ``pip install -e '.[test]'``). Each benchmark
+records its throughput in ``extra_info`` and checks the target on the best round; speeds are
+also compared with a baseline (the reference engine, OpenSpiel) measured in the same run.
+Targets (one core, after compilation): >= 150,000 random deals/s, >= 10 million legal-play
+generations/s, >= 5x OpenSpiel's C++ decisions/s on uniform-random hearts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim import bench
+from sim.loop import C_DECISIONS, N_COLS, play_deals
+from sim.rules import DEFAULT_RULES
+
+RULES = DEFAULT_RULES.array()
+KINDS, PARAMS = bench._random_tables()
+N = 50_000
+_shared: dict = {}
+
+
+def _rate(benchmark, items):
+    return items / benchmark.stats.stats.min
+
+
+def test_compiled_random_deals(benchmark):
+    out = np.zeros((N, N_COLS), dtype=np.int64)
+    play_deals(np.uint64(1), np.uint64(0), 10, RULES, KINDS, PARAMS, out)
+    benchmark.pedantic(play_deals, args=(np.uint64(1), np.uint64(0), N, RULES, KINDS, PARAMS,
+                                         out), rounds=7, iterations=1)
+    deals = _rate(benchmark, N)
+    decisions = _rate(benchmark, float(out[:, C_DECISIONS].sum()))
+    benchmark.extra_info.update(deals_per_s=deals, decisions_per_s=decisions)
+    _shared["decisions_per_s"] = decisions
+    _shared["deals_per_s"] = deals
+    assert deals >= 150_000, f"{deals:,.0f} random deals/s is under the 150,000 target"
+
+
+@pytest.fixture(scope="module")
+def situations():
+    m = 100_000
+    once, twice = np.zeros(m, np.uint64), np.zeros(m, np.uint64)
+    la, lb = np.zeros(m, np.int64), np.zeros(m, np.int64)
+    tricks = np.zeros((20_000, 8), np.int64)
+    nm, nt = bench.collect_situations(np.uint64(2), 2000, RULES, KINDS, PARAMS, once, twice,
+                                      la, lb, tricks)
+    return once[:nm], twice[:nm], la[:nm], lb[:nm], tricks[:nt]
+
+
+def test_legal_play_generations(benchmark, situations):
+    once, twice, la, lb, _ = situations
+    bench.bench_legal(once[:10], twice[:10], la[:10], lb[:10], 1)
+    benchmark.pedantic(bench.bench_legal, args=(once, twice, la, lb, 5), rounds=7)
+    rate = _rate(benchmark, 5 * len(once))
+    benchmark.extra_info["generations_per_s"] = rate
+    assert rate >= 10_000_000, f"{rate:,.0f} legal-play generations/s is under 10 million"
+
+
+def test_trick_evaluations(benchmark, situations):
+    tricks = situations[4]
+    bench.bench_tricks(tricks[:10], 1)
+    benchmark.pedantic(bench.bench_tricks, args=(tricks, 20), rounds=7)
+    rate = _rate(benchmark, 20 * len(tricks))
+    benchmark.extra_info["evaluations_per_s"] = rate
+    assert rate >= 10_000_000
+
+
+def test_reference_engine_baseline(benchmark):
+    from sim import reference
+
+    benchmark.pedantic(lambda: [reference.play_deal(1, d) for d in range(20)], rounds=2)
+    rate = _rate(benchmark, 20)
+    benchmark.extra_info["reference_deals_per_s"] = rate
+    if "deals_per_s" in _shared:
+        ratio = _shared["deals_per_s"] / rate
+        benchmark.extra_info["compiled_over_reference"] = ratio
+        assert ratio > 100
+
+
+def test_openspiel_hearts_ratio(benchmark):
+    pytest.importorskip("pyspiel")
+    res = {}
+    benchmark.pedantic(lambda: res.update(bench.openspiel_hearts(500, 1)), rounds=3)
+    benchmark.extra_info.update(res)
+    if "decisions_per_s" in _shared:
+        ratio = _shared["decisions_per_s"] / res["openspiel_decisions_per_s"]
+        benchmark.extra_info["decisions_ratio"] = ratio
+        assert ratio >= 5, f"only {ratio:.1f}x OpenSpiel's decisions/s (target 5x)"

@@ -1,0 +1,42 @@
+"""The README's examples run: every ```python block, and every ```console command."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+
+import pytest
+
+from sim.cli import main
+
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                      "README.md")
+TEXT = open(README, encoding="utf-8").read()
+PY_BLOCKS = re.findall(r"```python\n(.*?)```", TEXT, re.S)
+COMMANDS = [line[2:] for block in re.findall(r"```console\n(.*?)```", TEXT, re.S)
+            for line in block.splitlines() if line.startswith("$ shuangkou ")]
+
+
+def test_readme_has_examples():
+    assert len(PY_BLOCKS) >= 2 and len(COMMANDS) >= 5
+
+
+@pytest.mark.parametrize("i", range(len(PY_BLOCKS)))
+def test_python_block(i, capsys):
+    exec(compile(PY_BLOCKS[i], f"README block {i}", "exec"), {})
+
+
+def test_console_commands_in_order(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for cmd in COMMANDS:
+        argv = shlex.split(cmd)[1:]
+        assert main(argv) == 0, cmd
+
+
+def test_quick_start_commands_are_first():
+    blocks = re.findall(r"```bash\n(.*?)```", TEXT, re.S)
+    assert "shuangkou" in blocks[0] and "pip install" in blocks[0]
+    assert "pytest" in blocks[1] and "pip install -e '.[test]'" in blocks[1]
+    with open(os.path.join(os.path.dirname(README), ".ci", "run"), encoding="utf-8") as f:
+        assert blocks[1].strip() in f.read()  # CI runs exactly the README's test command
