@@ -56,13 +56,16 @@ S_DECISIONS = 24
 S_NOVERRIDES = 25
 S_TRICK_A = 26  # current trick, by position: first card
 S_TRICK_B = 30  # second card or -1
+S_FIX_SEAT = 34  # seat whose hand must contain the fixed cards (-1: none; shuangkou estimate)
+S_FIX_N = 35  # how many fixed cards
 S_CALLS = 40  # MAX_CALLS records of CALL_W: round, seat, card, took_from, gave_a, gave_b
 CALL_W = 6
 MAX_CALLS = 16  # shows strictly rise through 13 ranks (R6), so 13 at most
 S_DECK = S_CALLS + MAX_CALLS * CALL_W
 S_TRICKS = S_DECK + 108  # 27 records of TRICK_W: leader, winner, points, a[4], b[4]
 TRICK_W = 11
-ST_SIZE = S_TRICKS + 27 * TRICK_W
+S_FIX = S_TRICKS + 27 * TRICK_W  # the fixed card ids
+ST_SIZE = S_FIX + 27
 
 # --- u layout ----------------------------------------------------------------------------
 U_ONCE = 0  # 4 seats
@@ -107,14 +110,23 @@ def remove_card(u, seat, c):
 
 @kernel
 def _shuffle(st, u):
-    """Sorted deck, then Fisher–Yates with stream 0 (docs/engine.md; R5, R11)."""
-    for i in range(108):
-        st[S_DECK + i] = i // 2
-    for i in range(107, 0, -1):
-        j = bounded(next_draw(u, 0), i + 1)
-        t = st[S_DECK + i]
-        st[S_DECK + i] = st[S_DECK + j]
-        st[S_DECK + j] = t
+    """Sorted deck, then Fisher–Yates with stream 0 (docs/engine.md; R5, R11).
+
+    With fixed cards (``S_FIX_SEAT >= 0``) the deal is uniform among the deals that give those
+    cards to that seat: the fixed cards take uniformly chosen dealing rounds of the seat (a
+    shuffle of its 27 rounds), the other cards a shuffle of the rest of the deck.
+    """
+    fs = st[S_FIX_SEAT]
+    if fs < 0:
+        for i in range(108):
+            st[S_DECK + i] = i // 2
+        for i in range(107, 0, -1):
+            j = bounded(next_draw(u, 0), i + 1)
+            t = st[S_DECK + i]
+            st[S_DECK + i] = st[S_DECK + j]
+            st[S_DECK + j] = t
+    else:
+        _shuffle_fixed(st, u, fs)
     for s in range(4):
         u[U_ONCE + s] = ZERO
         u[U_TWICE + s] = ZERO
@@ -128,9 +140,64 @@ def _shuffle(st, u):
 
 
 @kernel
+def _shuffle_fixed(st, u, fs):
+    nfix = st[S_FIX_N]
+    rest = st[S_TRICKS:S_TRICKS + 108]  # scratch: the trick log is empty while dealing
+    for c in range(108):  # the sorted deck without one copy per fixed card
+        rest[c] = c // 2
+    for k in range(nfix):
+        c = st[S_FIX + k]
+        for i in range(108):
+            if rest[i] == c:
+                rest[i] = -1
+                break
+    n = 0
+    for i in range(108):
+        if rest[i] >= 0:
+            rest[n] = rest[i]
+            n += 1
+    slots = st[S_DECK:S_DECK + 27]  # scratch before the deck is written: the seat's rounds
+    for j in range(27):
+        slots[j] = j
+    for i in range(26, 0, -1):
+        j = bounded(next_draw(u, 0), i + 1)
+        t = slots[i]
+        slots[i] = slots[j]
+        slots[j] = t
+    for i in range(n - 1, 0, -1):
+        j = bounded(next_draw(u, 0), i + 1)
+        t = rest[i]
+        rest[i] = rest[j]
+        rest[j] = t
+    taken = st[S_TRICKS + 108:S_TRICKS + 216]  # scratch: which deck positions are fixed
+    taken[:] = -1
+    for k in range(nfix):
+        taken[4 * slots[k] + fs] = st[S_FIX + k]
+    r = 0
+    for i in range(108):
+        if taken[i] >= 0:
+            st[S_DECK + i] = taken[i]
+        else:
+            st[S_DECK + i] = rest[r]
+            r += 1
+    st[S_TRICKS:S_TRICKS + 216] = 0
+
+
+@kernel
 def init_deal(st, u, seed, deal):
     """Start deal ``deal`` of master seed ``seed`` (both uint64): streams, first shuffle."""
+    init_deal_fixed(st, u, seed, deal, -1, st[:0])
+
+
+@kernel
+def init_deal_fixed(st, u, seed, deal, fix_seat, fix_cards):
+    """``init_deal``, but every shuffle gives the card ids ``fix_cards`` to ``fix_seat``
+    (-1: no constraint). Used by ``shuangkou estimate``."""
     st[:] = 0
+    st[S_FIX_SEAT] = fix_seat
+    st[S_FIX_N] = fix_cards.shape[0]
+    for k in range(fix_cards.shape[0]):
+        st[S_FIX + k] = fix_cards[k]
     for s in range(5):  # cards, then the four seats' strategy streams
         u[U_KEY + s] = stream_key(seed, deal, np.uint64(s))
     for s in range(4):  # the seats' sampling streams (16 + seat)

@@ -34,6 +34,7 @@ from sim.engine import (
     advance,
     apply_code,
     init_deal,
+    init_deal_fixed,
     trumps_held,
 )
 from sim.jit import kernel
@@ -55,6 +56,12 @@ COLUMN_NAMES = ("redeals", "void", "caller", "trump", "attacker_points", "multip
 def play_deal(st, u, rules, seed, deal, kinds, params, buf):
     """Play deal ``deal`` of ``seed`` (uint64) to the end with the seats' compiled strategies."""
     init_deal(st, u, seed, deal)
+    finish_deal(st, u, rules, kinds, params, buf)
+
+
+@kernel
+def finish_deal(st, u, rules, kinds, params, buf):
+    """Play an initialised deal to the end with the seats' compiled strategies."""
     advance(st, u, rules)
     while st[S_PHASE] != DONE:
         seat = st[S_TO_ACT]
@@ -85,7 +92,7 @@ def summarize(st, u, row):
     row[C_FIRST_SHOW_ROUND] = st[S_CALLS] if st[S_NCALLS] > 0 else -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def play_deals(seed, first, n, rules, kinds, params, out):
     """Play deals ``first … first+n-1`` of ``seed``; row ``i`` of ``out`` summarises deal
     ``first + i``. ``kinds``: int64[4]; ``params``: float64[4, N_PARAMS]; ``out``: int64[n, N_COLS].
@@ -95,4 +102,16 @@ def play_deals(seed, first, n, rules, kinds, params, out):
     buf = np.empty(MAX_CHOICES, dtype=np.int64)
     for i in range(n):
         play_deal(st, u, rules, seed, first + np.uint64(i), kinds, params, buf)
+        summarize(st, u, out[i])
+
+
+@njit(cache=True, nogil=True)
+def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, out):
+    """``play_deals`` with the card ids ``fix_cards`` dealt to ``fix_seat`` in every deal."""
+    st = np.zeros(ST_SIZE, dtype=np.int64)
+    u = np.zeros(U_SIZE, dtype=np.uint64)
+    buf = np.empty(MAX_CHOICES, dtype=np.int64)
+    for i in range(n):
+        init_deal_fixed(st, u, seed, first + np.uint64(i), fix_seat, fix_cards)
+        finish_deal(st, u, rules, kinds, params, buf)
         summarize(st, u, out[i])
