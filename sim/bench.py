@@ -37,7 +37,7 @@ from sim.loop import C_DECISIONS, N_COLS, play_deals
 from sim.movegen import MAX_CHOICES, gen_plays
 from sim.rules import DEFAULT_RULES
 from sim.trick import trick_winner
-from strategies.compiled import N_PARAMS, decide
+from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, N_PARAMS, UINT_SCRATCH, decide
 
 
 @njit(cache=True)
@@ -48,7 +48,9 @@ def collect_situations(seed, n_deals, rules, kinds, params, once, twice, la, lb,
     """
     st = np.zeros(ST_SIZE, dtype=np.int64)
     u = np.zeros(U_SIZE, dtype=np.uint64)
-    buf = np.empty(MAX_CHOICES, dtype=np.int64)
+    buf = np.zeros(INT_SCRATCH, dtype=np.int64)
+    fws = np.zeros(FLOAT_SCRATCH, dtype=np.float64)
+    uws = np.zeros(UINT_SCRATCH, dtype=np.uint64)
     m = 0
     t = 0
     for d in range(n_deals):
@@ -62,7 +64,7 @@ def collect_situations(seed, n_deals, rules, kinds, params, once, twice, la, lb,
                 la[m] = st[S_TRICK_A] if st[S_POS] > 0 else -1
                 lb[m] = st[S_TRICK_B] if st[S_POS] > 0 else -1
                 m += 1
-            apply_code(st, u, rules, decide(kinds[seat], params, st, u, rules, seat, buf))
+            apply_code(st, u, rules, decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws))
         for i in range(st[S_NTRICKS]):
             if t < tricks.shape[0]:
                 for k in range(8):

@@ -162,11 +162,26 @@ CLASS_MASK = np.array(
     ],
     dtype=np.uint64,
 )
+# keys of the same group and strictly greater strength than key k (R13)
+ABOVE_STRENGTH = np.array(
+    [
+        sum(1 << j for j in range(N_TYPES) if GROUP[j] == GROUP[k] and STRENGTH[j] > STRENGTH[k])
+        for k in range(N_TYPES)
+    ],
+    dtype=np.uint64,
+)
 ALL_MASK = np.uint64((1 << N_TYPES) - 1)
 SUITED_MASK = np.uint64((1 << 52) - 1)  # ids of cards that can be shown (R6)
 # ABOVE_RANK[r + 1]: suited ids of show rank strictly above r (r = -1 when nothing is shown)
 ABOVE_RANK = np.array(
     [((1 << 52) - 1) & ~((1 << (4 * i)) - 1) for i in range(14)], dtype=np.uint64
+)
+
+
+# TRUMP_IDS[s]: card ids that are trumps if suit s is trump (R12), for calling decisions
+TRUMP_IDS = np.array(
+    [sum(1 << i for i in range(N_TYPES) if KEY_OF_ID[s, i] >= 30) for s in range(4)],
+    dtype=np.uint64,
 )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.bits import ONE, ZERO, lsb, popcount
-from sim.cards import BIT, GROUP_MASK, ID_OF_KEY, KEY_OF_ID, TRUMP_GROUP
+from sim.cards import BIT, GROUP, GROUP_MASK, ID_OF_KEY, KEY_OF_ID, TRUMP_GROUP
 from sim.jit import kernel
 from sim.movegen import gen_givebacks, legal_set, set_all, show_mask
 from sim.rng import bounded, draw, stream_key
@@ -58,6 +58,7 @@ S_TRICK_A = 26  # current trick, by position: first card
 S_TRICK_B = 30  # second card or -1
 S_FIX_SEAT = 34  # seat whose hand must contain the fixed cards (-1: none; shuangkou estimate)
 S_FIX_N = 35  # how many fixed cards
+S_VOIDS = 36  # 4 seats: bit g set once the seat has shown it holds no card of group g (R18, R19)
 S_CALLS = 40  # MAX_CALLS records of CALL_W: round, seat, card, took_from, gave_a, gave_b
 CALL_W = 6
 MAX_CALLS = 16  # shows strictly rise through 13 ranks (R6), so 13 at most
@@ -75,7 +76,9 @@ U_CTR = 17  # counters of the same streams
 N_STREAMS = 9
 U_FIRST_ONCE = 26  # hands at the first lead (key layout), for records and observations
 U_FIRST_TWICE = 30
-U_SIZE = 34
+U_PLAYED_ONCE = 34  # keys played so far at least once / twice (public)
+U_PLAYED_TWICE = 35
+U_SIZE = 36
 
 
 def new_state() -> tuple[np.ndarray, np.ndarray]:
@@ -97,6 +100,16 @@ def add_card(u, seat, c):
         u[U_TWICE + seat] |= b
     else:
         u[U_ONCE + seat] |= b
+
+
+@kernel(inline="always")
+def played(u, k):
+    """Record key ``k`` as played (public knowledge)."""
+    b = BIT[k]
+    if u[U_PLAYED_ONCE] & b:
+        u[U_PLAYED_TWICE] |= b
+    else:
+        u[U_PLAYED_ONCE] |= b
 
 
 @kernel(inline="always")
@@ -204,6 +217,8 @@ def init_deal_fixed(st, u, seed, deal, fix_seat, fix_cards):
         u[U_KEY + 5 + s] = stream_key(seed, deal, np.uint64(16 + s))
     for s in range(N_STREAMS):
         u[U_CTR + s] = ZERO
+    u[U_PLAYED_ONCE] = ZERO
+    u[U_PLAYED_TWICE] = ZERO
     st[S_TRUMP] = -1
     st[S_CALLER] = -1
     st[S_MULT] = 1
@@ -352,8 +367,17 @@ def apply_play(st, u, rules, a, b):
     seat = st[S_TO_ACT]
     pos = st[S_POS]
     remove_card(u, seat, a)
+    played(u, a)
     if b >= 0:
         remove_card(u, seat, b)
+        played(u, b)
+    if pos > 0:  # what not following reveals (public): no card of the led group left
+        g = GROUP[st[S_TRICK_A]]
+        if b < 0:
+            if GROUP[a] != g:  # R18
+                st[S_VOIDS + seat] |= 1 << g
+        elif (GROUP[a] == g) + (GROUP[b] == g) < 2:  # R19c/d: held at most one card of G
+            st[S_VOIDS + seat] |= 1 << g
     st[S_TRICK_A + pos] = a
     st[S_TRICK_B + pos] = b
     st[S_DECISIONS] += 1

@@ -38,8 +38,7 @@ from sim.engine import (
     trumps_held,
 )
 from sim.jit import kernel
-from sim.movegen import MAX_CHOICES
-from strategies.compiled import decide
+from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH, decide
 
 # columns of a summary row (one per deal)
 (C_REDEALS, C_VOID, C_CALLER, C_TRUMP, C_ATT_POINTS, C_MULT, C_SCORE, C_SETTLE0, C_SETTLE1,
@@ -53,19 +52,19 @@ COLUMN_NAMES = ("redeals", "void", "caller", "trump", "attacker_points", "multip
 
 
 @kernel
-def play_deal(st, u, rules, seed, deal, kinds, params, buf):
+def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws):
     """Play deal ``deal`` of ``seed`` (uint64) to the end with the seats' compiled strategies."""
     init_deal(st, u, seed, deal)
-    finish_deal(st, u, rules, kinds, params, buf)
+    finish_deal(st, u, rules, kinds, params, buf, fws, uws)
 
 
 @kernel
-def finish_deal(st, u, rules, kinds, params, buf):
+def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
     """Play an initialised deal to the end with the seats' compiled strategies."""
     advance(st, u, rules)
     while st[S_PHASE] != DONE:
         seat = st[S_TO_ACT]
-        code = decide(kinds[seat], params, st, u, rules, seat, buf)
+        code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
         apply_code(st, u, rules, code)
 
 
@@ -99,9 +98,11 @@ def play_deals(seed, first, n, rules, kinds, params, out):
     """
     st = np.zeros(ST_SIZE, dtype=np.int64)
     u = np.zeros(U_SIZE, dtype=np.uint64)
-    buf = np.empty(MAX_CHOICES, dtype=np.int64)
+    buf = np.zeros(INT_SCRATCH, dtype=np.int64)
+    fws = np.zeros(FLOAT_SCRATCH, dtype=np.float64)
+    uws = np.zeros(UINT_SCRATCH, dtype=np.uint64)
     for i in range(n):
-        play_deal(st, u, rules, seed, first + np.uint64(i), kinds, params, buf)
+        play_deal(st, u, rules, seed, first + np.uint64(i), kinds, params, buf, fws, uws)
         summarize(st, u, out[i])
 
 
@@ -110,8 +111,10 @@ def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, 
     """``play_deals`` with the card ids ``fix_cards`` dealt to ``fix_seat`` in every deal."""
     st = np.zeros(ST_SIZE, dtype=np.int64)
     u = np.zeros(U_SIZE, dtype=np.uint64)
-    buf = np.empty(MAX_CHOICES, dtype=np.int64)
+    buf = np.zeros(INT_SCRATCH, dtype=np.int64)
+    fws = np.zeros(FLOAT_SCRATCH, dtype=np.float64)
+    uws = np.zeros(UINT_SCRATCH, dtype=np.uint64)
     for i in range(n):
         init_deal_fixed(st, u, seed, first + np.uint64(i), fix_seat, fix_cards)
-        finish_deal(st, u, rules, kinds, params, buf)
+        finish_deal(st, u, rules, kinds, params, buf, fws, uws)
         summarize(st, u, out[i])

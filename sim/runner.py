@@ -21,12 +21,11 @@ from sim.deal import Deal, Observation
 from sim.engine import DONE, S_PHASE, S_TO_ACT, new_state
 from sim.errors import ConfigError, IllegalPlayError, StrategyError
 from sim.loop import N_COLS, play_deal, play_deals, summarize
-from sim.movegen import MAX_CHOICES
 from sim.record import build_record
 from sim.rng import check_deal, check_seed
 from sim.rules import DEFAULT_RULES, Rules
 from strategies.base import Strategy
-from strategies.compiled import N_PARAMS, decide
+from strategies.compiled import N_PARAMS, decide, new_scratch
 from strategies.registry import make
 
 
@@ -86,7 +85,7 @@ class _Asker:
             if t:
                 self.params[i] = t[1][0]
         self.python = [s.compiled_kind is None for s in seats]
-        self.buf = np.empty(MAX_CHOICES, dtype=np.int64)
+        self.scratch = new_scratch()
 
     def play(self, deal: Deal) -> None:
         for s, strat in enumerate(self.seats):
@@ -98,7 +97,7 @@ class _Asker:
             seat = int(st[S_TO_ACT])
             if not self.python[seat]:
                 deal._codes = None
-                code = decide(self.kinds[seat], self.params, st, u, r, seat, self.buf)
+                code = decide(self.kinds[seat], self.params, st, u, r, seat, *self.scratch)
                 deal.apply_code(int(code))
                 continue
             strat = self.seats[seat]
@@ -144,10 +143,10 @@ def iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
     if tables is not None:
         kinds, params = tables
         st, u = new_state()
-        buf = np.empty(MAX_CHOICES, dtype=np.int64)
+        scratch = new_scratch()
         r = rules.array()
         for d in range(first, first + n):
-            play_deal(st, u, r, np.uint64(seed), np.uint64(d), kinds, params, buf)
+            play_deal(st, u, r, np.uint64(seed), np.uint64(d), kinds, params, *scratch)
             yield build_record(st, u, seed, d, rules, names, extra)
         return
     asker = _Asker(seats, rules, timeout)

@@ -9,9 +9,10 @@ from strategies.registry import available, load_plugin, make, parse_spec, regist
 
 def builtin_classes() -> list[type[Strategy]]:
     """The strategies that ship with the package."""
+    from strategies.greedy import GreedyStrategy
     from strategies.random import RandomStrategy
 
-    return [RandomStrategy]
+    return [RandomStrategy, GreedyStrategy]
 
 
 __all__ = ["Strategy", "available", "builtin_classes", "load_plugin", "make", "param",

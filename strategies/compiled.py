@@ -1,24 +1,57 @@
 """Dispatch from a seat's strategy kind to its numba kernel, for the compiled deal loop.
 
-Every compiled strategy kernel has the shape ``(st, u, rules, seat, params, buf) -> code``
-(``params`` is the ``float64[4, N_PARAMS]`` table of all seats: a row view per call would cost
-as much as the decision)
-(codes of ``sim.engine.legal``; -1 passes at a show decision) and draws only from its seat's
-streams, so a seat's choices never depend on which strategies sit elsewhere.
+Every compiled strategy kernel has the shape
+``(st, u, rules, seat, params, buf, fws, uws) -> code``:
+
+* ``st``, ``u``: the deal state (``sim.engine``). A kernel reads only its own seat's hand and
+  public knowledge (the call log's public fields and its own give-backs, the tricks, the
+  current trick, voids, played cards) — never the deck, other hands or others' give-backs.
+  ``tests/test_strategies.py`` proves it: every kernel decides the same on a masked state.
+* ``params``: the ``float64[4, N_PARAMS]`` table of all seats (a row view per call would cost
+  as much as a random decision);
+* ``buf`` (``int64[INT_SCRATCH]``), ``fws`` (``float64[FLOAT_SCRATCH]``), ``uws``
+  (``uint64[UINT_SCRATCH]``): scratch space; the first ``MAX_CHOICES`` slots of ``buf`` hold
+  choice lists.
+
+It returns a choice code of ``sim.engine.legal`` (-1 passes at a show decision) and draws only
+from its seat's streams, so a seat's choices never depend on which strategies sit elsewhere.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from sim.jit import kernel
+from strategies.greedy import greedy_decide
 from strategies.random import random_decide
+from strategies.search import ismcts_decide, oracle_decide, pimc_decide
 
 KIND_RANDOM = 0
+KIND_GREEDY = 1
+KIND_PIMC = 2
+KIND_ISMCTS = 3
+KIND_ORACLE = 4
 N_PARAMS = 8  # float64 parameters per seat
+INT_SCRATCH = 1 << 20
+FLOAT_SCRATCH = 1 << 18
+UINT_SCRATCH = 1 << 12
+
+
+def new_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(buf, fws, uws) scratch arrays for ``decide``."""
+    return (np.zeros(INT_SCRATCH, dtype=np.int64), np.zeros(FLOAT_SCRATCH, dtype=np.float64),
+            np.zeros(UINT_SCRATCH, dtype=np.uint64))
 
 
 @kernel
-def decide(kind, params, st, u, rules, seat, buf):
+def decide(kind, params, st, u, rules, seat, buf, fws, uws):
     """The choice code of the compiled strategy ``kind`` for ``seat``."""
-    if kind == KIND_RANDOM:
-        return random_decide(st, u, seat, params[seat, 0], buf)
+    if kind == KIND_GREEDY:
+        return greedy_decide(st, u, rules, seat, params, buf)
+    if kind == KIND_PIMC:
+        return pimc_decide(st, u, rules, seat, params, buf, fws, uws)
+    if kind == KIND_ISMCTS:
+        return ismcts_decide(st, u, rules, seat, params, buf, fws, uws)
+    if kind == KIND_ORACLE:
+        return oracle_decide(st, u, rules, seat, params, buf, fws, uws)
     return random_decide(st, u, seat, params[seat, 0], buf)

@@ -1,0 +1,337 @@
+"""``greedy``: a rule-based player a good human would recognise (compiled).
+
+Calling (R6–R8)
+    Shows when a pair's suit would give it many trumps: the share of its cards that would be
+    trumps (both jokers, every 2, 3 and 5, the suit) must reach ``show_at`` (and the hand must
+    hold ``min_cards`` cards). Of the suits it could call it picks the one with most trumps and
+    shows its lowest legal pair there, keeping higher pairs to answer an override. It does not
+    override its partner unless that share is ``partner_margin`` higher. After an override it
+    gives back its two weakest cards, non-point side cards first (valued as if its suit were
+    trump).
+Leading (R16)
+    The last two cards as a pair if it can (a pair on the last trick counts x4, R23); as an
+    attacker it keeps its strongest trump pair from ``keep_pair_from`` cards left. Otherwise,
+    in order: a side pair nobody can beat (no stronger pair can be outside its hand, no
+    opponent known void in the suit); a side card that is the strongest left in its suit;
+    its top trump when it is the strongest left and it holds at least ``draw_share`` of the
+    trumps still out (drawing trumps); else its cheapest card, side suits first.
+Following (R18, R19)
+    If its partner is winning and the trick is safe (it plays last, or the partner's card is
+    the strongest left of its group), it feeds points. If an opponent is winning, it wins
+    cheaply when it can: playing last it takes the trick with the best points-for-strength
+    card; earlier, only with a card that can no longer be beaten, or when the trick already
+    holds 10 points or more. Otherwise it dumps its cheapest card (low strength, no points).
+
+It uses only its own hand and public knowledge (played cards, voids revealed by not following,
+the current trick) and is deterministic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.bits import ONE, ZERO, lsb, msb, popcount
+from sim.cards import (
+    ABOVE_STRENGTH,
+    BIT,
+    GROUP,
+    GROUP_MASK,
+    KEY_OF_ID,
+    POINTS_ID,
+    POINTS_KEY,
+    STRENGTH,
+    TRUMP_GROUP,
+    TRUMP_IDS,
+)
+from sim.engine import (
+    CALL,
+    GIVEBACK,
+    S_CALLER,
+    S_CUR_CARD,
+    S_CUR_SEAT,
+    S_LEADER,
+    S_LEFT,
+    S_PHASE,
+    S_POS,
+    S_TRICK_A,
+    S_TRICK_B,
+    S_TRUMP,
+    S_VOIDS,
+    U_ONCE,
+    U_PLAYED_ONCE,
+    U_PLAYED_TWICE,
+    U_TWICE,
+    legal,
+)
+from sim.jit import kernel
+from sim.movegen import show_mask
+from sim.trick import trick_points, trick_winner
+from strategies.base import Strategy, param
+
+TRUMP_MASK = GROUP_MASK[TRUMP_GROUP]
+
+# parameter slots in the params row
+P_SHOW_AT, P_MIN_CARDS, P_PARTNER_MARGIN, P_DRAW_SHARE, P_KEEP_PAIR_FROM = range(5)
+
+
+@kernel(inline="always")
+def card_cost(k, trump):
+    """What losing key ``k`` costs: its strength, and three per point it would give away."""
+    return STRENGTH[k] + 3 * POINTS_KEY[trump, k]
+
+
+@kernel
+def outside_masks(u, seat):
+    """Keys with at least one / two copies neither in ``seat``'s hand nor played."""
+    mo = u[U_ONCE + seat]
+    mt = u[U_TWICE + seat]
+    po = u[U_PLAYED_ONCE]
+    pt = u[U_PLAYED_TWICE]
+    full = GROUP_MASK[0] | GROUP_MASK[1] | GROUP_MASK[2] | GROUP_MASK[3]
+    out1 = full & ~(mt | pt | (mo & po))  # fewer than two copies accounted for
+    out2 = full & ~(mo | po)  # no copy accounted for
+    return out1, out2
+
+
+@kernel
+def opponents_after_void(st, seat, g):
+    """Whether an opponent still to play this trick is known void in group ``g``."""
+    pos = st[S_POS]
+    for p in range(pos + 1, 4):
+        s = (st[S_LEADER] + p) % 4
+        if (s & 1) != (seat & 1) and (st[S_VOIDS + s] >> g) & 1:
+            return True
+    return False
+
+
+@kernel
+def is_master(st, u, seat, k, pair):
+    """Whether play ``k`` (a pair if ``pair``) cannot be beaten by cards still outside, in its
+    group, and (for side cards) no opponent still to play is known void in the group."""
+    out1, out2 = outside_masks(u, seat)
+    g = GROUP[k]
+    above = ABOVE_STRENGTH[k]
+    if (out2 if pair else out1) & above:
+        return False
+    if g != TRUMP_GROUP and opponents_after_void(st, seat, g):
+        return False
+    return True
+
+
+@kernel
+def _wins_at(st, pos, a, b):
+    """Would play ``(a, b)`` at position ``pos`` be winning the trick so far?"""
+    oa = st[S_TRICK_A + pos]
+    ob = st[S_TRICK_B + pos]
+    st[S_TRICK_A + pos] = a
+    st[S_TRICK_B + pos] = b
+    w = trick_winner(st, S_TRICK_A, S_TRICK_B, pos + 1)
+    st[S_TRICK_A + pos] = oa
+    st[S_TRICK_B + pos] = ob
+    return w == pos
+
+
+@kernel
+def greedy_show(st, u, seat, params):
+    """Show decision: a card id to show, or -1 to pass (module docstring)."""
+    o = u[U_ONCE + seat]
+    w = u[U_TWICE + seat]
+    n = popcount(o) + popcount(w)
+    if n < params[seat, P_MIN_CARDS]:
+        return np.int64(-1)
+    m = show_mask(o, w, st[S_CUR_CARD])
+    best = np.int64(-1)
+    best_share = -1.0
+    while m:
+        c = lsb(m)
+        m = m & (m - ONE)
+        t = TRUMP_IDS[c % 4]
+        share = (popcount(o & t) + popcount(w & t)) / n
+        if share > best_share:  # ascending ids: the lowest pair of the best suit
+            best_share = share
+            best = c
+    need = params[seat, P_SHOW_AT]
+    cur = st[S_CUR_SEAT]
+    if cur >= 0 and cur != seat and (cur & 1) == (seat & 1):
+        need += params[seat, P_PARTNER_MARGIN]
+    return best if best_share >= need else np.int64(-1)
+
+
+@kernel
+def greedy_giveback(st, u, seat):
+    """The two cheapest cards (id layout), valued as if the pair just shown set trump (R8)."""
+    shown = st[S_CUR_CARD]
+    t = shown % 4
+    o = u[U_ONCE + seat] & ~BIT[shown]
+    w = u[U_TWICE + seat] & ~BIT[shown]
+    c1 = np.int64(-1)
+    v1 = 1 << 30
+    c2 = np.int64(-1)
+    v2 = 1 << 30
+    m = o
+    while m:
+        c = lsb(m)
+        m = m & (m - ONE)
+        k = KEY_OF_ID[t, c]
+        v = STRENGTH[k] + (10 if k >= 30 else 0) + 3 * POINTS_ID[c]
+        for _ in range(2 if w & BIT[c] else 1):
+            if v < v1:
+                c2, v2 = c1, v1
+                c1, v1 = c, v
+            elif v < v2:
+                c2, v2 = c, v
+    a, b = (c1, c2) if c1 <= c2 else (c2, c1)
+    return a + 64 * (b + 1)
+
+
+@kernel
+def greedy_lead(st, u, seat, params):
+    """Lead code (module docstring)."""
+    trump = st[S_TRUMP]
+    o = u[U_ONCE + seat]
+    w = u[U_TWICE + seat]
+    left = st[S_LEFT]
+    if left == 2 and w:  # R23: a pair on the last trick counts four times
+        x = lsb(w)
+        return x + 64 * (x + 1)
+    attacker = (seat & 1) == (st[S_CALLER] & 1)
+    reserve = ZERO
+    if attacker and left <= params[seat, P_KEEP_PAIR_FROM] and (w & TRUMP_MASK):
+        reserve = BIT[msb(w & TRUMP_MASK)]  # keep the top trump pair for the last trick
+    out1, out2 = outside_masks(u, seat)
+    # a side pair nobody can beat
+    best = np.int64(-1)
+    for g in range(3):
+        p = w & GROUP_MASK[g]
+        if p:
+            k = msb(p)
+            if (out2 & ABOVE_STRENGTH[k]) == ZERO and not opponents_after_void(st, seat, g):
+                if best < 0 or STRENGTH[k] > STRENGTH[best]:
+                    best = k
+    if best >= 0:
+        return best + 64 * (best + 1)
+    # a side card that is the strongest left in its suit
+    for g in range(3):
+        p = o & GROUP_MASK[g]
+        if p:
+            k = msb(p)
+            if (out1 & ABOVE_STRENGTH[k]) == ZERO and not opponents_after_void(st, seat, g):
+                if best < 0 or STRENGTH[k] > STRENGTH[best]:
+                    best = k
+    if best >= 0:
+        return best
+    # draw trumps with the master trump when holding a good share of them
+    tm = o & TRUMP_MASK & ~reserve
+    if tm:
+        k = msb(tm)
+        mine = popcount(o & TRUMP_MASK) + popcount(w & TRUMP_MASK)
+        outside = popcount(out1 & TRUMP_MASK) + popcount(out2 & TRUMP_MASK)
+        if (out1 & ABOVE_STRENGTH[k]) == ZERO and outside > 0 and \
+                mine >= params[seat, P_DRAW_SHARE] * (mine + outside):
+            return k
+    # the cheapest card, side suits first
+    cand = o & ~TRUMP_MASK
+    if cand == ZERO:
+        cand = o & ~reserve
+        if cand == ZERO:
+            cand = o
+    best_cost = 1 << 30
+    m = cand
+    while m:
+        k = lsb(m)
+        m = m & (m - ONE)
+        c = card_cost(k, trump)
+        if c < best_cost:
+            best_cost = c
+            best = k
+    return best
+
+
+@kernel
+def greedy_follow(st, u, rules, seat, params, buf):
+    """Follow code (module docstring)."""
+    n = legal(st, u, buf)
+    if n == 1:
+        return buf[0]
+    trump = st[S_TRUMP]
+    pos = st[S_POS]
+    leader = st[S_LEADER]
+    w = trick_winner(st, S_TRICK_A, S_TRICK_B, pos)
+    win_seat = (leader + w) % 4
+    partner_winning = (win_seat & 1) == (seat & 1)
+    last = pos == 3
+    pair = st[S_TRICK_B] >= 0
+    if partner_winning:
+        safe = last or is_master(st, u, seat, st[S_TRICK_A + w], pair)
+        best = np.int64(-1)
+        best_v = -(1 << 30)
+        for i in range(n):
+            c = buf[i]
+            a = c & 63
+            b = (c >> 6) - 1
+            pts = POINTS_KEY[trump, a] + (POINTS_KEY[trump, b] if b >= 0 else 0)
+            cost = card_cost(a, trump) + (card_cost(b, trump) if b >= 0 else 0)
+            v = (100 * pts - STRENGTH[a] - (STRENGTH[b] if b >= 0 else 0)) if safe else -cost
+            if v > best_v:
+                best_v = v
+                best = c
+        return best
+    trick_pts = trick_points(st, S_TRICK_A, S_TRICK_B, pos, trump)
+    best = np.int64(-1)
+    best_v = -(1 << 30)
+    for i in range(n):  # winning candidates
+        c = buf[i]
+        a = c & 63
+        b = (c >> 6) - 1
+        if not _wins_at(st, pos, a, b):
+            continue
+        if not last and trick_pts < 10 and not is_master(st, u, seat, a, pair):
+            continue
+        pts = POINTS_KEY[trump, a] + (POINTS_KEY[trump, b] if b >= 0 else 0)
+        v = 3 * pts - STRENGTH[a] - (STRENGTH[b] if b >= 0 else 0)
+        if v > best_v:
+            best_v = v
+            best = c
+    if best >= 0:
+        return best
+    best_cost = 1 << 30
+    for i in range(n):  # dump the cheapest
+        c = buf[i]
+        a = c & 63
+        b = (c >> 6) - 1
+        cost = card_cost(a, trump) + (card_cost(b, trump) if b >= 0 else 0)
+        if cost < best_cost:
+            best_cost = cost
+            best = c
+    return best
+
+
+@kernel
+def greedy_decide(st, u, rules, seat, params, buf):
+    """The greedy choice code for ``seat`` (see the module docstring)."""
+    ph = st[S_PHASE]
+    if ph == CALL:
+        return greedy_show(st, u, seat, params)
+    if ph == GIVEBACK:
+        return greedy_giveback(st, u, seat)
+    if st[S_POS] == 0:
+        return greedy_lead(st, u, seat, params)
+    return greedy_follow(st, u, rules, seat, params, buf)
+
+
+class GreedyStrategy(Strategy):
+    """Rule-based: shows long suits, wins cheaply, feeds partner, dumps low, draws trumps."""
+
+    name = "greedy"
+    compiled_kind = 1
+    show_at = param(0.40, float, lo=0.0, hi=1.0, doc="share of would-be trumps needed to show")
+    min_cards = param(6, int, lo=1, hi=27, doc="cards in hand before it shows")
+    partner_margin = param(0.10, float, lo=0.0, hi=1.0, doc="extra share to override partner")
+    draw_share = param(0.5, float, lo=0.0, hi=1.0,
+                       doc="share of outstanding trumps held to lead trumps")
+    keep_pair_from = param(6, int, lo=0, hi=27,
+                           doc="attacker keeps its top trump pair from this many cards left")
+
+    def compiled_params(self) -> list[float]:
+        return [self.show_at, self.min_cards, self.partner_margin, self.draw_share,
+                self.keep_pair_from]
