@@ -8,6 +8,7 @@ The public API (see README.md and docs/):
 - ``play``: many deals through the compiled loop.
 """
 
+from sim._cache import CACHE_DIR  # noqa: F401  (must run before numba compiles anything)
 from sim.api import legal_plays, trick_winner
 from sim.cards import card_points
 from sim.deal import Deal, Observation, ToAct

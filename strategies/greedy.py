@@ -71,7 +71,7 @@ from strategies.base import Strategy, param
 TRUMP_MASK = GROUP_MASK[TRUMP_GROUP]
 
 # parameter slots in the params row
-P_SHOW_AT, P_MIN_CARDS, P_PARTNER_MARGIN, P_DRAW_SHARE, P_KEEP_PAIR_FROM = range(5)
+P_SHOW_AT, P_MIN_CARDS, P_PARTNER_MARGIN, P_DRAW_SHARE, P_KEEP_PAIR_FROM, P_CONTEST_AT = range(6)
 
 
 @kernel(inline="always")
@@ -105,30 +105,27 @@ def opponents_after_void(st, seat, g):
 
 
 @kernel
-def is_master(st, u, seat, k, pair):
-    """Whether play ``k`` (a pair if ``pair``) cannot be beaten by cards still outside, in its
-    group, and (for side cards) no opponent still to play is known void in the group."""
-    out1, out2 = outside_masks(u, seat)
+def is_master(st, seat, k, pair, out1, out2):
+    """Whether play ``k`` (a pair if ``pair``) cannot be beaten by cards still outside (masks
+    of ``outside_masks``), in its group, and (for side cards) no opponent still to play is
+    known void in the group."""
     g = GROUP[k]
-    above = ABOVE_STRENGTH[k]
-    if (out2 if pair else out1) & above:
+    if (out2 if pair else out1) & ABOVE_STRENGTH[k]:
         return False
     if g != TRUMP_GROUP and opponents_after_void(st, seat, g):
         return False
     return True
 
 
-@kernel
-def _wins_at(st, pos, a, b):
-    """Would play ``(a, b)`` at position ``pos`` be winning the trick so far?"""
-    oa = st[S_TRICK_A + pos]
-    ob = st[S_TRICK_B + pos]
-    st[S_TRICK_A + pos] = a
-    st[S_TRICK_B + pos] = b
-    w = trick_winner(st, S_TRICK_A, S_TRICK_B, pos + 1)
-    st[S_TRICK_A + pos] = oa
-    st[S_TRICK_B + pos] = ob
-    return w == pos
+@kernel(inline="always")
+def beats(a, b, pair, lead_group, best_s, best_trump):
+    """Whether play ``(a, b)`` beats the play now winning (R20, R21)."""
+    if pair and b != a:
+        return False  # R21: only pairs win a pair lead
+    g = GROUP[a]
+    if g == TRUMP_GROUP:
+        return not best_trump or STRENGTH[a] > best_s
+    return g == lead_group and not best_trump and STRENGTH[a] > best_s
 
 
 @kernel
@@ -261,8 +258,9 @@ def greedy_follow(st, u, rules, seat, params, buf):
     partner_winning = (win_seat & 1) == (seat & 1)
     last = pos == 3
     pair = st[S_TRICK_B] >= 0
+    out1, out2 = outside_masks(u, seat)
     if partner_winning:
-        safe = last or is_master(st, u, seat, st[S_TRICK_A + w], pair)
+        safe = last or is_master(st, seat, st[S_TRICK_A + w], pair, out1, out2)
         best = np.int64(-1)
         best_v = -(1 << 30)
         for i in range(n):
@@ -277,15 +275,20 @@ def greedy_follow(st, u, rules, seat, params, buf):
                 best = c
         return best
     trick_pts = trick_points(st, S_TRICK_A, S_TRICK_B, pos, trump)
+    kw = st[S_TRICK_A + w]
+    lead_group = GROUP[st[S_TRICK_A]]
+    best_s = STRENGTH[kw]
+    best_trump = GROUP[kw] == TRUMP_GROUP
+    contest = last or trick_pts >= params[seat, P_CONTEST_AT]
     best = np.int64(-1)
     best_v = -(1 << 30)
     for i in range(n):  # winning candidates
         c = buf[i]
         a = c & 63
         b = (c >> 6) - 1
-        if not _wins_at(st, pos, a, b):
+        if not beats(a, b, pair, lead_group, best_s, best_trump):
             continue
-        if not last and trick_pts < 10 and not is_master(st, u, seat, a, pair):
+        if not contest and not is_master(st, seat, a, pair, out1, out2):
             continue
         pts = POINTS_KEY[trump, a] + (POINTS_KEY[trump, b] if b >= 0 else 0)
         v = 3 * pts - STRENGTH[a] - (STRENGTH[b] if b >= 0 else 0)
@@ -325,13 +328,15 @@ class GreedyStrategy(Strategy):
     name = "greedy"
     compiled_kind = 1
     show_at = param(0.40, float, lo=0.0, hi=1.0, doc="share of would-be trumps needed to show")
-    min_cards = param(6, int, lo=1, hi=27, doc="cards in hand before it shows")
+    min_cards = param(10, int, lo=1, hi=27, doc="cards in hand before it shows")
     partner_margin = param(0.10, float, lo=0.0, hi=1.0, doc="extra share to override partner")
     draw_share = param(0.5, float, lo=0.0, hi=1.0,
                        doc="share of outstanding trumps held to lead trumps")
-    keep_pair_from = param(6, int, lo=0, hi=27,
+    keep_pair_from = param(10, int, lo=0, hi=27,
                            doc="attacker keeps its top trump pair from this many cards left")
+    contest_at = param(0, int, lo=0, hi=400,
+                       doc="trick points from which it tries to win before playing last")
 
     def compiled_params(self) -> list[float]:
         return [self.show_at, self.min_cards, self.partner_margin, self.draw_share,
-                self.keep_pair_from]
+                self.keep_pair_from, self.contest_at]
