@@ -3,7 +3,7 @@
 numba's on-disk cache checks only the file that defines a function, not the files of the
 functions it calls: after editing ``strategies/greedy.py`` the cached deal loop would still
 run the old greedy. Keying the cache folder by a hash of every source file of ``sim`` and
-``strategies`` makes any change compile afresh (about 15 s) instead of running stale code.
+``strategies`` that defines kernels makes any change compile afresh (about 15 s) instead of running stale code.
 The folder is ``$SHUANGKOU_CACHE_DIR`` if set, else ``$NUMBA_CACHE_DIR``, else
 ``~/.cache/shuangkou``, plus ``/kernels-<hash>``.
 """
@@ -22,7 +22,9 @@ def configure() -> str:
         for name in sorted(os.listdir(folder)):
             if name.endswith(".py"):
                 with open(os.path.join(folder, name), "rb") as f:
-                    h.update(name.encode() + b"\0" + f.read())
+                    text = f.read()
+                if b"@kernel" in text or b"njit" in text:  # only modules that compile code
+                    h.update(name.encode() + b"\0" + text)
     base = (os.environ.get("SHUANGKOU_CACHE_DIR") or os.environ.get("NUMBA_CACHE_DIR")
             or os.path.join(os.path.expanduser("~"), ".cache", "shuangkou"))
     path = os.path.join(base, "kernels-" + h.hexdigest()[:16])
