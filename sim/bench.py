@@ -37,7 +37,8 @@ from sim.loop import C_DECISIONS, N_COLS, play_deals
 from sim.movegen import MAX_CHOICES, gen_plays
 from sim.rules import DEFAULT_RULES
 from sim.trick import trick_winner
-from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, N_PARAMS, UINT_SCRATCH, decide
+from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH, decide
+from strategies.params import param_table
 
 
 @njit(cache=True)
@@ -105,10 +106,7 @@ def _best(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
 
 
 def _random_tables() -> tuple[np.ndarray, np.ndarray]:
-    kinds = np.zeros(4, dtype=np.int64)
-    params = np.zeros((4, N_PARAMS), dtype=np.float64)
-    params[:, 0] = 0.25
-    return kinds, params
+    return np.zeros(4, dtype=np.int64), param_table([[0.25]] * 4)
 
 
 def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,

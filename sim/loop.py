@@ -94,7 +94,8 @@ def summarize(st, u, row):
 @njit(cache=True, nogil=True)
 def play_deals(seed, first, n, rules, kinds, params, out):
     """Play deals ``first … first+n-1`` of ``seed``; row ``i`` of ``out`` summarises deal
-    ``first + i``. ``kinds``: int64[4]; ``params``: float64[4, N_PARAMS]; ``out``: int64[n, N_COLS].
+    ``first + i``. ``kinds``: int64[4]; ``params``: float64[PARAM_ROWS, N_PARAMS]
+    (``strategies.params.param_table``); ``out``: int64[n, N_COLS].
     """
     st = np.zeros(ST_SIZE, dtype=np.int64)
     u = np.zeros(U_SIZE, dtype=np.uint64)

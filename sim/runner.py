@@ -25,7 +25,8 @@ from sim.record import build_record
 from sim.rng import check_deal, check_seed
 from sim.rules import DEFAULT_RULES, Rules
 from strategies.base import Strategy
-from strategies.compiled import N_PARAMS, decide, new_scratch
+from strategies.compiled import decide, new_scratch
+from strategies.params import param_table
 from strategies.registry import make
 
 
@@ -63,11 +64,7 @@ def compiled_tables(seats: Sequence[Strategy]) -> tuple[np.ndarray, np.ndarray] 
     if any(s.compiled_kind is None for s in seats):
         return None
     kinds = np.array([s.compiled_kind for s in seats], dtype=np.int64)
-    params = np.zeros((4, N_PARAMS), dtype=np.float64)
-    for i, s in enumerate(seats):
-        p = s.compiled_params()
-        params[i, :len(p)] = p
-    return kinds, params
+    return kinds, param_table([s.compiled_params() for s in seats])
 
 
 class _Asker:
@@ -77,13 +74,10 @@ class _Asker:
         self.seats = list(seats)
         self.rules = rules
         self.timeout = timeout
-        tables = [compiled_tables([s] * 4) if s.compiled_kind is not None else None
-                  for s in seats]
-        self.kinds = np.array([t[0][0] if t else -1 for t in tables], dtype=np.int64)
-        self.params = np.zeros((4, N_PARAMS), dtype=np.float64)
-        for i, t in enumerate(tables):
-            if t:
-                self.params[i] = t[1][0]
+        self.kinds = np.array([-1 if s.compiled_kind is None else s.compiled_kind
+                               for s in seats], dtype=np.int64)
+        self.params = param_table([s.compiled_params() if s.compiled_kind is not None else []
+                                   for s in seats])
         self.python = [s.compiled_kind is None for s in seats]
         self.scratch = new_scratch()
 

@@ -11,8 +11,9 @@ def builtin_classes() -> list[type[Strategy]]:
     """The strategies that ship with the package."""
     from strategies.greedy import GreedyStrategy
     from strategies.random import RandomStrategy
+    from strategies.search import IsmctsStrategy, OracleStrategy, PimcStrategy
 
-    return [RandomStrategy, GreedyStrategy]
+    return [RandomStrategy, GreedyStrategy, PimcStrategy, IsmctsStrategy, OracleStrategy]
 
 
 __all__ = ["Strategy", "available", "builtin_classes", "load_plugin", "make", "param",

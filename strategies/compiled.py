@@ -7,8 +7,9 @@ Every compiled strategy kernel has the shape
   public knowledge (the call log's public fields and its own give-backs, the tricks, the
   current trick, voids, played cards) — never the deck, other hands or others' give-backs.
   ``tests/test_strategies.py`` proves it: every kernel decides the same on a masked state.
-* ``params``: the ``float64[4, N_PARAMS]`` table of all seats (a row view per call would cost
-  as much as a random decision);
+* ``params``: the ``float64[PARAM_ROWS, N_PARAMS]`` table: one row per seat (a row view per
+  call would cost as much as a random decision), and row ``ROLLOUT_ROW`` with greedy's
+  defaults for the search players' rollouts;
 * ``buf`` (``int64[INT_SCRATCH]``), ``fws`` (``float64[FLOAT_SCRATCH]``), ``uws``
   (``uint64[UINT_SCRATCH]``): scratch space; the first ``MAX_CHOICES`` slots of ``buf`` hold
   choice lists.
@@ -23,6 +24,7 @@ import numpy as np
 
 from sim.jit import kernel
 from strategies.greedy import greedy_decide
+from strategies.params import N_PARAMS, PARAM_ROWS, ROLLOUT_ROW, param_table  # noqa: F401
 from strategies.random import random_decide
 from strategies.search import ismcts_decide, oracle_decide, pimc_decide
 
@@ -31,7 +33,6 @@ KIND_GREEDY = 1
 KIND_PIMC = 2
 KIND_ISMCTS = 3
 KIND_ORACLE = 4
-N_PARAMS = 8  # float64 parameters per seat
 INT_SCRATCH = 1 << 20
 FLOAT_SCRATCH = 1 << 18
 UINT_SCRATCH = 1 << 12
@@ -47,7 +48,7 @@ def new_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def decide(kind, params, st, u, rules, seat, buf, fws, uws):
     """The choice code of the compiled strategy ``kind`` for ``seat``."""
     if kind == KIND_GREEDY:
-        return greedy_decide(st, u, rules, seat, params, buf)
+        return greedy_decide(st, u, rules, seat, params, seat, buf)
     if kind == KIND_PIMC:
         return pimc_decide(st, u, rules, seat, params, buf, fws, uws)
     if kind == KIND_ISMCTS:

@@ -129,12 +129,12 @@ def beats(a, b, pair, lead_group, best_s, best_trump):
 
 
 @kernel
-def greedy_show(st, u, seat, params):
+def greedy_show(st, u, seat, params, prow):
     """Show decision: a card id to show, or -1 to pass (module docstring)."""
     o = u[U_ONCE + seat]
     w = u[U_TWICE + seat]
     n = popcount(o) + popcount(w)
-    if n < params[seat, P_MIN_CARDS]:
+    if n < params[prow, P_MIN_CARDS]:
         return np.int64(-1)
     m = show_mask(o, w, st[S_CUR_CARD])
     best = np.int64(-1)
@@ -147,10 +147,10 @@ def greedy_show(st, u, seat, params):
         if share > best_share:  # ascending ids: the lowest pair of the best suit
             best_share = share
             best = c
-    need = params[seat, P_SHOW_AT]
+    need = params[prow, P_SHOW_AT]
     cur = st[S_CUR_SEAT]
     if cur >= 0 and cur != seat and (cur & 1) == (seat & 1):
-        need += params[seat, P_PARTNER_MARGIN]
+        need += params[prow, P_PARTNER_MARGIN]
     return best if best_share >= need else np.int64(-1)
 
 
@@ -182,7 +182,7 @@ def greedy_giveback(st, u, seat):
 
 
 @kernel
-def greedy_lead(st, u, seat, params):
+def greedy_lead(st, u, seat, params, prow):
     """Lead code (module docstring)."""
     trump = st[S_TRUMP]
     o = u[U_ONCE + seat]
@@ -193,7 +193,7 @@ def greedy_lead(st, u, seat, params):
         return x + 64 * (x + 1)
     attacker = (seat & 1) == (st[S_CALLER] & 1)
     reserve = ZERO
-    if attacker and left <= params[seat, P_KEEP_PAIR_FROM] and (w & TRUMP_MASK):
+    if attacker and left <= params[prow, P_KEEP_PAIR_FROM] and (w & TRUMP_MASK):
         reserve = BIT[msb(w & TRUMP_MASK)]  # keep the top trump pair for the last trick
     out1, out2 = outside_masks(u, seat)
     # a side pair nobody can beat
@@ -224,7 +224,7 @@ def greedy_lead(st, u, seat, params):
         mine = popcount(o & TRUMP_MASK) + popcount(w & TRUMP_MASK)
         outside = popcount(out1 & TRUMP_MASK) + popcount(out2 & TRUMP_MASK)
         if (out1 & ABOVE_STRENGTH[k]) == ZERO and outside > 0 and \
-                mine >= params[seat, P_DRAW_SHARE] * (mine + outside):
+                mine >= params[prow, P_DRAW_SHARE] * (mine + outside):
             return k
     # the cheapest card, side suits first
     cand = o & ~TRUMP_MASK
@@ -245,7 +245,7 @@ def greedy_lead(st, u, seat, params):
 
 
 @kernel
-def greedy_follow(st, u, rules, seat, params, buf):
+def greedy_follow(st, u, rules, seat, params, prow, buf):
     """Follow code (module docstring)."""
     n = legal(st, u, buf)
     if n == 1:
@@ -279,7 +279,7 @@ def greedy_follow(st, u, rules, seat, params, buf):
     lead_group = GROUP[st[S_TRICK_A]]
     best_s = STRENGTH[kw]
     best_trump = GROUP[kw] == TRUMP_GROUP
-    contest = last or trick_pts >= params[seat, P_CONTEST_AT]
+    contest = last or trick_pts >= params[prow, P_CONTEST_AT]
     best = np.int64(-1)
     best_v = -(1 << 30)
     for i in range(n):  # winning candidates
@@ -310,16 +310,17 @@ def greedy_follow(st, u, rules, seat, params, buf):
 
 
 @kernel
-def greedy_decide(st, u, rules, seat, params, buf):
-    """The greedy choice code for ``seat`` (see the module docstring)."""
+def greedy_decide(st, u, rules, seat, params, prow, buf):
+    """The greedy choice code for ``seat`` (module docstring), with the parameters in row
+    ``prow`` of ``params``."""
     ph = st[S_PHASE]
     if ph == CALL:
-        return greedy_show(st, u, seat, params)
+        return greedy_show(st, u, seat, params, prow)
     if ph == GIVEBACK:
         return greedy_giveback(st, u, seat)
     if st[S_POS] == 0:
-        return greedy_lead(st, u, seat, params)
-    return greedy_follow(st, u, rules, seat, params, buf)
+        return greedy_lead(st, u, seat, params, prow)
+    return greedy_follow(st, u, rules, seat, params, prow, buf)
 
 
 class GreedyStrategy(Strategy):

@@ -1,18 +1,300 @@
-"""Search players (placeholder while being written)."""
+"""Search players (compiled): ``pimc``, ``ismcts`` and the analysis-only ``oracle``.
+
+All three search trick play only; at calling chances and give-backs they follow the greedy
+rules (``strategies.greedy``) with its default parameters.
+
+pimc (Perfect-Information Monte Carlo, "determinization")
+    For each of ``samples`` worlds drawn by ``strategies.sampler`` (uniform among the deals
+    of the unseen cards consistent with what the seat knows), every legal play is played out
+    to the end of the deal with the rollout policy (``greedy`` or ``random``) for all four
+    seats; the play with the best mean final value wins. All candidates see the same worlds
+    and the same rollout random numbers (common random numbers).
+ismcts (single-observer Information Set MCTS, Cowling, Powley & Whitehouse 2012)
+    One tree over the seat's information set; every iteration draws a world, descends the
+    tree choosing among the children legal in that world by UCB with availability counts,
+    expands one untried play, finishes the deal with the rollout policy and backs the value
+    up, each node scored from the side of the seat that made its move. The most visited
+    root play is chosen.
+oracle
+    PIMC on the true deal: it sees every hand. For analysis only (an upper bound); records
+    and tables mark it.
+
+The value of a finished deal for a seat is its settlement (R24) plus 0.005 times the attacker
+score, signed for its side, so that equal settlements still prefer more points.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sim.engine import (
+    PLAY,
+    S_CALLER,
+    S_CALLS,
+    S_PHASE,
+    S_SCORE,
+    S_SETTLE,
+    S_TO_ACT,
+    ST_SIZE,
+    U_KEY,
+    U_SIZE,
+    apply_play,
+    legal,
+    next_draw,
+)
 from sim.jit import kernel
+from sim.movegen import MAX_CHOICES
+from sim.rng import bounded
+from strategies.base import Strategy, param
 from strategies.greedy import greedy_decide
+from strategies.params import ROLLOUT_ROW
+from strategies.random import random_decide
+from strategies.sampler import REGION, sample_world
+
+# int scratch layout (buf): [choices | candidates | rollout state | sampler | tree]
+R_CAND = MAX_CHOICES
+R_ST = R_CAND + MAX_CHOICES
+R_SAMPLER = R_ST + ST_SIZE
+R_TREE = R_SAMPLER + REGION
+NODE_FIELDS = 7  # parent, first child, next sibling, action, player, visits, availability
+F_TREE = MAX_CHOICES  # float scratch: node rewards after the candidate values
+U_WORLD = 0  # uint scratch: the sampled world
+U_ROLL = 64  # ... the rollout copy
+POLICY_RANDOM, POLICY_GREEDY = 0, 1
+
+
+@kernel
+def rollout(st, u, rules, policy, params, buf):
+    """Play the deal held in ``(st, u)`` to its end with ``policy`` in every seat (greedy
+    with the default parameters kept in row ``ROLLOUT_ROW`` of ``params``)."""
+    while st[S_PHASE] == PLAY:
+        s = st[S_TO_ACT]
+        if policy == POLICY_GREEDY:
+            c = greedy_decide(st, u, rules, s, params, np.int64(ROLLOUT_ROW), buf)
+        else:
+            c = random_decide(st, u, s, 0.25, buf)
+        apply_play(st, u, rules, c & 63, (c >> 6) - 1)
+
+
+@kernel
+def deal_value(st, seat):
+    """A finished deal's value for ``seat`` (module docstring)."""
+    attacker = (seat & 1) == (st[S_CALLER] & 1)
+    score = st[S_SCORE]
+    return st[S_SETTLE + seat] + 0.005 * (score if attacker else -score)
+
+
+@kernel
+def _reseed_rollouts(u, ru, seat):
+    """Fresh rollout random streams for a new world, drawn from ``seat``'s sampling stream."""
+    for s in range(4):
+        ru[U_KEY + 1 + s] = next_draw(u, 5 + seat)
+
+
+@kernel
+def copy_into(dst, src, n):
+    """``dst[:n] = src[:n]`` (slice assignment between arrays needs numba's runtime)."""
+    for i in range(n):
+        dst[i] = src[i]
+
+
+@kernel
+def _world(st, u, seat, wu, buf, sample):
+    copy_into(wu, u, U_SIZE)
+    if sample:
+        sample_world(st, u, seat, wu, buf, R_SAMPLER)
+    _reseed_rollouts(u, wu, seat)
+
+
+@kernel
+def _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n, samples, policy,
+                         sample):
+    """Sum over ``samples`` worlds of each candidate's rolled-out value (into ``fws[:n]``)."""
+    wu = uws[U_WORLD:U_WORLD + U_SIZE]
+    ru = uws[U_ROLL:U_ROLL + U_SIZE]
+    rst = buf[R_ST:R_ST + ST_SIZE]
+    for i in range(n):
+        fws[i] = 0.0
+    for _ in range(samples):
+        _world(st, u, seat, wu, buf, sample)
+        for i in range(n):
+            copy_into(rst, st, S_CALLS)  # a rollout needs only the scalars and the trick
+            copy_into(ru, wu, U_SIZE)
+            c = buf[R_CAND + i]
+            apply_play(rst, ru, rules, c & 63, (c >> 6) - 1)
+            rollout(rst, ru, rules, policy, params, buf)
+            fws[i] += deal_value(rst, seat)
+    best = 0
+    for i in range(1, n):
+        if fws[i] > fws[best]:
+            best = i
+    return buf[R_CAND + best]
 
 
 @kernel
 def pimc_decide(st, u, rules, seat, params, buf, fws, uws):
-    return greedy_decide(st, u, rules, seat, params, buf)
-
-
-@kernel
-def ismcts_decide(st, u, rules, seat, params, buf, fws, uws):
-    return greedy_decide(st, u, rules, seat, params, buf)
+    """PIMC choice code (module docstring); params: samples, rollout policy."""
+    if st[S_PHASE] != PLAY:
+        return greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf)
+    n = legal(st, u, buf)
+    if n == 1:
+        return buf[0]
+    for i in range(n):
+        buf[R_CAND + i] = buf[i]
+    return _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n,
+                                np.int64(params[seat, 0]), np.int64(params[seat, 1]), np.int64(1))
 
 
 @kernel
 def oracle_decide(st, u, rules, seat, params, buf, fws, uws):
-    return greedy_decide(st, u, rules, seat, params, buf)
+    """Oracle choice code: PIMC on the true deal; params: rollouts, rollout policy."""
+    if st[S_PHASE] != PLAY:
+        return greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf)
+    n = legal(st, u, buf)
+    if n == 1:
+        return buf[0]
+    for i in range(n):
+        buf[R_CAND + i] = buf[i]
+    return _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n,
+                                np.int64(params[seat, 0]), np.int64(params[seat, 1]), np.int64(0))
+
+
+@kernel
+def ismcts_decide(st, u, rules, seat, params, buf, fws, uws):
+    """ISMCTS choice code (module docstring); params: iterations, exploration c, policy."""
+    if st[S_PHASE] != PLAY:
+        return greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf)
+    n = legal(st, u, buf)
+    if n == 1:
+        return buf[0]
+    iterations = np.int64(params[seat, 0])
+    cexp = params[seat, 1]
+    policy = np.int64(params[seat, 2])
+    cap = (buf.shape[0] - R_TREE) // NODE_FIELDS
+    cap = min(cap, fws.shape[0] - F_TREE, iterations + 2)
+    parent = buf[R_TREE:R_TREE + cap]
+    child = buf[R_TREE + cap:R_TREE + 2 * cap]
+    sib = buf[R_TREE + 2 * cap:R_TREE + 3 * cap]
+    act = buf[R_TREE + 3 * cap:R_TREE + 4 * cap]
+    player = buf[R_TREE + 4 * cap:R_TREE + 5 * cap]
+    visits = buf[R_TREE + 5 * cap:R_TREE + 6 * cap]
+    avail = buf[R_TREE + 6 * cap:R_TREE + 7 * cap]
+    reward = fws[F_TREE:F_TREE + cap]
+    parent[0] = -1
+    child[0] = -1
+    sib[0] = -1
+    act[0] = -1
+    player[0] = -1
+    visits[0] = 0
+    avail[0] = 0
+    reward[0] = 0.0
+    nodes = 1
+    wu = uws[U_WORLD:U_WORLD + U_SIZE]
+    ru = uws[U_ROLL:U_ROLL + U_SIZE]
+    rst = buf[R_ST:R_ST + ST_SIZE]
+    for _ in range(iterations):
+        _world(st, u, seat, wu, buf, np.int64(1))
+        copy_into(rst, st, S_CALLS)
+        copy_into(ru, wu, U_SIZE)
+        node = 0
+        while rst[S_PHASE] == PLAY:
+            p = rst[S_TO_ACT]
+            nl = legal(rst, ru, buf)
+            # children legal in this world: count availability, find untried plays
+            untried = 0
+            best = -1
+            best_score = -math.inf
+            for i in range(nl):
+                code = buf[i]
+                ch = child[node]
+                while ch >= 0 and act[ch] != code:
+                    ch = sib[ch]
+                if ch < 0:
+                    buf[R_CAND + untried] = code  # untried plays
+                    untried += 1
+                    continue
+                avail[ch] += 1
+                if untried == 0:
+                    sc = reward[ch] / visits[ch] + cexp * math.sqrt(
+                        math.log(avail[ch]) / visits[ch])
+                    if sc > best_score:
+                        best_score = sc
+                        best = ch
+            if untried > 0 and nodes < cap:
+                code = buf[R_CAND + bounded(next_draw(u, 5 + seat), untried)]
+                ch = nodes
+                nodes += 1
+                parent[ch] = node
+                sib[ch] = child[node]
+                child[node] = ch
+                child[ch] = -1
+                act[ch] = code
+                player[ch] = p
+                visits[ch] = 0
+                avail[ch] = 1
+                reward[ch] = 0.0
+                apply_play(rst, ru, rules, code & 63, (code >> 6) - 1)
+                node = ch
+                break
+            if best < 0:  # tree full: finish with the rollout
+                break
+            code = act[best]
+            apply_play(rst, ru, rules, code & 63, (code >> 6) - 1)
+            node = best
+        rollout(rst, ru, rules, policy, params, buf)
+        while node >= 0:  # back up, each node from the side of the seat that moved into it
+            visits[node] += 1
+            if player[node] >= 0:
+                reward[node] += deal_value(rst, player[node]) / 10.0
+            node = parent[node]
+    best = -1
+    ch = child[0]
+    while ch >= 0:
+        if best < 0 or visits[ch] > visits[best] or \
+                (visits[ch] == visits[best] and act[ch] < act[best]):
+            best = ch
+        ch = sib[ch]
+    return act[best]
+
+
+_POLICIES = ("random", "greedy")
+
+
+class PimcStrategy(Strategy):
+    """Determinization Monte Carlo: rolls every play out on sampled worlds."""
+
+    name = "pimc"
+    compiled_kind = 2
+    samples = param(64, int, lo=1, hi=100_000, doc="worlds sampled per decision")
+    rollout = param("greedy", str, choices=_POLICIES, doc="rollout policy")
+
+    def compiled_params(self) -> list[float]:
+        return [self.samples, _POLICIES.index(self.rollout)]
+
+
+class IsmctsStrategy(Strategy):
+    """Single-observer information-set MCTS (Cowling, Powley, Whitehouse 2012)."""
+
+    name = "ismcts"
+    compiled_kind = 3
+    iterations = param(1000, int, lo=1, hi=100_000, doc="iterations per decision")
+    c = param(0.7, float, lo=0.0, hi=100.0, doc="UCB exploration constant")
+    rollout = param("greedy", str, choices=_POLICIES, doc="rollout policy")
+
+    def compiled_params(self) -> list[float]:
+        return [self.iterations, self.c, _POLICIES.index(self.rollout)]
+
+
+class OracleStrategy(Strategy):
+    """Analysis only: sees every hand; PIMC on the true deal (an upper bound)."""
+
+    name = "oracle"
+    compiled_kind = 4
+    oracle = True
+    rollouts = param(1, int, lo=1, hi=100_000, doc="rollouts per play (1 suffices for greedy)")
+    rollout = param("greedy", str, choices=_POLICIES, doc="rollout policy")
+
+    def compiled_params(self) -> list[float]:
+        return [self.rollouts, _POLICIES.index(self.rollout)]
