@@ -157,6 +157,53 @@ def cmd_strategies(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- tournament / report / estimate ---------------------------------------------------------
+def cmd_tournament(args: argparse.Namespace) -> int:
+    from sim.config import load_config
+    from sim.tournament import run_tournament
+
+    _load_plugins(args.plugin)
+    overrides: dict[str, Any] = {}
+    if args.deals is not None:
+        overrides["deals"] = args.deals
+    if args.seed is not None:
+        from sim.rng import check_seed
+
+        overrides["seed"] = check_seed(args.seed)
+    if args.jobs is not None:
+        overrides["run.jobs"] = args.jobs
+    if args.backend is not None:
+        overrides["run.backend"] = args.backend
+    if args.scheduler is not None:
+        overrides["run.scheduler"] = args.scheduler
+        overrides.setdefault("run.backend", "dask")
+    if args.chunk_size is not None:
+        overrides["run.chunk_size"] = args.chunk_size
+    if args.out is not None:
+        overrides["output.dir"] = args.out
+    if args.no_plots:
+        overrides["output.plots"] = False
+    cfg = load_config(args.config, overrides)
+    summary = run_tournament(cfg, resume=args.resume,
+                             progress=False if args.no_progress else None, echo=print)
+    if summary is not None:
+        print(f"results in {cfg.out}/ (summary.md, summary.json, report.html, plots/, "
+              f"chunks/: per-deal table)")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from sim import report
+    from sim.tournament import load_state
+
+    _load_plugins(args.plugin)
+    state = load_state(args.run_dir)
+    report.write_all(state, args.run_dir, plots=not args.no_plots, echo=print)
+    print(f"rewrote summary.md, summary.json{'' if args.no_plots else ', plots/'} and "
+          f"report.html in {args.run_dir}/")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="shuangkou",
@@ -203,6 +250,31 @@ def build_parser() -> argparse.ArgumentParser:
     sl = sub.add_parser("strategies", help="list the available strategies and parameters")
     sl.add_argument("--plugin", action="append", metavar="MODULE")
     sl.set_defaults(func=cmd_strategies)
+
+    to = sub.add_parser("tournament", help="run a tournament from a TOML config")
+    to.add_argument("config", help="config file, e.g. configs/quick.toml")
+    to.add_argument("--deals", type=_pos_int, help="deals per matchup (overrides the config)")
+    to.add_argument("--jobs", type=_pos_int, help="parallel workers")
+    to.add_argument("--backend", choices=("loky", "threading", "dask"),
+                    help="joblib backend (default loky)")
+    to.add_argument("--scheduler", metavar="ADDRESS",
+                    help="dask scheduler, e.g. tcp://10.0.0.5:8786 (implies --backend dask)")
+    to.add_argument("--chunk-size", type=_pos_int, help="deals per chunk")
+    to.add_argument("--out", metavar="DIR", help="results folder (default results/NAME)")
+    to.add_argument("--resume", action="store_true",
+                    help="finish the run in the results folder (same config)")
+    to.add_argument("--seed", default=None, help="master seed (overrides the config)")
+    to.add_argument("--no-progress", action="store_true", help="no progress bar")
+    to.add_argument("--no-plots", action="store_true", help="no PNG plots")
+    to.add_argument("--plugin", action="append", metavar="MODULE")
+    to.set_defaults(func=cmd_tournament)
+
+    rr = sub.add_parser("report", help="re-render tables, plots and report.html of a run")
+    rr.add_argument("run_dir", help="results folder, e.g. results/quick")
+    rr.add_argument("--no-plots", action="store_true")
+    rr.add_argument("--plugin", action="append", metavar="MODULE")
+    rr.set_defaults(func=cmd_report)
+
     return p
 
 

@@ -1,0 +1,472 @@
+"""Tournament configurations: a TOML file, validated completely before anything runs.
+
+A config names the players, the format, how many deals, the rules variant, how to run and
+what to write. Every key is checked here: an unknown key, strategy, parameter or variant, a
+wrong type or a value out of range is one :class:`ConfigError` that names the key, quotes the
+value and says what is allowed (the CLI turns it into exit code 2).
+
+The schema (every key but ``players`` is optional; defaults shown)::
+
+    name = "quick"                     # default: the file's stem; results go to results/NAME
+    format = "head-to-head"            # head-to-head (2 players), round-robin, gauntlet
+    players = ["random(show_prob=0.9)", "random"]   # strategy specs (strategies issue)
+    deals = 10000                      # distinct deals per matchup
+    duplicate = true                   # play every deal twice, teams swapped
+    seed = 0                           # master seed, 0 … 2**63-1 in TOML (--seed takes 2**64-1)
+    first_deal = 0                     # deals first_deal … first_deal+deals-1
+    plugins = []                       # modules that register strategies (--plugin)
+    timeout = 0.0                      # seconds per Python-strategy decision, 0: no limit
+
+    [rules]                            # any of docs/rules.md "Variants"
+    kou_di_pair = 4
+
+    [run]
+    jobs = 1                           # parallel workers
+    backend = "loky"                   # loky, threading, dask
+    scheduler = ""                     # dask scheduler address, e.g. tcp://10.0.0.5:8786
+    chunk_size = 10000                 # deals per chunk (unit of work, file and SPRT look)
+    progress = true                    # tqdm progress bar on stderr
+
+    [output]
+    dir = ""                           # default results/NAME
+    deal_table = true                  # the per-deal table (chunks/*.npz)
+    records = 0                        # RECORD.md records of the first K deals per matchup
+    record_filter = ""                 # or of deals matching e.g. "attacker_score >= 200"
+    record_limit = 1000                # at most this many filtered records per matchup
+    plots = true                       # PNG plots and report.html
+
+    [sprt]                             # head-to-head only: stop once H0 or H1 is accepted
+    mu0 = 0.0                          # H0: A's mean settlement per deal per player
+    mu1 = 0.5                          # H1
+    alpha = 0.05
+    beta = 0.05
+
+``TournamentConfig.to_toml()`` writes the resolved config (every key, canonical specs) in
+this same format, so a results folder's ``config.toml`` can be run again as it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from sim.errors import ConfigError, ShuangkouError
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser as a package
+    import tomli as tomllib
+
+FORMATS = ("head-to-head", "round-robin", "gauntlet")
+BACKENDS = ("loky", "threading", "dask")
+MAX_SEED_TOML = 2**63 - 1  # TOML integers are signed 64-bit
+MAX_SEED = 2**64 - 1
+MAX_DEAL = 2**63 - 1
+
+_TOP = ("name", "format", "players", "deals", "duplicate", "seed", "first_deal", "plugins",
+        "timeout", "rules", "run", "output", "sprt")
+_RUN = ("jobs", "backend", "scheduler", "chunk_size", "progress")
+_OUTPUT = ("dir", "deal_table", "records", "record_filter", "record_limit", "plots")
+_SPRT = ("mu0", "mu1", "alpha", "beta")
+# keys that do not change a single result: a run may be resumed with other values
+_RUN_ONLY = ("name", "run.jobs", "run.backend", "run.scheduler", "run.progress", "output.dir",
+             "output.plots")
+
+_FILTER_TERM = re.compile(r"\s*([a-z_][a-z0-9_]*)\s*(==|!=|>=|<=|>|<)\s*(-?\d+)\s*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Sprt:
+    """SPRT parameters: H0 mean ``mu0`` against H1 mean ``mu1`` of the per-pair result."""
+
+    mu0: float = 0.0
+    mu1: float = 0.5
+    alpha: float = 0.05
+    beta: float = 0.05
+
+
+@dataclasses.dataclass(frozen=True)
+class TournamentConfig:
+    """A validated, resolved tournament configuration (see the module docstring)."""
+
+    name: str
+    format: str
+    players: tuple[str, ...]
+    deals: int = 10000
+    duplicate: bool = True
+    seed: int = 0
+    first_deal: int = 0
+    plugins: tuple[str, ...] = ()
+    timeout: float = 0.0
+    rules: tuple[tuple[str, int], ...] = ()
+    jobs: int = 1
+    backend: str = "loky"
+    scheduler: str = ""
+    chunk_size: int = 10000
+    progress: bool = True
+    out_dir: str = ""
+    deal_table: bool = True
+    records: int = 0
+    record_filter: str = ""
+    record_limit: int = 1000
+    plots: bool = True
+    sprt: Sprt | None = None
+    oracle: tuple[bool, ...] = ()
+    source: str = "<config>"
+    base_dir: str = "."
+
+    # --- derived ----------------------------------------------------------------------
+    @property
+    def rules_dict(self) -> dict[str, int]:
+        return dict(self.rules)
+
+    def rules_obj(self) -> Any:
+        from sim.rules import Rules
+
+        return Rules.from_dict(self.rules_dict)
+
+    @property
+    def out(self) -> str:
+        """The results folder."""
+        return self.out_dir or os.path.join("results", self.name)
+
+    def matchups(self) -> list[tuple[int, int]]:
+        """Player index pairs ``(a, b)``; ``a`` is side A of the matchup."""
+        k = len(self.players)
+        if self.format == "head-to-head":
+            return [(0, 1)]
+        if self.format == "gauntlet":
+            return [(0, j) for j in range(1, k)]
+        return [(i, j) for i in range(k) for j in range(i + 1, k)]
+
+    # --- serialisation ----------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved config as nested plain data, keys exactly as in a TOML file."""
+        d: dict[str, Any] = {
+            "name": self.name, "format": self.format, "players": list(self.players),
+            "deals": self.deals, "duplicate": self.duplicate, "seed": self.seed,
+            "first_deal": self.first_deal, "plugins": list(self.plugins),
+            "timeout": self.timeout, "rules": dict(self.rules),
+            "run": {"jobs": self.jobs, "backend": self.backend, "scheduler": self.scheduler,
+                    "chunk_size": self.chunk_size, "progress": self.progress},
+            "output": {"dir": self.out_dir, "deal_table": self.deal_table,
+                       "records": self.records, "record_filter": self.record_filter,
+                       "record_limit": self.record_limit, "plots": self.plots},
+        }
+        if self.sprt is not None:
+            d["sprt"] = dataclasses.asdict(self.sprt)
+        return d
+
+    def result_dict(self) -> dict[str, Any]:
+        """``to_dict`` without the keys that cannot change a result (jobs, backend, …)."""
+        d = json.loads(json.dumps(self.to_dict()))
+        for key in _RUN_ONLY:
+            table, _, leaf = key.rpartition(".")
+            (d[table] if table else d).pop(leaf, None)
+        return d
+
+    def hash(self) -> str:
+        """SHA-256 of ``result_dict`` in canonical JSON: equal hashes, equal results."""
+        text = json.dumps(self.result_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def differences(self, other: TournamentConfig) -> list[str]:
+        """``'key: A -> B'`` for every result-changing key that differs from ``other``."""
+        a, b = _flatten(self.result_dict()), _flatten(other.result_dict())
+        return [f"{k}: {a.get(k)!r} -> {b.get(k)!r}" for k in sorted(set(a) | set(b))
+                if a.get(k) != b.get(k)]
+
+    def to_toml(self) -> str:
+        """The resolved config as TOML that ``load_config`` reads back to an equal config."""
+        d = self.to_dict()
+        lines = [f"# resolved config of tournament {self.name!r} (written by shuangkou)"]
+        tables = {k: v for k, v in d.items() if isinstance(v, dict)}
+        for k, v in d.items():
+            if not isinstance(v, dict):
+                lines.append(f"{k} = {_toml_value(v)}")
+        for t, vals in tables.items():
+            lines.append(f"\n[{t}]")
+            for k, v in vals.items():
+                lines.append(f"{k} = {_toml_value(v)}")
+        return "\n".join(lines) + "\n"
+
+
+def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[prefix + k] = v
+    return out
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)  # a JSON string is a TOML basic string
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {v!r} as TOML")
+
+
+# --- loading ------------------------------------------------------------------------------
+def load_config(path: str | os.PathLike, overrides: Mapping[str, Any] | None = None
+                ) -> TournamentConfig:
+    """Read and validate a TOML config.
+
+    Parameters
+    ----------
+    path : the ``.toml`` file.
+    overrides : dotted keys replacing the file's values before validation, e.g.
+        ``{"deals": 1000, "run.jobs": 2}`` (the command-line options).
+
+    Raises
+    ------
+    ConfigError
+        For an unreadable file, invalid TOML or any invalid key or value.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            raw = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path!r} does not exist") from None
+    except OSError as e:
+        raise ConfigError(f"config file {path!r} cannot be read: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"config file {path!r} is not valid TOML: {e}") from None
+    raw.setdefault("name", os.path.splitext(os.path.basename(path))[0])
+    return from_dict(raw, source=path, overrides=overrides,
+                     base_dir=os.path.dirname(os.path.abspath(path)))
+
+
+def from_dict(raw: Mapping[str, Any], source: str = "<config>",
+              overrides: Mapping[str, Any] | None = None, base_dir: str = ".",
+              ) -> TournamentConfig:
+    """Validate a config given as nested data (the parsed TOML); see ``load_config``."""
+    raw = json.loads(json.dumps(raw, default=str))  # a deep copy we may change
+    for key, value in (overrides or {}).items():
+        table, _, leaf = key.rpartition(".")
+        target = raw
+        if table:
+            target = raw.setdefault(table, {})
+            if not isinstance(target, dict):
+                raise ConfigError(f"{source}: key {table!r} must be a table, got {target!r}")
+        target[leaf] = value
+    v = _Validator(source)
+    v.unknown(raw, _TOP, "")
+    name = v.string(raw, "name", "tournament", pattern=r"[A-Za-z0-9_.-]+",
+                    allowed="letters, digits, '_', '.', '-'")
+    fmt = v.choice(raw, "format", "head-to-head", FORMATS, normalise=True)
+    plugins = tuple(v.str_list(raw, "plugins", []))
+    _load_plugins(plugins, base_dir, source)
+    players, oracle = v.players(raw, fmt)
+    deals = v.integer(raw, "deals", 10000, 1, MAX_DEAL)
+    duplicate = v.boolean(raw, "duplicate", True)
+    seed = v.integer(raw, "seed", 0, 0, MAX_SEED)
+    first = v.integer(raw, "first_deal", 0, 0, MAX_DEAL)
+    if first + deals - 1 > MAX_DEAL:
+        v.fail("first_deal", first, f"first_deal + deals must stay within 2**63 (deals={deals})")
+    timeout = v.number(raw, "timeout", 0.0, 0.0, math.inf)
+    rules = v.rules(raw.get("rules", {}))
+    run = v.table(raw, "run", _RUN)
+    jobs = v.integer(run, "jobs", 1, 1, 4096, prefix="run.")
+    backend = v.choice(run, "backend", "loky", BACKENDS, prefix="run.")
+    scheduler = v.string(run, "scheduler", "", prefix="run.")
+    if scheduler and backend != "dask":
+        v.fail("run.scheduler", scheduler, "a scheduler address needs backend = \"dask\"")
+    chunk = v.integer(run, "chunk_size", 10000, 1, 10_000_000, prefix="run.")
+    progress = v.boolean(run, "progress", True, prefix="run.")
+    out = v.table(raw, "output", _OUTPUT)
+    out_dir = v.string(out, "dir", "", prefix="output.")
+    deal_table = v.boolean(out, "deal_table", True, prefix="output.")
+    records = v.integer(out, "records", 0, 0, MAX_DEAL, prefix="output.")
+    rfilter = v.string(out, "record_filter", "", prefix="output.")
+    if rfilter:
+        try:
+            parse_filter(rfilter)
+        except ConfigError as e:
+            v.fail("output.record_filter", rfilter, str(e))
+    rlimit = v.integer(out, "record_limit", 1000, 1, 10_000_000, prefix="output.")
+    plots = v.boolean(out, "plots", True, prefix="output.")
+    sprt = None
+    if "sprt" in raw:
+        t = v.table(raw, "sprt", _SPRT)
+        if fmt != "head-to-head":
+            v.fail("sprt", t, f"an SPRT needs format = \"head-to-head\", not {fmt!r}")
+        mu0 = v.number(t, "mu0", 0.0, -math.inf, math.inf, prefix="sprt.")
+        mu1 = v.number(t, "mu1", 0.5, -math.inf, math.inf, prefix="sprt.")
+        if mu0 == mu1:
+            v.fail("sprt.mu1", mu1, "must differ from sprt.mu0")
+        alpha = v.number(t, "alpha", 0.05, 0.0, 0.5, prefix="sprt.", open_lo=True)
+        beta = v.number(t, "beta", 0.05, 0.0, 0.5, prefix="sprt.", open_lo=True)
+        sprt = Sprt(mu0, mu1, alpha, beta)
+    return TournamentConfig(
+        name=name, format=fmt, players=players, deals=deals, duplicate=duplicate, seed=seed,
+        first_deal=first, plugins=plugins, timeout=timeout, rules=rules, jobs=jobs,
+        backend=backend, scheduler=scheduler, chunk_size=chunk, progress=progress,
+        out_dir=out_dir, deal_table=deal_table, records=records, record_filter=rfilter,
+        record_limit=rlimit, plots=plots, sprt=sprt, oracle=oracle, source=source,
+        base_dir=base_dir)
+
+
+def _load_plugins(mods: tuple[str, ...], base_dir: str, source: str) -> None:
+    """Import plug-in modules, looking next to the config and in the working directory."""
+    from strategies.registry import load_plugin
+
+    for d in (os.getcwd(), base_dir):
+        if d not in sys.path:
+            sys.path.insert(0, d)
+    for i, m in enumerate(mods):
+        try:
+            load_plugin(m)
+        except ShuangkouError as e:
+            raise ConfigError(f"{source}: key 'plugins[{i}]' = {m!r}: {e}") from None
+
+
+class _Validator:
+    """Typed getters that turn every problem into one message naming key, value, allowed."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, key: str, value: Any, allowed: str) -> None:
+        raise ConfigError(f"{self.source}: key {key!r} = {value!r}: {allowed}")
+
+    def unknown(self, table: Mapping[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
+        for k in table:
+            if k not in allowed:
+                where = f"in [{prefix[:-1]}]" if prefix else "at the top level"
+                raise ConfigError(f"{self.source}: unknown key {prefix + k!r} = {table[k]!r}: "
+                                  f"allowed keys {where} are {', '.join(allowed)}")
+
+    def table(self, raw: Mapping[str, Any], key: str, allowed: tuple[str, ...]
+              ) -> Mapping[str, Any]:
+        t = raw.get(key, {})
+        if not isinstance(t, Mapping):
+            self.fail(key, t, f"must be a table ([{key}]) with keys {', '.join(allowed)}")
+        self.unknown(t, allowed, key + ".")
+        return t
+
+    def integer(self, t: Mapping[str, Any], key: str, default: int, lo: int, hi: int,
+                prefix: str = "") -> int:
+        v = t.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            rng = f">= {lo}" if hi >= MAX_DEAL else f"in {lo} … {hi}"
+            self.fail(prefix + key, v, f"must be an integer {rng}")
+        return int(v)
+
+    def number(self, t: Mapping[str, Any], key: str, default: float, lo: float, hi: float,
+               prefix: str = "", open_lo: bool = False) -> float:
+        v = t.get(key, default)
+        ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+        if ok:
+            ok = (lo < v if open_lo else lo <= v) and v <= hi
+        if not ok:
+            if math.isinf(lo) and math.isinf(hi):
+                what = "a finite number"
+            elif math.isinf(hi):
+                what = f"a number >= {lo}"
+            else:
+                what = f"a number in {'(' if open_lo else '['}{lo}, {hi}]"
+            self.fail(prefix + key, v, f"must be {what}")
+        return float(v)
+
+    def boolean(self, t: Mapping[str, Any], key: str, default: bool, prefix: str = "") -> bool:
+        v = t.get(key, default)
+        if not isinstance(v, bool):
+            self.fail(prefix + key, v, "must be true or false")
+        return v
+
+    def string(self, t: Mapping[str, Any], key: str, default: str, prefix: str = "",
+               pattern: str | None = None, allowed: str = "") -> str:
+        v = t.get(key, default)
+        if not isinstance(v, str) or (pattern and not re.fullmatch(pattern, v)):
+            self.fail(prefix + key, v, f"must be a string{' of ' + allowed if allowed else ''}")
+        return v
+
+    def choice(self, t: Mapping[str, Any], key: str, default: str, choices: tuple[str, ...],
+               prefix: str = "", normalise: bool = False) -> str:
+        v = t.get(key, default)
+        w = v.strip().lower().replace("_", "-") if normalise and isinstance(v, str) else v
+        if w not in choices:
+            self.fail(prefix + key, v, f"allowed are {', '.join(choices)}")
+        return w
+
+    def str_list(self, t: Mapping[str, Any], key: str, default: list[str]) -> list[str]:
+        v = t.get(key, default)
+        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+            self.fail(key, v, "must be a list of non-empty strings")
+        return v
+
+    def players(self, raw: Mapping[str, Any], fmt: str) -> tuple[tuple[str, ...],
+                                                                 tuple[bool, ...]]:
+        from strategies.registry import make
+
+        if "players" not in raw:
+            raise ConfigError(f"{self.source}: missing key 'players': give a list of strategy "
+                              f"specs, e.g. players = [\"random(show_prob=0.9)\", \"random\"]")
+        specs = self.str_list(raw, "players", [])
+        need = "exactly 2" if fmt == "head-to-head" else "at least 2"
+        if (len(specs) != 2) if fmt == "head-to-head" else (len(specs) < 2):
+            self.fail("players", specs, f"format {fmt!r} needs {need} players")
+        out, oracle = [], []
+        for i, spec in enumerate(specs):
+            try:
+                s = make(spec)
+            except ShuangkouError as e:
+                raise ConfigError(f"{self.source}: key 'players[{i}]' = {spec!r}: {e}") \
+                    from None
+            canon = s.spec()
+            if canon in out:
+                self.fail(f"players[{i}]", spec, f"the same player as players"
+                          f"[{out.index(canon)}] ({canon!r}); list each player once")
+            out.append(canon)
+            oracle.append(bool(s.oracle))
+        return tuple(out), tuple(oracle)
+
+    def rules(self, t: Any) -> tuple[tuple[str, int], ...]:
+        from sim.rules import Rules
+
+        if not isinstance(t, Mapping):
+            self.fail("rules", t, f"must be a table ([rules]) with keys "
+                      f"{', '.join(Rules.names())}")
+        self.unknown(t, Rules.names(), "rules.")
+        try:
+            r = Rules.from_dict(t)
+        except ShuangkouError as e:
+            bad = next((k for k in t if f"{k}=" in str(e)), next(iter(t), "rules"))
+            raise ConfigError(f"{self.source}: key {'rules.' + bad!r} = {t.get(bad)!r}: "
+                              f"{e}") from None
+        return tuple(r.to_dict().items())
+
+
+# --- record filter --------------------------------------------------------------------------
+def parse_filter(text: str) -> list[tuple[str, str, int]]:
+    """Parse ``"attacker_score >= 200 and multiplier == 4"`` into ``(column, op, value)``
+    terms (all must hold). Columns are those of the per-deal table (``sim.tournament``)."""
+    from sim.tournament import DEAL_COLUMNS
+
+    terms = []
+    for part in re.split(r"\band\b", text.strip()):
+        m = _FILTER_TERM.match(part)
+        if not m:
+            raise ConfigError(f"record filter term {part.strip()!r} must be 'column op integer' "
+                              f"with op one of == != >= <= > <, terms joined by 'and'")
+        col, op, val = m.group(1), m.group(2), int(m.group(3))
+        if col not in DEAL_COLUMNS:
+            raise ConfigError(f"record filter column {col!r} is not a per-deal column: allowed "
+                              f"are {', '.join(DEAL_COLUMNS)}")
+        terms.append((col, op, val))
+    return terms

@@ -1,0 +1,608 @@
+"""Tournament reports: tables, plots and a self-contained HTML page from a run's statistics.
+
+Input is the plain *state* of a run (``sim.tournament.Aggregate.state`` or
+``sim.tournament.load_state``): the resolved config, the players and, per matchup, the
+serialised ``sim.stats`` accumulators. Nothing here plays a deal or imports the engine, so
+``shuangkou report results/NAME`` re-renders everything from stored results.
+
+Outputs in the results folder:
+
+- ``summary.json``: the state plus every derived figure (``derive``), strict JSON (NaN and
+  infinities written as null);
+- ``summary.md``: the tables (``tables``), also printed at the end of a run;
+- ``plots/*.png``: attacker-score histogram per matchup, settlement distribution per player,
+  rating chart;
+- ``report.html``: tables and plots in one file (images embedded as base64).
+
+Conventions: a *pair* is one duplicate pair of deals (or one deal without duplicate) and its
+result ``x`` is side A's mean settlement per deal per player; every "mean settlement" is per
+deal per player, with a 95% confidence interval over pairs. Win/draw/loss count pairs by the
+sign of ``x``.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from sim.stats import WDL, Histogram, Moments, bradley_terry, elo_from_bt
+
+RANKS = "A23456789TJQK"
+PERCENTILES = (5, 25, 50, 75, 95)
+ORACLE_MARK = " [oracle]"
+
+
+# --- derived figures ----------------------------------------------------------------------
+def _tally(d: Mapping[str, Any]) -> dict[str, Any]:
+    types = {"Moments": Moments, "Histogram": Histogram, "WDL": WDL}
+    return {k: v if isinstance(v, int) else types[v["type"]].from_dict(v) for k, v in d.items()}
+
+
+def _ci(m: Moments) -> dict[str, float]:
+    lo, hi = m.ci(0.95)
+    return {"n": m.n, "mean": m.mean, "lo": lo, "hi": hi, "sd": m.sd}
+
+
+def _score_stats(h: Histogram) -> dict[str, Any]:
+    """Attacker-score distribution: mean, percentiles, tails, 5-point bins."""
+    out: dict[str, Any] = {"n": h.n, "mean": h.mean()}
+    for q in PERCENTILES:
+        out[f"p{q}"] = h.percentile(q)
+    out["p_ge_120"] = h.prob_ge(120)
+    out["p_le_80"] = h.prob_le(80)
+    out["bins"] = [[int(e), int(c)] for e, c in zip(h.edges, h.counts) if c]
+    out["overflow"] = h.overflow
+    return out
+
+
+def _rates(h: Histogram, values: Sequence[int]) -> dict[str, float]:
+    """Share of ``h``'s values equal to each of ``values`` (integer width-1 bins)."""
+    n = h.n
+    out = {}
+    for v in values:
+        k = v - h.lo
+        c = int(h.counts[k]) if 0 <= k < h.counts.size else 0
+        out[str(v)] = c / n if n else math.nan
+    return out
+
+
+def _side(t: Mapping[str, Any], s: str, played: int, rules: Mapping[str, int]
+          ) -> dict[str, Any]:
+    """One side's attacking, defending and calling figures."""
+    attacks = t[f"{s}.attacks"]
+    rank = t[f"{s}.show_rank"]
+    med = rank.percentile(50)
+    return {
+        "games": t[f"{s}.settle"].n,
+        "settle_mean": t[f"{s}.settle"].mean(),
+        "attacks": attacks,
+        "attack_rate": attacks / played if played else math.nan,
+        "attacking_settle": _ci(t[f"{s}.att_settle"]),
+        "defending_settle": _ci(t[f"{s}.def_settle"]),
+        "attacking_score": _score_stats(t[f"{s}.att_score"]),
+        "attacking_multiplier": _rates(t[f"{s}.att_mult"], _mults(rules)),
+        "show_rank_mean": rank.mean(),
+        "show_rank_median": RANKS[int(med)] if not math.isnan(med) else None,
+        "trump_len_mean": t[f"{s}.trump_len"].mean(),
+        "overrides_mean": t[f"{s}.overrides"].mean,
+        "settle_total": t[f"{s}.settle"].moments.total,
+    }
+
+
+def _mults(rules: Mapping[str, int]) -> list[int]:
+    return sorted({1, rules["kou_di_single"], rules["kou_di_pair"]})
+
+
+def derive(state: Mapping[str, Any]) -> dict[str, Any]:
+    """Every figure of the tables and plots, from a run's state (plain data in and out)."""
+    cfg = state["config"]
+    rules = cfg["rules"]
+    players = state["players"]
+    oracle = state["oracle"]
+    k = len(players)
+    matchups = []
+    side_tallies: list[list[tuple[dict[str, Any], str]]] = [[] for _ in range(k)]
+    for m in state["matchups"]:
+        t = _tally(m["tally"])
+        played = t["games"] - t["void"]
+        wdl = t["wdl"]
+        elo = wdl.elo() if wdl.n else (math.nan, math.nan, math.nan)
+        matchups.append({
+            "index": m["index"], "a": m["a"], "b": m["b"],
+            "label": f"{players[m['a']]} vs {players[m['b']]}",
+            "result": {**_ci(t["pairs"]), "win": wdl.fractions()[0],
+                       "draw": wdl.fractions()[1], "loss": wdl.fractions()[2],
+                       "score": wdl.score, "elo": elo[0], "elo_lo": elo[1], "elo_hi": elo[2]},
+            "games": t["games"], "void": t["void"],
+            "void_rate": t["void"] / t["games"] if t["games"] else math.nan,
+            "redeal_rate": t["redealt"] / t["games"] if t["games"] else math.nan,
+            "redeals_mean": t["redeals"].mean(),
+            "score": _score_stats(t["score"]),
+            "multiplier": _rates(t["mult"], _mults(rules)),
+            "calls_mean": t["calls"].mean, "overrides_mean": t["overrides"].mean,
+            "first_show_round_mean": t["first_show_round"].mean,
+            "sides": {s: _side(t, s, played, rules) for s in ("A", "B")},
+        })
+        side_tallies[m["a"]].append((t, "A"))
+        side_tallies[m["b"]].append((t, "B"))
+    strategies = [_strategy(i, players, oracle, side_tallies[i], rules) for i in range(k)]
+    out: dict[str, Any] = {
+        "format": state.get("format"), "config": cfg, "config_hash": state.get("config_hash"),
+        "players": players, "oracle": oracle, "complete": state["complete"],
+        "chunks_merged": state["chunks_merged"], "chunks_total": state["chunks_total"],
+        "stopped_by_sprt": state.get("stopped_by_sprt", False),
+        "matchups": matchups, "strategies": strategies,
+        "ratings": _ratings(state, k) if cfg["format"] == "round-robin" else None,
+        "cross": _cross(state, k) if cfg["format"] == "round-robin" else None,
+        "sprt": state.get("sprt"), "run": state.get("run"),
+        "tallies": [m["tally"] for m in state["matchups"]],
+    }
+    return out
+
+
+def _strategy(i: int, players: Sequence[str], oracle: Sequence[bool],
+              sides: Sequence[tuple[dict[str, Any], str]], rules: Mapping[str, int]
+              ) -> dict[str, Any]:
+    """A player's figures over all its matchups (A's results as they are, B's negated)."""
+    from sim.scoring import level
+
+    pairs, wdl, merged = Moments(), WDL(), None
+    played = 0
+    for t, s in sides:
+        p, w = t["pairs"], t["wdl"]
+        if s == "A":
+            pairs += p
+            wdl += w
+        else:  # B's result is -x: the same squares, the opposite sum, wins and losses swap
+            pairs += Moments(p.n, -p.total, p.total_sq)
+            wdl += WDL(w.losses, w.draws, w.wins)
+        keys = [k for k in t if k.startswith(s + ".")]
+        part = {k[2:]: t[k] for k in keys}
+        merged = part if merged is None else _merge(merged, part)
+        played += t["games"] - t["void"]
+    fake = {f"S.{k}": v for k, v in (merged or {}).items()}
+    side = _side(fake, "S", played, rules) if merged else {}
+    skill = rules["start_skill"] + (side.get("settle_total") or 0.0)
+    return {"index": i, "spec": players[i], "oracle": bool(oracle[i]), "matchups": len(sides),
+            "result": {**_ci(pairs), "win": wdl.fractions()[0], "draw": wdl.fractions()[1],
+                       "loss": wdl.fractions()[2]},
+            **side, "skill": skill, "title": level(skill)}
+
+
+def _merge(a: dict[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, v in a.items():
+        if isinstance(v, int):
+            out[k] = v + b[k]
+        else:
+            out[k] = v.merge(b[k])
+    return out
+
+
+def _cross(state: Mapping[str, Any], k: int) -> list[list[dict[str, float] | None]]:
+    """``cross[i][j]``: player i's mean settlement per deal per player against j, with CI."""
+    out: list[list[dict[str, float] | None]] = [[None] * k for _ in range(k)]
+    for m in state["matchups"]:
+        p = Moments.from_dict(m["tally"]["pairs"])
+        out[m["a"]][m["b"]] = _ci(p)
+        out[m["b"]][m["a"]] = _ci(Moments(p.n, -p.total, p.total_sq))
+    return out
+
+
+def _ratings(state: Mapping[str, Any], k: int) -> list[dict[str, float]] | None:
+    """Bradley-Terry on pair wins (a drawn pair is half a win each), as Elo with 95% CI."""
+    wins = np.zeros((k, k))
+    for m in state["matchups"]:
+        w = WDL.from_dict(m["tally"]["wdl"])
+        wins[m["a"], m["b"]] += w.wins + 0.5 * w.draws
+        wins[m["b"], m["a"]] += w.losses + 0.5 * w.draws
+    if not wins.any():
+        return None
+    theta, cov = bradley_terry(wins)
+    return [{"elo": e, "lo": lo, "hi": hi} for e, lo, hi in elo_from_bt(theta, cov)]
+
+
+# --- tables -------------------------------------------------------------------------------
+Table = tuple[str, list[str], list[list[str]], str]  # title, header, rows, note
+
+
+def _f(x: float | None, fmt: str = "{:+.3f}") -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, float) and math.isinf(x):
+        return "+inf" if x > 0 else "-inf"
+    return fmt.format(x)
+
+
+def _pct(x: float | None) -> str:
+    return _f(None if x is None else 100.0 * x, "{:.1f}%")
+
+
+def _mean_ci(r: Mapping[str, float]) -> str:
+    return f"{_f(r['mean'])} [{_f(r['lo'])}, {_f(r['hi'])}]"
+
+
+def _name(s: Mapping[str, Any] | str, oracle: bool = False) -> str:
+    if isinstance(s, Mapping):
+        return s["spec"] + (ORACLE_MARK if s["oracle"] else "")
+    return s + (ORACLE_MARK if oracle else "")
+
+
+def tables(summary: Mapping[str, Any]) -> list[Table]:
+    """The report's tables, from ``derive``'s output."""
+    players, oracle = summary["players"], summary["oracle"]
+    cfg = summary["config"]
+    rules = cfg["rules"]
+    unit = "pairs" if cfg["duplicate"] else "deals"
+    mults = [str(v) for v in _mults(rules)]
+    out: list[Table] = []
+
+    def pname(i: int) -> str:
+        return _name(players[i], oracle[i])
+
+    rows = []
+    for m in summary["matchups"]:
+        r = m["result"]
+        rows.append([pname(m["a"]), pname(m["b"]), str(r["n"]), _mean_ci(r), _pct(r["win"]),
+                     _pct(r["draw"]), _pct(r["loss"]),
+                     (f"{_f(r['elo'], '{:+.0f}')} [{_f(r['elo_lo'], '{:+.0f}')}, "
+                     f"{_f(r['elo_hi'], '{:+.0f}')}]")])
+    out.append(("Matchups", ["A", "B", unit, "A's mean settlement per deal per player [95% CI]",
+                             "A wins", "draws", "A loses", "Elo A−B [95% CI]"], rows,
+                f"W/D/L and Elo count {unit} by the sign of A's result"
+                + (" (each deal played twice, teams swapped)" if cfg["duplicate"] else "")))
+
+    rows = []
+    for s in summary["strategies"]:
+        r = s["result"]
+        rows.append([_name(s), str(r["n"]), _mean_ci(r), _pct(r["win"]), _pct(r["draw"]),
+                     _pct(r["loss"]), _pct(s.get("attack_rate")),
+                     _f(s.get("attacking_settle", {}).get("mean")),
+                     _f(s.get("defending_settle", {}).get("mean")),
+                     f"{s['skill']:.0f}", s["title"]])
+    out.append(("Players", ["player", unit, "mean settlement per deal per player [95% CI]",
+                            "wins", "draws", "losses", "attacks", "settlement attacking",
+                            "settlement defending", "skill value (R25)", "title"], rows,
+                (f"skill value: {rules['start_skill']} plus every deal's settlement of one of "
+                f"its players; attacks: share of non-void deals its team attacked")))
+
+    if summary.get("cross"):
+        cross = summary["cross"]
+        header = ["row vs column"] + [str(j) for j in range(len(players))]
+        rows = []
+        for i in range(len(players)):
+            cells = [f"{i}: {pname(i)}"]
+            for j in range(len(players)):
+                c = cross[i][j]
+                cells.append("·" if c is None else f"{_f(c['mean'])} ±"
+                             f"{_f((c['hi'] - c['lo']) / 2 if c['n'] > 1 else None, '{:.3f}')}")
+            rows.append(cells)
+        out.append(("Cross table", header, rows,
+                    ("row player's mean settlement per deal per player against the column "
+                    "player, ± half the 95% CI")))
+    if summary.get("ratings"):
+        rows = []
+        order = sorted(range(len(players)), key=lambda i: -summary["ratings"][i]["elo"])
+        for i in order:
+            e = summary["ratings"][i]
+            rows.append([pname(i), _f(e["elo"], "{:+.0f}"),
+                         f"[{_f(e['lo'], '{:+.0f}')}, {_f(e['hi'], '{:+.0f}')}]"])
+        out.append(("Ratings (Bradley-Terry)", ["player", "Elo", "95% CI"], rows,
+                    (f"fitted on {unit} won (a drawn one is half a win each); centred on the "
+                    f"field's mean")))
+
+    rows = []
+    for m in summary["matchups"]:
+        s = m["score"]
+        rows.append([m["label"], str(s["n"]), _f(s["mean"], "{:.1f}")]
+                    + [_f(s[f"p{q}"], "{:.0f}") for q in PERCENTILES]
+                    + [_pct(s["p_ge_120"]), _pct(s["p_le_80"])])
+    out.append(("Attacker score", ["matchup", "deals", "mean"]
+                + [f"p{q}" for q in PERCENTILES] + ["P(score ≥ 120)", "P(score ≤ 80)"], rows,
+                "non-void deals; percentiles are exact for scores (multiples of 5)"))
+
+    edges = sorted({e for m in summary["matchups"] for e, _ in m["score"]["bins"]})
+    if edges:
+        rows = []
+        for e in edges:
+            cells = [f"{e}–{e + 4}"]
+            for m in summary["matchups"]:
+                c = dict(map(tuple, m["score"]["bins"])).get(e, 0)
+                cells.append(_pct(c / m["score"]["n"]) if m["score"]["n"] else "–")
+            rows.append(cells)
+        out.append(("Attacker-score distribution (5-point bins)",
+                    ["score"] + [f"m{m['index']}" for m in summary["matchups"]], rows,
+                    "; ".join(f"m{m['index']}: {m['label']}" for m in summary["matchups"])))
+
+    rows = []
+    for m in summary["matchups"]:
+        rows.append([m["label"], str(m["games"]), _pct(m["void_rate"]), _pct(m["redeal_rate"]),
+                     _f(m["redeals_mean"], "{:.3f}")]
+                    + [_pct(m["multiplier"][v]) for v in mults])
+    out.append(("Last trick, voids and redeals", ["matchup", "deals played", "void",
+                                                  "redealt", "mean redeals"]
+                + [f"multiplier {v}" for v in mults], rows,
+                (f"multiplier shares over non-void deals (R23: {rules['kou_di_single']} single, "
+                f"{rules['kou_di_pair']} pair, 1 when the defenders take the last trick)")))
+
+    rows = []
+    for m in summary["matchups"]:
+        for s, pi in (("A", m["a"]), ("B", m["b"])):
+            d = m["sides"][s]
+            rows.append([m["label"], f"{s}: {pname(pi)}", _pct(d["attack_rate"]),
+                         _f(d["attacking_settle"]["mean"]), _f(d["defending_settle"]["mean"]),
+                         _f(d["attacking_score"]["mean"], "{:.1f}"),
+                         _pct(d["attacking_score"]["p_ge_120"]),
+                         _pct(d["attacking_multiplier"][mults[-1]]),
+                         d["show_rank_median"] or "–", _f(d["show_rank_mean"], "{:.2f}"),
+                         _f(d["trump_len_mean"], "{:.1f}"), _f(d["overrides_mean"], "{:.2f}")])
+    out.append(("Attacking, defending and calling", [
+        "matchup", "side", "calls (attacks)", "settlement attacking", "settlement defending",
+        "score attacking", "P(≥120) attacking", f"×{mults[-1]} last trick",
+        "median shown rank", "mean rank index (A=0…K=12)", "caller's trumps",
+        "overrides per called deal"], rows,
+        ("calling statistics are over the deals the side called (its team attacked, R10); "
+        "caller's trumps: trumps in the caller's hand at the first lead")))
+
+    sp = summary.get("sprt")
+    if sp:
+        verdict = {"H0": f"H0 accepted: A is not better than mu0 = {sp['mu0']}",
+                   "H1": f"H1 accepted: A is better, mean ≥ mu1 = {sp['mu1']}",
+                   "continue": "no decision yet (deal limit reached or run unfinished)"}
+        out.append(("SPRT", ["verdict", "LLR", "bounds (accept H0, accept H1)", "pairs",
+                             "alpha", "beta"],
+                    [[verdict[sp["state"]], _f(sp["llr"], "{:+.3f}"),
+                      f"[{sp['bounds'][0]:+.3f}, {sp['bounds'][1]:+.3f}]",
+                      str(sp["decided_at"] if sp["decided_at"] is not None
+                          else sp["moments"]["n"]), str(sp["alpha"]), str(sp["beta"])]],
+                    ("on A's per-pair result; looks after every chunk in run order, so it "
+                    "stops at a chunk boundary")))
+    return out
+
+
+def _md_table(t: Table) -> str:
+    title, header, rows, note = t
+    lines = [f"## {title}", "", "| " + " | ".join(header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    if note:
+        lines += ["", f"_{note}_"]
+    return "\n".join(lines)
+
+
+def _headline(summary: Mapping[str, Any]) -> list[str]:
+    cfg = summary["config"]
+    k = len(summary["players"])
+    deals = cfg["deals"]
+    run = summary.get("run") or {}
+    lines = [(f"format {cfg['format']}, {k} players, {len(summary['matchups'])} matchup(s), "
+             f"{deals:,} deals per matchup from deal {cfg['first_deal']} of seed {cfg['seed']}"
+             f", duplicate {'on' if cfg['duplicate'] else 'off'}")]
+    changed = {k: v for k, v in cfg["rules"].items() if v != _DEFAULT_RULES.get(k, v)}
+    if changed:
+        lines.append("rules variant: " + ", ".join(f"{k}={v}" for k, v in changed.items()))
+    if not summary["complete"]:
+        lines.append(f"**incomplete run**: {summary['chunks_merged']} of "
+                     f"{summary['chunks_total']} chunks (finish it with --resume)")
+    elif summary.get("stopped_by_sprt"):
+        lines.append(f"stopped by the SPRT after {summary['chunks_merged']} of "
+                     f"{summary['chunks_total']} chunks")
+    if any(summary["oracle"]):
+        lines.append(f"players marked{ORACLE_MARK} are oracles: they see every hand "
+                     f"(analysis only)")
+    if run.get("games_per_second"):
+        lines.append(f"this session: {run['games_this_session']:,} deals played in "
+                     f"{run['wall_seconds']:.1f} s ({run['games_per_second']:,.0f} deals/s, "
+                     f"{run['jobs']} job(s), backend {run['backend']})")
+    return lines
+
+
+_DEFAULT_RULES = {"max_redeals": 3, "kou_di_single": 2, "kou_di_pair": 4, "settle_step": 20,
+                  "settle_unit": 2, "defender_cap": 10, "start_skill": 1600}
+
+
+def markdown(summary: Mapping[str, Any]) -> str:
+    """``summary.md``: headline, then every table."""
+    title = f"# Tournament {summary['config']['name']}"
+    parts = [title, "", *[f"- {x}" for x in _headline(summary)]]
+    for t in tables(summary):
+        parts += ["", _md_table(t)]
+    return "\n".join(parts) + "\n"
+
+
+# --- plots --------------------------------------------------------------------------------
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_scores(summary: Mapping[str, Any], m: int) -> bytes:
+    """PNG: matchup ``m``'s attacker-score histogram, split by the attacking side."""
+    plt = _plt()
+    mm = summary["matchups"][m]
+    t = _tally(summary["tallies"][m])
+    fig, ax = plt.subplots(figsize=(8, 4), dpi=100)
+    n = max(1, t["score"].n)
+    bottom = None
+    for s, color in (("A", "#3b75af"), ("B", "#ef8636")):
+        h = t[f"{s}.att_score"]
+        share = h.counts / n
+        ax.bar(h.edges, share, width=h.width, align="edge", bottom=bottom, color=color,
+               label=f"{s} attacks: {summary['players'][mm['a' if s == 'A' else 'b']]}")
+        bottom = share if bottom is None else bottom + share
+    nz = np.flatnonzero(t["score"].counts)
+    if nz.size:
+        edges = t["score"].edges
+        ax.set_xlim(edges[nz[0]] - 5, edges[nz[-1]] + 10)
+    for x, lab in ((80, "80"), (120, "120")):
+        ax.axvline(x, color="grey", ls="--", lw=0.8)
+        ax.text(x, ax.get_ylim()[1] * 0.95, lab, ha="center", va="top", fontsize=8,
+                color="grey")
+    ax.set_xlabel("attacker score (5-point bins)")
+    ax.set_ylabel("share of non-void deals")
+    ax.set_title(f"m{m}: {mm['label']} ({t['score'].n:,} deals)", fontsize=10)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def plot_settlement(summary: Mapping[str, Any]) -> bytes:
+    """PNG: each player's distribution of settlement per deal per player."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4), dpi=100)
+    per_player: list[Histogram | None] = [None] * len(summary["players"])
+    for m, raw in zip(summary["matchups"], summary["tallies"]):
+        t = _tally(raw)
+        for s, i in (("A", m["a"]), ("B", m["b"])):
+            h = t[f"{s}.settle"]
+            per_player[i] = h if per_player[i] is None else per_player[i].merge(h)
+    lo, hi = math.inf, -math.inf
+    for i, h in enumerate(per_player):
+        if h is None or not h.n:
+            continue
+        nz = np.flatnonzero(h.counts)
+        x, y = h.edges[nz], h.counts[nz] / h.n
+        lo, hi = min(lo, x.min()), max(hi, x.max())
+        ax.plot(x, y, marker="o", ms=3, lw=1,
+                label=_name(summary["players"][i], summary["oracle"][i]))
+    if math.isfinite(lo):
+        ax.set_xlim(lo - 1, hi + 1)
+    ax.set_yscale("log")
+    ax.set_xlabel("settlement of one deal, per player (R24)")
+    ax.set_ylabel("share of deals (log scale)")
+    ax.set_title("Settlement distribution", fontsize=10)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def plot_ratings(summary: Mapping[str, Any]) -> bytes:
+    """PNG: Elo with 95% CI (round robin), else mean settlement per deal per player with CI."""
+    plt = _plt()
+    players = [_name(p, o) for p, o in zip(summary["players"], summary["oracle"])]
+    if summary.get("ratings"):
+        vals = [(r["elo"], r["lo"], r["hi"]) for r in summary["ratings"]]
+        xlabel = "Elo (Bradley-Terry on pairs won), 95% CI"
+    else:
+        vals = [(s["result"]["mean"], s["result"]["lo"], s["result"]["hi"])
+                for s in summary["strategies"]]
+        xlabel = "mean settlement per deal per player, 95% CI"
+    order = sorted(range(len(vals)), key=lambda i: _nan0(vals[i][0]))
+    fig, ax = plt.subplots(figsize=(8, 0.6 * len(vals) + 1.2), dpi=100)
+    ys = np.arange(len(order))
+    means = np.array([_nan0(vals[i][0]) for i in order])
+    err = np.array([[max(0.0, _nan0(vals[i][0] - vals[i][1])) for i in order],
+                    [max(0.0, _nan0(vals[i][2] - vals[i][0])) for i in order]])
+    ax.barh(ys, means, xerr=err, color=["#999" if summary["oracle"][i] else "#3b75af"
+                                       for i in order], capsize=4)
+    ax.set_yticks(ys, [players[i] for i in order], fontsize=8)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_xlabel(xlabel)
+    ax.set_title("Ratings", fontsize=10)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def _nan0(x: float) -> float:
+    return 0.0 if x is None or not math.isfinite(x) else float(x)
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    _plt().close(fig)
+    return buf.getvalue()
+
+
+def render_plots(summary: Mapping[str, Any]) -> dict[str, bytes]:
+    """Every plot as ``{file name: PNG bytes}``."""
+    out = {f"scores_m{m['index']}.png": plot_scores(summary, i)
+           for i, m in enumerate(summary["matchups"])}
+    out["settlement.png"] = plot_settlement(summary)
+    out["ratings.png"] = plot_ratings(summary)
+    return out
+
+
+# --- HTML ---------------------------------------------------------------------------------
+_CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:75em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 .3em;font-size:.85em}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right}
+th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}
+.note{color:#666;font-size:.8em;margin:0 0 1.5em}img{max-width:100%;margin:.5em 0}
+"""
+
+
+def to_html(summary: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
+    """A self-contained page: headline, every table and every plot (base64 PNG)."""
+    e = html.escape
+    name = e(summary["config"]["name"])
+    parts = [(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Tournament {name}"
+             f"</title><style>{_CSS}</style></head><body><h1>Tournament {name}</h1><ul>")]
+    parts += [f"<li>{e(x).replace('**', '')}</li>" for x in _headline(summary)]
+    parts.append("</ul>")
+    for title, header, rows, note in tables(summary):
+        parts.append(f"<h2>{e(title)}</h2><table><tr>"
+                     + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
+        parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows]
+        parts.append(f"</table><p class='note'>{e(note)}</p>")
+    if images:
+        parts.append("<h2>Plots</h2>")
+    for fname, png in images.items():
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(f"<div><img alt='{e(fname)}' src='data:image/png;base64,{data}'></div>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+# --- everything ---------------------------------------------------------------------------
+def _strict(x: Any) -> Any:
+    """JSON-safe: NaN and infinities become None, numpy scalars plain numbers."""
+    if isinstance(x, dict):
+        return {k: _strict(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_strict(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return float(x) if math.isfinite(x) else None
+    return x
+
+
+def _write(path: str, data: bytes) -> None:
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def write_all(state: Mapping[str, Any], out: str, plots: bool = True,
+              echo: Callable[[str], Any] | None = None) -> dict[str, Any]:
+    """Write summary.json, summary.md and (with ``plots``) plots/*.png and report.html.
+
+    Returns the summary (``derive(state)``); ``echo`` gets the markdown tables.
+    """
+    summary = derive(state)
+    md = markdown(summary)
+    _write(os.path.join(out, "summary.json"),
+           (json.dumps(_strict(summary), indent=1, ensure_ascii=False) + "\n").encode())
+    _write(os.path.join(out, "summary.md"), md.encode())
+    images: dict[str, bytes] = {}
+    if plots:
+        images = render_plots(summary)
+        os.makedirs(os.path.join(out, "plots"), exist_ok=True)
+        for fname, png in images.items():
+            _write(os.path.join(out, "plots", fname), png)
+    _write(os.path.join(out, "report.html"), to_html(summary, images).encode())
+    if echo is not None:
+        echo(md)
+    return summary

@@ -1,0 +1,807 @@
+"""Tournaments: matchups of strategies over seeded (duplicate) deals, run in parallel chunks.
+
+How a run is organised
+----------------------
+- **Matchups.** A head-to-head is one matchup; a round robin every pair of players; a gauntlet
+  the first player against each of the others. In matchup ``(A, B)`` *orientation* 0 seats A in
+  0 and 2 and B in 1 and 3; orientation 1 swaps the teams.
+- **Deals.** Every matchup plays deals ``first_deal … first_deal+deals-1`` of the config's seed:
+  the same cards in every matchup and every run (counter-based RNG, docs/engine.md).
+  *Duplicate* plays each deal in both orientations; the unit of statistics is the pair and its
+  result ``x`` is A's mean settlement per deal per player over the two deals. Without
+  duplicate, deal ``d`` is played once, in orientation ``d % 2``, and ``x`` is A's settlement.
+- **Chunks.** The deals of a matchup are cut into chunks of ``chunk_size`` deals. Chunk ``k``
+  of every matchup comes before chunk ``k+1`` of any (so a round robin progresses evenly).
+  A chunk is the unit of work (joblib over chunks: loky, threading or dask), of storage
+  (``chunks/c000123.npz``, written atomically as soon as it finishes) and of the SPRT's looks.
+- **Determinism.** Per-deal results depend only on seed, deal and seats; chunk statistics are
+  exact sums and counts (``sim.stats``) merged in chunk order; so every table is identical for
+  any ``--jobs``, backend and chunk size. The only chunk-size effect: an SPRT looks after each
+  chunk *in chunk order* (whatever order they finish in), so it stops at the same chunk for a
+  given chunk size, and at a chunk boundary.
+- **Resume.** The finished chunk files are the run's state. ``--resume`` reads them, checks the
+  stored config's hash and plays only the missing chunks; a killed run loses at most the chunks
+  that were in flight.
+
+The per-deal table
+------------------
+Each chunk file holds the columns ``DEAL_COLUMNS`` for its deals (in deal order, orientation 0
+before 1). ``load_deals(run_dir)`` concatenates them into a dict of numpy arrays, so
+``pandas.DataFrame(load_deals("results/quick"))`` is a data frame. ``seat0 … seat3`` are indices
+into the players list of ``config.json`` (``summary.json`` "players"); ``attacker_team`` is 0
+for seats 0+2, 1 for seats 1+3, -1 for a void deal; side A attacks when ``attacker_team ==
+orientation``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import glob
+import json
+import math
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from sim.errors import ConfigError
+from sim.stats import SPRT, WDL, Histogram, Moments
+
+DEAL_COLUMNS: dict[str, type] = {
+    "seed": np.uint64, "deal": np.int64, "matchup": np.int16, "orientation": np.int8,
+    "seat0": np.int16, "seat1": np.int16, "seat2": np.int16, "seat3": np.int16,
+    "caller": np.int8, "trump": np.int8, "attacker_team": np.int8,
+    "attacker_points": np.int16, "attacker_score": np.int32, "multiplier": np.int16,
+    "settle0": np.int32, "settle1": np.int32, "settle2": np.int32, "settle3": np.int32,
+    "redeals": np.int16, "void": np.int8, "calls": np.int16, "overrides": np.int16,
+    "show_rank": np.int8, "caller_trumps": np.int8, "first_show_round": np.int8,
+}
+# summary-row columns (sim.loop.COLUMN_NAMES) copied into the table under the same name
+_FROM_ROWS = ("caller", "trump", "attacker_points", "multiplier", "redeals", "void", "calls",
+              "overrides", "show_rank", "caller_trumps", "first_show_round")
+SIDES = ("A", "B")
+CHUNK_DIR = "chunks"
+FORMAT = "shuangkou-tournament/1"
+
+# histogram ranges; values outside land in under/overflow and every mean stays exact
+SCORE_BINS = (0, 600, 5)  # attacker score, 5-point bins (R22-R23)
+SETTLE_BINS = (-400, 401, 1)  # per-player settlement of one deal (R24)
+
+
+# --- plan ---------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Chunk:
+    """``n`` deals from ``first`` of matchup ``matchup``; ``index`` is its place in run order."""
+
+    index: int
+    matchup: int
+    first: int
+    n: int
+
+    @property
+    def filename(self) -> str:
+        return f"c{self.index:06d}.npz"
+
+
+def plan_chunks(cfg: Any) -> list[Chunk]:
+    """Every chunk of a run, in run order (chunk ``k`` of every matchup, then ``k + 1``)."""
+    n_matchups = len(cfg.matchups())
+    chunks = []
+    for k in range(math.ceil(cfg.deals / cfg.chunk_size)):
+        n = min(cfg.chunk_size, cfg.deals - k * cfg.chunk_size)
+        for m in range(n_matchups):
+            chunks.append(Chunk(len(chunks), m, cfg.first_deal + k * cfg.chunk_size, n))
+    return chunks
+
+
+def games_per_deal(cfg: Any) -> int:
+    return 2 if cfg.duplicate else 1
+
+
+# --- statistics of one chunk (pure: plain arrays in, sim.stats accumulators out) ------------
+def new_tally() -> dict[str, Any]:
+    """Empty accumulators of one matchup (see ``tally_games`` for their meaning)."""
+    t: dict[str, Any] = {
+        "games": 0, "void": 0, "redealt": 0, "pairs": Moments(), "wdl": WDL(),
+        "score": Histogram(*SCORE_BINS), "redeals": Histogram(0, 16, 1),
+        "mult": Histogram(0, 32, 1), "calls": Moments(), "overrides": Moments(),
+        "first_show_round": Moments(),
+    }
+    for s in SIDES:
+        t.update({
+            f"{s}.settle": Histogram(*SETTLE_BINS), f"{s}.attacks": 0,
+            f"{s}.att_settle": Moments(), f"{s}.def_settle": Moments(),
+            f"{s}.att_score": Histogram(*SCORE_BINS), f"{s}.att_mult": Histogram(0, 32, 1),
+            f"{s}.show_rank": Histogram(0, 13, 1), f"{s}.trump_len": Histogram(0, 55, 1),
+            f"{s}.overrides": Moments(),
+        })
+    return t
+
+
+def _moments(v: np.ndarray, halves: bool = False) -> Moments:
+    """``Moments`` of integer values (of twice the values with ``halves``) from exact integer
+    sums: the same numbers ``Moments.add`` keeps, without its float dot product, which costs
+    more than the deals on some BLAS builds."""
+    v = v.astype(np.int64, copy=False)
+    total, total_sq = int(v.sum()), int(np.einsum("i,i->", v, v))
+    if halves:
+        return Moments(int(v.size), total / 2, total_sq / 4)  # powers of 2: still exact
+    return Moments(int(v.size), float(total), float(total_sq))
+
+
+def _hist(v: np.ndarray, bins: tuple[int, int, int]) -> Histogram:
+    """``Histogram(*bins).add(v)`` for integer ``v``, in integer arithmetic (same result)."""
+    h = Histogram(*bins)
+    v = v.astype(np.int64, copy=False)
+    if not v.size:
+        return h
+    lo, hi, width = bins
+    under, over = v < lo, v >= hi
+    inside = v[~(under | over)] - lo
+    h.counts += np.bincount(inside // width, minlength=h.counts.size)
+    h.underflow, h.overflow = int(under.sum()), int(over.sum())
+    h.min, h.max = float(v.min()), float(v.max())
+    h.lattice = bool(np.all(inside % width == 0))
+    h.moments = _moments(v)
+    return h
+
+
+def tally_games(cols: Mapping[str, np.ndarray], duplicate: bool) -> dict[str, Any]:
+    """Accumulators of one matchup's games, from per-deal table columns.
+
+    Parameters
+    ----------
+    cols : ``DEAL_COLUMNS`` arrays of one matchup, shape ``(g,)``; with ``duplicate`` the games
+        come in pairs (rows ``2i`` and ``2i + 1`` are the same deal in orientations 0 and 1).
+    duplicate : whether the unit of observation is a pair of rows or a single row.
+
+    Returns
+    -------
+    dict
+        ``pairs``/``wdl``: the per-pair result ``x`` (A's mean settlement per deal per player);
+        ``games``, ``void``, ``redealt`` (games with at least one redeal), ``redeals``;
+        ``score`` (attacker score), ``mult`` (last-trick multiplier), ``calls``, ``overrides``,
+        ``first_show_round`` over non-void games; per side ``S`` in A, B: ``S.settle`` (its
+        per-player settlement, every game), ``S.attacks`` (games it attacked), ``S.att_settle``
+        / ``S.def_settle`` (settlement when attacking / defending), ``S.att_score``,
+        ``S.att_mult``, and calling statistics of the games it called: ``S.show_rank``
+        (rank index of the winning show, A=0 … K=12), ``S.trump_len`` (trumps the caller held at
+        the first lead), ``S.overrides``.
+    """
+    t = new_tally()
+    o = cols["orientation"]
+    g = o.size
+    if g == 0:
+        return t
+    a0 = o == 0  # seat o is one of A's, seat 1 - o one of B's
+    side_settle = {"A": np.where(a0, cols["settle0"], cols["settle1"]).astype(np.int64),
+                   "B": np.where(a0, cols["settle1"], cols["settle0"]).astype(np.int64)}
+    void = cols["void"] != 0
+    played = ~void
+    team = cols["attacker_team"].astype(np.int64)
+    a_attacks = played & (team == o)
+    attacks = {"A": a_attacks, "B": played & ~a_attacks}
+    if duplicate:
+        x2 = side_settle["A"][0::2] + side_settle["A"][1::2]  # twice the pair's mean
+    else:
+        x2 = 2 * side_settle["A"]
+    score = cols["attacker_score"]
+    mult = cols["multiplier"]
+    overrides = cols["overrides"]
+    redeals = cols["redeals"].astype(np.int64)
+    t["games"] = int(g)
+    t["void"] = int(void.sum())
+    t["redealt"] = int((redeals > 0).sum())
+    t["pairs"] = _moments(x2, halves=True)
+    t["wdl"] = WDL(int((x2 > 0).sum()), int((x2 == 0).sum()), int((x2 < 0).sum()))
+    t["score"] = _hist(score[played], SCORE_BINS)
+    t["redeals"] = _hist(redeals, (0, 16, 1))
+    t["mult"] = _hist(mult[played], (0, 32, 1))
+    t["calls"] = _moments(cols["calls"][played])
+    t["overrides"] = _moments(overrides[played])
+    t["first_show_round"] = _moments(cols["first_show_round"][played])
+    for s in SIDES:
+        att, own = attacks[s], side_settle[s]
+        t[f"{s}.settle"] = _hist(own, SETTLE_BINS)
+        t[f"{s}.attacks"] = int(att.sum())
+        t[f"{s}.att_settle"] = _moments(own[att])
+        t[f"{s}.def_settle"] = _moments(own[played & ~att])
+        t[f"{s}.att_score"] = _hist(score[att], SCORE_BINS)
+        t[f"{s}.att_mult"] = _hist(mult[att], (0, 32, 1))
+        # the caller's team attacks (R10), so the side that attacks is the side that called
+        t[f"{s}.show_rank"] = _hist(cols["show_rank"][att], (0, 13, 1))
+        t[f"{s}.trump_len"] = _hist(cols["caller_trumps"][att], (0, 55, 1))
+        t[f"{s}.overrides"] = _moments(overrides[att])
+    return t
+
+
+def merge_tally(into: dict[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+    """Add ``other``'s accumulators to ``into`` (exact: counts and sums)."""
+    for k, v in other.items():
+        if isinstance(v, int):
+            into[k] = into.get(k, 0) + v
+        else:
+            into[k] += v
+    return into
+
+
+def tally_to_json(t: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v if isinstance(v, int) else v.to_dict() for k, v in t.items()}
+
+
+_TYPES = {"Moments": Moments, "Histogram": Histogram, "WDL": WDL}
+
+
+def tally_from_json(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v if isinstance(v, int) else _TYPES[v["type"]].from_dict(v) for k, v in d.items()}
+
+
+# --- a worker: play one chunk -------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """Everything a worker needs to play a chunk; plain data, so it pickles anywhere."""
+
+    chunk: Chunk
+    seed: int
+    a: int
+    b: int
+    a_spec: str
+    b_spec: str
+    duplicate: bool
+    rules: tuple[tuple[str, int], ...]
+    timeout: float
+    plugins: tuple[str, ...]
+    sys_path: tuple[str, ...]
+    deal_table: bool
+    first_deal: int
+    records: int
+    record_filter: str
+    record_limit: int
+
+
+@dataclasses.dataclass
+class ChunkResult:
+    """A played chunk: its statistics (JSON-ready), table columns and records (JSONL bytes)."""
+
+    chunk: Chunk
+    tally: dict[str, Any]
+    columns: dict[str, np.ndarray] | None
+    records_first: bytes
+    records_filter: bytes
+    seconds: float
+
+
+_PREPARED: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
+
+
+def _prepare(task: Task) -> None:
+    """Make the config's plug-ins importable in this worker process (once per process)."""
+    key = (task.sys_path, task.plugins)
+    if key in _PREPARED:
+        return
+    for p in task.sys_path:
+        if p not in sys.path:
+            sys.path.append(p)
+    from strategies.registry import load_plugin
+
+    for m in task.plugins:
+        load_plugin(m)
+    _PREPARED.add(key)
+
+
+def _rows(task: Task, deals: np.ndarray, specs: Sequence[str]) -> np.ndarray:
+    """Summary rows of ``deals`` (ascending) with seats ``specs`` (team A, team B)."""
+    from sim import runner
+    from sim.loop import N_COLS, play_deals
+    from sim.rules import Rules
+
+    rules = Rules.from_dict(dict(task.rules))
+    seats = runner.make_seats(list(specs))
+    timeout = task.timeout or None
+    if deals.size and deals[-1] - deals[0] + 1 == deals.size:  # contiguous
+        return runner.summaries(task.seed, int(deals[0]), int(deals.size), seats, rules,
+                                timeout)
+    out = np.zeros((deals.size, N_COLS), dtype=np.int64)
+    tables = runner.compiled_tables(seats)
+    if tables is None:
+        for i, d in enumerate(deals):
+            out[i] = runner.summaries(task.seed, int(d), 1, seats, rules, timeout)[0]
+        return out
+    r = rules.array()
+    seed = np.uint64(task.seed)
+    for i, d in enumerate(deals):  # one compiled call per deal costs well under a microsecond
+        play_deals(seed, np.uint64(d), 1, r, *tables, out[i:i + 1])
+    return out
+
+
+def _columns(task: Task, deals: np.ndarray, orient: np.ndarray,
+             parts: Sequence[tuple[Any, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The table columns of a chunk's games.
+
+    ``parts`` are ``(where, rows)``: summary rows (``sim.loop.COLUMN_NAMES``) and the game
+    positions they fill (a slice or index array); each column is cast and placed in one step,
+    without an interleaved copy of the rows.
+    """
+    from sim.loop import COLUMN_NAMES
+
+    pos = {name: i for i, name in enumerate(COLUMN_NAMES)}
+    g = deals.size
+
+    def gather(name: str, dtype: type) -> np.ndarray:
+        out = np.empty(g, dtype=dtype)
+        for where, rows in parts:
+            out[where] = rows[:, pos[name]]
+        return out
+
+    cols: dict[str, np.ndarray] = {
+        "seed": np.full(g, task.seed, dtype=np.uint64),
+        "deal": deals.astype(np.int64),
+        "matchup": np.full(g, task.chunk.matchup, dtype=np.int16),
+        "orientation": orient.astype(np.int8),
+    }
+    ab = np.array([task.a, task.b], dtype=np.int16)
+    for s in range(4):
+        cols[f"seat{s}"] = ab[(s + orient) % 2]  # orientation 0: A in seats 0, 2
+    for name in _FROM_ROWS + ("attacker_score", "settle0", "settle1", "settle2", "settle3"):
+        cols[name] = gather(name, DEAL_COLUMNS[name])
+    # the caller's team attacks (R10): team 0 is seats 0 and 2
+    cols["attacker_team"] = np.where(cols["void"] != 0, -1, cols["caller"] % 2).astype(np.int8)
+    return {k: cols[k] for k in DEAL_COLUMNS}
+
+
+def _filter_mask(cols: Mapping[str, np.ndarray], text: str) -> np.ndarray:
+    from sim.config import parse_filter
+
+    ops = {"==": np.equal, "!=": np.not_equal, ">=": np.greater_equal, "<=": np.less_equal,
+           ">": np.greater, "<": np.less}
+    mask = np.ones(cols["deal"].size, dtype=bool)
+    for col, op, val in parse_filter(text):
+        mask &= ops[op](cols[col].astype(np.int64), val)
+    return mask
+
+
+def _records(task: Task, picks: Sequence[tuple[int, int]]) -> bytes:
+    """JSON Lines records of the (deal, orientation) games ``picks``."""
+    from sim import runner
+    from sim.record import dumps
+    from sim.rules import Rules
+
+    rules = Rules.from_dict(dict(task.rules))
+    specs = ([task.a_spec, task.b_spec], [task.b_spec, task.a_spec])
+    lines = []
+    for d, o in picks:
+        seats = runner.make_seats(specs[o])
+        for rec in runner.iter_records(task.seed, d, 1, seats, rules, task.timeout or None):
+            rec["tournament"] = {"matchup": task.chunk.matchup, "orientation": o}
+            lines.append(dumps(rec))
+    return "".join(line + "\n" for line in lines).encode()
+
+
+def play_chunk(task: Task) -> ChunkResult:
+    """Play one chunk (in a worker): rows, table columns, statistics and records."""
+    t0 = time.perf_counter()
+    _prepare(task)
+    c = task.chunk
+    deals = np.arange(c.first, c.first + c.n, dtype=np.int64)
+    ab, ba = (task.a_spec, task.b_spec), (task.b_spec, task.a_spec)
+    if task.duplicate:  # pairs are adjacent rows: (deal, orientation) order
+        parts = [(slice(0, None, 2), _rows(task, deals, ab)),
+                 (slice(1, None, 2), _rows(task, deals, ba))]
+        game_deals = np.repeat(deals, 2)
+        orient = np.tile(np.array([0, 1], dtype=np.int64), c.n)
+    else:
+        orient = deals % 2
+        parts = [(np.flatnonzero(orient == o), _rows(task, deals[orient == o], specs))
+                 for o, specs in ((0, ab), (1, ba)) if (orient == o).any()]
+        game_deals = deals
+    cols = _columns(task, game_deals, orient, parts)
+    del parts
+    tally = tally_to_json(tally_games(cols, task.duplicate))
+    first_picks: list[tuple[int, int]] = []
+    if task.records:
+        sel = cols["deal"] < task.first_deal + task.records
+        first_picks = list(zip(cols["deal"][sel].tolist(), cols["orientation"][sel].tolist()))
+    filter_picks: list[tuple[int, int]] = []
+    if task.record_filter:
+        sel = _filter_mask(cols, task.record_filter)
+        taken = set(first_picks)
+        filter_picks = [p for p in zip(cols["deal"][sel].tolist(),
+                                       cols["orientation"][sel].tolist())
+                        if p not in taken][:task.record_limit]
+    return ChunkResult(c, tally, cols if task.deal_table else None,
+                       _records(task, first_picks), _records(task, filter_picks),
+                       time.perf_counter() - t0)
+
+
+# --- chunk files --------------------------------------------------------------------------
+def _atomic_write(path: str, write: Any, mode: str = "wb") -> None:
+    """Write through a temporary file in the same folder, then ``os.replace`` it: a reader or
+    a resumed run sees the whole file or none of it, even if this process is killed."""
+    tmp = os.path.join(os.path.dirname(path), f".tmp-{os.getpid()}-{os.path.basename(path)}")
+    with open(tmp, mode) as f:
+        write(f)
+    os.replace(tmp, path)
+
+
+def _save_chunk(out: str, res: ChunkResult, config_hash: str) -> None:
+    meta = {"format": FORMAT, "config_hash": config_hash,
+            **dataclasses.asdict(res.chunk), "seconds": res.seconds}
+    arrays: dict[str, np.ndarray] = dict(res.columns or {})
+    arrays["_meta"] = np.array(json.dumps(meta))
+    arrays["_stats"] = np.array(json.dumps(res.tally))
+    arrays["_records_first"] = np.frombuffer(res.records_first, dtype=np.uint8)
+    arrays["_records_filter"] = np.frombuffer(res.records_filter, dtype=np.uint8)
+    path = os.path.join(out, CHUNK_DIR, res.chunk.filename)
+    _atomic_write(path, lambda f: np.savez(f, **arrays))
+
+
+def _chunk_files(run_dir: str) -> list[str]:
+    return sorted(glob.glob(os.path.join(run_dir, CHUNK_DIR, "c[0-9]*.npz")))
+
+
+def _read_meta(path: str) -> dict[str, Any]:
+    with np.load(path) as z:
+        return json.loads(str(z["_meta"]))
+
+
+def _read_stats(path: str) -> dict[str, Any]:
+    with np.load(path) as z:
+        return tally_from_json(json.loads(str(z["_stats"])))
+
+
+def iter_deals(run_dir: str, columns: Sequence[str] | None = None
+               ) -> Iterator[dict[str, np.ndarray]]:
+    """The per-deal table chunk by chunk (run order), as dicts of numpy arrays.
+
+    Streams: only one chunk is in memory at a time. ``columns`` selects columns (default all
+    ``DEAL_COLUMNS``).
+    """
+    cols = list(columns or DEAL_COLUMNS)
+    bad = [c for c in cols if c not in DEAL_COLUMNS]
+    if bad:
+        raise ConfigError(f"per-deal column {bad[0]!r} does not exist: allowed are "
+                          f"{', '.join(DEAL_COLUMNS)}")
+    files = _chunk_files(run_dir)
+    if not files:
+        raise ConfigError(f"{run_dir!r} holds no finished chunks ({CHUNK_DIR}/c*.npz): is it a "
+                          f"tournament results folder?")
+    for path in files:
+        with np.load(path) as z:
+            if "deal" not in z.files:
+                raise ConfigError(f"{run_dir!r} has no per-deal table: the run was made with "
+                                  f"output.deal_table = false")
+            yield {c: z[c] for c in cols}
+
+
+def load_deals(run_dir: str, columns: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+    """The whole per-deal table of a run as a dict of numpy arrays (``DEAL_COLUMNS``).
+
+    ``pandas.DataFrame(load_deals("results/quick"))`` gives a data frame. Rows come chunk by
+    chunk in run order; within a matchup, in (deal, orientation) order. For runs too large for
+    memory use ``iter_deals`` or pick ``columns``.
+    """
+    parts = list(iter_deals(run_dir, columns))
+    return {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+
+
+# --- aggregation in run order -------------------------------------------------------------
+class Aggregate:
+    """Chunk statistics merged in run order, with the SPRT's looks after each chunk.
+
+    Chunks may arrive in any order; they are merged only once every earlier chunk is in, so the
+    SPRT sees the same sequence for any number of jobs and any backend.
+    """
+
+    def __init__(self, cfg: Any, chunks: Sequence[Chunk]) -> None:
+        self.cfg = cfg
+        self.chunks = list(chunks)
+        self.tallies = [new_tally() for _ in cfg.matchups()]
+        self.sprt = SPRT(cfg.sprt.mu0, cfg.sprt.mu1, cfg.sprt.alpha, cfg.sprt.beta) \
+            if cfg.sprt else None
+        self.pending: dict[int, dict[str, Any]] = {}
+        self.next = 0  # chunks 0 … next-1 are merged
+        self.stop_at: int | None = None  # last chunk of a run the SPRT decided
+
+    @property
+    def finished(self) -> bool:
+        return self.stop_at is not None or self.next == len(self.chunks)
+
+    def add(self, chunk: Chunk, tally: dict[str, Any]) -> None:
+        if self.stop_at is not None and chunk.index > self.stop_at:
+            return
+        self.pending[chunk.index] = tally
+        while self.next in self.pending and self.stop_at is None:
+            t = self.pending.pop(self.next)
+            merge_tally(self.tallies[self.chunks[self.next].matchup], t)
+            if self.sprt is not None:
+                p = t["pairs"]
+                if self.sprt.update_stats(p.n, p.total, p.total_sq) != "continue":
+                    self.stop_at = self.next
+            self.next += 1
+        if self.stop_at is not None:
+            self.pending.clear()
+
+    @property
+    def merged_chunks(self) -> int:
+        return self.next
+
+    def state(self) -> dict[str, Any]:
+        """Plain data for ``sim.report``: config, players, matchups with their tallies."""
+        cfg = self.cfg
+        ms = cfg.matchups()
+        return {
+            "format": FORMAT,
+            "config": cfg.to_dict(),
+            "config_hash": cfg.hash(),
+            "players": list(cfg.players),
+            "oracle": list(cfg.oracle),
+            "matchups": [{"index": m, "a": a, "b": b, "tally": tally_to_json(self.tallies[m])}
+                         for m, (a, b) in enumerate(ms)],
+            "sprt": self.sprt.to_dict() if self.sprt else None,
+            "chunks_merged": self.next,
+            "chunks_total": len(self.chunks),
+            "complete": self.finished,
+            "stopped_by_sprt": self.stop_at is not None,
+        }
+
+
+# --- the run ------------------------------------------------------------------------------
+def _read_config(run_dir: str) -> Any:
+    from sim.config import from_dict
+
+    path = os.path.join(run_dir, "config.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{run_dir!r} is not a tournament results folder (no config.json)") \
+            from None
+    except (OSError, json.JSONDecodeError) as e:
+        raise ConfigError(f"{path!r} cannot be read: {e}") from None
+    return from_dict(raw, source=path, base_dir=raw.pop("_base_dir", "."))
+
+
+def _write_config(out: str, cfg: Any) -> None:
+    d = cfg.to_dict()
+    d["_base_dir"] = cfg.base_dir  # where plug-ins were found; not part of the hash
+    text = json.dumps(d, indent=2, ensure_ascii=False) + "\n"
+    _atomic_write(os.path.join(out, "config.json"), lambda f: f.write(text), "w")
+    _atomic_write(os.path.join(out, "config.toml"), lambda f: f.write(cfg.to_toml()), "w")
+
+
+def _load_done(out: str, cfg: Any, chunks: Sequence[Chunk], agg: Aggregate) -> int:
+    """Feed finished chunk files to ``agg``; returns how many there were."""
+    for tmp in glob.glob(os.path.join(out, CHUNK_DIR, ".tmp-*")):
+        os.remove(tmp)  # a write that a kill interrupted: its chunk is simply played again
+    n = 0
+    h = cfg.hash()
+    for path in _chunk_files(out):
+        meta = _read_meta(path)
+        i = meta["index"]
+        if meta.get("config_hash") != h or i >= len(chunks) \
+                or dataclasses.asdict(chunks[i]) != {k: meta[k] for k in ("index", "matchup",
+                                                                           "first", "n")}:
+            raise ConfigError(f"{path!r} belongs to another run (config hash or chunk plan "
+                              f"differs); remove {out!r} or choose another --out")
+        agg.add(chunks[i], _read_stats(path))
+        n += 1
+    return n
+
+
+def _drop_after(out: str, stop_at: int) -> None:
+    """Remove chunk files past the SPRT's decision: they are not part of the result."""
+    for path in _chunk_files(out):
+        if int(os.path.basename(path)[1:7]) > stop_at:
+            os.remove(path)
+
+
+def _tasks(cfg: Any, chunks: Sequence[Chunk]) -> Iterator[Task]:
+    ms = cfg.matchups()
+    # the workers look for plug-ins where this process found them
+    path = tuple(dict.fromkeys([os.getcwd(), cfg.base_dir, *sys.path]))
+    for c in chunks:
+        a, b = ms[c.matchup]
+        yield Task(c, cfg.seed, a, b, cfg.players[a], cfg.players[b], cfg.duplicate,
+                   cfg.rules, cfg.timeout, cfg.plugins, path, cfg.deal_table, cfg.first_deal,
+                   cfg.records, cfg.record_filter, cfg.record_limit)
+
+
+@contextlib.contextmanager
+def _executor(cfg: Any) -> Iterator[Callable[[Iterator[Task]], Iterator[ChunkResult]]]:
+    """A function running tasks with joblib and yielding results as they complete; with the
+    dask backend, connected to ``cfg.scheduler`` (or a cluster on this machine) meanwhile."""
+    from joblib import Parallel, delayed, parallel_config
+
+    def local(tasks: Iterator[Task]) -> Iterator[ChunkResult]:
+        if cfg.jobs == 1:  # in this process: no worker start-up, easy to debug
+            return (play_chunk(t) for t in tasks)
+        return Parallel(n_jobs=cfg.jobs, backend=cfg.backend, batch_size=1,
+                        return_as="generator_unordered", pre_dispatch="2*n_jobs")(
+            delayed(play_chunk)(t) for t in tasks)
+
+    if cfg.backend != "dask":
+        yield local
+        return
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise ConfigError("backend 'dask' needs the dask extra: "
+                          "pip install 'shuangkou[dask]'") from None
+    cluster = None
+    if cfg.scheduler:
+        try:
+            client = Client(cfg.scheduler, timeout=30)
+        except OSError as e:
+            raise ConfigError(f"dask scheduler {cfg.scheduler!r} cannot be reached: {e}") \
+                from None
+    else:  # no address: a cluster on this machine, one process per job
+        cluster = LocalCluster(n_workers=cfg.jobs, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+
+    def distributed(tasks: Iterator[Task]) -> Iterator[ChunkResult]:
+        with parallel_config(backend="dask"):
+            yield from Parallel(n_jobs=-1, return_as="generator_unordered")(
+                delayed(play_chunk)(t) for t in tasks)
+
+    try:
+        yield distributed
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
+                   stop_after: int | None = None, echo: Any = None) -> dict[str, Any] | None:
+    """Run (or finish, with ``resume``) a tournament and write its results folder.
+
+    Parameters
+    ----------
+    cfg : a ``sim.config.TournamentConfig``; results go to ``cfg.out``.
+    resume : finish the run in ``cfg.out``: play only chunks without a file there. Refused if
+        the stored config differs from ``cfg`` in anything that changes results.
+    progress : show the tqdm bar (default ``cfg.progress``).
+    stop_after : testing hook: stop, as if killed, once this many chunks were written in
+        this call (no summary is written); returns None.
+    echo : called with the summary tables as markdown at the end (e.g. ``print``).
+
+    Returns
+    -------
+    dict
+        The ``summary.json`` contents (see ``sim.report``).
+    """
+    from sim import report
+
+    out = cfg.out
+    chunks = plan_chunks(cfg)
+    config_path = os.path.join(out, "config.json")
+    if os.path.exists(config_path):
+        if not resume:
+            raise ConfigError(f"results folder {out!r} already holds a run: add --resume to "
+                              f"finish it, or choose another --out")
+        stored = _read_config(out)
+        diffs = stored.differences(cfg)
+        if diffs:
+            raise ConfigError(f"cannot resume {out!r}: its config differs from this one in "
+                              f"{'; '.join(diffs)} (stored -> now); run without --resume "
+                              f"into another --out")
+    os.makedirs(os.path.join(out, CHUNK_DIR), exist_ok=True)
+    _write_config(out, cfg)
+    agg = Aggregate(cfg, chunks)
+    done_before = _load_done(out, cfg, chunks, agg)
+    done = {int(os.path.basename(p)[1:7]) for p in _chunk_files(out)}
+    per_chunk = games_per_deal(cfg)
+    total_games = sum(c.n for c in chunks) * per_chunk
+    t0 = time.perf_counter()
+    games_now = written = 0
+    bar = _progress(cfg, total_games, sum(chunks[i].n for i in done) * per_chunk,
+                    cfg.progress if progress is None else progress)
+    interrupted = False
+    try:
+        if not agg.finished:
+            todo = (t for t in _tasks(cfg, [c for c in chunks if c.index not in done])
+                    if agg.stop_at is None)
+            with _executor(cfg) as execute:
+                results = execute(todo)
+                for res in results:
+                    if agg.stop_at is not None and res.chunk.index > agg.stop_at:
+                        continue
+                    _save_chunk(out, res, cfg.hash())
+                    written += 1
+                    games_now += res.chunk.n * per_chunk
+                    agg.add(res.chunk, tally_from_json(res.tally))
+                    bar.update(res.chunk.n * per_chunk)
+                    if agg.sprt is not None:
+                        bar.set_postfix_str(f"SPRT LLR {agg.sprt.llr:+.2f} "
+                                            f"[{agg.sprt.bounds[0]:.2f}, "
+                                            f"{agg.sprt.bounds[1]:.2f}]", refresh=False)
+                    if stop_after is not None and written >= stop_after:
+                        interrupted = True
+                        break
+                    if agg.stop_at is not None:
+                        break
+                close = getattr(results, "close", None)
+                if close:
+                    with warnings.catch_warnings():  # joblib warns about the unused results
+                        warnings.filterwarnings("ignore", message=".*executed +but not used")
+                        close()  # stop the workers early when the SPRT decided
+    except KeyboardInterrupt:
+        bar.close()
+        print(f"interrupted: {len(_chunk_files(out))} of {len(chunks)} chunks are saved in "
+              f"{out!r}; run the same command with --resume to finish", file=sys.stderr)
+        raise
+    finally:
+        bar.close()
+    if interrupted:
+        return None
+    if agg.stop_at is not None:
+        _drop_after(out, agg.stop_at)
+    wall = time.perf_counter() - t0
+    run_info = {"wall_seconds": wall, "games_this_session": games_now,
+                "games_per_second": games_now / wall if wall > 0 else math.nan,
+                "chunks_this_session": written, "chunks_before": done_before,
+                "jobs": cfg.jobs, "backend": cfg.backend,
+                "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
+    _atomic_write(os.path.join(out, "run.json"),
+                  lambda f: f.write(json.dumps(run_info, indent=2) + "\n"), "w")
+    _write_records(out, cfg, agg)
+    state = agg.state()
+    state["run"] = run_info
+    return report.write_all(state, out, plots=cfg.plots, echo=echo)
+
+
+def _progress(cfg: Any, total: int, initial: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, unit="deal", unit_scale=True, smoothing=0.1,
+                desc=cfg.name, disable=not enabled, dynamic_ncols=True, file=sys.stderr)
+
+
+def _write_records(out: str, cfg: Any, agg: Aggregate) -> None:
+    """``records.jsonl``: the first-K records, then the filtered ones (``record_limit`` per
+    matchup), gathered from the chunk files in run order."""
+    if not cfg.records and not cfg.record_filter:
+        return
+    last = agg.merged_chunks - 1
+    taken = [0] * len(cfg.matchups())
+    path = os.path.join(out, "records.jsonl")
+
+    def write(f: Any) -> None:
+        for p in _chunk_files(out):
+            i = int(os.path.basename(p)[1:7])
+            if i > last:
+                continue
+            m = agg.chunks[i].matchup
+            with np.load(p) as z:
+                f.write(z["_records_first"].tobytes())
+                lines = z["_records_filter"].tobytes().splitlines(keepends=True)
+            keep = lines[:max(0, cfg.record_limit - taken[m])]
+            taken[m] += len(keep)
+            f.write(b"".join(keep))
+
+    _atomic_write(path, write)
+
+
+def load_state(run_dir: str) -> dict[str, Any]:
+    """The statistics of a results folder, rebuilt from its chunk files (no replaying).
+
+    Works for an unfinished run too (``complete`` is then false).
+    """
+    cfg = _read_config(run_dir)
+    chunks = plan_chunks(cfg)
+    agg = Aggregate(cfg, chunks)
+    _load_done(run_dir, cfg, chunks, agg)
+    state = agg.state()
+    state["complete"] = agg.finished
+    try:
+        with open(os.path.join(run_dir, "run.json"), encoding="utf-8") as f:
+            state["run"] = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        state["run"] = None
+    return state

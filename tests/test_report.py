@@ -1,0 +1,171 @@
+"""Reports: tables checked against the per-deal table, plots, HTML, re-rendering."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+from sim import level
+from sim.cli import main
+from sim.config import from_dict
+from sim.report import derive, markdown, tables
+from sim.stats import Moments
+from sim.tournament import load_deals, load_state, run_tournament
+
+EAGER, PLAIN = "random(show_prob=0.9)", "random"
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def run(tmp_path, name="r", plots=True, **raw):
+    cfg = from_dict({"name": name, "players": [EAGER, PLAIN], "deals": 400, "seed": 3,
+                     "run": {"chunk_size": 100, "progress": False},
+                     "output": {"dir": str(tmp_path / name), "plots": plots}, **raw})
+    return cfg, run_tournament(cfg)
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory):
+    return run(tmp_path_factory.mktemp("rep"))
+
+
+def test_figures_match_the_per_deal_table(done):
+    cfg, s = done
+    t = load_deals(cfg.out)
+    a = np.where(t["orientation"] == 0, t["settle0"], t["settle1"]).astype(np.int64)
+    x = (a[0::2] + a[1::2]) / 2
+    m = Moments().add(x)
+    res = s["matchups"][0]["result"]
+    assert (res["mean"], res["lo"], res["hi"]) == pytest.approx((m.mean, *m.ci()))
+    played = t["void"] == 0
+    score = t["attacker_score"][played]
+    sc = s["matchups"][0]["score"]
+    assert sc["mean"] == pytest.approx(score.mean())
+    for q in (5, 25, 50, 75, 95):  # scores are multiples of 5: the bins make them exact
+        assert sc[f"p{q}"] == np.percentile(score, q, method="inverted_cdf")
+    assert sc["p_ge_120"] == pytest.approx(np.mean(score >= 120))
+    assert sc["p_le_80"] == pytest.approx(np.mean(score <= 80))
+    assert sum(c for _, c in sc["bins"]) == score.size
+    assert all(e % 5 == 0 for e, _ in sc["bins"])
+    mult = t["multiplier"][played]
+    assert s["matchups"][0]["multiplier"]["4"] == pytest.approx(np.mean(mult == 4))
+    assert s["matchups"][0]["void_rate"] == pytest.approx(np.mean(t["void"] != 0))
+    a_att = played & (t["attacker_team"] == t["orientation"])
+    side = s["matchups"][0]["sides"]["A"]
+    assert side["attack_rate"] == pytest.approx(a_att.sum() / played.sum())
+    assert side["attacking_settle"]["mean"] == pytest.approx(a[a_att].mean())
+    assert side["attacking_score"]["mean"] == pytest.approx(t["attacker_score"][a_att].mean())
+    assert side["trump_len_mean"] == pytest.approx(t["caller_trumps"][a_att].mean())
+    assert side["show_rank_mean"] == pytest.approx(t["show_rank"][a_att].mean())
+    # skill value (R25): 1600 plus every deal's settlement of one of A's players
+    st = s["strategies"][0]
+    assert st["skill"] == 1600 + a.sum() and st["title"] == level(1600 + int(a.sum()))
+
+
+def test_files_and_self_contained_html(done):
+    cfg, _s = done
+    out = cfg.out
+    for f in ("summary.json", "summary.md", "report.html", "config.json", "config.toml",
+              "plots/scores_m0.png", "plots/settlement.png", "plots/ratings.png"):
+        assert os.path.getsize(os.path.join(out, f)) > 0, f
+    for f in os.listdir(os.path.join(out, "plots")):
+        with open(os.path.join(out, "plots", f), "rb") as fh:
+            assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    page = read(os.path.join(out, "report.html"))
+    assert page.count("data:image/png;base64,") == 3
+    assert "http://" not in page and "https://" not in page and "<script" not in page
+    assert "<table>" in page and "Attacker score" in page
+    # strict JSON: no NaN or Infinity tokens
+    json.loads(read(os.path.join(out, "summary.json")),
+               parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+
+
+def test_markdown_tables(done):
+    _, s = done
+    md = markdown(s)
+    for title in ("## Matchups", "## Players", "## Attacker score",
+                  "## Attacker-score distribution (5-point bins)",
+                  "## Last trick, voids and redeals", "## Attacking, defending and calling"):
+        assert title in md
+    assert "[95% CI]" in md and "P(score ≥ 120)" in md and "skill value (R25)" in md
+    assert "SPRT" not in md and "Cross table" not in md
+
+
+def test_report_command_rerenders_from_stored_results(tmp_path, capsys):
+    cfg, _s = run(tmp_path, "again")
+    md = read(os.path.join(cfg.out, "summary.md"))
+    js = json.loads(read(os.path.join(cfg.out, "summary.json")))
+    for f in ("summary.md", "summary.json", "report.html"):
+        os.remove(os.path.join(cfg.out, f))
+    for f in os.listdir(os.path.join(cfg.out, "plots")):
+        os.remove(os.path.join(cfg.out, "plots", f))
+    capsys.readouterr()
+    assert main(["report", cfg.out]) == 0
+    assert "## Matchups" in capsys.readouterr().out
+    assert read(os.path.join(cfg.out, "summary.md")) == md
+    assert json.loads(read(os.path.join(cfg.out, "summary.json"))) == js
+    assert len(os.listdir(os.path.join(cfg.out, "plots"))) == 3
+    assert os.path.exists(os.path.join(cfg.out, "report.html"))
+    assert main(["report", str(tmp_path / "nothing")]) == 2
+
+
+def test_incomplete_run_is_reported_as_such(tmp_path):
+    cfg = from_dict({"name": "inc", "players": [EAGER, PLAIN], "deals": 300,
+                     "run": {"chunk_size": 100, "progress": False},
+                     "output": {"dir": str(tmp_path / "inc"), "plots": False}})
+    run_tournament(cfg, stop_after=1)
+    s = derive(load_state(cfg.out))
+    assert not s["complete"] and s["matchups"][0]["result"]["n"] == 100
+    assert "incomplete run" in markdown(s) and "1 of 3 chunks" in markdown(s)
+
+
+def test_round_robin_cross_table_and_ratings(tmp_path):
+    players = ["random(show_prob=1.0)", PLAIN, "random(show_prob=0.05)"]
+    cfg, s = run(tmp_path, "rr", plots=True, format="round-robin", players=players,
+                 deals=1500, run={"chunk_size": 1500, "progress": False})
+    names = [t[0] for t in tables(s)]
+    assert "Cross table" in names and "Ratings (Bradley-Terry)" in names
+    elo = [r["elo"] for r in s["ratings"]]
+    assert elo[0] > elo[1] > elo[2]  # calling more often wins more against random play
+    assert sum(elo) == pytest.approx(0.0, abs=1e-6)
+    assert all(r["lo"] < r["elo"] < r["hi"] for r in s["ratings"])
+    for i in range(3):
+        for j in range(3):
+            c, d = s["cross"][i][j], s["cross"][j][i]
+            assert (c is None) == (i == j)
+            if c:
+                assert c["mean"] == pytest.approx(-d["mean"])
+    # a player's overall result averages its matchups, weighted by pairs
+    m01, m02 = s["matchups"][0]["result"], s["matchups"][1]["result"]
+    assert s["strategies"][0]["result"]["mean"] == pytest.approx((m01["mean"] + m02["mean"]) / 2)
+    assert os.path.getsize(os.path.join(cfg.out, "plots", "scores_m2.png")) > 0
+
+
+def test_oracle_players_are_marked(tmp_path, monkeypatch):
+    (tmp_path / "orplug.py").write_text(
+        "from strategies.random import RandomStrategy\n"
+        "class Peek(RandomStrategy):\n    name = 'peek'\n    oracle = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg, s = run(tmp_path, "or", plots=False, players=["peek", PLAIN], plugins=["orplug"],
+                 deals=20, run={"chunk_size": 20, "progress": False})
+    assert s["oracle"] == [True, False] and s["strategies"][0]["oracle"]
+    md = read(os.path.join(cfg.out, "summary.md"))
+    assert "peek [oracle]" in md and "are oracles" in md
+
+
+def test_nan_safe_formatting(tmp_path):
+    # a side that never attacks has no attacking figures: shown as "–", stored as null
+    cfg, s = run(tmp_path, "never", plots=True, players=["random(show_prob=0.0)", PLAIN],
+                 deals=30, run={"chunk_size": 30, "progress": False})
+    side = s["matchups"][0]["sides"]["A"]
+    assert side["attacks"] == 0 and math.isnan(side["attacking_settle"]["mean"])
+    stored = json.loads(read(os.path.join(cfg.out, "summary.json")))
+    assert stored["matchups"][0]["sides"]["A"]["attacking_settle"]["mean"] is None
+    assert "| – |" in markdown(s)

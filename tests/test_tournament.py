@@ -1,0 +1,419 @@
+"""Tournaments (issue 4): duplicate deals, determinism across jobs/backends/chunks, resume,
+SPRT, records, the per-deal table and strategy errors.
+
+The players are variants of ``random`` (``show_prob`` changes how eagerly a seat calls), so
+these tests do not depend on the stronger strategies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from sim import reference, runner
+from sim.config import from_dict, load_config
+from sim.errors import ConfigError, StrategyError
+from sim.loop import C_SETTLE0
+from sim.stats import Moments
+from sim.tournament import (
+    DEAL_COLUMNS,
+    load_deals,
+    load_state,
+    plan_chunks,
+    run_tournament,
+    tally_from_json,
+    tally_games,
+    tally_to_json,
+)
+
+EAGER, PLAIN = "random(show_prob=0.9)", "random"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def config(tmp_path, name="t", **kw):
+    raw = {"name": name, "players": [EAGER, PLAIN], "deals": 600, "seed": 11,
+           "run": {"chunk_size": 200, "progress": False},
+           "output": {"dir": str(tmp_path / name), "plots": False}}
+    for k, v in kw.items():
+        if "." in k:
+            t, _, leaf = k.partition(".")
+            raw.setdefault(t, {})[leaf] = v
+        else:
+            raw[k] = v
+    return from_dict(raw, source="test")
+
+
+def stable(summary):
+    """A summary without what may differ between equivalent runs (timing, jobs, folders)."""
+    s = json.loads(json.dumps(summary))
+    for k in ("run", "config_hash", "chunks_total", "chunks_merged"):  # chunk size shows here
+        s.pop(k, None)
+    for k in ("jobs", "backend", "scheduler", "chunk_size", "progress"):
+        s["config"]["run"].pop(k)
+    s["config"]["output"].pop("dir")
+    s["config"].pop("name")
+    return s
+
+
+def sorted_table(run_dir):
+    t = load_deals(run_dir)
+    order = np.lexsort((t["orientation"], t["deal"], t["matchup"]))
+    return {k: v[order] for k, v in t.items()}
+
+
+def same_tables(a, b):
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+# --- duplicate deals ----------------------------------------------------------------------
+def test_duplicate_pairs_match_the_runner(tmp_path):
+    cfg = config(tmp_path, deals=300, **{"run.chunk_size": 120})
+    summary = run_tournament(cfg)
+    t = load_deals(cfg.out)
+    assert list(t) == list(DEAL_COLUMNS)
+    assert len(t["deal"]) == 600  # every deal twice
+    assert np.array_equal(t["deal"], np.repeat(np.arange(300), 2))
+    assert np.array_equal(t["orientation"], np.tile([0, 1], 300))
+    # orientation 0: A (player 0) in seats 0 and 2; orientation 1: teams swapped
+    assert (t["seat0"][0::2] == 0).all() and (t["seat1"][0::2] == 1).all()
+    assert (t["seat0"][1::2] == 1).all() and (t["seat2"][1::2] == 1).all()
+    assert (t["seed"] == 11).all()
+    # an independent replay of the same deals through the runner
+    r0 = runner.summaries(11, 0, 300, runner.make_seats([EAGER, PLAIN]))
+    r1 = runner.summaries(11, 0, 300, runner.make_seats([PLAIN, EAGER]))
+    assert np.array_equal(t["settle0"][0::2], r0[:, C_SETTLE0])
+    assert np.array_equal(t["settle1"][1::2], r1[:, C_SETTLE0 + 1])
+    x = (r0[:, C_SETTLE0] + r1[:, C_SETTLE0 + 1]) / 2  # A's mean per deal per player
+    m = Moments().add(x)
+    res = summary["matchups"][0]["result"]
+    assert res["n"] == 300 and res["mean"] == pytest.approx(m.mean, abs=1e-12)
+    assert (res["lo"], res["hi"]) == pytest.approx(m.ci(), abs=1e-12)
+    assert res["win"] == pytest.approx(np.mean(x > 0))
+    assert res["loss"] == pytest.approx(np.mean(x < 0))
+    # B's view is the negation
+    strat = summary["strategies"]
+    assert strat[1]["result"]["mean"] == pytest.approx(-res["mean"])
+    assert strat[1]["result"]["win"] == pytest.approx(res["loss"])
+
+
+def test_stored_statistics_equal_the_per_deal_table(tmp_path):
+    cfg = config(tmp_path)
+    run_tournament(cfg)
+    state = load_state(cfg.out)
+    again = tally_to_json(tally_games(load_deals(cfg.out), duplicate=True))
+    assert state["matchups"][0]["tally"] == again
+
+
+def test_single_deals_alternate_orientation(tmp_path):
+    cfg = config(tmp_path, duplicate=False, deals=250, **{"run.chunk_size": 100})
+    summary = run_tournament(cfg)
+    t = load_deals(cfg.out)
+    assert np.array_equal(t["deal"], np.arange(250))
+    assert np.array_equal(t["orientation"], np.arange(250) % 2)
+    odd = runner.summaries(11, 7, 1, runner.make_seats([PLAIN, EAGER]))
+    assert t["settle0"][7] == odd[0, C_SETTLE0]
+    a = np.where(t["orientation"] == 0, t["settle0"], t["settle1"])
+    assert summary["matchups"][0]["result"]["n"] == 250
+    assert summary["matchups"][0]["result"]["mean"] == pytest.approx(a.mean())
+
+
+def test_same_cards_in_every_matchup(tmp_path):
+    cfg = config(tmp_path, format="round-robin",
+                 players=[EAGER, PLAIN, "random(show_prob=0.5)"], deals=40,
+                 **{"run.chunk_size": 40})
+    summary = run_tournament(cfg)
+    assert [(m["a"], m["b"]) for m in summary["matchups"]] == [(0, 1), (0, 2), (1, 2)]
+    t = load_deals(cfg.out)
+    for m in range(3):  # every matchup plays deals 0 … 39, each in both orientations
+        sel = t["matchup"] == m
+        assert np.array_equal(np.sort(t["deal"][sel]), np.repeat(np.arange(40), 2))
+    assert summary["cross"][0][1]["mean"] == pytest.approx(-summary["cross"][1][0]["mean"])
+    assert summary["ratings"] is not None and len(summary["ratings"]) == 3
+
+
+def test_gauntlet(tmp_path):
+    cfg = config(tmp_path, format="gauntlet", players=[EAGER, PLAIN, "random(show_prob=0.5)"],
+                 deals=30, **{"run.chunk_size": 30})
+    summary = run_tournament(cfg)
+    assert [(m["a"], m["b"]) for m in summary["matchups"]] == [(0, 1), (0, 2)]
+    assert summary["strategies"][0]["result"]["n"] == 60
+    assert summary["ratings"] is None
+
+
+# --- determinism: jobs, backends, chunk sizes -----------------------------------------------
+def test_identical_for_any_jobs_backend_and_chunk_size(tmp_path):
+    base = config(tmp_path, "a", deals=500, **{"run.chunk_size": 500})
+    ref = stable(run_tournament(base))
+    table = sorted_table(base.out)
+    for name, kw in (("b", {"run.jobs": 2, "run.chunk_size": 70}),
+                     ("c", {"run.jobs": 2, "run.backend": "threading", "run.chunk_size": 33}),
+                     ("d", {"run.chunk_size": 1000})):
+        cfg = config(tmp_path, name, deals=500, **kw)
+        assert stable(run_tournament(cfg)) == ref, name
+        assert same_tables(sorted_table(cfg.out), table), name
+
+
+def test_dask_local_cluster_equals_loky(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    loky = config(tmp_path, "loky", deals=400, **{"run.jobs": 2, "run.chunk_size": 100})
+    ref = stable(run_tournament(loky))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        cfg = config(tmp_path, "dask", deals=400,
+                     **{"run.backend": "dask", "run.scheduler": cluster.scheduler_address,
+                        "run.chunk_size": 100})
+        assert stable(run_tournament(cfg)) == ref
+    assert same_tables(sorted_table(cfg.out), sorted_table(loky.out))
+
+
+# --- resume -------------------------------------------------------------------------------
+def test_resume_after_stop_equals_uninterrupted_run(tmp_path):
+    full = config(tmp_path, "full")
+    ref = stable(run_tournament(full))
+    part = config(tmp_path, "part")
+    assert run_tournament(part, stop_after=2) is None  # as if killed after 2 chunks
+    files = sorted(os.listdir(os.path.join(part.out, "chunks")))
+    assert len(files) == 2 and not os.path.exists(os.path.join(part.out, "summary.json"))
+    stamps = {f: os.stat(os.path.join(part.out, "chunks", f)).st_mtime_ns for f in files}
+    st = load_state(part.out)  # a partial run can be reported on
+    assert st["complete"] is False and st["chunks_merged"] == 2
+    # a torn temporary file from a kill mid-write is ignored and cleaned up
+    torn = os.path.join(part.out, "chunks", ".tmp-999-c000002.npz")
+    with open(torn, "wb") as f:
+        f.write(b"PK\x03\x04 torn")
+    with pytest.raises(ConfigError, match="already holds a run.*--resume"):
+        run_tournament(part)
+    summary = run_tournament(part, resume=True)
+    assert stable(summary) == ref
+    assert not os.path.exists(torn)
+    assert summary["run"]["chunks_before"] == 2 and summary["run"]["chunks_this_session"] == 1
+    for f, ns in stamps.items():  # finished chunks were not played again
+        assert os.stat(os.path.join(part.out, "chunks", f)).st_mtime_ns == ns
+    assert same_tables(sorted_table(part.out), sorted_table(full.out))
+
+
+def test_resume_refuses_a_different_config(tmp_path):
+    cfg = config(tmp_path, "r")
+    run_tournament(cfg, stop_after=1)
+    other = config(tmp_path, "r", deals=800, seed=12)
+    with pytest.raises(ConfigError) as e:
+        run_tournament(other, resume=True)
+    msg = str(e.value)
+    assert "cannot resume" in msg and "deals: 600 -> 800" in msg and "seed: 11 -> 12" in msg
+    # jobs and backend do not change results: resuming with others is fine
+    same = config(tmp_path, "r", **{"run.jobs": 2, "run.backend": "threading"})
+    assert run_tournament(same, resume=True)["complete"]
+
+
+def test_killed_process_resumes(tmp_path):
+    """Kill a real ``shuangkou tournament`` process mid-run, then ``--resume`` it."""
+    toml = tmp_path / "kill.toml"
+    toml.write_text(textwrap.dedent(f"""\
+        players = ["{EAGER}", "{PLAIN}"]
+        deals = 100000
+        seed = 5
+        [run]
+        chunk_size = 2000
+        progress = false
+        [output]
+        plots = false
+        deal_table = false
+        """))
+    out = tmp_path / "killed"
+    chunks = out / "chunks"
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "sim.cli", "tournament", str(toml), "--out",
+                             str(out)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if chunks.is_dir() and len([f for f in os.listdir(chunks) if f.endswith(".npz")
+                                    and f.startswith("c")]) >= 3:
+            break
+        time.sleep(0.005)
+    assert proc.poll() is None, proc.stderr.read().decode()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = len([f for f in os.listdir(chunks) if f.startswith("c")])
+    assert 3 <= done < 50
+    cfg = load_config(toml, {"output.dir": str(out)})
+    summary = run_tournament(cfg, resume=True)
+    assert summary["run"]["chunks_before"] >= 3
+    ref = run_tournament(load_config(toml, {"output.dir": str(tmp_path / "ref"),
+                                            "run.jobs": 2, "run.backend": "threading",
+                                            "run.chunk_size": 50000}))
+    assert stable(summary) == stable(ref)
+    assert summary["matchups"][0]["result"]["n"] == 100000  # nothing counted twice
+
+
+# --- SPRT ---------------------------------------------------------------------------------
+def sprt_config(tmp_path, name, **kw):
+    return config(tmp_path, name, players=["random(show_prob=1.0)", "random(show_prob=0.05)"],
+                  deals=20000, sprt={"mu0": 0.0, "mu1": 0.2},
+                  **{"run.chunk_size": 50, **kw})
+
+
+def test_sprt_stops_at_the_same_chunk_for_any_jobs(tmp_path):
+    one = run_tournament(sprt_config(tmp_path, "s1"))
+    two = run_tournament(sprt_config(tmp_path, "s2", **{"run.jobs": 2}))
+    assert one["stopped_by_sprt"] and one["sprt"]["state"] == "H1"
+    assert stable(one) == stable(two)
+    n = one["sprt"]["decided_at"]
+    assert n % 50 == 0 and n < 20000  # at a chunk boundary, long before the deal limit
+    assert one["matchups"][0]["result"]["n"] == n
+    assert one["sprt"]["llr"] >= one["sprt"]["bounds"][1]
+    files = os.listdir(os.path.join(tmp_path, "s2", "chunks"))
+    assert len(files) == n // 50  # chunks finished after the decision were dropped
+    text = read(os.path.join(tmp_path, "s1", "summary.md"))
+    assert "H1 accepted" in text and "LLR" in text
+
+
+def test_sprt_accepts_h0(tmp_path):
+    cfg = config(tmp_path, "h0", players=["random(show_prob=0.05)", "random(show_prob=1.0)"],
+                 deals=20000, sprt={"mu0": 0.0, "mu1": 0.2}, **{"run.chunk_size": 50})
+    s = run_tournament(cfg)
+    assert s["sprt"]["state"] == "H0" and s["sprt"]["llr"] <= s["sprt"]["bounds"][0]
+
+
+# --- records ------------------------------------------------------------------------------
+def test_records_first_k_and_filter(tmp_path):
+    cfg = config(tmp_path, deals=400, **{"output.records": 3,
+                                        "output.record_filter": "multiplier == 4",
+                                        "output.record_limit": 5})
+    run_tournament(cfg)
+    recs = [json.loads(x) for x in read(os.path.join(cfg.out, "records.jsonl")).splitlines()]
+    first = [r for r in recs if r["deal"] < 3]
+    assert sorted((r["deal"], r["tournament"]["orientation"]) for r in first) == \
+        [(d, o) for d in range(3) for o in (0, 1)]
+    assert first[1]["seats"] == [PLAIN, EAGER, PLAIN, EAGER]  # orientation 1: teams swapped
+    filtered = [r for r in recs if r["deal"] >= 3]
+    t = load_deals(cfg.out)
+    hits = [(d, o) for d, o, m in zip(t["deal"], t["orientation"], t["multiplier"])
+            if m == 4 and d >= 3]
+    assert [(r["deal"], r["tournament"]["orientation"]) for r in filtered] == hits[:5]
+    assert all(r["last_trick_multiplier"] == 4 for r in filtered)
+    for r in recs[:4]:
+        assert reference.validate_record(r) == []
+
+
+# --- strategies: Python tier, plug-ins, errors ------------------------------------------------
+PLUGIN = '''
+from strategies.random import RandomStrategy
+
+
+class PyRandom(RandomStrategy):
+    """random through the Python step API (same draws as the compiled kernel)."""
+    name = "pyrandom"
+    compiled_kind = None
+
+
+class Crashy(RandomStrategy):
+    """raises on deal 7"""
+    name = "crashy"
+    compiled_kind = None
+
+    def begin_deal(self, seat, seed, deal):
+        super().begin_deal(seat, seed, deal)
+        if deal == 7:
+            raise RuntimeError("boom")
+'''
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch):
+    (tmp_path / "tplug.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "tplug"
+
+
+def test_python_tier_plugin_matches_compiled(tmp_path, plugin):
+    cfg = config(tmp_path, "py", players=["pyrandom(show_prob=0.9)", PLAIN], deals=60,
+                 plugins=[plugin], **{"run.chunk_size": 30, "run.jobs": 2})
+    py = run_tournament(cfg)
+    comp = run_tournament(config(tmp_path, "comp", deals=60, **{"run.chunk_size": 30}))
+    assert py["tallies"] == comp["tallies"]
+
+
+def test_strategy_error_keeps_finished_chunks(tmp_path, plugin):
+    cfg = config(tmp_path, "crash", players=["crashy", PLAIN], deals=20, plugins=[plugin],
+                 **{"run.chunk_size": 5})
+    with pytest.raises(StrategyError, match=r"'crashy'.*seed 11, deal 7"):
+        run_tournament(cfg)
+    assert sorted(os.listdir(os.path.join(cfg.out, "chunks"))) == ["c000000.npz"]
+
+
+# --- table access -------------------------------------------------------------------------
+def test_load_deals_columns_and_pandas(tmp_path):
+    cfg = config(tmp_path, deals=50, **{"run.chunk_size": 20})
+    run_tournament(cfg)
+    t = load_deals(cfg.out, ["deal", "attacker_score"])
+    assert list(t) == ["deal", "attacker_score"] and t["deal"].dtype == np.int64
+    with pytest.raises(ConfigError, match="column 'nope'"):
+        load_deals(cfg.out, ["nope"])
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(load_deals(cfg.out))
+    assert len(df) == 100 and set(df.columns) == set(DEAL_COLUMNS)
+
+
+def test_no_deal_table(tmp_path):
+    cfg = config(tmp_path, deals=50, **{"output.deal_table": False})
+    s = run_tournament(cfg)
+    assert s["matchups"][0]["result"]["n"] == 50
+    with pytest.raises(ConfigError, match="deal_table = false"):
+        load_deals(cfg.out)
+
+
+def test_plan_chunks_order(tmp_path):
+    cfg = config(tmp_path, format="round-robin", players=[EAGER, PLAIN, "random(show_prob=0.5)"],
+                 deals=250, first_deal=1000, **{"run.chunk_size": 100})
+    chunks = plan_chunks(cfg)
+    assert [(c.matchup, c.first, c.n) for c in chunks[:4]] == [
+        (0, 1000, 100), (1, 1000, 100), (2, 1000, 100), (0, 1100, 100)]
+    assert [c.n for c in chunks[-3:]] == [50, 50, 50] and len(chunks) == 9
+
+
+def test_tally_json_round_trip(tmp_path):
+    cfg = config(tmp_path, deals=20, **{"run.chunk_size": 20})
+    run_tournament(cfg)
+    t = tally_games(load_deals(cfg.out), duplicate=True)
+    assert tally_to_json(tally_from_json(json.loads(json.dumps(tally_to_json(t))))) == \
+        tally_to_json(t)
+
+
+def test_progress_bar_shows_rate(tmp_path, capsys):
+    cfg = config(tmp_path, deals=50, **{"run.chunk_size": 10})
+    run_tournament(cfg, progress=True)
+    err = capsys.readouterr().err
+    assert "deal/s" in err and "100/100" in err
+
+
+def test_cli_tournament_and_report(tmp_path, capsys):
+    from sim.cli import main
+
+    toml = tmp_path / "c.toml"
+    toml.write_text(f'players = ["{EAGER}", "{PLAIN}"]\ndeals = 40\nseed = 3\n'
+                    f'[run]\nchunk_size = 20\n')
+    out = tmp_path / "res"
+    assert main(["tournament", str(toml), "--out", str(out), "--no-progress", "--no-plots",
+                 "--deals", "30", "--seed", "4"]) == 0
+    text = capsys.readouterr().out
+    assert "## Matchups" in text and "## Players" in text and "results in" in text
+    cfg = json.loads(read(out / "config.json"))
+    assert cfg["deals"] == 30 and cfg["seed"] == 4
+    assert main(["tournament", str(toml), "--out", str(out), "--no-progress"]) == 2
+    assert "--resume" in capsys.readouterr().err
+    assert main(["tournament", str(toml), "--out", str(out), "--no-progress", "--resume",
+                 "--deals", "30", "--seed", "4"]) == 0
