@@ -204,6 +204,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_estimate(args: argparse.Namespace) -> int:
+    import json
+
+    from sim.estimate import estimate
+    from sim.rng import check_seed
+
+    _load_plugins(args.plugin)
+    est = estimate(args.hand, seat=args.seat, deals=args.deals, seats=args.seats,
+                   seed=check_seed(args.seed), rules=_rules_from_args(args.rule),
+                   jobs=args.jobs)
+    if args.json:
+        print(json.dumps(est.to_dict(), indent=1, ensure_ascii=False))
+    else:
+        print(est.text())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="shuangkou",
@@ -275,6 +292,19 @@ def build_parser() -> argparse.ArgumentParser:
     rr.add_argument("--plugin", action="append", metavar="MODULE")
     rr.set_defaults(func=cmd_report)
 
+    es = sub.add_parser("estimate", help="fix cards in one seat's hand, estimate how it does")
+    es.add_argument("--hand", required=True, help='fixed cards, e.g. "Kh Kh 5h 5h BJ"')
+    es.add_argument("--seat", type=int, choices=range(4), default=0, help="seat 0-3 (default 0)")
+    es.add_argument("--deals", type=_pos_int, default=100_000,
+                    help="number of deals (default 100000)")
+    es.add_argument("--seats", default="random",
+                    help="1, 2 (team A,team B) or 4 comma-separated strategy specs")
+    es.add_argument("--seed", default="0", help="master seed (default 0)")
+    es.add_argument("--rule", action="append", metavar="NAME=VALUE")
+    es.add_argument("--jobs", type=_pos_int, default=1, help="threads (default 1)")
+    es.add_argument("--json", action="store_true", help="print the figures as JSON")
+    es.add_argument("--plugin", action="append", metavar="MODULE")
+    es.set_defaults(func=cmd_estimate)
     return p
 
 
