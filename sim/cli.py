@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -158,6 +160,10 @@ def cmd_strategies(args: argparse.Namespace) -> int:
 
 
 # --- tournament / report / estimate ---------------------------------------------------------
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def cmd_tournament(args: argparse.Namespace) -> int:
     from sim.config import load_config
     from sim.tournament import run_tournament
@@ -184,8 +190,15 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.no_plots:
         overrides["output.plots"] = False
     cfg = load_config(args.config, overrides)
-    summary = run_tournament(cfg, resume=args.resume,
-                             progress=False if args.no_progress else None, echo=print)
+    # `kill PID` stops like Ctrl-C: workers are ended, finished chunks stay for --resume
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main_thread else None
+    try:
+        summary = run_tournament(cfg, resume=args.resume,
+                                 progress=False if args.no_progress else None, echo=print)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
     if summary is not None:
         print(f"results in {cfg.out}/ (summary.md, summary.json, report.html, plots/, "
               f"chunks/: per-deal table)")

@@ -223,6 +223,8 @@ def _f(x: float | None, fmt: str = "{:+.3f}") -> str:
 
 
 def _pct(x: float | None) -> str:
+    if x is not None and 0.0 < x < 0.01:  # rare events keep two significant digits
+        return _f(100.0 * x, "{:.2g}%")
     return _f(None if x is None else 100.0 * x, "{:.1f}%")
 
 
