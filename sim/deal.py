@@ -40,12 +40,17 @@ from sim.engine import (
     DONE,
     GIVEBACK,
     KIND_NAMES,
+    N_STREAMS,
     PLAY,
     S_ATT_POINTS,
     S_CALLER,
     S_CALLS,
     S_CUR_CARD,
     S_CUR_SEAT,
+    S_DECK,
+    S_FIX,
+    S_FIX_N,
+    S_FIX_SEAT,
     S_GIVE_TO,
     S_LEADER,
     S_NCALLS,
@@ -60,8 +65,10 @@ from sim.engine import (
     S_TRICKS,
     S_TRUMP,
     TRICK_W,
+    U_CTR,
     U_FIRST_ONCE,
     U_FIRST_TWICE,
+    U_KEY,
     U_ONCE,
     U_TWICE,
     advance,
@@ -171,24 +178,80 @@ def explain_play(once: int, twice: int, trump: int, lead: Sequence[int] | None,
 
 
 # --- observations ------------------------------------------------------------------------
+def masked_state(st: np.ndarray, u: np.ndarray, seat: int) -> tuple[np.ndarray, np.ndarray]:
+    """Copies of a deal's state holding only what ``seat`` may know (R9).
+
+    Blanked: the deck, the other hands (now and at the first lead), the give-backs between
+    other players, the fixed-card constraint of ``estimate``, and every random stream but
+    the seat's own two. Public calls, tricks, voids and played cards stay.
+    """
+    m_st = st.copy()
+    m_u = u.copy()
+    m_st[S_DECK:S_DECK + 108] = -1
+    m_st[S_FIX_SEAT] = -1
+    m_st[S_FIX_N] = 0
+    m_st[S_FIX:S_FIX + 27] = -1
+    for i in range(int(st[S_NCALLS])):
+        j = S_CALLS + i * CALL_W
+        if seat not in (int(st[j + 1]), int(st[j + 3])):
+            m_st[j + 4] = -1
+            m_st[j + 5] = -1
+    for s in range(4):
+        if s != seat:
+            for off in (U_ONCE, U_TWICE, U_FIRST_ONCE, U_FIRST_TWICE):
+                m_u[off + s] = 0
+    for slot in range(N_STREAMS):
+        if slot not in (1 + seat, 5 + seat):
+            m_u[U_KEY + slot] = 0
+            m_u[U_CTR + slot] = 0
+    return m_st, m_u
+
+
 class Observation:
     """What seat ``seat`` may know at a decision (R9) — never the other hands.
 
-    Attributes are computed on first use from a private snapshot, so building an observation
-    costs almost nothing. ``kind`` is ``'show'``, ``'giveback'``, ``'play'`` or ``'done'``.
+    Built for free; the first attribute read takes a masked snapshot of the deal
+    (:func:`masked_state`), which must happen before the deal moves on (reading a stale
+    observation raises). ``kind`` is ``'show'``, ``'giveback'``, ``'play'``, ``'done'`` or
+    ``'wait'`` (not this seat's turn).
     """
 
-    __slots__ = ("seat", "kind", "_st", "_hand", "_first", "_cache")
+    __slots__ = ("seat", "kind", "rules", "_deal", "_version", "_snap", "_cache")
 
     def __init__(self, deal: "Deal", seat: int) -> None:
         self.seat = seat
         st = deal._st
         self.kind = KIND_NAMES[st[S_PHASE]] if st[S_TO_ACT] == seat or st[S_PHASE] == DONE \
             else "wait"
-        self._st = st.copy()
-        self._hand = (int(deal._u[U_ONCE + seat]), int(deal._u[U_TWICE + seat]))
-        self._first = (int(deal._u[U_FIRST_ONCE + seat]), int(deal._u[U_FIRST_TWICE + seat]))
+        self.rules = deal.rules
+        self._deal: Deal | None = deal
+        self._version = deal._version
+        self._snap: tuple[np.ndarray, np.ndarray] | None = None
         self._cache: dict[str, Any] = {}
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The masked state arrays ``(st, u)`` (for compiled strategies)."""
+        if self._snap is None:
+            deal = self._deal
+            if deal is None or deal._version != self._version:
+                raise ValueError("stale observation: the deal has moved on since it was made")
+            self._snap = masked_state(deal._st, deal._u, self.seat)
+            self._deal = None
+        return self._snap
+
+    @property
+    def _st(self) -> np.ndarray:
+        return self.arrays()[0]
+
+    @property
+    def _hand(self) -> tuple[int, int]:
+        u = self.arrays()[1]
+        return int(u[U_ONCE + self.seat]), int(u[U_TWICE + self.seat])
+
+    @property
+    def _first(self) -> tuple[int, int]:
+        u = self.arrays()[1]
+        return int(u[U_FIRST_ONCE + self.seat]), int(u[U_FIRST_TWICE + self.seat])
 
     def _get(self, name: str, fn: Any) -> Any:
         if name not in self._cache:
@@ -350,6 +413,7 @@ class Deal:
         self._st, self._u = new_state()
         self._buf = np.empty(MAX_CHOICES, dtype=np.int64)
         self._codes: list[int] | None = None
+        self._version = 0  # bumped by every decision; observations check it
         init_deal(self._st, self._u, np.uint64(self.seed), np.uint64(self.deal))
         advance(self._st, self._u, self._rules)
 
@@ -413,6 +477,7 @@ class Deal:
                                    f"{int(self._st[S_TO_ACT])}: legal are {self.legal_codes()}")
         apply_code(self._st, self._u, self._rules, code)
         self._codes = None
+        self._version += 1
 
     def code_of(self, choice: Any) -> int:
         """The kernel code of a choice in notation; IllegalPlayError names seat and ruling."""

@@ -61,7 +61,7 @@ def split_specs(text: str) -> list[str]:
 
 def compiled_tables(seats: Sequence[Strategy]) -> tuple[np.ndarray, np.ndarray] | None:
     """(kinds, params) for the compiled loop, or None if some seat is Python-only."""
-    if any(s.compiled_kind is None for s in seats):
+    if not all(s.runs_compiled() for s in seats):
         return None
     kinds = np.array([s.compiled_kind for s in seats], dtype=np.int64)
     return kinds, param_table([s.compiled_params() for s in seats])
@@ -70,15 +70,16 @@ def compiled_tables(seats: Sequence[Strategy]) -> tuple[np.ndarray, np.ndarray] 
 class _Asker:
     """Asks each seat's strategy for its choice on a ``Deal``, tier by tier."""
 
-    def __init__(self, seats: Sequence[Strategy], rules: Rules, timeout: float | None) -> None:
+    def __init__(self, seats: Sequence[Strategy], rules: Rules, timeout: float | None,
+                 python_tier: bool = False) -> None:
         self.seats = list(seats)
         self.rules = rules
         self.timeout = timeout
-        self.kinds = np.array([-1 if s.compiled_kind is None else s.compiled_kind
-                               for s in seats], dtype=np.int64)
-        self.params = param_table([s.compiled_params() if s.compiled_kind is not None else []
+        self.kinds = np.array([s.compiled_kind if s.runs_compiled() else -1 for s in seats],
+                              dtype=np.int64)
+        self.params = param_table([s.compiled_params() if s.runs_compiled() else []
                                    for s in seats])
-        self.python = [s.compiled_kind is None for s in seats]
+        self.python = [python_tier or not s.runs_compiled() for s in seats]
         self.scratch = new_scratch()
 
     def play(self, deal: Deal) -> None:
@@ -125,15 +126,16 @@ class _Asker:
 
 
 def iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
-                 rules: Rules | None = None, timeout: float | None = None
-                 ) -> Iterator[dict[str, Any]]:
-    """Records of deals ``first … first+n-1``, one at a time."""
+                 rules: Rules | None = None, timeout: float | None = None,
+                 python_tier: bool = False) -> Iterator[dict[str, Any]]:
+    """Records of deals ``first … first+n-1``, one at a time. ``python_tier`` asks every
+    strategy through ``choose`` (observations), even those with a kernel."""
     seed, first = check_seed(seed), check_deal(first, "first deal")
     rules = rules or DEFAULT_RULES
     names = [s.spec() for s in seats]
     extra = {"oracle_seats": [i for i, s in enumerate(seats) if s.oracle]} \
         if any(s.oracle for s in seats) else None
-    tables = compiled_tables(seats)
+    tables = None if python_tier else compiled_tables(seats)
     if tables is not None:
         kinds, params = tables
         st, u = new_state()
@@ -143,7 +145,7 @@ def iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
             play_deal(st, u, r, np.uint64(seed), np.uint64(d), kinds, params, *scratch)
             yield build_record(st, u, seed, d, rules, names, extra)
         return
-    asker = _Asker(seats, rules, timeout)
+    asker = _Asker(seats, rules, timeout, python_tier)
     for d in range(first, first + n):
         deal = Deal(seed, d, rules, names)
         asker.play(deal)

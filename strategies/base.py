@@ -130,6 +130,19 @@ class Strategy:
         """Parameters for the compiled kernel, as floats (compiled strategies only)."""
         return []
 
+    def runs_compiled(self) -> bool:
+        """Whether the deal loop may call this strategy's kernel instead of ``choose``.
+
+        True when the class has a kernel (``compiled_kind``) and ``choose`` is still the one
+        of the class that declared it: a subclass that overrides ``choose`` runs in Python.
+        """
+        if self.compiled_kind is None:
+            return False
+        for klass in type(self).__mro__:
+            if "compiled_kind" in vars(klass):
+                return type(self).choose is klass.choose
+        return False
+
 
 def _fmt(v: Any) -> str:
     if isinstance(v, bool):

@@ -66,7 +66,8 @@ from sim.engine import (
 from sim.jit import kernel
 from sim.movegen import show_mask
 from sim.trick import trick_points, trick_winner
-from strategies.base import Strategy, param
+from strategies.base import param
+from strategies.tier import CompiledStrategy
 
 TRUMP_MASK = GROUP_MASK[TRUMP_GROUP]
 
@@ -323,7 +324,7 @@ def greedy_decide(st, u, rules, seat, params, prow, buf):
     return greedy_follow(st, u, rules, seat, params, prow, buf)
 
 
-class GreedyStrategy(Strategy):
+class GreedyStrategy(CompiledStrategy):
     """Rule-based: shows long suits, wins cheaply, feeds partner, dumps low, draws trumps."""
 
     name = "greedy"

@@ -15,28 +15,30 @@ A *world* is a deal of the unseen physical cards (two copies of a card are diffe
 objects, as in a real shuffle) to the other three seats. The sampler draws worlds uniformly
 among those consistent with all of the above:
 
-1. Each unseen copy gets the set of seats that may hold it: the seats a tracked copy may have
-   reached through the public calls (propagated through every override and give-back), minus
-   seats void in its group. Copies are grouped by that set (at most 7 classes over 3 seats).
-2. The numbers of copies each seat takes from each class are drawn exactly in proportion to
-   the number of worlds with those numbers (binomials for two-seat classes, a multinomial for
-   the free class; one-seat classes are fixed), then each class is shuffled and split.
-3. The world is replayed against every play so far; a world in which some play would have
-   been illegal (the soft constraints of R19a/R19b) is rejected and drawn again. Rejection
-   from a uniform proposal keeps the result uniform; after ``MAX_TRIES`` rejections the last
-   draw is used (counted in ``SAMPLER_GIVE_UPS`` of the state, never seen in tests).
+1. ``prepare`` (once per decision) lists the unseen card types and, for each copy, the seats
+   allowed to hold it: the seats a tracked copy may have reached through the public calls
+   (propagated through every override and give-back), minus seats void in its group, minus
+   seats whose R19b answers cap the group below its strength. It then counts, by dynamic
+   programming over the card types, the worlds reachable from every (cards given to the first
+   two other seats) state, never putting both copies of a type with a seat that showed it
+   holds no pair of the group (R19a).
+2. ``draw`` walks the card types once, placing each type's copies with probability
+   proportional to the number of worlds that placement leaves: an exact uniform draw.
+3. Every draw is replayed against every play so far and rejected if some play would have
+   been illegal — a safety net that rarely fires (after ``MAX_TRIES`` the last draw is used).
+
+If no world fits (imperfect tracking of private give-backs can in principle cause it), the
+R19 inferences and then the holder sets are relaxed.
 
 Randomness comes from the observer's sampling stream (16 + seat, docs/engine.md).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from sim.bits import ZERO
-from sim.cards import BIT, GROUP, KEY_OF_ID
+from sim.cards import BIT, GROUP, KEY_OF_ID, STRENGTH
 from sim.engine import (
     CALL_W,
     S_CALLS,
@@ -59,26 +61,26 @@ from sim.engine import (
 )
 from sim.jit import kernel
 from sim.movegen import M_ANY2, M_CHOOSE2, M_LEAD, M_PAIRS, M_SINGLES, M_WITH, legal_set
-from sim.rng import bounded
 
-MAX_TRIES = 200
+MAX_TRIES = 50
 MAX_ENTRIES = 64
+MAX_TYPES = 54
 # int scratch layout used by the sampler (offsets inside the region it is given)
 E_CARD = 0  # tracked copies: card (id, later key)
 E_MASK = MAX_ENTRIES  # ... and the seats that may hold it (bit per seat)
-CLS = 2 * MAX_ENTRIES  # 8 class lists of up to 108 keys, by allowed-seat mask over others
-CLS_W = 112
-CLS_N = CLS + 8 * CLS_W  # 8 class sizes
-HANDS = CLS_N + 8  # replay scratch
-REGION = HANDS + 16
-
-LOG_FACT = np.array([math.lgamma(n + 1.0) for n in range(130)], dtype=np.float64)
-
-
-@kernel
-def _log_choose(n, k):
-    return LOG_FACT[n] - LOG_FACT[k] - LOG_FACT[n - k]
-
+T_KEY = 2 * MAX_ENTRIES  # unseen card types: key,
+T_N = T_KEY + MAX_TYPES  # unseen copies (1 or 2),
+T_NP = T_N + MAX_TYPES  # other seats (3 bits) that may not hold both copies (R19a),
+T_A1 = T_NP + MAX_TYPES  # allowed other seats of the first copy, then of the second copy
+CAP = T_A1 + 2 * MAX_TYPES  # 4 seats x 4 groups: strongest card a seat may still hold
+NOPAIR = CAP + 16  # 4 seats: groups in which a seat holds no pair
+FIRST = NOPAIR + 4  # 4 seats x 4 groups: trick of the first R19b answer
+BAN = FIRST + 16  # 4 seats: keys whose other copy the seat cannot hold (R19a)
+SIZES = BAN + 4  # cards of the three other seats
+NTYPES = SIZES + 3
+HANDS = NTYPES + 1  # replay scratch (8)
+REGION = HANDS + 8
+FLOAT_REGION = (MAX_TYPES + 1) * 28 * 28  # the world-count table
 
 @kernel
 def hand_size(st, s):
@@ -159,9 +161,9 @@ def track_calls(st, seat, w, base):
                         w[base + E_CARD + n] = g
                         w[base + E_MASK + n] = by
                         n += 1
-            else:  # two unknown cards moved from x to y: anything x might hold, y might now
-                for k in range(n):
-                    if w[base + E_MASK + k] & bx:
+            else:  # two unknown cards moved from x to y: anything x might hold, y might
+                for k in range(n):  # now, except the pair x has just shown (R8)
+                    if (w[base + E_MASK + k] & bx) and w[base + E_CARD + k] != pair:
                         w[base + E_MASK + k] |= by
     return n
 
@@ -248,67 +250,61 @@ def _play_at(st, t, p):
 
 
 @kernel
-def _split_logw(a, b, c, n0, n1, n2, m01, m02, m12, f):
-    """Log of the number of worlds in which the two-seat classes split as (a, b, c)."""
-    f0 = n0 - a - b
-    f1 = n1 - (m01 - a) - c
-    f2 = n2 - (m02 - b) - (m12 - c)
-    if f0 < 0 or f1 < 0 or f2 < 0:
-        return -math.inf
-    return (_log_choose(m01, a) + _log_choose(m02, b) + _log_choose(m12, c)
-            + LOG_FACT[f] - LOG_FACT[f0] - LOG_FACT[f1] - LOG_FACT[f2])
+def _leader_of(st, t):
+    return st[S_LEADER] if t == st[S_NTRICKS] else st[S_TRICKS + t * TRICK_W]
 
 
 @kernel
-def _classes(st, u, seat, w, base, n, ignore_holders):
-    """Sort every unseen copy into a class by the other seats allowed to hold it."""
-    others0 = (seat + 1) % 4
-    cls_n = w[base + CLS_N:base + CLS_N + 8]
-    cls_n[:] = 0
-    mo = u[U_ONCE + seat]
-    mt = u[U_TWICE + seat]
-    po = u[U_PLAYED_ONCE]
-    pt = u[U_PLAYED_TWICE]
-    for key in range(54):
-        b = BIT[key]
-        unseen = 2 - np.int64((mo & b) != ZERO) - np.int64((mt & b) != ZERO) \
-            - np.int64((po & b) != ZERO) - np.int64((pt & b) != ZERO)
-        if unseen <= 0:
-            continue
-        g = GROUP[key]
-        allowed_all = 0
-        for j in range(3):
-            if not (st[S_VOIDS + (others0 + j) % 4] >> g) & 1:
-                allowed_all |= 1 << j
-        tracked = 0
-        if not ignore_holders:
-            for i in range(n):
-                if w[base + E_CARD + i] == key and tracked < unseen:
-                    tracked += 1
-                    m = w[base + E_MASK + i]
-                    rel = 0
-                    for j in range(3):
-                        if (m >> ((others0 + j) % 4)) & 1:
-                            rel |= 1 << j
-                    c = rel & allowed_all
-                    if c == 0:
-                        c = allowed_all if allowed_all else 7
-                    w[base + CLS + c * CLS_W + cls_n[c]] = key
-                    cls_n[c] += 1
-        c = allowed_all if allowed_all else 7
-        for _ in range(unseen - tracked):
-            w[base + CLS + c * CLS_W + cls_n[c]] = key
-            cls_n[c] += 1
+def _plays_in(st, t):
+    return st[S_POS] if t == st[S_NTRICKS] else 4
 
 
 @kernel
-def sample_world(st, u, seat, wu, w, base):
-    """Write into ``wu`` (a copy of ``u``) a world for ``seat``: the other hands drawn
-    uniformly among those consistent with its knowledge (module docstring).
+def _inferences(st, w, base):
+    """Caps, no-pair flags and banned keys per seat from the answers to pair leads (R19).
 
-    ``w[base:base + REGION]`` is int64 scratch. Draws from ``seat``'s sampling stream in
-    ``u``. Returns the number of draws rejected before the accepted one.
+    An answer with two different cards of the led group G is R19b: the seat then held no pair
+    of G, and every G card it kept was at most as strong as the weaker card played. Cards only
+    leave hands during play, so now it holds no G card above that cap, at most one unseen
+    copy of each G card, and no copy of a G card it played in that answer or later (it would
+    have held a pair).
     """
+    for i in range(16):
+        w[base + CAP + i] = 1 << 20
+        w[base + FIRST + i] = 1 << 20
+    for s in range(4):
+        w[base + NOPAIR + s] = 0
+        w[base + BAN + s] = 0
+    nt = st[S_NTRICKS]
+    for t in range(nt + 1):
+        la, lb = _play_at(st, t, 0)
+        if lb < 0 or _plays_in(st, t) == 0:
+            continue
+        g = GROUP[la]
+        leader = _leader_of(st, t)
+        for p in range(1, _plays_in(st, t)):
+            a, b = _play_at(st, t, p)
+            if a != b and GROUP[a] == g and GROUP[b] == g:
+                s = (leader + p) % 4
+                w[base + NOPAIR + s] |= 1 << g
+                if t < w[base + FIRST + 4 * s + g]:
+                    w[base + FIRST + 4 * s + g] = t
+                weak = min(STRENGTH[a], STRENGTH[b])
+                if weak < w[base + CAP + 4 * s + g]:
+                    w[base + CAP + 4 * s + g] = weak
+    for t in range(nt + 1):
+        leader = _leader_of(st, t)
+        for p in range(_plays_in(st, t)):
+            s = (leader + p) % 4
+            a, b = _play_at(st, t, p)
+            for c in (a, b):
+                if c >= 0 and t >= w[base + FIRST + 4 * s + GROUP[c]]:
+                    w[base + BAN + s] |= np.int64(1) << c
+
+
+@kernel
+def _tracked(st, seat, w, base):
+    """Tracked copies still unseen by ``seat``: keys and holder sets; returns how many."""
     trump = st[S_TRUMP]
     me = 1 << seat
     n = track_calls(st, seat, w, base)
@@ -322,11 +318,9 @@ def sample_world(st, u, seat, wu, w, base):
         else:
             w[base + E_MASK + k] = m
             k += 1
-    nt = st[S_NTRICKS]
-    for t in range(nt + 1):  # copies seen played leave the tracked set
-        npl = 4 if t < nt else st[S_POS]
-        leader = st[S_LEADER] if t == nt else st[S_TRICKS + t * TRICK_W]
-        for p in range(npl):
+    for t in range(st[S_NTRICKS] + 1):  # copies seen played leave the tracked set
+        leader = _leader_of(st, t)
+        for p in range(_plays_in(st, t)):
             s = (leader + p) % 4
             a, b = _play_at(st, t, p)
             for c in (a, b):
@@ -334,89 +328,214 @@ def sample_world(st, u, seat, wu, w, base):
                     i = _find(w, base, n, c, 1 << s, 0)
                     if i >= 0:
                         n = _remove(w, base, n, i)
+    return n
+
+
+@kernel
+def prepare(st, u, seat, w, base, fw, fbase, relax):
+    """Everything the draws need, computed once per decision: the unseen card types with
+    the seats allowed for each copy, and the table of world counts (module docstring).
+
+    ``relax`` = 1 ignores the R19 inferences, 2 also the tracked holder sets (used only if
+    no world fits). Returns the number of worlds (a float; 0 if none fits).
+    """
+    n_tracked = _tracked(st, seat, w, base)
+    _inferences(st, w, base)
     others0 = (seat + 1) % 4
-    size = w[base + HANDS + 8:base + HANDS + 11]
     for j in range(3):
-        size[j] = hand_size(st, (others0 + j) % 4)
-    cls_n = w[base + CLS_N:base + CLS_N + 8]
-    for attempt in range(2):  # the second pass drops holder sets if they cannot be met
-        _classes(st, u, seat, w, base, n, attempt == 1)
-        n0 = size[0] - cls_n[1]
-        n1 = size[1] - cls_n[2]
-        n2 = size[2] - cls_n[4]
-        m01 = cls_n[3]
-        m02 = cls_n[5]
-        m12 = cls_n[6]
-        f = cls_n[7]
-        best = -math.inf
-        for a in range(m01 + 1):
-            for b in range(m02 + 1):
-                for c in range(m12 + 1):
-                    lw = _split_logw(a, b, c, n0, n1, n2, m01, m02, m12, f)
-                    if lw > best:
-                        best = lw
-        if best > -math.inf:
-            break
+        w[base + SIZES + j] = hand_size(st, (others0 + j) % 4)
+    mo = u[U_ONCE + seat]
+    mt = u[U_TWICE + seat]
+    po = u[U_PLAYED_ONCE]
+    pt = u[U_PLAYED_TWICE]
+    nt = 0
+    for key in range(54):
+        b = BIT[key]
+        unseen = 2 - np.int64((mo & b) != ZERO) - np.int64((mt & b) != ZERO) \
+            - np.int64((po & b) != ZERO) - np.int64((pt & b) != ZERO)
+        if unseen <= 0:
+            continue
+        g = GROUP[key]
+        allowed = 0
+        nopair = 0
+        for j in range(3):
+            s = (others0 + j) % 4
+            ok = not (st[S_VOIDS + s] >> g) & 1
+            if relax == 0:
+                ok = ok and STRENGTH[key] <= w[base + CAP + 4 * s + g] \
+                    and not (w[base + BAN + s] >> key) & 1
+                if (w[base + NOPAIR + s] >> g) & 1:
+                    nopair |= 1 << j
+            if ok:
+                allowed |= 1 << j
+        if allowed == 0:
+            allowed = 7  # nothing fits: let anybody hold it (the replay check rejects)
+        w[base + T_KEY + nt] = key
+        w[base + T_N + nt] = unseen
+        w[base + T_NP + nt] = nopair
+        for c in range(2):
+            w[base + T_A1 + c * MAX_TYPES + nt] = allowed
+        if relax < 2:
+            tracked = 0
+            for i in range(n_tracked):
+                if w[base + E_CARD + i] == key and tracked < unseen:
+                    m = w[base + E_MASK + i]
+                    rel = 0
+                    for j in range(3):
+                        if (m >> ((others0 + j) % 4)) & 1:
+                            rel |= 1 << j
+                    if rel & allowed:
+                        w[base + T_A1 + tracked * MAX_TYPES + nt] = rel & allowed
+                    tracked += 1
+        nt += 1
+    w[base + NTYPES] = nt
+    n0 = w[base + SIZES]
+    n1 = w[base + SIZES + 1]
+    sx = n1 + 1
+    layer = (n0 + 1) * sx
+    bt = fw[fbase:fbase + (nt + 1) * layer]
+    for i in range(layer):
+        bt[nt * layer + i] = 0.0
+    bt[nt * layer + n0 * sx + n1] = 1.0
+    for t in range(nt - 1, -1, -1):
+        cur = t * layer
+        nxt = (t + 1) * layer
+        for x in range(n0 + 1):
+            for y in range(n1 + 1):
+                bt[cur + x * sx + y] = _options(w, base, t, x, y, n0, n1, bt, nxt, sx, -1.0)
+    return bt[0]
+
+
+@kernel
+def _options(w, base, t, x, y, n0, n1, bt, nxt, sx, pick):
+    """Sum over the placements of type ``t``'s copies of (ways x worlds left), from state
+    (x, y). With ``pick >= 0``, return instead the placement where the running sum passes
+    ``pick``, as ``j1 * 4 + j2`` (``j2 = 3``: a single copy), or -1."""
+    a1 = w[base + T_A1 + t]
     total = 0.0
-    for a in range(m01 + 1):
-        for b in range(m02 + 1):
-            for c in range(m12 + 1):
-                lw = _split_logw(a, b, c, n0, n1, n2, m01, m02, m12, f)
-                if lw > -math.inf:
-                    total += math.exp(lw - best)
-    tries = 0
-    while True:
-        # the split of the two-seat classes, in proportion to its number of worlds
-        target = (next_draw(u, 5 + seat) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
-        acc = 0.0
-        sa = sb = sc = -1
-        for a in range(m01 + 1):
-            for b in range(m02 + 1):
-                for c in range(m12 + 1):
-                    lw = _split_logw(a, b, c, n0, n1, n2, m01, m02, m12, f)
-                    if lw > -math.inf:
-                        acc += math.exp(lw - best)
-                        if sa < 0 and acc > target:
-                            sa, sb, sc = a, b, c
-                        if sa < 0:
-                            la, lb_, lc = a, b, c
-        if sa < 0:  # rounding at the very end of the range
-            sa, sb, sc = la, lb_, lc
-        # deal: shuffle each class and split it among its seats
-        for s in range(4):
-            if s != seat:
-                wu[U_ONCE + s] = ZERO
-                wu[U_TWICE + s] = ZERO
-        for c in range(1, 8):
-            base_c = base + CLS + c * CLS_W
-            cnt = cls_n[c]
-            for i in range(cnt - 1, 0, -1):
-                r = bounded(next_draw(u, 5 + seat), i + 1)
-                t = w[base_c + i]
-                w[base_c + i] = w[base_c + r]
-                w[base_c + r] = t
-            if c == 1:
-                q0, q1 = cnt, 0
-            elif c == 2:
-                q0, q1 = 0, cnt
-            elif c == 3:
-                q0, q1 = sa, m01 - sa
-            elif c == 5:
-                q0, q1 = sb, 0
-            elif c == 6:
-                q0, q1 = 0, sc
-            elif c == 7:
-                q0, q1 = n0 - sa - sb, n1 - (m01 - sa) - sc
-            else:  # c == 4: all to the third seat
-                q0, q1 = 0, 0
-            for i in range(cnt):
-                j = 0 if i < q0 else (1 if i < q0 + q1 else 2)
+    if w[base + T_N + t] == 1:
+        for j in range(3):
+            if (a1 >> j) & 1:
+                nx = x + (j == 0)
+                ny = y + (j == 1)
+                if nx <= n0 and ny <= n1:
+                    total += bt[nxt + nx * sx + ny]
+                    if pick >= 0.0 and total > pick:
+                        return float(j * 4 + 3)
+        return total if pick < 0.0 else -1.0
+    a2 = w[base + T_A1 + MAX_TYPES + t]
+    np_ = w[base + T_NP + t]
+    for j1 in range(3):
+        if not (a1 >> j1) & 1:
+            continue
+        for j2 in range(3):
+            if not (a2 >> j2) & 1:
+                continue
+            if j1 == j2 and (np_ >> j1) & 1:
+                continue  # R19a: this seat holds no pair of the group
+            nx = x + (j1 == 0) + (j2 == 0)
+            ny = y + (j1 == 1) + (j2 == 1)
+            if nx <= n0 and ny <= n1:
+                total += bt[nxt + nx * sx + ny]
+                if pick >= 0.0 and total > pick:
+                    return float(j1 * 4 + j2)
+    return total if pick < 0.0 else -1.0
+
+
+@kernel
+def draw(st, u, seat, wu, w, base, fw, fbase):
+    """One world from a ``prepare``d table, written into ``wu`` (a copy of ``u``)."""
+    others0 = (seat + 1) % 4
+    for s in range(4):
+        if s != seat:
+            wu[U_ONCE + s] = ZERO
+            wu[U_TWICE + s] = ZERO
+    nt = w[base + NTYPES]
+    n0 = w[base + SIZES]
+    n1 = w[base + SIZES + 1]
+    sx = n1 + 1
+    layer = (n0 + 1) * sx
+    bt = fw[fbase:fbase + (nt + 1) * layer]
+    x = 0
+    y = 0
+    for t in range(nt):
+        here = bt[t * layer + x * sx + y]
+        r = (next_draw(u, 5 + seat) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * here
+        c = np.int64(_options(w, base, t, x, y, n0, n1, bt, (t + 1) * layer, sx, r))
+        if c < 0:  # rounding at the top of the range: take the last placement
+            c = np.int64(_options(w, base, t, x, y, n0, n1, bt, (t + 1) * layer, sx,
+                                  here * (1.0 - 1e-12)))
+        key = w[base + T_KEY + t]
+        for j in (c // 4, c % 4):
+            if j < 3:
                 s = (others0 + j) % 4
-                bb = BIT[w[base_c + i]]
+                bb = BIT[key]
                 if wu[U_ONCE + s] & bb:
                     wu[U_TWICE + s] |= bb
                 else:
                     wu[U_ONCE + s] |= bb
+                x += j == 0
+                y += j == 1
+
+
+@kernel
+def prepare_any(st, u, seat, w, base, fw, fbase):
+    """``prepare``, relaxing the inferences and then the holder sets if no world fits."""
+    for relax in range(3):
+        if prepare(st, u, seat, w, base, fw, fbase, relax) > 0.0:
+            return relax
+    return 3
+
+
+@kernel
+def draw_consistent(st, u, seat, wu, w, base, fw, fbase):
+    """``draw`` until the world passes the replay of every play (rarely more than once);
+    returns the number of rejected draws (at most ``MAX_TRIES``)."""
+    tries = 0
+    while True:
+        draw(st, u, seat, wu, w, base, fw, fbase)
         if _consistent(st, wu, seat, w, base) or tries >= MAX_TRIES:
             return tries
         tries += 1
+
+
+@kernel
+def sample_world(st, u, seat, wu, w, base, fw, fbase):
+    """Prepare and draw one world (for a single sample; searches prepare once)."""
+    prepare_any(st, u, seat, w, base, fw, fbase)
+    return draw_consistent(st, u, seat, wu, w, base, fw, fbase)
+
+
+def sample_hands(obs, n: int, key: int = 12345) -> list[list[list[str]]]:
+    """``n`` worlds for an observation (trick play only): each is the four hands, by seat.
+
+    For tests and analysis; the search players call ``sample_world`` directly. ``key`` seeds
+    the sampling stream.
+    """
+    from sim.cards import CARD_NAMES, ID_OF_KEY
+    from sim.engine import U_CTR, U_KEY
+
+    st, u = (a.copy() for a in obs.arrays())
+    seat = obs.seat
+    u[U_KEY + 5 + seat] = np.uint64(key)
+    u[U_CTR + 5 + seat] = np.uint64(0)
+    ids = ID_OF_KEY[int(st[S_TRUMP])]
+    w = np.zeros(REGION, dtype=np.int64)
+    fw = np.zeros(FLOAT_REGION, dtype=np.float64)
+    prepare_any(st, u, seat, w, 0, fw, 0)
+    out = []
+    for _ in range(n):
+        wu = u.copy()
+        draw_consistent(st, u, seat, wu, w, 0, fw, 0)
+        hands = []
+        for s in range(4):
+            once, twice = int(wu[U_ONCE + s]), int(wu[U_TWICE + s])
+            h = []
+            for b in range(54):
+                if once >> b & 1:
+                    h.append(CARD_NAMES[ids[b]])
+                    if twice >> b & 1:
+                        h.append(CARD_NAMES[ids[b]])
+            hands.append(h)
+        out.append(hands)
+    return out

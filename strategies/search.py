@@ -47,11 +47,12 @@ from sim.engine import (
 from sim.jit import kernel
 from sim.movegen import MAX_CHOICES
 from sim.rng import bounded
-from strategies.base import Strategy, param
+from strategies.base import param
 from strategies.greedy import greedy_decide
 from strategies.params import ROLLOUT_ROW
 from strategies.random import random_decide
-from strategies.sampler import REGION, sample_world
+from strategies.sampler import FLOAT_REGION, REGION, draw_consistent, prepare_any
+from strategies.tier import CompiledStrategy
 
 # int scratch layout (buf): [choices | candidates | rollout state | sampler | tree]
 R_CAND = MAX_CHOICES
@@ -101,10 +102,11 @@ def copy_into(dst, src, n):
 
 
 @kernel
-def _world(st, u, seat, wu, buf, sample):
+def _world(st, u, seat, wu, buf, fws, sample):
+    """A world to search in: a draw from the prepared sampler, or the true deal."""
     copy_into(wu, u, U_SIZE)
     if sample:
-        sample_world(st, u, seat, wu, buf, R_SAMPLER)
+        draw_consistent(st, u, seat, wu, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
     _reseed_rollouts(u, wu, seat)
 
 
@@ -117,8 +119,10 @@ def _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n, samples, 
     rst = buf[R_ST:R_ST + ST_SIZE]
     for i in range(n):
         fws[i] = 0.0
+    if sample:
+        prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
     for _ in range(samples):
-        _world(st, u, seat, wu, buf, sample)
+        _world(st, u, seat, wu, buf, fws, sample)
         for i in range(n):
             copy_into(rst, st, S_CALLS)  # a rollout needs only the scalars and the trick
             copy_into(ru, wu, U_SIZE)
@@ -173,7 +177,7 @@ def ismcts_decide(st, u, rules, seat, params, buf, fws, uws):
     cexp = params[seat, 1]
     policy = np.int64(params[seat, 2])
     cap = (buf.shape[0] - R_TREE) // NODE_FIELDS
-    cap = min(cap, fws.shape[0] - F_TREE, iterations + 2)
+    cap = min(cap, fws.shape[0] - FLOAT_REGION - F_TREE, iterations + 2)
     parent = buf[R_TREE:R_TREE + cap]
     child = buf[R_TREE + cap:R_TREE + 2 * cap]
     sib = buf[R_TREE + 2 * cap:R_TREE + 3 * cap]
@@ -194,8 +198,9 @@ def ismcts_decide(st, u, rules, seat, params, buf, fws, uws):
     wu = uws[U_WORLD:U_WORLD + U_SIZE]
     ru = uws[U_ROLL:U_ROLL + U_SIZE]
     rst = buf[R_ST:R_ST + ST_SIZE]
+    prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
     for _ in range(iterations):
-        _world(st, u, seat, wu, buf, np.int64(1))
+        _world(st, u, seat, wu, buf, fws, np.int64(1))
         copy_into(rst, st, S_CALLS)
         copy_into(ru, wu, U_SIZE)
         node = 0
@@ -262,7 +267,7 @@ def ismcts_decide(st, u, rules, seat, params, buf, fws, uws):
 _POLICIES = ("random", "greedy")
 
 
-class PimcStrategy(Strategy):
+class PimcStrategy(CompiledStrategy):
     """Determinization Monte Carlo: rolls every play out on sampled worlds."""
 
     name = "pimc"
@@ -274,7 +279,7 @@ class PimcStrategy(Strategy):
         return [self.samples, _POLICIES.index(self.rollout)]
 
 
-class IsmctsStrategy(Strategy):
+class IsmctsStrategy(CompiledStrategy):
     """Single-observer information-set MCTS (Cowling, Powley, Whitehouse 2012)."""
 
     name = "ismcts"
@@ -287,7 +292,7 @@ class IsmctsStrategy(Strategy):
         return [self.iterations, self.c, _POLICIES.index(self.rollout)]
 
 
-class OracleStrategy(Strategy):
+class OracleStrategy(CompiledStrategy):
     """Analysis only: sees every hand; PIMC on the true deal (an upper bound)."""
 
     name = "oracle"
