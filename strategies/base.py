@@ -109,10 +109,15 @@ class Strategy:
         return {k: getattr(self, k) for k in self.params()}
 
     def spec(self) -> str:
-        """Canonical spec string: the name, then the parameters that differ from defaults."""
+        """Canonical spec string: the name, then the parameters that differ from defaults.
+
+        A strategy made from ``module:Class`` keeps that form, so that any process (a worker,
+        a later ``report``) can make it again without a plug-in being registered.
+        """
         changed = [f"{k}={_fmt(v)}" for k, v in self.param_values().items()
                    if v != self.params()[k].default]
-        return self.name + (f"({', '.join(changed)})" if changed else "")
+        target = getattr(self, "_target", None) or self.name
+        return target + (f"({', '.join(changed)})" if changed else "")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec()}>"

@@ -184,8 +184,11 @@ def make(spec: str | Strategy) -> Strategy:
     target, kwargs = parse_spec(spec)
     cls = resolve(target)
     try:
-        return cls(**kwargs)
+        strat = cls(**kwargs)
     except ConfigError:
         raise
     except TypeError as e:
         raise ConfigError(f"strategy spec {spec!r}: {e}") from None
+    if ":" in target and _REGISTRY.get(cls.name) is not cls:
+        strat._target = target  # not resolvable by name elsewhere: keep module:Class
+    return strat
