@@ -36,6 +36,7 @@ from sim.engine import (
 from sim.loop import C_DECISIONS, N_COLS, play_deals
 from sim.movegen import MAX_CHOICES, gen_plays
 from sim.rules import DEFAULT_RULES
+from sim.runner import compiled_tables
 from sim.trick import trick_winner
 from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH, decide
 from strategies.params import param_table
@@ -111,7 +112,7 @@ def _random_tables() -> tuple[np.ndarray, np.ndarray]:
 
 def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
         python_deals: int = 300, openspiel_games: int = 2000, seed: int = 1,
-        echo: Callable[[str], None] = print) -> dict[str, Any]:
+        strategies: bool = True, echo: Callable[[str], None] = print) -> dict[str, Any]:
     """Measure everything; returns the figures (also printed through ``echo``)."""
     res: dict[str, Any] = {"deals": deals, "repeats": repeats}
     rules = DEFAULT_RULES.array()
@@ -176,6 +177,9 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
         echo(f"reference engine deals     {res['reference_deals_per_s']:>14,.0f} deals/s   "
              f"-> compiled is {res['speedup_vs_reference']:,.0f}x the reference")
 
+    if strategies:
+        res.update(strategy_speeds(repeats, seed, echo))
+
     if openspiel_games:
         os_res = openspiel_hearts(openspiel_games, repeats)
         if os_res is None:
@@ -189,6 +193,60 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
                  f" bots via evaluate_bots)")
             echo(f"  -> shuangkou decisions/s are {res['decisions_ratio_vs_openspiel']:.1f}x "
                  f"OpenSpiel's")
+    return res
+
+
+def decision_times(spec: str, deals: int, seed: int = 1) -> np.ndarray:
+    """Seconds per searched decision of ``spec`` in seat 0 (greedy elsewhere).
+
+    Timed one by one around the kernel call: trick-play decisions with at least two legal
+    plays (forced plays and calling decisions, which the search players leave to greedy,
+    take microseconds and would flatter the median).
+    """
+    from sim.deal import Deal
+    from sim.runner import make_seats
+    from strategies.compiled import new_scratch
+
+    seats = make_seats([spec, "greedy", "greedy", "greedy"])
+    kinds, params = compiled_tables(seats)
+    scratch = new_scratch()
+    times = []
+    for d in range(deals):
+        deal = Deal(seed, d)
+        st, u, r = deal._st, deal._u, deal._rules
+        while not deal.done:
+            seat = int(st[S_TO_ACT])
+            searched = seat == 0 and st[S_PHASE] == PLAY and len(deal.legal_codes()) > 1
+            t = time.perf_counter()
+            code = decide(kinds[seat], params, st, u, r, seat, *scratch)
+            if searched:
+                times.append(time.perf_counter() - t)
+            deal.apply_code(int(code))
+    return np.array(times)
+
+
+def strategy_speeds(repeats: int, seed: int, echo: Callable[[str], None]) -> dict[str, Any]:
+    """greedy deals/s and the median decision time of the search players."""
+    from sim.runner import make_seats
+
+    res: dict[str, Any] = {}
+    rules = DEFAULT_RULES.array()
+    kinds, params = compiled_tables(make_seats("greedy"))
+    n = 50_000
+    out = np.zeros((n, N_COLS), dtype=np.int64)
+    play_deals(np.uint64(seed), np.uint64(0), 2, rules, kinds, params, out)
+    dt, _ = _best(lambda: play_deals(np.uint64(seed), np.uint64(0), n, rules, kinds, params,
+                                     out), repeats)
+    res["greedy_deals_per_s"] = n / dt
+    echo(f"greedy vs greedy deals      {res['greedy_deals_per_s']:>13,.0f} deals/s")
+    for spec, deals in (("pimc", 3), ("ismcts", 2)):
+        decision_times(spec, 1, seed + 99)  # compile / warm up
+        t = decision_times(spec, deals, seed)
+        res[f"{spec}_median_ms"] = float(np.median(t) * 1e3)
+        res[f"{spec}_p90_ms"] = float(np.quantile(t, 0.9) * 1e3)
+        echo(f"{spec + ' (defaults)':<27} {res[f'{spec}_median_ms']:>13.2f} ms per decision "
+             f"(median of {len(t)} searched decisions; 90th percentile "
+             f"{res[f'{spec}_p90_ms']:.2f} ms)")
     return res
 
 

@@ -137,7 +137,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     res = bench.run(deals=args.deals, repeats=args.repeats,
                     reference_deals=args.reference_deals, python_deals=args.python_deals,
-                    openspiel_games=0 if args.no_openspiel else args.openspiel_games)
+                    openspiel_games=0 if args.no_openspiel else args.openspiel_games,
+                    strategies=not args.no_strategies)
     if args.json:
         with open(args.json, "w") as f:
             f.write(bench.to_json(res))
@@ -274,6 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--python-deals", type=_nonneg_int, default=300)
     be.add_argument("--openspiel-games", type=_nonneg_int, default=2000)
     be.add_argument("--no-openspiel", action="store_true")
+    be.add_argument("--no-strategies", action="store_true",
+                    help="skip greedy deals/s and the search players' decision times")
     be.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     be.set_defaults(func=cmd_bench)
 

@@ -1,0 +1,55 @@
+"""Speed targets of the built-in players (issue: strategies), with pytest-benchmark.
+
+Targets on one core after compilation: greedy-vs-greedy whole deals >= 50,000 deals/s;
+pimc(samples=64) <= 5 ms and ismcts(iterations=1000) <= 20 ms per decision (median over the
+searched decisions, see ``sim.bench.decision_times``); the Python-tier random player
+(step API) >= 2,000 deals/s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim import bench
+from sim.deal import Deal
+from sim.loop import N_COLS, play_deals
+from sim.rules import DEFAULT_RULES
+from sim.runner import _Asker, compiled_tables, make_seats
+from strategies.random import RandomStrategy
+
+RULES = DEFAULT_RULES.array()
+
+
+def test_greedy_deals_per_second(benchmark):
+    kinds, params = compiled_tables(make_seats("greedy"))
+    n = 20_000
+    out = np.zeros((n, N_COLS), dtype=np.int64)
+    play_deals(np.uint64(1), np.uint64(0), 10, RULES, kinds, params, out)
+    benchmark.pedantic(play_deals, args=(np.uint64(1), np.uint64(0), n, RULES, kinds, params,
+                                         out), rounds=5)
+    rate = n / benchmark.stats.stats.min
+    benchmark.extra_info["deals_per_s"] = rate
+    assert rate >= 50_000, f"greedy vs greedy {rate:,.0f} deals/s, target 50,000"
+
+
+@pytest.mark.parametrize("spec, target_ms", [("pimc(samples=64)", 5.0),
+                                             ("ismcts(iterations=1000)", 20.0)])
+def test_search_decision_time(benchmark, spec, target_ms):
+    bench.decision_times(spec, 1, 7)  # compile and warm up
+    times = {}
+    benchmark.pedantic(lambda: times.update(t=bench.decision_times(spec, 2, 1)), rounds=1)
+    med = float(np.median(times["t"]) * 1e3)
+    benchmark.extra_info.update(median_ms=med, decisions=len(times["t"]),
+                                p90_ms=float(np.quantile(times["t"], 0.9) * 1e3))
+    assert med <= target_ms, f"{spec}: median {med:.2f} ms per decision, target {target_ms}"
+
+
+def test_python_tier_random_deals_per_second(benchmark):
+    asker = _Asker([RandomStrategy() for _ in range(4)], DEFAULT_RULES, None)
+    asker.play(Deal(1, 0))
+    n = 300
+    benchmark.pedantic(lambda: [asker.play(Deal(1, d)) for d in range(n)], rounds=3)
+    rate = n / benchmark.stats.stats.min
+    benchmark.extra_info["deals_per_s"] = rate
+    assert rate >= 2_000, f"Python-tier random {rate:,.0f} deals/s, target 2,000"
