@@ -60,7 +60,7 @@ def _games_per_s(benchmark):
 
 
 def test_jobs_1(benchmark, tmp_path):
-    benchmark.pedantic(_tournament(tmp_path, 1), rounds=2, iterations=1)
+    benchmark.pedantic(_tournament(tmp_path, 1), rounds=3, iterations=1)
     rate = _games_per_s(benchmark)
     _shared["jobs1"] = rate
     _shared["jobs1_s"] = benchmark.stats.stats.min
@@ -68,7 +68,7 @@ def test_jobs_1(benchmark, tmp_path):
 
 
 def test_jobs_2(benchmark, tmp_path):
-    benchmark.pedantic(_tournament(tmp_path, 2), rounds=2, iterations=1)
+    benchmark.pedantic(_tournament(tmp_path, 2), rounds=3, iterations=1)
     rate = _games_per_s(benchmark)
     benchmark.extra_info.update(players=PLAYERS, deals=DEALS, games_per_s=rate)
     if "jobs1" in _shared:
@@ -78,7 +78,7 @@ def test_jobs_2(benchmark, tmp_path):
 
 
 def test_jobs_2_threading(benchmark, tmp_path):
-    benchmark.pedantic(_tournament(tmp_path, 2, "threading"), rounds=2, iterations=1)
+    benchmark.pedantic(_tournament(tmp_path, 2, "threading"), rounds=3, iterations=1)
     rate = _games_per_s(benchmark)
     benchmark.extra_info.update(games_per_s=rate)
     if "jobs1" in _shared:
@@ -96,7 +96,7 @@ def test_harness_overhead(benchmark):
         for kinds, params in tables:
             play_deals(np.uint64(2024), np.uint64(0), DEALS, rules, kinds, params, out)
 
-    benchmark.pedantic(raw, rounds=2, iterations=1)
+    benchmark.pedantic(raw, rounds=3, iterations=1)
     t_raw = benchmark.stats.stats.min
     benchmark.extra_info["raw_games_per_s"] = 2 * DEALS / t_raw
     if "jobs1_s" in _shared:
