@@ -400,10 +400,12 @@ def _headline(summary: Mapping[str, Any]) -> list[str]:
     if any(summary["oracle"]):
         lines.append(f"players marked{ORACLE_MARK} are oracles: they see every hand "
                      f"(analysis only)")
-    if run.get("games_per_second"):
-        lines.append(f"this session: {run['games_this_session']:,} deals played in "
-                     f"{run['wall_seconds']:.1f} s ({run['games_per_second']:,.0f} deals/s, "
-                     f"{run['jobs']} job(s), backend {run['backend']})")
+    if run.get("deals_per_second"):
+        games = (f" ({run['games_this_session']:,} games, {run['games_per_second']:,.0f}/s)"
+                 if cfg["duplicate"] else "")
+        lines.append(f"this session: {run['deals_this_session']:,} deals in "
+                     f"{run['wall_seconds']:.1f} s: {run['deals_per_second']:,.0f} deals/s"
+                     f"{games}; {run['jobs']} job(s), backend {run['backend']}")
     return lines
 
 

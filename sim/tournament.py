@@ -696,11 +696,12 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
     agg = Aggregate(cfg, chunks)
     done_before = _load_done(out, cfg, chunks, agg)
     done = {int(os.path.basename(p)[1:7]) for p in _chunk_files(out)}
-    per_chunk = games_per_deal(cfg)
-    total_games = sum(c.n for c in chunks) * per_chunk
+    per_deal = games_per_deal(cfg)
+    # progress counts deals (a duplicate deal is two games), as the config does
+    total_deals = sum(c.n for c in chunks)
     t0 = time.perf_counter()
-    games_now = written = 0
-    bar = _progress(cfg, total_games, sum(chunks[i].n for i in done) * per_chunk,
+    deals_now = written = 0
+    bar = _progress(cfg, total_deals, sum(chunks[i].n for i in done),
                     cfg.progress if progress is None else progress)
     interrupted = False
     try:
@@ -714,9 +715,9 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
                         continue
                     _save_chunk(out, res, cfg.hash())
                     written += 1
-                    games_now += res.chunk.n * per_chunk
+                    deals_now += res.chunk.n
                     agg.add(res.chunk, tally_from_json(res.tally))
-                    bar.update(res.chunk.n * per_chunk)
+                    bar.update(res.chunk.n)
                     if agg.sprt is not None:
                         bar.set_postfix_str(f"SPRT LLR {agg.sprt.llr:+.2f} "
                                             f"[{agg.sprt.bounds[0]:.2f}, "
@@ -743,8 +744,10 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
     if agg.stop_at is not None:
         _drop_after(out, agg.stop_at)
     wall = time.perf_counter() - t0
-    run_info = {"wall_seconds": wall, "games_this_session": games_now,
-                "games_per_second": games_now / wall if wall > 0 else math.nan,
+    run_info = {"wall_seconds": wall, "deals_this_session": deals_now,
+                "games_this_session": deals_now * per_deal,
+                "deals_per_second": deals_now / wall if wall > 0 else math.nan,
+                "games_per_second": deals_now * per_deal / wall if wall > 0 else math.nan,
                 "chunks_this_session": written, "chunks_before": done_before,
                 "jobs": cfg.jobs, "backend": cfg.backend,
                 "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
