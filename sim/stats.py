@@ -301,7 +301,7 @@ class Moments:
         if v.size:
             self._n += int(v.size)
             self._total += float(v.sum())
-            self._total_sq += float(v @ v)
+            self._total_sq += float(np.einsum("i,i", v, v))  # BLAS dot is slow for this
         return self
 
     def merge(self, other: Moments) -> Moments:

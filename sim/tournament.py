@@ -611,6 +611,20 @@ def _tasks(cfg: Any, chunks: Sequence[Chunk]) -> Iterator[Task]:
                    cfg.records, cfg.record_filter, cfg.record_limit)
 
 
+def _warm_up(cfg: Any) -> None:
+    """Compile the kernels once here, before the workers start, so that each worker loads
+    them from the on-disk cache instead of compiling its own copy (about 40 s each)."""
+    from sim import runner
+    from sim.rules import Rules
+
+    rules = Rules.from_dict(dict(cfg.rules))
+    for a, b in cfg.matchups():
+        seats = runner.make_seats([cfg.players[a], cfg.players[b]])
+        if runner.compiled_tables(seats) is not None:
+            runner.summaries(cfg.seed, cfg.first_deal, 1, seats, rules)
+            return  # one compiled loop serves every compiled matchup
+
+
 @contextlib.contextmanager
 def _executor(cfg: Any) -> Iterator[Callable[[Iterator[Task]], Iterator[ChunkResult]]]:
     """A function running tasks with joblib and yielding results as they complete; with the
@@ -706,6 +720,8 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
     interrupted = False
     try:
         if not agg.finished:
+            if cfg.jobs > 1 or cfg.backend == "dask":
+                _warm_up(cfg)
             todo = (t for t in _tasks(cfg, [c for c in chunks if c.index not in done])
                     if agg.stop_at is None)
             with _executor(cfg) as execute:

@@ -40,3 +40,14 @@ def test_quick_start_commands_are_first():
     assert "pytest" in blocks[1] and "pip install -e '.[test]'" in blocks[1]
     with open(os.path.join(os.path.dirname(README), ".ci", "run"), encoding="utf-8") as f:
         assert blocks[1].strip() in f.read()  # CI runs exactly the README's test command
+
+
+def test_main_job_quick_tournament(tmp_path):
+    # the README's first command: the quick demo tournament, end to end
+    root = os.path.dirname(README)
+    out = tmp_path / "quick"
+    assert main(["tournament", os.path.join(root, "configs", "quick.toml"), "--out", str(out),
+                 "--no-progress"]) == 0
+    for name in ("summary.md", "summary.json", "report.html", "config.toml"):
+        assert (out / name).exists(), name
+    assert "greedy vs random" in (out / "summary.md").read_text(encoding="utf-8")
