@@ -223,3 +223,33 @@ def test_timeout_is_reported():
     with pytest.raises(StrategyError, match="'slow' in seat 2 took .* over the 0.01 s limit"):
         list(iter_records(2, 0, 1, [make("random")] * 2 + [Slow(), make("random")],
                           timeout=0.01))
+
+
+# --- plug-in discovery ---------------------------------------------------------------------
+def test_entry_point_strategies_resolve_by_name(monkeypatch):
+    from importlib.metadata import EntryPoint
+
+    import strategies.registry as registry
+
+    ep = EntryPoint(name="ep_cautious", value="strategies.example:Cautious",
+                    group=registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(registry, "entry_points",
+                        lambda group=None: [ep] if group == registry.ENTRY_POINT_GROUP else [])
+    assert "ep_cautious" in registry.available()
+    bot = registry.make("ep_cautious(greed=3)")
+    assert type(bot).__name__ == "Cautious" and bot.greed == 3
+    broken = EntryPoint(name="broken", value="no_such_module:Bot",
+                        group=registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(registry, "entry_points", lambda group=None: [broken])
+    with pytest.raises(ValueError, match="strategy 'broken' from entry point "
+                                         "'no_such_module:Bot' failed to load"):
+        registry.make("broken")
+
+
+def test_mixed_tiers_in_one_deal_match_python_tier():
+    from strategies.example import Cautious
+
+    seats = [Cautious(), make("greedy"), Cautious(), make("pimc(samples=2)")]
+    mixed = list(iter_records(12, 0, 2, seats))  # compiled seats via kernels, Python via choose
+    python = list(iter_records(12, 0, 2, seats, python_tier=True))
+    assert mixed == python
