@@ -68,7 +68,8 @@ def check_seed(seed: object, what: str = "seed") -> int:
 
 
 def check_deal(deal: object, what: str = "deal") -> int:
-    if isinstance(deal, bool) or not isinstance(deal, (int, np.integer)) or not 0 <= deal <= MAX_DEAL:
+    if isinstance(deal, bool) or not isinstance(deal, (int, np.integer)) \
+            or not 0 <= deal <= MAX_DEAL:
         raise ConfigError(f"{what} {deal!r} must be an integer in 0 … 2**63-1")
     return int(deal)
 

@@ -91,7 +91,8 @@ def test_card_ids_engine_md() -> None:
 
 
 def test_key_table_hearts() -> None:
-    # engine.md: side suits s, d, c (hearts left out), trump suit, 付2, 主2, 付3, 主3, 付5, SJ, BJ, 主5
+    # engine.md: side suits s, d, c (hearts left out), trump suit,
+    # 付2, 主2, 付3, 主3, 付5, SJ, BJ, 主5
     expected = {
         "4s": 0, "6s": 1, "Ts": 5, "As": 9, "4d": 10, "Ad": 19, "4c": 20, "Ac": 29,
         "4h": 30, "Th": 35, "Ah": 39, "2s": 40, "2d": 41, "2c": 42, "2h": 43,

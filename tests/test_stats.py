@@ -16,9 +16,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.stats import (ELO_PER_NAT, SPRT, T_NORMAL_FROM, WDL, Histogram, Moments, bradley_terry,
-                       elo_from_bt, elo_from_score, mean_ci, norm_ppf, sprt_bounds, sprt_llr,
-                       t_ppf, wdl)
+from sim.stats import (
+    ELO_PER_NAT,
+    SPRT,
+    T_NORMAL_FROM,
+    WDL,
+    Histogram,
+    Moments,
+    bradley_terry,
+    elo_from_bt,
+    elo_from_score,
+    mean_ci,
+    norm_ppf,
+    sprt_bounds,
+    sprt_llr,
+    t_ppf,
+    wdl,
+)
 
 
 def roundtrip(d: dict) -> dict:
@@ -527,7 +541,8 @@ def test_bradley_terry_intervals_cover_the_truth():
     for _ in range(300):
         theta, cov = bradley_terry(_round_robin(rng, theta_true, 300))
         elo = elo_from_bt(theta, cov)
-        covered += [lo <= ELO_PER_NAT * t <= hi for t, (_, lo, hi) in zip(theta_true, elo, strict=True)]
+        covered += [lo <= ELO_PER_NAT * t <= hi
+                    for t, (_, lo, hi) in zip(theta_true, elo, strict=True)]
         estimates.append(theta)
         variances.append(np.diag(cov))
     assert 0.92 <= np.mean(covered) <= 0.98

@@ -87,7 +87,8 @@ def _history_legal(rec_like, hands_now, seat, trump):
 def test_sampled_worlds_agree_with_everything_public():
     checked = 0
     for deal in range(12):
-        d = _play_to(31, deal, lambda d: len(d.observation(0).tricks) >= 8 + deal % 10)
+        depth = 8 + deal % 10
+        d = _play_to(31, deal, lambda d, depth=depth: len(d.observation(0).tricks) >= depth)
         if d is None:
             continue
         seat = d.to_act.seat
@@ -145,9 +146,6 @@ def test_sampler_is_uniform_over_consistent_worlds():
                   .elements())
     copies = [(c, i) for i, c in enumerate(unseen)]  # physical copies
     counts = Counter()
-    for perm in itertools.permutations(range(len(copies))):
-        pass
-        break
     # enumerate assignments of the copies to the three other seats with the right sizes
     idx = list(range(len(copies)))
     for a in itertools.combinations(idx, sizes[0]):
