@@ -186,60 +186,6 @@ def _in_set(mode, m1, m2, a, b):
 
 
 @kernel
-def _consistent(st, wu, seat, w, base):
-    """Replay every play of the other seats against the sampled world: all legal?"""
-    # hands at the first lead = the sampled hands plus everything each seat played
-    h = w[base + HANDS:base + HANDS + 8]  # once/twice per seat, stored as int64 bits
-    for s in range(4):
-        h[s] = np.int64(wu[U_ONCE + s])
-        h[4 + s] = np.int64(wu[U_TWICE + s])
-    nt = st[S_NTRICKS]
-    for t in range(nt + 1):
-        j = S_TRICKS + t * TRICK_W
-        npl = 4 if t < nt else st[S_POS]
-        lead = S_TRICK_A if t == nt else j + 3
-        lead_b = S_TRICK_B if t == nt else j + 7
-        leader = st[S_LEADER] if t == nt else st[j]
-        for p in range(npl):
-            s = (leader + p) % 4
-            for c in (st[lead + p], st[lead_b + p]):
-                if c >= 0:
-                    bb = np.int64(1) << c
-                    if h[s] & bb:
-                        h[4 + s] |= bb
-                    else:
-                        h[s] |= bb
-    for t in range(nt + 1):
-        j = S_TRICKS + t * TRICK_W
-        npl = 4 if t < nt else st[S_POS]
-        lead = S_TRICK_A if t == nt else j + 3
-        lead_b = S_TRICK_B if t == nt else j + 7
-        leader = st[S_LEADER] if t == nt else st[j]
-        la = st[lead]
-        lb = st[lead_b]
-        for p in range(npl):
-            s = (leader + p) % 4
-            a = st[lead + p]
-            b = st[lead_b + p]
-            if s != seat:
-                if p == 0:
-                    mode, m1, m2 = legal_set(np.uint64(h[s]), np.uint64(h[4 + s]),
-                                             np.int64(-1), np.int64(-1))
-                else:
-                    mode, m1, m2 = legal_set(np.uint64(h[s]), np.uint64(h[4 + s]), la, lb)
-                if not _in_set(mode, m1, m2, a, b):
-                    return False
-            for c in (a, b):
-                if c >= 0:
-                    bb = np.int64(1) << c
-                    if h[4 + s] & bb:
-                        h[4 + s] &= ~bb
-                    else:
-                        h[s] &= ~bb
-    return True
-
-
-@kernel
 def _play_at(st, t, p):
     """(first, second) card of the play at position ``p`` of trick ``t`` (the current one if
     ``t == S_NTRICKS``)."""
@@ -257,6 +203,51 @@ def _leader_of(st, t):
 @kernel
 def _plays_in(st, t):
     return st[S_POS] if t == st[S_NTRICKS] else 4
+
+
+@kernel
+def _consistent(st, wu, seat, w, base):
+    """Replay every play of the other seats against the sampled world: all legal?"""
+    # hands at the first lead = the sampled hands plus everything each seat played
+    h = w[base + HANDS:base + HANDS + 8]  # once/twice per seat, stored as int64 bits
+    for s in range(4):
+        h[s] = np.int64(wu[U_ONCE + s])
+        h[4 + s] = np.int64(wu[U_TWICE + s])
+    nt = st[S_NTRICKS]
+    for t in range(nt + 1):
+        leader = _leader_of(st, t)
+        for p in range(_plays_in(st, t)):
+            s = (leader + p) % 4
+            a, b = _play_at(st, t, p)
+            for c in (a, b):
+                if c >= 0:
+                    bb = np.int64(1) << c
+                    if h[s] & bb:
+                        h[4 + s] |= bb
+                    else:
+                        h[s] |= bb
+    for t in range(nt + 1):
+        leader = _leader_of(st, t)
+        la, lb = _play_at(st, t, 0)
+        for p in range(_plays_in(st, t)):
+            s = (leader + p) % 4
+            a, b = _play_at(st, t, p)
+            if s != seat:
+                if p == 0:
+                    mode, m1, m2 = legal_set(np.uint64(h[s]), np.uint64(h[4 + s]),
+                                             np.int64(-1), np.int64(-1))
+                else:
+                    mode, m1, m2 = legal_set(np.uint64(h[s]), np.uint64(h[4 + s]), la, lb)
+                if not _in_set(mode, m1, m2, a, b):
+                    return False
+            for c in (a, b):
+                if c >= 0:
+                    bb = np.int64(1) << c
+                    if h[4 + s] & bb:
+                        h[4 + s] &= ~bb
+                    else:
+                        h[s] &= ~bb
+    return True
 
 
 @kernel

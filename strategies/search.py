@@ -138,41 +138,48 @@ def _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n, samples, 
 
 
 @kernel
-def pimc_decide(st, u, rules, seat, params, buf, fws, uws):
-    """PIMC choice code (module docstring); params: samples, rollout policy."""
+def _no_search(st, u, rules, seat, params, buf):
+    """The choice when there is nothing to search (a calling decision, which follows the
+    greedy rules, or a single legal play), or -2 when there is; leaves the legal plays in
+    ``buf[:n]`` and returns ``n`` as a second value."""
     if st[S_PHASE] != PLAY:
-        return greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf)
+        return greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf), 0
     n = legal(st, u, buf)
     if n == 1:
-        return buf[0]
+        return buf[0], 1
+    return np.int64(-2), n
+
+
+@kernel
+def _rollout_search(st, u, rules, seat, params, buf, fws, uws, sample):
+    """PIMC (``sample`` = 1) or the oracle (0): params are samples/rollouts and policy."""
+    code, n = _no_search(st, u, rules, seat, params, buf)
+    if code != -2:
+        return code
     for i in range(n):
         buf[R_CAND + i] = buf[i]
     return _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n,
-                                np.int64(params[seat, 0]), np.int64(params[seat, 1]), np.int64(1))
+                                np.int64(params[seat, 0]), np.int64(params[seat, 1]), sample)
+
+
+@kernel
+def pimc_decide(st, u, rules, seat, params, buf, fws, uws):
+    """PIMC choice code (module docstring); params: samples, rollout policy."""
+    return _rollout_search(st, u, rules, seat, params, buf, fws, uws, np.int64(1))
 
 
 @kernel
 def oracle_decide(st, u, rules, seat, params, buf, fws, uws):
     """Oracle choice code: PIMC on the true deal; params: rollouts, rollout policy."""
-    if st[S_PHASE] != PLAY:
-        return greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf)
-    n = legal(st, u, buf)
-    if n == 1:
-        return buf[0]
-    for i in range(n):
-        buf[R_CAND + i] = buf[i]
-    return _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n,
-                                np.int64(params[seat, 0]), np.int64(params[seat, 1]), np.int64(0))
+    return _rollout_search(st, u, rules, seat, params, buf, fws, uws, np.int64(0))
 
 
 @kernel
 def ismcts_decide(st, u, rules, seat, params, buf, fws, uws):
     """ISMCTS choice code (module docstring); params: iterations, exploration c, policy."""
-    if st[S_PHASE] != PLAY:
-        return greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf)
-    n = legal(st, u, buf)
-    if n == 1:
-        return buf[0]
+    code, n = _no_search(st, u, rules, seat, params, buf)
+    if code != -2:
+        return code
     iterations = np.int64(params[seat, 0])
     cexp = params[seat, 1]
     policy = np.int64(params[seat, 2])
