@@ -401,12 +401,17 @@ def _headline(summary: Mapping[str, Any]) -> list[str]:
         lines.append(f"players marked{ORACLE_MARK} are oracles: they see every hand "
                      f"(analysis only)")
     if run.get("deals_per_second"):
-        games = (f" ({run['games_this_session']:,} games, {run['games_per_second']:,.0f}/s)"
+        games = (f" ({run['games_this_session']:,} games, {_rate(run['games_per_second'])}/s)"
                  if cfg["duplicate"] else "")
         lines.append(f"this session: {run['deals_this_session']:,} deals in "
-                     f"{run['wall_seconds']:.1f} s: {run['deals_per_second']:,.0f} deals/s"
+                     f"{run['wall_seconds']:.1f} s: {_rate(run['deals_per_second'])} deals/s"
                      f"{games}; {run['jobs']} job(s), backend {run['backend']}")
     return lines
+
+
+def _rate(x: float) -> str:
+    """A throughput with sensible precision: 123,456 or 12.3 or 0.21."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
 
 
 _DEFAULT_RULES = {"max_redeals": 3, "kou_di_single": 2, "kou_di_pair": 4, "settle_step": 20,
