@@ -16,8 +16,10 @@ ismcts (single-observer Information Set MCTS, Cowling, Powley & Whitehouse 2012)
     up, each node scored from the side of the seat that made its move. The most visited
     root play is chosen.
 oracle
-    PIMC on the true deal: it sees every hand. For analysis only (an upper bound); records
-    and tables mark it.
+    Perfect-information MCTS: the same tree search on the true deal, every iteration (it sees
+    every hand). For analysis only (an upper bound); records and tables mark it. (PIMC on the
+    true deal, the obvious first idea, loses to PIMC: one deterministic greedy rollout per
+    play in the one true world is a noisier judge than 64 rollouts over sampled worlds.)
 
 The value of a finished deal for a seat is its settlement (R24) plus 0.005 times the attacker
 score, signed for its side, so that equal settlements still prefer more points.
@@ -63,16 +65,19 @@ NODE_FIELDS = 7  # parent, first child, next sibling, action, player, visits, av
 F_TREE = MAX_CHOICES  # float scratch: node rewards after the candidate values
 U_WORLD = 0  # uint scratch: the sampled world
 U_ROLL = 64  # ... the rollout copy
-POLICY_RANDOM, POLICY_GREEDY = 0, 1
+POLICY_RANDOM, POLICY_GREEDY, POLICY_EGREEDY = 0, 1, 2
+EPSILON = np.uint64(int(0.1 * 2**32))  # egreedy: a random play one time in ten
 
 
 @kernel
 def rollout(st, u, rules, policy, params, buf):
-    """Play the deal held in ``(st, u)`` to its end with ``policy`` in every seat (greedy
-    with the default parameters kept in row ``ROLLOUT_ROW`` of ``params``)."""
+    """Play the deal held in ``(st, u)`` to its end with ``policy`` in every seat: greedy
+    (with the default parameters kept in row ``ROLLOUT_ROW`` of ``params``), random, or
+    egreedy (greedy, but a uniformly random play one time in ten)."""
     while st[S_PHASE] == PLAY:
         s = st[S_TO_ACT]
-        if policy == POLICY_GREEDY:
+        if policy == POLICY_GREEDY or (policy == POLICY_EGREEDY and
+                                       (next_draw(u, 1 + s) >> np.uint64(32)) >= EPSILON):
             c = greedy_decide(st, u, rules, s, params, np.int64(ROLLOUT_ROW), buf)
         else:
             c = random_decide(st, u, s, 0.25, buf)
@@ -152,7 +157,8 @@ def _no_search(st, u, rules, seat, params, buf):
 
 @kernel
 def _rollout_search(st, u, rules, seat, params, buf, fws, uws, sample):
-    """PIMC (``sample`` = 1) or the oracle (0): params are samples/rollouts and policy."""
+    """PIMC on sampled worlds (``sample`` = 1) or on the true deal (0, the oracle): params
+    are samples and rollout policy."""
     code, n = _no_search(st, u, rules, seat, params, buf)
     if code != -2:
         return code
@@ -169,14 +175,24 @@ def pimc_decide(st, u, rules, seat, params, buf, fws, uws):
 
 
 @kernel
+def ismcts_decide(st, u, rules, seat, params, buf, fws, uws):
+    """ISMCTS choice code (module docstring); params: iterations, exploration c, policy."""
+    return _tree_search(st, u, rules, seat, params, buf, fws, uws, np.int64(1))
+
+
+@kernel
 def oracle_decide(st, u, rules, seat, params, buf, fws, uws):
-    """Oracle choice code: PIMC on the true deal; params: rollouts, rollout policy."""
+    """Oracle choice code on the true deal; params: search (0 rollouts, 1 MCTS), then the
+    parameters of that search."""
+    if params[seat, 3] == 1.0:
+        return _tree_search(st, u, rules, seat, params, buf, fws, uws, np.int64(0))
     return _rollout_search(st, u, rules, seat, params, buf, fws, uws, np.int64(0))
 
 
 @kernel
-def ismcts_decide(st, u, rules, seat, params, buf, fws, uws):
-    """ISMCTS choice code (module docstring); params: iterations, exploration c, policy."""
+def _tree_search(st, u, rules, seat, params, buf, fws, uws, sample):
+    """MCTS over the seat's information set on sampled worlds (``sample`` = 1: ISMCTS) or
+    over the true deal (0: the oracle)."""
     code, n = _no_search(st, u, rules, seat, params, buf)
     if code != -2:
         return code
@@ -205,9 +221,10 @@ def ismcts_decide(st, u, rules, seat, params, buf, fws, uws):
     wu = uws[U_WORLD:U_WORLD + U_SIZE]
     ru = uws[U_ROLL:U_ROLL + U_SIZE]
     rst = buf[R_ST:R_ST + ST_SIZE]
-    prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
+    if sample:
+        prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
     for _ in range(iterations):
-        _world(st, u, seat, wu, buf, fws, np.int64(1))
+        _world(st, u, seat, wu, buf, fws, sample)
         copy_into(rst, st, S_CALLS)
         copy_into(ru, wu, U_SIZE)
         node = 0
@@ -271,7 +288,7 @@ def ismcts_decide(st, u, rules, seat, params, buf, fws, uws):
     return act[best]
 
 
-_POLICIES = ("random", "greedy")
+_POLICIES = ("random", "greedy", "egreedy")
 
 
 class PimcStrategy(CompiledStrategy):
@@ -300,13 +317,19 @@ class IsmctsStrategy(CompiledStrategy):
 
 
 class OracleStrategy(CompiledStrategy):
-    """Analysis only: sees every hand; PIMC on the true deal (an upper bound)."""
+    """Analysis only: sees every hand; searches the true deal (an upper bound)."""
 
     name = "oracle"
     compiled_kind = 4
     oracle = True
-    rollouts = param(1, int, lo=1, hi=100_000, doc="rollouts per play (1 suffices for greedy)")
-    rollout = param("greedy", str, choices=_POLICIES, doc="rollout policy")
+    search = param("rollouts", str, choices=("rollouts", "mcts"),
+                   doc="rollouts: every play rolled out `samples` times; mcts: a tree search")
+    samples = param(64, int, lo=1, hi=100_000, doc="rollouts per play (search=rollouts)")
+    iterations = param(1000, int, lo=1, hi=100_000, doc="MCTS iterations (search=mcts)")
+    c = param(0.7, float, lo=0.0, hi=100.0, doc="UCB exploration constant (search=mcts)")
+    rollout = param("egreedy", str, choices=_POLICIES, doc="rollout policy")
 
     def compiled_params(self) -> list[float]:
-        return [self.rollouts, _POLICIES.index(self.rollout)]
+        if self.search == "mcts":
+            return [self.iterations, self.c, _POLICIES.index(self.rollout), 1.0]
+        return [self.samples, _POLICIES.index(self.rollout), 0.0, 0.0]
