@@ -64,6 +64,7 @@ from sim.engine import (
     S_TRICK_B,
     S_TRICKS,
     S_TRUMP,
+    S_VOIDS,
     TRICK_W,
     U_CTR,
     U_FIRST_ONCE,
@@ -373,6 +374,18 @@ class Observation:
         for tr in self.tricks:
             pts[tr["winner"]] += tr["points"]
         return pts
+
+    @property
+    def voids(self) -> list[set[str]]:
+        """Per seat, the groups it has shown it holds no card of by not following (R18,
+        R19): ``'trump'`` or a suit letter. Public knowledge."""
+        t = int(self._st[S_TRUMP])
+        if t < 0:
+            return [set(), set(), set(), set()]
+        sides = [x for x in SUITS if x != SUITS[t]]
+        names = sides + ["trump"]
+        return [{names[g] for g in range(4) if int(self._st[S_VOIDS + s]) >> g & 1}
+                for s in range(4)]
 
     @property
     def first_hand(self) -> list[str]:

@@ -119,3 +119,23 @@ def test_deal_validates_seed_and_rules():
 def test_record_before_end_is_an_error():
     with pytest.raises(ValueError, match="not finished"):
         Deal(1, 1).record()
+
+
+def test_observation_voids_match_the_tricks():
+    from sim import reference as ref
+
+    d = Deal(9, 4)
+    bots = [RandomStrategy() for _ in range(4)]
+    for s, b in enumerate(bots):
+        b.begin_deal(s, 9, 4)
+    while not d.done and len(d.observation(0).tricks) < 20:
+        seat = d.to_act.seat
+        d.apply(bots[seat].choose(d.observation(seat), d.legal()))
+    obs = d.observation(0)
+    expect = [set(), set(), set(), set()]
+    for t in obs.tricks:
+        g = ref.group(t["plays"][0][0], obs.trump)
+        for k, p in enumerate(t["plays"][1:], 1):
+            if sum(ref.group(c, obs.trump) == g for c in p) < len(p):
+                expect[(t["leader"] + k) % 4].add(g)
+    assert obs.voids == expect and any(expect)
