@@ -309,7 +309,7 @@ class IsmctsStrategy(CompiledStrategy):
     name = "ismcts"
     compiled_kind = 3
     iterations = param(1000, int, lo=1, hi=100_000, doc="iterations per decision")
-    c = param(0.7, float, lo=0.0, hi=100.0, doc="UCB exploration constant")
+    c = param(0.3, float, lo=0.0, hi=100.0, doc="UCB exploration constant")
     rollout = param("greedy", str, choices=_POLICIES, doc="rollout policy")
 
     def compiled_params(self) -> list[float]:
@@ -326,7 +326,7 @@ class OracleStrategy(CompiledStrategy):
                    doc="rollouts: every play rolled out `samples` times; mcts: a tree search")
     samples = param(64, int, lo=1, hi=100_000, doc="rollouts per play (search=rollouts)")
     iterations = param(1000, int, lo=1, hi=100_000, doc="MCTS iterations (search=mcts)")
-    c = param(0.7, float, lo=0.0, hi=100.0, doc="UCB exploration constant (search=mcts)")
+    c = param(0.3, float, lo=0.0, hi=100.0, doc="UCB exploration constant (search=mcts)")
     rollout = param("egreedy", str, choices=_POLICIES, doc="rollout policy")
 
     def compiled_params(self) -> list[float]:
