@@ -30,31 +30,31 @@ def _ctpop(typingctx, x):
     return sig, codegen
 
 
-@kernel(inline="always")
+@kernel
 def popcount(m):
     """Number of set bits of ``m``."""
     return np.int64(_ctpop(np.uint64(m)))
 
 
-@kernel(inline="always")
+@kernel
 def lsb(m):
     """Index of the lowest set bit of a non-zero ``m``."""
     return np.int64(trailing_zeros(np.uint64(m)))
 
 
-@kernel(inline="always")
+@kernel
 def msb(m):
     """Index of the highest set bit of a non-zero ``m``."""
     return np.int64(63 - np.int64(leading_zeros(np.uint64(m))))
 
 
-@kernel(inline="always")
+@kernel
 def clear_lsb(m):
     """``m`` without its lowest set bit."""
     return m & (m - ONE)
 
 
-@kernel(inline="always")
+@kernel
 def select(m, k):
     """Index of the ``k``-th (from 0) lowest set bit of ``m``; requires ``k < popcount(m)``."""
     for _ in range(k):

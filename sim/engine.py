@@ -85,7 +85,7 @@ def new_state() -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(ST_SIZE, dtype=np.int64), np.zeros(U_SIZE, dtype=np.uint64)
 
 
-@kernel(inline="always")
+@kernel
 def next_draw(u, stream):
     """Next number of stream slot ``stream`` (advances its counter)."""
     c = u[U_CTR + stream]
@@ -93,7 +93,7 @@ def next_draw(u, stream):
     return draw(u[U_KEY + stream], c)
 
 
-@kernel(inline="always")
+@kernel
 def add_card(u, seat, c):
     b = BIT[c]
     if u[U_ONCE + seat] & b:
@@ -102,7 +102,7 @@ def add_card(u, seat, c):
         u[U_ONCE + seat] |= b
 
 
-@kernel(inline="always")
+@kernel
 def played(u, k):
     """Record key ``k`` as played (public knowledge)."""
     b = BIT[k]
@@ -112,7 +112,7 @@ def played(u, k):
         u[U_PLAYED_ONCE] |= b
 
 
-@kernel(inline="always")
+@kernel
 def remove_card(u, seat, c):
     b = BIT[c]
     if u[U_TWICE + seat] & b:

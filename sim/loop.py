@@ -38,7 +38,8 @@ from sim.engine import (
     trumps_held,
 )
 from sim.jit import kernel
-from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH, decide
+from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, KIND_RANDOM, UINT_SCRATCH, decide
+from strategies.random import random_decide
 
 # columns of a summary row (one per deal)
 (C_REDEALS, C_VOID, C_CALLER, C_TRUMP, C_ATT_POINTS, C_MULT, C_SCORE, C_SETTLE0, C_SETTLE1,
@@ -64,7 +65,10 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
     advance(st, u, rules)
     while st[S_PHASE] != DONE:
         seat = st[S_TO_ACT]
-        code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
+        if kinds[seat] == KIND_RANDOM:  # the hot path of bulk simulation, without dispatch
+            code = random_decide(st, u, seat, params[seat, 0], buf)
+        else:
+            code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
         apply_code(st, u, rules, code)
 
 

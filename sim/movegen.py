@@ -17,18 +17,18 @@ from sim.jit import kernel
 MAX_CHOICES = 54 + 54 * 53 // 2
 
 
-@kernel(inline="always")
+@kernel
 def code2(a, b):
     """Code of the two-card play ``(a, b)``, ``a <= b`` (a pair when ``a == b``)."""
     return a + 64 * (b + 1)
 
 
-@kernel(inline="always")
+@kernel
 def code_first(c):
     return c & 63
 
 
-@kernel(inline="always")
+@kernel
 def code_second(c):
     """Second card of a code, or -1 for a single."""
     return (c >> 6) - 1
@@ -88,7 +88,7 @@ def set_count(mode, m1, m2):
     return n
 
 
-@kernel(inline="always")
+@kernel
 def twice_has(m2, x):
     """Whether bit ``x`` of ``m2`` is set."""
     return (m2 & BIT[x]) != ZERO

@@ -27,7 +27,7 @@ MAX_SEED = 2**64 - 1
 MAX_DEAL = 2**63 - 1
 
 
-@kernel(inline="always")
+@kernel
 def mix64(z):
     """SplitMix64's finaliser: a bijective scramble of a 64-bit word."""
     z = (z ^ (z >> _S30)) * _M1
@@ -43,13 +43,13 @@ def stream_key(seed, deal, stream):
     return mix64(k ^ (np.uint64(stream) * _STREAM_MUL))
 
 
-@kernel(inline="always")
+@kernel
 def draw(key, counter):
     """Draw number ``counter`` (from 0) of the stream with ``key``."""
     return mix64(key + (counter + np.uint64(1)) * GOLDEN)
 
 
-@kernel(inline="always")
+@kernel
 def bounded(r, n):
     """An index in ``0 … n-1`` from the high 32 bits of draw ``r`` (``n < 2**32``)."""
     return np.int64(((r >> _S32) * np.uint64(n)) >> _S32)

@@ -75,7 +75,7 @@ TRUMP_MASK = GROUP_MASK[TRUMP_GROUP]
 P_SHOW_AT, P_MIN_CARDS, P_PARTNER_MARGIN, P_DRAW_SHARE, P_KEEP_PAIR_FROM, P_CONTEST_AT = range(6)
 
 
-@kernel(inline="always")
+@kernel
 def card_cost(k, trump):
     """What losing key ``k`` costs: its strength, and three per point it would give away."""
     return STRENGTH[k] + 3 * POINTS_KEY[trump, k]
@@ -118,7 +118,7 @@ def is_master(st, seat, k, pair, out1, out2):
     return True
 
 
-@kernel(inline="always")
+@kernel
 def beats(a, b, pair, lead_group, best_s, best_trump):
     """Whether play ``(a, b)`` beats the play now winning (R20, R21)."""
     if pair and b != a:
