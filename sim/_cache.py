@@ -3,7 +3,7 @@
 numba's on-disk cache checks only the file that defines a function, not the files of the
 functions it calls: after editing ``strategies/greedy.py`` the cached deal loop would still
 run the old greedy. Keying the cache folder by a hash of every source file of ``sim`` and
-``strategies`` that defines kernels makes any change compile afresh (about 40 s) instead
+``strategies`` that defines kernels makes any change compile afresh (about 50 s) instead
 of running stale code.
 The folder is ``$SHUANGKOU_CACHE_DIR`` if set, else ``$NUMBA_CACHE_DIR``, else
 ``~/.cache/shuangkou``, plus ``/kernels-<hash>``.

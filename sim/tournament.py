@@ -613,7 +613,7 @@ def _tasks(cfg: Any, chunks: Sequence[Chunk]) -> Iterator[Task]:
 
 def _warm_up(cfg: Any) -> None:
     """Compile the kernels once here, before the workers start, so that each worker loads
-    them from the on-disk cache instead of compiling its own copy (about 40 s each)."""
+    them from the on-disk cache instead of compiling its own copy (about 50 s each)."""
     from sim import runner
     from sim.rules import Rules
 
