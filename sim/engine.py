@@ -20,7 +20,7 @@ import numpy as np
 from sim.bits import ONE, ZERO, lsb, popcount
 from sim.cards import BIT, GROUP, GROUP_MASK, ID_OF_KEY, KEY_OF_ID, TRUMP_GROUP
 from sim.jit import kernel
-from sim.movegen import gen_givebacks, legal_set, set_all, show_mask
+from sim.movegen import M_ANY2, gen_givebacks, legal_set, set_all, show_mask
 from sim.rng import bounded, draw, stream_key
 from sim.rules import R_KOU_PAIR, R_KOU_SINGLE, R_MAX_REDEALS
 from sim.scoring import settle_kernel
@@ -95,30 +95,29 @@ def next_draw(u, stream):
 
 @kernel
 def add_card(u, seat, c):
+    """One more copy of ``c`` for ``seat`` (branch-free: the second copy sets ``twice``)."""
     b = BIT[c]
-    if u[U_ONCE + seat] & b:
-        u[U_TWICE + seat] |= b
-    else:
-        u[U_ONCE + seat] |= b
+    o = u[U_ONCE + seat]
+    u[U_TWICE + seat] |= o & b
+    u[U_ONCE + seat] = o | b
 
 
 @kernel
 def played(u, k):
     """Record key ``k`` as played (public knowledge)."""
     b = BIT[k]
-    if u[U_PLAYED_ONCE] & b:
-        u[U_PLAYED_TWICE] |= b
-    else:
-        u[U_PLAYED_ONCE] |= b
+    o = u[U_PLAYED_ONCE]
+    u[U_PLAYED_TWICE] |= o & b
+    u[U_PLAYED_ONCE] = o | b
 
 
 @kernel
 def remove_card(u, seat, c):
+    """One copy of ``c`` fewer for ``seat`` (branch-free: ``twice`` empties first)."""
     b = BIT[c]
-    if u[U_TWICE + seat] & b:
-        u[U_TWICE + seat] &= ~b
-    else:
-        u[U_ONCE + seat] &= ~b
+    t = u[U_TWICE + seat]
+    u[U_ONCE + seat] &= ~(b & ~t)
+    u[U_TWICE + seat] = t & ~b
 
 
 @kernel
@@ -429,6 +428,14 @@ def play_set(st, u, seat):
     if st[S_POS] == 0:
         return legal_set(u[U_ONCE + seat], u[U_TWICE + seat], np.int64(-1), np.int64(-1))
     return legal_set(u[U_ONCE + seat], u[U_TWICE + seat], st[S_TRICK_A], st[S_TRICK_B])
+
+
+@kernel
+def giveback_set(st, u, seat):
+    """The legal-set description of ``seat``'s give-back (id layout): any two cards but the
+    pair just shown (R8), in the order of ``gen_givebacks``."""
+    keep = ~BIT[st[S_CUR_CARD]]
+    return M_ANY2, u[U_ONCE + seat] & keep, u[U_TWICE + seat] & keep
 
 
 @kernel

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.engine import CALL, PLAY, S_PHASE, legal, next_draw, play_set
+from sim.engine import CALL, GIVEBACK, PLAY, S_PHASE, giveback_set, legal, next_draw, play_set
 from sim.jit import kernel
 from sim.movegen import set_count, set_kth
 from sim.rng import Stream, bounded
@@ -27,6 +27,9 @@ def random_decide(st, u, seat, show_prob, buf):
         if n == 1:
             return set_kth(mode, m1, m2, 0)
         return set_kth(mode, m1, m2, bounded(next_draw(u, stream), n))
+    if st[S_PHASE] == GIVEBACK:  # the same, over the C(27, 2)-odd give-backs (R8)
+        mode, m1, m2 = giveback_set(st, u, seat)
+        return set_kth(mode, m1, m2, bounded(next_draw(u, stream), set_count(mode, m1, m2)))
     n = legal(st, u, buf)
     if st[S_PHASE] == CALL:
         r = next_draw(u, stream)
