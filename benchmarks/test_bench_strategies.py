@@ -46,7 +46,8 @@ def test_search_decision_time(benchmark, spec, target_ms):
 
 
 def test_python_tier_random_deals_per_second(benchmark):
-    asker = _Asker([RandomStrategy() for _ in range(4)], DEFAULT_RULES, None)
+    asker = _Asker([RandomStrategy() for _ in range(4)], DEFAULT_RULES, None,
+                   python_tier=True)  # RandomStrategy.choose, not its compiled twin
     asker.play(Deal(1, 0))
     n = 300
     benchmark.pedantic(lambda: [asker.play(Deal(1, d)) for d in range(n)], rounds=3)

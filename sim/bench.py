@@ -158,7 +158,8 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
         from sim.runner import _Asker
         from strategies.random import RandomStrategy
 
-        asker = _Asker([RandomStrategy() for _ in range(4)], DEFAULT_RULES, None)
+        asker = _Asker([RandomStrategy() for _ in range(4)], DEFAULT_RULES, None,
+                       python_tier=True)  # RandomStrategy.choose, not its compiled twin
 
         def py() -> None:
             for d in range(python_deals):

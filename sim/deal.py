@@ -73,7 +73,7 @@ from sim.engine import (
     U_ONCE,
     U_TWICE,
     advance,
-    apply_code,
+    apply_then_legal,
     init_deal,
     legal,
     new_state,
@@ -221,14 +221,13 @@ class Observation:
 
     def __init__(self, deal: "Deal", seat: int) -> None:
         self.seat = seat
-        st = deal._st
-        self.kind = KIND_NAMES[st[S_PHASE]] if st[S_TO_ACT] == seat or st[S_PHASE] == DONE \
-            else "wait"
+        ph = deal._ph
+        self.kind = KIND_NAMES[ph] if deal._seat == seat or ph == DONE else "wait"
         self.rules = deal.rules
         self._deal: Deal | None = deal
         self._version = deal._version
         self._snap: tuple[np.ndarray, np.ndarray] | None = None
-        self._cache: dict[str, Any] = {}
+        self._cache: dict[str, Any] | None = None  # made on first use (most bots read little)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The masked state arrays ``(st, u)`` (for compiled strategies)."""
@@ -255,6 +254,8 @@ class Observation:
         return int(u[U_FIRST_ONCE + self.seat]), int(u[U_FIRST_TWICE + self.seat])
 
     def _get(self, name: str, fn: Any) -> Any:
+        if self._cache is None:
+            self._cache = {}
         if name not in self._cache:
             self._cache[name] = fn()
         return self._cache[name]
@@ -427,13 +428,21 @@ class Deal:
         self._buf = np.empty(MAX_CHOICES, dtype=np.int64)
         self._codes: list[int] | None = None
         self._version = 0  # bumped by every decision; observations check it
+        self._choices: tuple[Any, ...] = ()  # legal() in notation, valid at _choices_version
+        self._choices_version = -1
+        self._ptable: tuple[Any, ...] | None = None
         init_deal(self._st, self._u, np.uint64(self.seed), np.uint64(self.deal))
         advance(self._st, self._u, self._rules)
+        self._sync()
+
+    def _sync(self) -> None:
+        """Mirror phase and seat to act as Python ints (read on every step by the tiers)."""
+        self._ph, self._seat = self._st[:2].tolist()  # S_PHASE, S_TO_ACT
 
     # state ---------------------------------------------------------------------------
     @property
     def done(self) -> bool:
-        return bool(self._st[S_PHASE] == DONE)
+        return self._ph == DONE
 
     @property
     def to_act(self) -> ToAct | None:
@@ -458,29 +467,49 @@ class Deal:
     def legal_codes(self) -> list[int]:
         """The legal choices as kernel codes (fast path for bots); -1 is pass."""
         if self._codes is None:
-            n = legal(self._st, self._u, self._buf)
-            codes = self._buf[:n].tolist()
-            if self._st[S_PHASE] == CALL:
-                codes.insert(0, -1)
-            self._codes = codes
+            self._set_codes(legal(self._st, self._u, self._buf))
         return self._codes
+
+    def _set_codes(self, n: int) -> None:
+        codes = self._buf[:n].tolist()
+        if self._ph == CALL:
+            codes.insert(0, -1)
+        self._codes = codes
 
     def legal(self) -> list[Any]:
         """The legal choices in canonical order (docs/engine.md), in notation."""
-        ph = int(self._st[S_PHASE])
-        codes = self.legal_codes()
-        if ph == CALL:
-            return [None] + [CARD_NAMES[c] for c in codes[1:]]
-        if ph == GIVEBACK:
-            table = giveback_table()
-            return [table[c] for c in codes]
+        if self._choices_version == self._version:
+            return list(self._choices)
+        ph = self._ph
+        codes = self._codes if self._codes is not None else self.legal_codes()
         if ph == PLAY:
-            table = play_table(int(self._st[S_TRUMP]))
-            return [table[c] for c in codes]
-        return []
+            if self._ptable is None:  # trump is fixed from the first play on
+                self._ptable = play_table(int(self._st[S_TRUMP]))
+            choices = list(map(self._ptable.__getitem__, codes))
+        elif ph == CALL:
+            choices = [None] + [CARD_NAMES[c] for c in codes[1:]]
+        elif ph == GIVEBACK:
+            choices = list(map(giveback_table().__getitem__, codes))
+        else:
+            choices = []
+        # kept (as a tuple, so a caller editing its list changes nothing) for ``apply``
+        self._choices = tuple(choices)
+        self._choices_version = self._version
+        return choices
 
     def apply(self, choice: Any) -> None:
         """Carry out ``choice`` (notation as in ``legal()``) for the seat to act."""
+        if self._choices_version == self._version and (
+                choice is None or type(choice) is tuple or type(choice) is str):
+            # fast path: one of the objects legal() returned (or equal to one) is legal
+            # by construction; anything else takes code_of's parsing and explanations
+            try:
+                i = self._choices.index(choice)
+            except ValueError:
+                pass
+            else:
+                self._apply_legal(self._codes[i])
+                return
         self.apply_code(self.code_of(choice))
 
     def apply_code(self, code: int) -> None:
@@ -488,8 +517,12 @@ class Deal:
         if code not in self.legal_codes():
             raise IllegalPlayError(f"choice code {code!r} is not legal for seat "
                                    f"{int(self._st[S_TO_ACT])}: legal are {self.legal_codes()}")
-        apply_code(self._st, self._u, self._rules, code)
-        self._codes = None
+        self._apply_legal(code)
+
+    def _apply_legal(self, code: int) -> None:
+        n, self._ph, self._seat = apply_then_legal(self._st, self._u, self._rules, code,
+                                                   self._buf)
+        self._set_codes(n)
         self._version += 1
 
     def code_of(self, choice: Any) -> int:

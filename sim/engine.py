@@ -483,6 +483,16 @@ def apply_code(st, u, rules, code):
 
 
 @kernel
+def apply_then_legal(st, u, rules, code, out):
+    """``apply_code`` then ``legal`` of the decision that follows, in one call (the step API
+    crosses from Python once per decision); returns the count written to ``out``, the phase
+    and the seat to act."""
+    apply_code(st, u, rules, code)
+    n = legal(st, u, out)
+    return n, st[S_PHASE], st[S_TO_ACT]
+
+
+@kernel
 def trumps_held(st, u, seat):
     """Trumps in ``seat``'s hand at the first lead (R12), counting both copies."""
     g = GROUP_MASK[TRUMP_GROUP]

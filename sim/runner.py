@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from sim.deal import Deal, Observation
-from sim.engine import DONE, S_PHASE, S_TO_ACT, new_state
+from sim.engine import DONE, new_state
 from sim.errors import ConfigError, IllegalPlayError, StrategyError
 from sim.loop import N_COLS, play_deal, play_deals, summarize
 from sim.record import build_record
@@ -88,8 +88,8 @@ class _Asker:
                 self._guard(strat, s, deal, "begin_deal", strat.begin_deal, s, deal.seed,
                             deal.deal)
         st, u, r = deal._st, deal._u, deal._rules
-        while st[S_PHASE] != DONE:
-            seat = int(st[S_TO_ACT])
+        while deal._ph != DONE:
+            seat = deal._seat
             if not self.python[seat]:
                 deal._codes = None
                 code = decide(self.kinds[seat], self.params, st, u, r, seat, *self.scratch)
@@ -98,8 +98,13 @@ class _Asker:
             strat = self.seats[seat]
             obs = Observation(deal, seat)
             legal = deal.legal()
-            t0 = time.perf_counter()
-            choice = self._guard(strat, seat, deal, "choose", strat.choose, obs, legal)
+            t0 = time.perf_counter() if self.timeout is not None else 0.0
+            try:  # inline rather than through _guard: this is the Python tier's hot loop
+                choice = strat.choose(obs, legal)
+            except StrategyError:
+                raise
+            except Exception as e:
+                raise self._raised(strat, seat, deal, "choose", e) from e
             if self.timeout is not None and time.perf_counter() - t0 > self.timeout:
                 raise StrategyError(
                     f"strategy {strat.spec()!r} in seat {seat} took "
@@ -119,10 +124,15 @@ class _Asker:
         except StrategyError:
             raise
         except Exception as e:
-            raise StrategyError(f"strategy {strat.spec()!r} in seat {seat} raised "
-                                f"{type(e).__name__}: {e} in {what} (seed {deal.seed}, "
-                                f"deal {deal.deal}; replay with shuangkou play --seed "
-                                f"{deal.seed} --first-deal {deal.deal} --deals 1)") from e
+            raise _Asker._raised(strat, seat, deal, what, e) from e
+
+    @staticmethod
+    def _raised(strat: Strategy, seat: int, deal: Deal, what: str,
+                e: Exception) -> StrategyError:
+        return StrategyError(f"strategy {strat.spec()!r} in seat {seat} raised "
+                             f"{type(e).__name__}: {e} in {what} (seed {deal.seed}, "
+                             f"deal {deal.deal}; replay with shuangkou play --seed "
+                             f"{deal.seed} --first-deal {deal.deal} --deals 1)")
 
 
 def iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],

@@ -139,3 +139,18 @@ def test_observation_voids_match_the_tricks():
             if sum(ref.group(c, obs.trump) == g for c in p) < len(p):
                 expect[(t["leader"] + k) % 4].add(g)
     assert obs.voids == expect and any(expect)
+
+
+def test_apply_takes_the_choice_not_its_position_in_legal():
+    # Deal.apply maps a choice that came from legal() straight to its code (the Python
+    # tier's fast path); a bot that reorders the list it was given must still get the play
+    # it picked, the same as a choice spelled differently (parsed the slow way)
+    fast, slow = Deal(5, 2), Deal(5, 2)
+    while not fast.done:
+        legal = fast.legal()
+        legal.reverse()
+        pick = legal[0]
+        fast.apply(pick)
+        slow.apply(list(pick) if isinstance(pick, tuple) else pick)
+        assert fast.hand(0) == slow.hand(0) and fast.to_act == slow.to_act
+    assert fast.record() == slow.record()
