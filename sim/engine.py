@@ -20,7 +20,7 @@ import numpy as np
 from sim.bits import ONE, ZERO, lsb, popcount
 from sim.cards import BIT, GROUP, GROUP_MASK, ID_OF_KEY, KEY_OF_ID, TRUMP_GROUP
 from sim.jit import kernel
-from sim.movegen import M_ANY2, gen_givebacks, legal_set, set_all, show_mask
+from sim.movegen import legal_givebacks, legal_set, set_all, show_mask
 from sim.rng import bounded, draw, stream_key
 from sim.rules import R_KOU_PAIR, R_KOU_SINGLE, R_MAX_REDEALS
 from sim.scoring import settle_kernel
@@ -94,21 +94,25 @@ def next_draw(u, stream):
 
 
 @kernel
-def add_card(u, seat, c):
-    """One more copy of ``c`` for ``seat`` (branch-free: the second copy sets ``twice``)."""
+def add_copy(u, i_once, i_twice, c):
+    """One more copy of ``c`` in the (once, twice) pair of masks at ``u[i_once]``,
+    ``u[i_twice]`` (branch-free: the second copy sets ``twice``)."""
     b = BIT[c]
-    o = u[U_ONCE + seat]
-    u[U_TWICE + seat] |= o & b
-    u[U_ONCE + seat] = o | b
+    o = u[i_once]
+    u[i_twice] |= o & b
+    u[i_once] = o | b
+
+
+@kernel
+def add_card(u, seat, c):
+    """One more copy of ``c`` for ``seat``."""
+    add_copy(u, U_ONCE + seat, U_TWICE + seat, c)
 
 
 @kernel
 def played(u, k):
     """Record key ``k`` as played (public knowledge)."""
-    b = BIT[k]
-    o = u[U_PLAYED_ONCE]
-    u[U_PLAYED_TWICE] |= o & b
-    u[U_PLAYED_ONCE] = o | b
+    add_copy(u, U_PLAYED_ONCE, U_PLAYED_TWICE, k)
 
 
 @kernel
@@ -432,10 +436,8 @@ def play_set(st, u, seat):
 
 @kernel
 def giveback_set(st, u, seat):
-    """The legal-set description of ``seat``'s give-back (id layout): any two cards but the
-    pair just shown (R8), in the order of ``gen_givebacks``."""
-    keep = ~BIT[st[S_CUR_CARD]]
-    return M_ANY2, u[U_ONCE + seat] & keep, u[U_TWICE + seat] & keep
+    """The legal-set description (``sim.movegen.legal_givebacks``) of ``seat``'s give-back."""
+    return legal_givebacks(u[U_ONCE + seat], u[U_TWICE + seat], st[S_CUR_CARD])
 
 
 @kernel
@@ -458,7 +460,8 @@ def legal(st, u, out):
             m = m & (m - ONE)
         return n
     if ph == GIVEBACK:
-        return gen_givebacks(o, w, st[S_CUR_CARD], out)
+        mode, m1, m2 = giveback_set(st, u, seat)
+        return set_all(mode, m1, m2, out)
     if ph == PLAY:
         mode, m1, m2 = play_set(st, u, seat)
         return set_all(mode, m1, m2, out)

@@ -216,11 +216,12 @@ def show_mask(once, twice, cur_card):
 
 
 @kernel
-def gen_givebacks(once, twice, shown, out):
-    """Give-back choices (id layout) after an override: any two cards but the pair just
-    shown (R8), as codes sorted by (low id, high id)."""
+def legal_givebacks(once, twice, shown):
+    """Describe the give-backs (id layout) after an override, as ``legal_set`` describes
+    plays: any two cards but the pair just shown (R8); ``set_all`` lists them as codes
+    sorted by (low id, high id)."""
     keep = ~BIT[shown]
-    return set_all(M_ANY2, once & keep, twice & keep, out)
+    return M_ANY2, once & keep, twice & keep
 
 
 def plays_buffer() -> np.ndarray:
