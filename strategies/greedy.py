@@ -119,6 +119,21 @@ def is_master(st, seat, k, pair, out1, out2):
 
 
 @kernel
+def strongest_side_master(st, seat, m, pair, out1, out2):
+    """The strongest of the side-group tops of ``m`` that ``is_master`` (as a pair if
+    ``pair``), or -1."""
+    best = np.int64(-1)
+    for g in range(3):  # the side groups; the trump group is 3
+        p = m & GROUP_MASK[g]
+        if p:
+            k = msb(p)
+            if is_master(st, seat, k, pair, out1, out2) and (
+                    best < 0 or STRENGTH[k] > STRENGTH[best]):
+                best = k
+    return best
+
+
+@kernel
 def beats(a, b, pair, lead_group, best_s, best_trump):
     """Whether play ``(a, b)`` beats the play now winning (R20, R21)."""
     if pair and b != a:
@@ -198,24 +213,11 @@ def greedy_lead(st, u, seat, params, prow):
         reserve = BIT[msb(w & TRUMP_MASK)]  # keep the top trump pair for the last trick
     out1, out2 = outside_masks(u, seat)
     # a side pair nobody can beat
-    best = np.int64(-1)
-    for g in range(3):
-        p = w & GROUP_MASK[g]
-        if p:
-            k = msb(p)
-            if (out2 & ABOVE_STRENGTH[k]) == ZERO and not opponents_after_void(st, seat, g):
-                if best < 0 or STRENGTH[k] > STRENGTH[best]:
-                    best = k
+    best = strongest_side_master(st, seat, w, True, out1, out2)
     if best >= 0:
         return best + 64 * (best + 1)
     # a side card that is the strongest left in its suit
-    for g in range(3):
-        p = o & GROUP_MASK[g]
-        if p:
-            k = msb(p)
-            if (out1 & ABOVE_STRENGTH[k]) == ZERO and not opponents_after_void(st, seat, g):
-                if best < 0 or STRENGTH[k] > STRENGTH[best]:
-                    best = k
+    best = strongest_side_master(st, seat, o, False, out1, out2)
     if best >= 0:
         return best
     # draw trumps with the master trump when holding a good share of them
