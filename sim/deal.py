@@ -447,10 +447,9 @@ class Deal:
     @property
     def to_act(self) -> ToAct | None:
         """``(seat, kind)`` of the decision awaited, or None when the deal is over."""
-        ph = int(self._st[S_PHASE])
-        if ph == DONE:
+        if self._ph == DONE:
             return None
-        return ToAct(int(self._st[S_TO_ACT]), KIND_NAMES[ph])
+        return ToAct(self._seat, KIND_NAMES[self._ph])
 
     @property
     def trump(self) -> str | None:
@@ -481,7 +480,7 @@ class Deal:
         if self._choices_version == self._version:
             return list(self._choices)
         ph = self._ph
-        codes = self._codes if self._codes is not None else self.legal_codes()
+        codes = self.legal_codes()
         if ph == PLAY:
             if self._ptable is None:  # trump is fixed from the first play on
                 self._ptable = play_table(int(self._st[S_TRUMP]))
