@@ -15,7 +15,7 @@ from numba import njit
 
 
 def kernel(fn=None, **options):
-    """``@kernel`` or ``@kernel``: a cached, runtime-free numba function."""
+    """``@kernel`` or ``@kernel(**numba_options)``: a cached, runtime-free numba function."""
     options.setdefault("cache", True)
     options.setdefault("_nrt", False)
     if fn is None:
