@@ -839,7 +839,8 @@ def _in_field_order(record: dict) -> dict:
 
 @dataclass(frozen=True)
 class Violation:
-    """One thing wrong with a record. ``trick`` indexes ``record["tricks"]`` (from 0)."""
+    """One thing wrong with a record. ``trick`` indexes ``record["tricks"]`` (from 0); the text
+    numbers tricks from 1, as ``shuangkou replay`` does ("trick 1" is ``record["tricks"][0]``)."""
 
     deal: Optional[int]
     trick: Optional[int]
@@ -849,7 +850,7 @@ class Violation:
     def __str__(self) -> str:
         parts = ["record" if self.deal is None else f"deal {self.deal}"]
         if self.trick is not None:
-            parts.append(f"trick {self.trick}")
+            parts.append(f"trick {self.trick + 1}")
         if self.seat is not None:
             parts.append(f"seat {self.seat}")
         return ", ".join(parts) + ": " + self.message
@@ -915,6 +916,26 @@ def validate_record(record: Any, check_shuffle: bool = True) -> list[Violation]:
     except Exception as exc:  # never raise: report what could not be checked
         out.append(Violation(deal, None, None,
                              f"malformed record, checking stopped: {type(exc).__name__}: {exc}"))
+    return out
+
+
+def check_structure(record: Any) -> list[Violation]:
+    """The structural checks of ``validate_record`` alone (fields, types, ranges; no replay):
+    empty when the record can be read as a record, e.g. shown by ``shuangkou replay``."""
+    out: list = []
+    deal = record.get("deal") if isinstance(record, Mapping) and _is_int(
+        record.get("deal")) else None
+
+    def bad(message: str) -> None:
+        out.append(Violation(deal, None, None, message))
+
+    if not isinstance(record, Mapping):
+        bad(f"record is not a JSON object: {type(record).__name__}")
+        return out
+    try:
+        _check_structure(record, bad)
+    except Exception as exc:  # never raise: report what could not be checked
+        bad(f"malformed record: {type(exc).__name__}: {exc}")
     return out
 
 

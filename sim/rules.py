@@ -11,6 +11,27 @@ import numpy as np
 from sim.errors import RulesError
 
 
+# The allowed range of every variant (docs/rules.md, Variants). The bounds keep every per-deal
+# number exact in int64 kernels and in the per-deal table (sim.tournament.DEAL_COLUMNS):
+# - the last-trick multiplier is at most 31, inside the multiplier histogram (0 … 31) and int16;
+# - the attacker score is then at most 200 + 30 * 80 = 2,600 (the last trick, a pair trick of
+#   at most 80 points, counts 31 times; R22-R23), well inside int32;
+# - a settlement is at most settle_unit * (2,600 - 100) = 25,000 points for an attacker and
+#   defender_cap for a defender, so it fits int16 (the column is int32), its square fits in
+#   2**30 and int64 sums of squares stay exact for more than 2**32 deals;
+# - skill values (start_skill plus the settlements of a run) stay far inside float64's exact
+#   integers.
+RANGES: dict[str, tuple[int, int]] = {
+    "max_redeals": (0, 1000),
+    "kou_di_single": (1, 31),
+    "kou_di_pair": (1, 31),
+    "settle_step": (1, 1000),
+    "settle_unit": (0, 10),
+    "defender_cap": (0, 1000),
+    "start_skill": (-1_000_000_000, 1_000_000_000),
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class Rules:
     """A rules configuration. The defaults are the rules; anything else is not a variant.
@@ -33,17 +54,14 @@ class Rules:
     start_skill: int = 1600
 
     def __post_init__(self) -> None:
-        lows = {"max_redeals": 0, "kou_di_single": 1, "kou_di_pair": 1, "settle_step": 1,
-                "settle_unit": 0, "defender_cap": 0}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise RulesError(f"rules variant {f.name}={v!r} must be an integer")
-            lo = lows.get(f.name)
-            if lo is not None and v < lo:
-                raise RulesError(f"rules variant {f.name}={v!r} must be >= {lo}")
-            if f.name == "max_redeals" and v > 1000:
-                raise RulesError(f"rules variant max_redeals={v!r} must be <= 1000")
+            lo, hi = RANGES[f.name]
+            if not lo <= v <= hi:
+                raise RulesError(f"rules variant {f.name}={v!r} is out of range: must be "
+                                 f">= {lo} and <= {hi} (docs/rules.md, Variants)")
             object.__setattr__(self, f.name, int(v))
 
     @classmethod

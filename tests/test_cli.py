@@ -57,7 +57,8 @@ def test_validate_reports_corruption_exit_1(tmp_path, capsys):
     capsys.readouterr()
     assert run("validate", out) == 1
     text = capsys.readouterr().out
-    assert "deal 1, trick 4" in text and "1 with violations" in text
+    # tricks are numbered from 1, as replay numbers them: tricks[4] is "trick 5"
+    assert "deal 1, trick 5" in text and "1 with violations" in text
 
 
 @pytest.mark.parametrize("args, message", [
@@ -86,6 +87,49 @@ def test_argparse_errors_exit_2():
     with pytest.raises(SystemExit) as e:
         main(["play", "--deals", "0"])
     assert e.value.code == 2
+
+
+# --- rules variant ranges (docs/rules.md, Variants) ------------------------------------------
+@pytest.mark.parametrize("rule, shown", [
+    ("settle_unit=4000000000000000000", "settle_unit=4000000000000000000"),
+    ("kou_di_pair=100000000", "kou_di_pair=100000000"),
+    ("settle_unit=99999999999999999999", "settle_unit=99999999999999999999"),
+    ("start_skill=-99999999999999999999", "start_skill=-99999999999999999999"),
+    ("max_redeals=1001", "max_redeals=1001"),
+])
+def test_rule_out_of_range_one_line(rule, shown, capsys):
+    assert run("play", "--deals", 2, "--rule", rule) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and shown in err and "out of range" in err
+    assert "<=" in err and ">=" in err
+
+
+def test_rule_out_of_range_in_config(tmp_path, capsys):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('players = ["random", "greedy"]\ndeals = 10\n[rules]\n'
+                   'kou_di_pair = 100000000\n')
+    assert run("tournament", cfg, "--out", tmp_path / "r") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "rules.kou_di_pair" in err and "100000000" in err and "<= 31" in err
+
+
+def test_rule_ranges_documented_and_extremes_play(capsys):
+    import re
+    from pathlib import Path
+
+    from sim.rules import RANGES
+
+    text = Path(__file__).resolve().parents[1].joinpath("docs", "rules.md").read_text()
+    for name, (lo, hi) in RANGES.items():
+        m = re.search(rf"^\| `{name}` \| [^|]+ \| (.+?) … (.+?) \|$", text, re.M)
+        assert m, name
+        num = [int(x.replace(",", "").replace("−", "-")) for x in m.groups()]
+        assert num == [lo, hi], name
+    # the largest settlements the ranges allow play and tally exactly
+    extreme = ["kou_di_single=31", "kou_di_pair=31", "settle_step=1", "settle_unit=10",
+               "defender_cap=1000", "start_skill=1000000000", "max_redeals=1000"]
+    assert run("play", "--deals", 50, *[a for r in extreme for a in ("--rule", r)]) == 0
 
 
 def test_bench_small(capsys):

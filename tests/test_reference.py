@@ -630,7 +630,7 @@ def test_R11_redeal_and_void() -> None:
 
 def test_violation_str() -> None:
     v = Violation(3, 12, 2, "illegal play ['Ks']: holds a club pair, must play a pair (R19a)")
-    assert str(v) == ("deal 3, trick 12, seat 2: illegal play ['Ks']: holds a club pair, "
+    assert str(v) == ("deal 3, trick 13, seat 2: illegal play ['Ks']: holds a club pair, "
                       "must play a pair (R19a)")
     assert str(Violation(3, None, None, "x")) == "deal 3: x"
     assert str(Violation(None, None, 1, "x")) == "record, seat 1: x"
