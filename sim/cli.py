@@ -14,7 +14,9 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from sim.errors import ConfigError, RecordError, ShuangkouError
+from sim.errors import ConfigError, OutputError, RecordError, ShuangkouError
+
+MAX_DEAL = 2**63 - 1  # deal indices are 0 … 2**63-1 (docs/engine.md, sim.rng.check_deal)
 
 
 def _rules_from_args(pairs: Sequence[str] | None) -> Any:
@@ -42,21 +44,87 @@ def _load_plugins(mods: Sequence[str] | None) -> None:
         load_plugin(m)
 
 
-def _nonneg_int(text: str) -> int:
+def _int_at_least(text: str, lo: int) -> int:
     try:
         v = int(text, 0)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    if v < lo:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= {lo}")
     return v
+
+
+def _nonneg_int(text: str) -> int:
+    return _int_at_least(text, 0)
 
 
 def _pos_int(text: str) -> int:
-    v = _nonneg_int(text)
-    if v == 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
-    return v
+    return _int_at_least(text, 1)
+
+
+def _check_deal_range(first: int, deals: int) -> None:
+    """Deals ``first … first+deals-1`` must all be deal indices (0 … 2**63-1)."""
+    if first + deals - 1 > MAX_DEAL:
+        raise ConfigError(f"--first-deal {first} with --deals {deals} goes past the last deal "
+                          f"index 2**63-1: first deal + deals must be <= 2**63")
+
+
+def _output_error(what: str, path: str, e: OSError) -> OutputError:
+    """One line for a file that cannot be written: what, where and the system's reason."""
+    where = f" ({e.filename!r})" if e.filename and os.fspath(e.filename) != path else ""
+    return OutputError(f"cannot write {what} {path!r}{where}: {e.strerror or e}")
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def _write_records(path: str, records: Any) -> int:
+    """Write records to ``path`` (JSON Lines, ``.gz`` compresses; ``-`` is stdout).
+
+    The records go to ``path.partial`` first, which replaces ``path`` only once every deal is
+    written: a run that fails or is interrupted leaves an existing ``path`` untouched and keeps
+    the complete records written so far in ``path.partial``; a write error (disk full, …)
+    removes ``path.partial``.
+    """
+    from sim.record import dumps, open_text
+
+    if path == "-":
+        n = 0
+        for rec in records:
+            sys.stdout.write(dumps(rec) + "\n")
+            n += 1
+        sys.stdout.flush()
+        return n
+    partial = path + ".partial"
+    try:
+        if os.path.isdir(path):
+            raise IsADirectoryError(21, "Is a directory", path)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        f = open_text(partial, "w", gz=path.endswith(".gz"))
+    except OSError as e:
+        raise _output_error("record file", path, e) from None
+    n = 0
+    try:
+        with f:
+            for rec in records:
+                f.write(dumps(rec) + "\n")
+                n += 1
+        os.replace(partial, path)
+    except OSError as e:
+        _remove_quietly(partial)
+        raise _output_error("record file", path, e) from None
+    except BaseException:  # a bot's error, Ctrl-C: keep what was written, leave path alone
+        if n:
+            print(f"{n} complete record(s) written before the failure are in {partial}; "
+                  f"{path} is unchanged")
+        else:
+            _remove_quietly(partial)
+        raise
+    return n
 
 
 # --- play ---------------------------------------------------------------------------------
@@ -65,32 +133,27 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     from sim import runner
     from sim.loop import C_SCORE, C_SETTLE0, C_VOID
-    from sim.record import dumps, open_text
     from sim.rng import check_seed
 
     _load_plugins(args.plugin)
     seed = check_seed(args.seed)
+    _check_deal_range(args.first_deal, args.deals)
     rules = _rules_from_args(args.rule)
     seats = runner.make_seats(args.seats)
     if args.record:
-        n = 0
-        d = os.path.dirname(os.path.abspath(args.record))
-        os.makedirs(d, exist_ok=True)
-        with open_text(args.record, "w") as f:
-            for rec in runner.iter_records(seed, args.first_deal, args.deals, seats, rules,
-                                           args.timeout):
-                f.write(dumps(rec) + "\n")
-                f.flush()
-                n += 1
-        print(f"wrote {n} record(s) to {args.record}")
+        n = _write_records(args.record, runner.iter_records(
+            seed, args.first_deal, args.deals, seats, rules, args.timeout))
+        if args.record != "-":
+            print(f"wrote {n} record(s) to {args.record}")
         return 0
     rows = runner.summaries(seed, args.first_deal, args.deals, seats, rules, args.timeout)
     played = rows[rows[:, C_VOID] == 0]
-    print(f"seats: {', '.join(f'{i}={s.spec()}' for i, s in enumerate(seats))}")
-    print(f"deals: {len(rows)} (seed {seed}, first deal {args.first_deal}), void: "
-          f"{int(rows[:, C_VOID].sum())}")
-    if len(played):
-        print(f"mean attacker score: {played[:, C_SCORE].mean():.2f}")
+    if not args.quiet:
+        print(f"seats: {', '.join(f'{i}={s.spec()}' for i, s in enumerate(seats))}")
+        print(f"deals: {len(rows)} (seed {seed}, first deal {args.first_deal}), void: "
+              f"{int(rows[:, C_VOID].sum())}")
+        if len(played):
+            print(f"mean attacker score: {played[:, C_SCORE].mean():.2f}")
     tot = rows[:, C_SETTLE0:C_SETTLE0 + 4].sum(axis=0)
     mean = rows[:, C_SETTLE0:C_SETTLE0 + 4].mean(axis=0) if len(rows) else np.zeros(4)
     print("settlement per seat (total / mean per deal): "
@@ -101,7 +164,6 @@ def cmd_play(args: argparse.Namespace) -> int:
 # --- replay / validate --------------------------------------------------------------------
 def cmd_replay(args: argparse.Namespace) -> int:
     from sim.record import read_records
-    from sim.replay import render
 
     found = []
     for rec in read_records(args.file):
@@ -110,9 +172,28 @@ def cmd_replay(args: argparse.Namespace) -> int:
             if args.deal is not None:
                 break
     if not found:
-        raise RecordError(f"no deal {args.deal} in {args.file!r}")
-    print("\n\n".join(render(r) for r in found))
+        raise RecordError(f"no deal {args.deal} in {args.file!r}"
+                          if args.deal is not None else f"no records in {args.file!r}")
+    print("\n\n".join(_render_checked(r, args.file) for r in found))
     return 0
+
+
+def _render_checked(rec: dict[str, Any], path: str) -> str:
+    """``render(rec)``, or one line naming what is wrong with a malformed record: the checks
+    of ``shuangkou validate`` (structure first; the full replay if rendering still fails)."""
+    from sim import reference
+    from sim.replay import render
+
+    problems = reference.check_structure(rec)
+    if not problems:
+        try:
+            return render(rec)
+        except ShuangkouError:
+            raise
+        except Exception:
+            problems = reference.validate_record(rec, check_shuffle=False) or problems
+    what = str(problems[0]) if problems else "malformed record"
+    raise RecordError(f"{path!r}: {what} (shuangkou validate lists every problem)")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -126,6 +207,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for p in problems:
             print(str(p))
         bad += bool(problems)
+    if n == 0:
+        print(f"no records in {args.file!r}: nothing to check")
+        return 1
     print(f"{n} record(s) checked with the reference engine: "
           + ("all valid" if not bad else f"{bad} with violations"))
     return 1 if bad else 0
@@ -135,15 +219,41 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from sim import bench
 
+    if args.json:  # refuse a path that cannot be written before measuring for minutes
+        _check_output_file(args.json, "JSON file")
     res = bench.run(deals=args.deals, repeats=args.repeats,
                     reference_deals=args.reference_deals, python_deals=args.python_deals,
                     openspiel_games=0 if args.no_openspiel else args.openspiel_games,
                     strategies=not args.no_strategies)
     if args.json:
-        with open(args.json, "w") as f:
-            f.write(bench.to_json(res))
+        _write_text_atomic(args.json, bench.to_json(res), "JSON file")
         print(f"figures written to {args.json}")
     return 0
+
+
+def _check_output_file(path: str, what: str) -> None:
+    """A file that could be created: not a folder, in an existing, writable folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise _output_error(what, path, IsADirectoryError(21, "Is a directory", path))
+    if not os.path.isdir(folder):
+        why = "Not a directory" if os.path.exists(folder) else "No such directory"
+        raise OutputError(f"cannot write {what} {path!r}: {folder!r}: {why}")
+    if not os.access(folder, os.W_OK):
+        raise OutputError(f"cannot write {what} {path!r}: {folder!r}: Permission denied")
+
+
+def _write_text_atomic(path: str, text: str, what: str) -> None:
+    """Write ``text`` through ``path.partial`` in the same folder and rename it: ``path`` is
+    whole or untouched; a partial file is removed on error (disk full, …)."""
+    partial = path + ".partial"
+    try:
+        with open(partial, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(partial, path)
+    except OSError as e:
+        _remove_quietly(partial)
+        raise _output_error(what, path, e) from None
 
 
 def cmd_strategies(args: argparse.Namespace) -> int:
@@ -191,12 +301,24 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.no_plots:
         overrides["output.plots"] = False
     cfg = load_config(args.config, overrides)
+    resume = _prepare_results_folder(cfg, args)
+    quiet = getattr(args, "quiet", False)
+    if resume is None:  # this very run is already finished there: only re-render it
+        from sim import report
+        from sim.tournament import load_state
+
+        report.write_all(load_state(cfg.out), cfg.out, plots=cfg.plots,
+                         echo=None if quiet else print)
+        print(f"results in {cfg.out}/ (already complete; summary.md, summary.json, "
+              f"report.html and plots/ written again)")
+        return 0
     # `kill PID` stops like Ctrl-C: workers are ended, finished chunks stay for --resume
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main_thread else None
     try:
-        summary = run_tournament(cfg, resume=args.resume,
-                                 progress=False if args.no_progress else None, echo=print)
+        summary = run_tournament(cfg, resume=resume,
+                                 progress=False if args.no_progress or quiet else None,
+                                 echo=None if quiet else print)
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
@@ -204,6 +326,63 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         print(f"results in {cfg.out}/ (summary.md, summary.json, report.html, plots/, "
               f"chunks/: per-deal table)")
     return 0
+
+
+# what a run writes into its results folder (sim.tournament, sim.report); --force removes these
+_RUN_FILES = ("config.json", "config.toml", "run.json", "summary.json", "summary.md",
+              "report.html", "records.jsonl")
+
+
+def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
+    """Check the results folder before a run; returns whether to run as a resume, or None
+    when the same run is already finished there (then only its report is written again).
+
+    - ``--force``: the previous run's files are removed and the run starts again;
+    - the same config (up to jobs, backend, output folder and plots) already finished there:
+      nothing is replayed, the tables and report are written again from the saved chunks;
+    - otherwise an existing run needs ``--resume`` (same config) or ``--force``.
+    """
+    import glob
+
+    from sim.tournament import CHUNK_DIR, _read_config
+
+    out = cfg.out
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise OutputError(f"cannot write results folder {out!r}: it is a file; choose another "
+                          f"--out")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise _output_error("results folder", out, e) from None
+    if not os.access(out, os.W_OK):
+        raise OutputError(f"cannot write results folder {out!r}: Permission denied")
+    if not os.path.exists(os.path.join(out, "config.json")):
+        return args.resume
+    if args.force:
+        if args.resume:
+            raise ConfigError("--force and --resume exclude each other: --force starts the run "
+                              "again, --resume finishes the one in the results folder")
+        for name in _RUN_FILES:
+            _remove_quietly(os.path.join(out, name))
+        for path in (glob.glob(os.path.join(out, CHUNK_DIR, "*.npz"))
+                     + glob.glob(os.path.join(out, CHUNK_DIR, ".tmp-*"))
+                     + glob.glob(os.path.join(out, "plots", "*.png"))):
+            _remove_quietly(path)
+        return False
+    if args.resume:
+        return True
+    diffs = _read_config(out).differences(cfg)
+    if diffs:
+        raise ConfigError(f"results folder {out!r} already holds a different run "
+                          f"({'; '.join(diffs)}, stored -> now): add --force to replace it, "
+                          f"or choose another --out")
+    if not os.path.exists(os.path.join(out, "run.json")):
+        raise ConfigError(f"results folder {out!r} already holds this run, unfinished: add "
+                          f"--resume to finish it, or --force to start it again")
+    if not getattr(args, "quiet", False):
+        print(f"{out!r} already holds this finished run: writing its tables and report again "
+              f"from the saved chunks (add --force to play it again)")
+    return None
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -225,20 +404,38 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from sim.rng import check_seed
 
     _load_plugins(args.plugin)
+    _check_deal_range(0, args.deals)
     est = estimate(args.hand, seat=args.seat, deals=args.deals, seats=args.seats,
                    seed=check_seed(args.seed), rules=_rules_from_args(args.rule),
                    jobs=args.jobs)
     if args.json:
         print(json.dumps(est.to_dict(), indent=1, ensure_ascii=False))
+    elif args.quiet:  # the headline figure only
+        print(next(line.strip() for line in est.text().splitlines()
+                   if line.strip().startswith("settlement per deal")))
     else:
         print(est.text())
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``shuangkou play: error: …`` and exit code 2, like every
+    other bad input; the usage block only with ``-h``."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    from sim import __version__
+
+    p = _Parser(
         prog="shuangkou",
         description="Monte Carlo simulator and strategy tournaments for Xinjiang Shuangkou.")
+    p.add_argument("--version", action="version", version=f"shuangkou {__version__}",
+                   help="print the version and exit")
+    p.add_argument("--debug", action="store_true",
+                   help="on an error, also print the full traceback (a bot's included)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     pl = sub.add_parser("play", help="play seeded deals; print a summary or write records")
@@ -248,40 +445,50 @@ def build_parser() -> argparse.ArgumentParser:
                     help="index of the first deal (default 0): seed + deal fix a deal")
     pl.add_argument("--seats", default="random",
                     help="1, 2 (team A,team B) or 4 comma-separated strategy specs")
-    pl.add_argument("--record", metavar="FILE", help="write records (JSONL, .gz compresses)")
+    pl.add_argument("--record", metavar="FILE",
+                    help="write records instead of a summary (JSONL, .gz compresses, - for "
+                         "stdout); FILE is replaced only when every deal is written")
     pl.add_argument("--rule", action="append", metavar="NAME=VALUE",
                     help="a rules variant, e.g. max_redeals=5 (repeatable)")
     pl.add_argument("--plugin", action="append", metavar="MODULE",
                     help="import MODULE and register its strategies (repeatable)")
     pl.add_argument("--timeout", type=float, default=None,
                     help="seconds a Python strategy may take per decision")
+    pl.add_argument("--quiet", action="store_true",
+                    help="print only errors and the final line")
     pl.set_defaults(func=cmd_play)
 
     rp = sub.add_parser("replay", help="show recorded deals as a person wants to read them")
-    rp.add_argument("file")
+    rp.add_argument("file", help="record file (JSONL, .gz)")
     rp.add_argument("--deal", type=_nonneg_int, default=None, help="only this deal index")
     rp.set_defaults(func=cmd_replay)
 
     va = sub.add_parser("validate", help="re-check records with the reference engine")
-    va.add_argument("file")
+    va.add_argument("file", help="record file (JSONL, .gz)")
     va.add_argument("--no-shuffle-check", action="store_true",
                     help="do not require the deck to be this engine's shuffle of seed+deal")
     va.set_defaults(func=cmd_validate)
 
     be = sub.add_parser("bench", help="measure the compiled core's throughput")
-    be.add_argument("--deals", type=_pos_int, default=200_000)
-    be.add_argument("--repeats", type=_pos_int, default=3)
-    be.add_argument("--reference-deals", type=_nonneg_int, default=200)
-    be.add_argument("--python-deals", type=_nonneg_int, default=300)
-    be.add_argument("--openspiel-games", type=_nonneg_int, default=2000)
-    be.add_argument("--no-openspiel", action="store_true")
+    be.add_argument("--deals", type=_pos_int, default=200_000,
+                    help="compiled random deals per repeat (default 200000)")
+    be.add_argument("--repeats", type=_pos_int, default=3,
+                    help="repeats; the best is reported (default 3)")
+    be.add_argument("--reference-deals", type=_nonneg_int, default=200,
+                    help="deals through the reference engine (default 200)")
+    be.add_argument("--python-deals", type=_nonneg_int, default=300,
+                    help="deals through the Python step API (default 300)")
+    be.add_argument("--openspiel-games", type=_nonneg_int, default=2000,
+                    help="OpenSpiel hearts games for the baseline, if installed (default 2000)")
+    be.add_argument("--no-openspiel", action="store_true", help="skip the OpenSpiel baseline")
     be.add_argument("--no-strategies", action="store_true",
                     help="skip greedy deals/s and the search players' decision times")
     be.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     be.set_defaults(func=cmd_bench)
 
     sl = sub.add_parser("strategies", help="list the available strategies and parameters")
-    sl.add_argument("--plugin", action="append", metavar="MODULE")
+    sl.add_argument("--plugin", action="append", metavar="MODULE",
+                    help="import MODULE and register its strategies (repeatable)")
     sl.set_defaults(func=cmd_strategies)
 
     to = sub.add_parser("tournament", help="run a tournament from a TOML config")
@@ -296,16 +503,22 @@ def build_parser() -> argparse.ArgumentParser:
     to.add_argument("--out", metavar="DIR", help="results folder (default results/NAME)")
     to.add_argument("--resume", action="store_true",
                     help="finish the run in the results folder (same config)")
+    to.add_argument("--force", action="store_true",
+                    help="replace a run already in the results folder: play it again")
     to.add_argument("--seed", default=None, help="master seed (overrides the config)")
     to.add_argument("--no-progress", action="store_true", help="no progress bar")
     to.add_argument("--no-plots", action="store_true", help="no PNG plots")
-    to.add_argument("--plugin", action="append", metavar="MODULE")
+    to.add_argument("--quiet", action="store_true",
+                    help="no progress bar or tables: print only errors and the final line")
+    to.add_argument("--plugin", action="append", metavar="MODULE",
+                    help="import MODULE and register its strategies (repeatable)")
     to.set_defaults(func=cmd_tournament)
 
     rr = sub.add_parser("report", help="re-render tables, plots and report.html of a run")
     rr.add_argument("run_dir", help="results folder, e.g. results/quick")
-    rr.add_argument("--no-plots", action="store_true")
-    rr.add_argument("--plugin", action="append", metavar="MODULE")
+    rr.add_argument("--no-plots", action="store_true", help="no PNG plots")
+    rr.add_argument("--plugin", action="append", metavar="MODULE",
+                    help="import MODULE and register its strategies (repeatable)")
     rr.set_defaults(func=cmd_report)
 
     es = sub.add_parser("estimate", help="fix cards in one seat's hand, estimate how it does")
@@ -316,20 +529,31 @@ def build_parser() -> argparse.ArgumentParser:
     es.add_argument("--seats", default="random",
                     help="1, 2 (team A,team B) or 4 comma-separated strategy specs")
     es.add_argument("--seed", default="0", help="master seed (default 0)")
-    es.add_argument("--rule", action="append", metavar="NAME=VALUE")
+    es.add_argument("--rule", action="append", metavar="NAME=VALUE",
+                    help="a rules variant, e.g. kou_di_pair=6 (repeatable)")
     es.add_argument("--jobs", type=_pos_int, default=1, help="threads (default 1)")
     es.add_argument("--json", action="store_true", help="print the figures as JSON")
-    es.add_argument("--plugin", action="append", metavar="MODULE")
+    es.add_argument("--quiet", action="store_true",
+                    help="print only errors and the final line (the settlement per deal)")
+    es.add_argument("--plugin", action="append", metavar="MODULE",
+                    help="import MODULE and register its strategies (repeatable)")
     es.set_defaults(func=cmd_estimate)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named after the command, like the command's other argument errors
+        parser.exit(2, f"shuangkou {args.command}: error: unrecognized arguments: "
+                       f"{' '.join(extra)} (see shuangkou {args.command} -h)\n")
     try:
         return int(args.func(args) or 0)
     except ShuangkouError as e:
+        if args.debug:
+            import traceback
+
+            traceback.print_exc()
         print(f"shuangkou {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -337,6 +561,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:  # a file system error not caught where it happened (disk full, …)
+        if args.debug:
+            import traceback
+
+            traceback.print_exc()
+        where = f" {os.fspath(e.filename)!r}" if e.filename else ""
+        print(f"shuangkou {args.command}: error: cannot access{where}: {e.strerror or e}",
+              file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -246,6 +246,9 @@ def load_config(path: str | os.PathLike, overrides: Mapping[str, Any] | None = N
         raise ConfigError(f"config file {path!r} cannot be read: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"config file {path!r} is not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"config file {path!r} is not UTF-8 text (byte {e.start}: "
+                          f"{e.reason}); save it as UTF-8") from None
     raw.setdefault("name", os.path.splitext(os.path.basename(path))[0])
     return from_dict(raw, source=path, overrides=overrides,
                      base_dir=os.path.dirname(os.path.abspath(path)))

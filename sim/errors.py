@@ -31,6 +31,10 @@ class RecordError(ShuangkouError):
     """A game record that cannot be read (corrupt JSON, wrong format, missing field)."""
 
 
+class OutputError(ShuangkouError):
+    """A file or folder that cannot be written (a results folder, a record or JSON file)."""
+
+
 class StrategyError(ShuangkouError):
     """A strategy raised, timed out or returned an illegal choice.
 

@@ -113,9 +113,11 @@ def build_record(st: np.ndarray, u: np.ndarray, seed: int, deal: int, rules: Rul
 
 
 # --- files ------------------------------------------------------------------------------
-def open_text(path: str | os.PathLike, mode: str = "r") -> io.TextIOBase:
-    """Open a record file for text I/O, through gzip when the name ends in ``.gz``."""
-    if str(path).endswith(".gz"):
+def open_text(path: str | os.PathLike, mode: str = "r",
+              gz: bool | None = None) -> io.TextIOBase:
+    """Open a record file for text I/O, through gzip when the name ends in ``.gz`` (or when
+    ``gz`` says so, e.g. for ``out.jsonl.gz.partial``)."""
+    if str(path).endswith(".gz") if gz is None else gz:
         return gzip.open(path, mode + "t", encoding="utf-8")
     return open(path, mode, encoding="utf-8")
 
@@ -150,6 +152,10 @@ def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
                     raise RecordError(
                         f"{str(path)!r} line {lineno}: not JSON ({e.msg} at column {e.colno});"
                         f" a record file holds one {FORMAT} object per line") from None
+                except RecursionError:
+                    raise RecordError(
+                        f"{str(path)!r} line {lineno}: JSON nested too deeply to be a record; "
+                        f"a record file holds one {FORMAT} object per line") from None
                 if not isinstance(rec, dict) or rec.get("format") != FORMAT:
                     got = rec.get("format") if isinstance(rec, dict) else type(rec).__name__
                     raise RecordError(f"{str(path)!r} line {lineno}: format {got!r} is not "

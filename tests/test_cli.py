@@ -150,3 +150,329 @@ def test_console_script_entry_point():
     r = subprocess.run([sys.executable, "-m", "sim.cli", "play", "--deals", "2"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "deals: 2" in r.stdout
+
+
+# --- argparse: one line, exit 2 ------------------------------------------------------------
+@pytest.mark.parametrize("args, message", [
+    (["play", "--deals", "-1"], "'-1' must be >= 1"),
+    (["play", "--deals", "0"], "'0' must be >= 1"),
+    (["play", "--deals", "2", "--nope"], "unrecognized arguments: --nope"),
+    (["tournament"], "the following arguments are required: config"),
+])
+def test_argparse_error_is_one_line(args, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err and "usage:" not in err
+    assert err.startswith(f"shuangkou {args[0]}: error: ")
+
+
+def test_version_and_help_on_every_option(capsys):
+    import argparse
+
+    from sim.cli import build_parser
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == "shuangkou 0.1.0"
+    parser = build_parser()
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for p in (parser, *subs.choices.values()):
+        for action in p._actions:
+            if not isinstance(action, argparse._SubParsersAction):
+                assert action.help, (p.prog, action.dest)
+
+
+def test_validate_empty_file_says_no_records(tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert run("validate", empty) == 1
+    out = capsys.readouterr().out
+    assert "no records" in out and "all valid" not in out
+
+
+# --- deal range ----------------------------------------------------------------------------
+@pytest.mark.parametrize("args", [
+    ["play", "--first-deal", 2**63 - 1, "--deals", 2],
+    ["play", "--first-deal", 2**63, "--deals", 1],
+    ["estimate", "--hand", "BJ", "--deals", 2**63 + 1],
+])
+def test_deals_beyond_the_deal_range(args, capsys):
+    assert run(*args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "2**63" in err
+
+
+def test_last_deal_index_plays(tmp_path, capsys):
+    out = tmp_path / "last.jsonl"
+    assert run("play", "--first-deal", 2**63 - 1, "--deals", 1, "--record", out) == 0
+    assert run("validate", out) == 0
+
+
+# --- play --record: replace only on success, one-line file errors ----------------------------
+def test_record_failure_keeps_existing_file(tmp_path, capsys, monkeypatch):
+    from strategies.example import Cautious
+
+    out = tmp_path / "out.jsonl"
+    out.write_text("precious\n")
+
+    calls = {"n": 0}
+    real = Cautious.choose
+
+    def flaky(self, obs, legal):
+        calls["n"] += 1
+        if calls["n"] > 120:  # past the first deal (about 56 decisions per team and deal)
+            raise RuntimeError("boom")
+        return real(self, obs, legal)
+
+    monkeypatch.setattr(Cautious, "choose", flaky)
+    assert run("play", "--plugin", "strategies.example", "--seats", "cautious,random",
+               "--deals", 5, "--record", out) == 2
+    captured = capsys.readouterr()
+    assert "boom" in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert out.read_text() == "precious\n"  # not truncated
+    partial = tmp_path / "out.jsonl.partial"
+    kept = partial.read_text().splitlines()
+    assert kept and all(json.loads(x)["deal"] == i for i, x in enumerate(kept))
+    assert "out.jsonl.partial" in captured.out
+
+
+def test_record_success_replaces_and_leaves_no_partial(tmp_path, capsys):
+    out = tmp_path / "out.jsonl.gz"
+    out.write_text("old")
+    assert run("play", "--deals", 2, "--record", out) == 0
+    with gzip.open(out, "rt") as f:
+        assert len(f.read().splitlines()) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl.gz"]
+
+
+def test_record_to_stdout(capsys):
+    assert run("play", "--seed", 7, "--deals", 3, "--record", "-") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(x)["deal"] for x in lines] == [0, 1, 2]
+
+
+def _disk_full_after_first_write(monkeypatch):
+    import errno
+
+    import sim.record
+
+    real = sim.record.open_text
+
+    class Full:
+        def __init__(self, f):
+            self.f, self.n = f, 0
+
+        def write(self, text):
+            self.n += 1
+            if self.n > 1:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return self.f.write(text)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+    monkeypatch.setattr(sim.record, "open_text", lambda *a, **k: Full(real(*a, **k)))
+
+
+@pytest.mark.parametrize("case", ["directory", "under_a_file", "read_only", "disk_full"])
+def test_record_file_errors_one_line(case, tmp_path, capsys, monkeypatch):
+    (tmp_path / "afile").write_text("x")
+    target = {"directory": tmp_path, "under_a_file": tmp_path / "afile" / "out.jsonl",
+              "read_only": tmp_path / "ro" / "out.jsonl",
+              "disk_full": tmp_path / "out.jsonl"}[case]
+    if case == "read_only":
+        import builtins
+
+        (tmp_path / "ro").mkdir()
+        real_open = builtins.open
+
+        def ro_open(path, *a, **k):  # root ignores chmod: refuse as a read-only folder would
+            if str(path).startswith(str(tmp_path / "ro")):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_open(path, *a, **k)
+
+        monkeypatch.setattr(builtins, "open", ro_open)
+    if case == "disk_full":
+        _disk_full_after_first_write(monkeypatch)
+    assert run("play", "--deals", 3, "--record", target) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot write record file" in err
+    assert not list(tmp_path.rglob("*.partial"))  # the partial file is cleaned up
+
+
+@pytest.mark.parametrize("case", ["directory", "under_a_file", "disk_full"])
+def test_bench_json_errors_one_line(case, tmp_path, capsys, monkeypatch):
+    import errno
+
+    import sim.bench
+
+    (tmp_path / "afile").write_text("x")
+    target = {"directory": tmp_path, "under_a_file": tmp_path / "afile" / "b.json",
+              "disk_full": tmp_path / "b.json"}[case]
+    measured = []
+    monkeypatch.setattr(sim.bench, "run", lambda **k: measured.append(1) or {"x": 1})
+    if case == "disk_full":
+        def full(res):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        import builtins
+
+        real_open = builtins.open
+
+        class FullFile:
+            def __init__(self, f):
+                self.f = f
+
+            def write(self, text):
+                self.f.write(text[:10])
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                self.f.close()
+
+        monkeypatch.setattr(builtins, "open", lambda p, *a, **k: FullFile(real_open(p, *a, **k))
+                            if str(p).endswith(".partial") else real_open(p, *a, **k))
+    assert run("bench", "--json", target) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot write JSON file" in err
+    assert measured == ([1] if case == "disk_full" else [])  # bad paths refused up front
+    assert not list(tmp_path.rglob("*.partial"))
+
+
+def test_config_not_utf8(tmp_path, capsys):
+    cfg = tmp_path / "latin1.toml"
+    cfg.write_bytes('name = "caf\u00e9"\nplayers = ["random", "greedy"]\n'.encode("latin-1"))
+    assert run("tournament", cfg, "--out", tmp_path / "r") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "not UTF-8" in err
+
+
+# --- replay: malformed records are one line -------------------------------------------------
+@pytest.mark.parametrize("mutate, message", [
+    (lambda r: r.update(tricks=[{"leader": 0}]), "trick 1"),
+    (lambda r: r.update(hands="nope"), "hands is not 4 lists"),
+    (lambda r: r.update(attackers=[0]), "attackers"),
+    (lambda r: r["tricks"][2].update(points=None), "trick 3"),
+])
+def test_replay_malformed_record_one_line(mutate, message, tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    run("play", "--seed", 3, "--deals", 1, "--record", out)
+    rec = json.loads(out.read_text())
+    mutate(rec)
+    out.write_text(json.dumps(rec) + "\n")
+    capsys.readouterr()
+    assert run("replay", out) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err
+
+
+def test_replay_deeply_nested_json_one_line(tmp_path, capsys):
+    bad = tmp_path / "deep.jsonl"
+    bad.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    for cmd in ("replay", "validate"):
+        assert run(cmd, bad) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "nested too deeply" in err
+
+
+def test_replay_and_validate_number_tricks_alike(tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    run("play", "--seed", 2, "--deals", 1, "--record", out)
+    rec = json.loads(out.read_text())
+    rec["tricks"][0]["points"] += 5
+    out.write_text(json.dumps(rec) + "\n")
+    capsys.readouterr()
+    run("validate", out)
+    assert "deal 0, trick 1: points" in capsys.readouterr().out
+    run("replay", out)
+    assert "\n   1. " in capsys.readouterr().out  # replay's first trick is 1 too
+
+
+# --- --quiet, --debug ------------------------------------------------------------------------
+def test_play_quiet_prints_the_final_line_only(capsys):
+    assert run("play", "--deals", 3, "--quiet") == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("settlement per seat")
+
+
+def test_debug_shows_the_bots_traceback(capsys, monkeypatch):
+    from strategies.example import Cautious
+
+    def broken(self, obs, legal):
+        raise RuntimeError("bot bug here")
+
+    monkeypatch.setattr(Cautious, "choose", broken)
+    args = ["play", "--plugin", "strategies.example", "--seats", "cautious,random", "--deals", 1]
+    assert run(*args) == 2
+    assert "Traceback" not in capsys.readouterr().err
+    assert run("--debug", *args) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "in broken" in err and "bot bug here" in err
+    assert err.strip().splitlines()[-1].startswith("shuangkou play: error: ")
+
+
+# --- tournament: a second run, --force, --quiet, --out errors -------------------------------
+def _tiny(tmp_path, deals=20):
+    cfg = tmp_path / "tiny.toml"
+    cfg.write_text(f'players = ["greedy", "random"]\ndeals = {deals}\nseed = 3\n'
+                   '[run]\nchunk_size = 10\nprogress = false\n[output]\nplots = false\n')
+    return cfg
+
+
+def test_tournament_second_run_rerenders_then_force_reruns(tmp_path, capsys):
+    cfg, out = _tiny(tmp_path), tmp_path / "r"
+    assert run("tournament", cfg, "--out", out) == 0
+    summary = (out / "summary.json").read_text()
+    run_json = (out / "run.json").read_text()
+    capsys.readouterr()
+    (out / "summary.json").unlink()
+    # the same finished run again: nothing replayed, tables and report written again
+    assert run("tournament", cfg, "--out", out) == 0
+    text = capsys.readouterr().out
+    assert "already holds this finished run" in text and "--force" in text
+    assert (out / "summary.json").read_text() == summary
+    assert (out / "run.json").read_text() == run_json  # the run's timings are kept
+    # a different config needs --force (or another --out)
+    assert run("tournament", cfg, "--out", out, "--deals", 30) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--force" in err and "deals" in err
+    assert run("tournament", cfg, "--out", out, "--deals", 30, "--force") == 0
+    assert json.loads((out / "config.json").read_text())["deals"] == 30
+    assert len(list((out / "chunks").glob("*.npz"))) == 3
+
+
+def test_tournament_unfinished_run_names_resume_and_force(tmp_path, capsys):
+    from sim.config import load_config
+    from sim.tournament import run_tournament
+
+    cfg, out = _tiny(tmp_path, deals=40), tmp_path / "r"
+    run_tournament(load_config(cfg, {"output.dir": str(out)}), progress=False, stop_after=1)
+    assert run("tournament", cfg, "--out", out) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--resume" in err and "--force" in err
+    assert run("tournament", cfg, "--out", out, "--resume", "--force") == 2
+    assert run("tournament", cfg, "--out", out, "--resume", "--quiet") == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("results in ")
+
+
+@pytest.mark.parametrize("case", ["file", "under_a_file"])
+def test_tournament_out_errors_one_line(case, tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    out = tmp_path / "afile" if case == "file" else tmp_path / "afile" / "r"
+    assert run("tournament", _tiny(tmp_path), "--out", out) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot write results folder" in err
+
+
+def test_estimate_quiet_prints_the_final_line_only(capsys):
+    assert run("estimate", "--hand", "BJ BJ", "--deals", 200, "--quiet") == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("settlement per deal (seat 0)")

@@ -51,3 +51,6 @@ def test_main_job_quick_tournament(tmp_path):
     for name in ("summary.md", "summary.json", "report.html", "config.toml"):
         assert (out / name).exists(), name
     assert "greedy vs random" in (out / "summary.md").read_text(encoding="utf-8")
+    # the same command again: the finished run is recognised and its report written again
+    assert main(["tournament", os.path.join(root, "configs", "quick.toml"), "--out", str(out),
+                 "--no-progress"]) == 0
