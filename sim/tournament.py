@@ -423,9 +423,16 @@ def _atomic_write(path: str, write: Any, mode: str = "wb") -> None:
     """Write through a temporary file in the same folder, then ``os.replace`` it: a reader or
     a resumed run sees the whole file or none of it, even if this process is killed."""
     tmp = os.path.join(os.path.dirname(path), f".tmp-{os.getpid()}-{os.path.basename(path)}")
-    with open(tmp, mode) as f:
-        write(f)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, mode) as f:
+            write(f)
+        os.replace(tmp, path)
+    except OSError:  # disk full, …: no partial file is left behind
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _save_chunk(out: str, res: ChunkResult, config_hash: str) -> None:

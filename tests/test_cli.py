@@ -476,3 +476,20 @@ def test_estimate_quiet_prints_the_final_line_only(capsys):
     assert run("estimate", "--hand", "BJ BJ", "--deals", 200, "--quiet") == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("settlement per deal (seat 0)")
+
+
+def test_tournament_disk_full_one_line_no_partial(tmp_path, capsys, monkeypatch):
+    import errno
+
+    import numpy as np
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np, "savez", full)
+    monkeypatch.setattr(np, "savez_compressed", full)
+    out = tmp_path / "r"
+    assert run("tournament", _tiny(tmp_path), "--out", out) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "No space left on device" in err
+    assert not list((out / "chunks").glob(".tmp-*"))  # the partial chunk file is removed
