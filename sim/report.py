@@ -356,18 +356,33 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
 
     sp = summary.get("sprt")
     if sp:
-        verdict = {"H0": f"H0 accepted: A is not better than mu0 = {sp['mu0']}",
-                   "H1": f"H1 accepted: A is better, mean ≥ mu1 = {sp['mu1']}",
-                   "continue": "no decision yet (deal limit reached or run unfinished)"}
         out.append(("SPRT", ["verdict", "LLR", "bounds (accept H0, accept H1)", "pairs",
                              "alpha", "beta"],
-                    [[verdict[sp["state"]], _f(sp["llr"], "{:+.3f}"),
+                    [[sprt_verdict(sp), _f(sp["llr"], "{:+.3f}"),
                       f"[{sp['bounds'][0]:+.3f}, {sp['bounds'][1]:+.3f}]",
                       str(sp["decided_at"] if sp["decided_at"] is not None
                           else sp["moments"]["n"]), str(sp["alpha"]), str(sp["beta"])]],
                     ("on A's per-pair result; looks after every chunk in run order, so it "
-                    "stops at a chunk boundary")))
+                    "stops at a chunk boundary. " + SPRT_BIAS_NOTE)))
     return out
+
+
+SPRT_BIAS_NOTE = ("A run stopped by the SPRT is biased: its mean settlement and CI are "
+                  "shifted away from the hypothesis it rejected, and the CI covers the true "
+                  "mean less often than 95%; read the verdict, not the interval.")
+
+
+def sprt_verdict(sp: Mapping[str, Any]) -> str:
+    """What the SPRT decided, in words that are true: a preference between two means at the
+    stated error rates (Wald), not a bound on the mean."""
+    mu0, mu1, a, b = sp["mu0"], sp["mu1"], sp["alpha"], sp["beta"]
+    rates = f"at α={a:g}, β={b:g}"
+    if sp["state"] == "H1":
+        return f"H1 accepted: the data favour mean = {mu1:g} over mean = {mu0:g} {rates}"
+    if sp["state"] == "H0":
+        return f"H0 accepted: the data favour mean = {mu0:g} over mean = {mu1:g} {rates}"
+    return (f"no decision between mean = {mu0:g} (H0) and mean = {mu1:g} (H1) yet "
+            f"(deal limit reached or run unfinished)")
 
 
 def _md_table(t: Table) -> str:
@@ -385,7 +400,14 @@ def _headline(summary: Mapping[str, Any]) -> list[str]:
     k = len(summary["players"])
     deals = cfg["deals"]
     run = summary.get("run") or {}
-    lines = [(f"format {cfg['format']}, {k} players, {len(summary['matchups'])} matchup(s), "
+    lines = []
+    sp = summary.get("sprt")
+    if sp:  # the verdict first: it is what an SPRT run is for
+        lines.append(f"**SPRT: {sprt_verdict(sp)}** (mean settlement per deal per player of "
+                     f"A; per-pair results)")
+        if sp["state"] != "continue":
+            lines.append(SPRT_BIAS_NOTE)
+    lines += [(f"format {cfg['format']}, {k} players, {len(summary['matchups'])} matchup(s), "
              f"{deals:,} deals per matchup from deal {cfg['first_deal']} of seed {cfg['seed']}"
              f", duplicate {'on' if cfg['duplicate'] else 'off'}")]
     changed = {k: v for k, v in cfg["rules"].items() if v != _DEFAULT_RULES.get(k, v)}

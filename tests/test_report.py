@@ -169,3 +169,22 @@ def test_nan_safe_formatting(tmp_path):
     stored = json.loads(read(os.path.join(cfg.out, "summary.json")))
     assert stored["matchups"][0]["sides"]["A"]["attacking_settle"]["mean"] is None
     assert "| – |" in markdown(s)
+
+
+def test_sprt_verdict_is_true_first_and_warns_of_bias(tmp_path):
+    # the verdict is a preference between mu0 and mu1 at the error rates, not "mean ≥ mu1"
+    # (a stopped run's estimate is often below mu1); it heads summary.md and report.html
+    cfg, s = run(tmp_path, "sprt", plots=False, deals=20000,
+                 players=["random(show_prob=1.0)", "random(show_prob=0.05)"],
+                 sprt={"mu0": 0.0, "mu1": 0.2}, run={"chunk_size": 50, "progress": False})
+    assert s["sprt"]["state"] == "H1"
+    md = read(os.path.join(cfg.out, "summary.md"))
+    verdict = "H1 accepted: the data favour mean = 0.2 over mean = 0 at α=0.05, β=0.05"
+    assert verdict in md and "≥" not in md.split("## Matchups")[0]
+    assert md.splitlines()[2] == f"- **SPRT: {verdict}** (mean settlement per deal per " \
+        "player of A; per-pair results)"
+    assert "biased" in md.split("## Matchups")[0]  # the bias after early stopping, up front
+    page = read(os.path.join(cfg.out, "report.html"))
+    assert page.index(verdict) < page.index("<table") and "biased" in page
+    h0 = dict(s["sprt"], state="H0")
+    assert "H0 accepted: the data favour mean = 0 over mean = 0.2" in markdown(dict(s, sprt=h0))
