@@ -459,6 +459,20 @@ def _plt() -> Any:
     return plt
 
 
+def _plain_text(plot: Callable[..., bytes]) -> Callable[..., bytes]:
+    """Draw ``plot`` with mathtext off: labels are strategy specs and plug-in names, and a
+    ``$`` in one must show as a dollar sign, not start a formula that may not parse."""
+    import functools
+
+    @functools.wraps(plot)
+    def wrapper(*args: Any, **kwargs: Any) -> bytes:
+        with _plt().rc_context({"text.parse_math": False}):
+            return plot(*args, **kwargs)
+
+    return wrapper
+
+
+@_plain_text
 def plot_scores(summary: Mapping[str, Any], m: int) -> bytes:
     """PNG: matchup ``m``'s attacker-score histogram, split by the attacking side."""
     plt = _plt()
@@ -489,6 +503,7 @@ def plot_scores(summary: Mapping[str, Any], m: int) -> bytes:
     return _png(fig)
 
 
+@_plain_text
 def plot_settlement(summary: Mapping[str, Any]) -> bytes:
     """PNG: each player's distribution of settlement per deal per player."""
     plt = _plt()
@@ -518,6 +533,7 @@ def plot_settlement(summary: Mapping[str, Any]) -> bytes:
     return _png(fig)
 
 
+@_plain_text
 def plot_ratings(summary: Mapping[str, Any]) -> bytes:
     """PNG: Elo with 95% CI (round robin), else mean settlement per deal per player with CI."""
     plt = _plt()

@@ -188,3 +188,14 @@ def test_sprt_verdict_is_true_first_and_warns_of_bias(tmp_path):
     assert page.index(verdict) < page.index("<table") and "biased" in page
     h0 = dict(s["sprt"], state="H0")
     assert "H0 accepted: the data favour mean = 0 over mean = 0.2" in markdown(dict(s, sprt=h0))
+
+
+def test_dollar_signs_in_labels_are_plain_text(done):
+    # a spec or plug-in name with "$" must not be parsed as mathtext (which raised)
+    from sim.report import render_plots
+
+    _, s = done
+    odd = ["pay$x^$me", "a$b"]
+    s = dict(s, players=odd, matchups=[dict(m, label=" vs ".join(odd)) for m in s["matchups"]])
+    images = render_plots(s)
+    assert all(png[:8] == b"\x89PNG\r\n\x1a\n" for png in images.values())
