@@ -400,6 +400,23 @@ def test_deal_table_is_parquet_with_names(tmp_path):
         v: 80 for v in labels.values()}
 
 
+def test_runs_with_the_table_in_the_chunk_file_still_load(tmp_path):
+    # results folders written before the Parquet table keep their columns in chunks/*.npz
+    import shutil
+
+    cfg = config(tmp_path, deals=40, **{"run.chunk_size": 20})
+    run_tournament(cfg)
+    new = load_deals(cfg.out)
+    for i in range(2):
+        path = os.path.join(cfg.out, "chunks", f"c{i:06d}.npz")
+        with np.load(path) as z:
+            arrays = {k: z[k] for k in z.files}
+        rows = slice(40 * i, 40 * (i + 1))
+        np.savez(path, **{k: v[rows] for k, v in new.items()}, **arrays)
+    shutil.rmtree(os.path.join(cfg.out, "deals"))
+    assert same_tables(load_deals(cfg.out), new)
+
+
 def test_sprt_drops_the_deal_files_of_discarded_chunks(tmp_path):
     s = run_tournament(sprt_config(tmp_path, "sd"))
     n = s["sprt"]["decided_at"] // 50
