@@ -150,7 +150,10 @@ def test_gauntlet(tmp_path):
     summary = run_tournament(cfg)
     assert [(m["a"], m["b"]) for m in summary["matchups"]] == [(0, 1), (0, 2)]
     assert summary["strategies"][0]["result"]["n"] == 60
-    assert summary["ratings"] is None
+    # Elo in every format (the Ratings plot shows one kind of quantity): Bradley-Terry on the
+    # matchups played, centred on the field's mean
+    elo = [r["elo"] for r in summary["ratings"]]
+    assert len(elo) == 3 and sum(elo) == pytest.approx(0.0, abs=1e-6)
 
 
 # --- determinism: jobs, backends, chunk sizes -----------------------------------------------
