@@ -29,7 +29,7 @@ The schema (every key but ``players`` is optional; defaults shown)::
 
     [output]
     dir = ""                           # default results/NAME
-    deal_table = true                  # the per-deal table (chunks/*.npz)
+    deal_table = true                  # the per-deal table (deals/*.parquet)
     records = 0                        # RECORD.md records of the first K deals per matchup
     record_filter = ""                 # or of deals matching e.g. "attacker_score >= 200"
     record_limit = 1000                # at most this many filtered records per matchup

@@ -36,6 +36,8 @@ import numpy as np
 from sim.stats import WDL, Histogram, Moments, bradley_terry, elo_from_bt
 
 RANKS = "A23456789TJQK"
+MATCH_DEALS = 100  # a standard match: R25 skill change and title are reported per this many
+FOLD_ROWS = 12  # report.html folds tables longer than this (<details>)
 PERCENTILES = (5, 25, 50, 75, 95)
 ORACLE_MARK = " [oracle]"
 
@@ -140,7 +142,7 @@ def derive(state: Mapping[str, Any]) -> dict[str, Any]:
         "chunks_merged": state["chunks_merged"], "chunks_total": state["chunks_total"],
         "stopped_by_sprt": state.get("stopped_by_sprt", False),
         "matchups": matchups, "strategies": strategies,
-        "ratings": _ratings(state, k) if cfg["format"] == "round-robin" else None,
+        "ratings": _ratings(state, k),  # every format: the Ratings plot shows one quantity
         "cross": _cross(state, k) if cfg["format"] == "round-robin" else None,
         "sprt": state.get("sprt"), "run": state.get("run"),
         "tallies": [m["tally"] for m in state["matchups"]],
@@ -171,10 +173,18 @@ def _strategy(i: int, players: Sequence[str], oracle: Sequence[bool],
     fake = {f"S.{k}": v for k, v in (merged or {}).items()}
     side = _side(fake, "S", played, rules) if merged else {}
     skill = rules["start_skill"] + (side.get("settle_total") or 0.0)
+    res = _ci(pairs)
+    # R25 per standard match: the skill change a player of it expects over MATCH_DEALS deals
+    # (its mean settlement per deal per player times MATCH_DEALS) and the title it reaches
+    # from start_skill; the accumulated "skill" grows with the run's length and says little
+    per = {k: MATCH_DEALS * res[k] for k in ("mean", "lo", "hi")}
     return {"index": i, "spec": players[i], "oracle": bool(oracle[i]), "matchups": len(sides),
-            "result": {**_ci(pairs), "win": wdl.fractions()[0], "draw": wdl.fractions()[1],
+            "result": {**res, "win": wdl.fractions()[0], "draw": wdl.fractions()[1],
                        "loss": wdl.fractions()[2]},
-            **side, "skill": skill, "title": level(skill)}
+            **side, "skill": skill, "title": level(skill),
+            "match_deals": MATCH_DEALS, "skill_change_per_match": per,
+            "title_after_match": (level(rules["start_skill"] + per["mean"])
+                                  if math.isfinite(per["mean"]) else None)}
 
 
 def _merge(a: dict[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
@@ -265,16 +275,23 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
     rows = []
     for s in summary["strategies"]:
         r = s["result"]
+        per = s["skill_change_per_match"]
         rows.append([_name(s), str(r["n"]), _mean_ci(r), _pct(r["win"]), _pct(r["draw"]),
                      _pct(r["loss"]), _pct(s.get("attack_rate")),
                      _f(s.get("attacking_settle", {}).get("mean")),
                      _f(s.get("defending_settle", {}).get("mean")),
-                     f"{s['skill']:.0f}", s["title"]])
+                     (f"{_f(per['mean'], '{:+.1f}')} [{_f(per['lo'], '{:+.1f}')}, "
+                      f"{_f(per['hi'], '{:+.1f}')}]"), s["title_after_match"] or "–"])
     out.append(("Players", ["player", unit, "mean settlement per deal per player [95% CI]",
                             "wins", "draws", "losses", "attacks", "settlement attacking",
-                            "settlement defending", "skill value (R25)", "title"], rows,
-                (f"skill value: {rules['start_skill']} plus every deal's settlement of one of "
-                f"its players; attacks: share of non-void deals its team attacked")))
+                            "settlement defending",
+                            f"skill change per {MATCH_DEALS} deals (R25) [95% CI]",
+                            f"title after {MATCH_DEALS} deals"], rows,
+                (f"skill change: expected change of a player's skill value over a match of "
+                f"{MATCH_DEALS} deals (its mean settlement per deal times {MATCH_DEALS}); "
+                f"title: the R25 title of {rules['start_skill']} plus that change (the value "
+                f"accumulated over the whole run is in summary.json, 'skill'); "
+                f"attacks: share of non-void deals its team attacked")))
 
     if summary.get("cross"):
         cross = summary["cross"]
@@ -321,8 +338,8 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                 cells.append(_pct(c / m["score"]["n"]) if m["score"]["n"] else "–")
             rows.append(cells)
         out.append(("Attacker-score distribution (5-point bins)",
-                    ["score"] + [f"m{m['index']}" for m in summary["matchups"]], rows,
-                    "; ".join(f"m{m['index']}: {m['label']}" for m in summary["matchups"])))
+                    ["score"] + [m["label"] for m in summary["matchups"]], rows,
+                    "share of each matchup's non-void deals"))
 
     rows = []
     for m in summary["matchups"]:
@@ -356,18 +373,33 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
 
     sp = summary.get("sprt")
     if sp:
-        verdict = {"H0": f"H0 accepted: A is not better than mu0 = {sp['mu0']}",
-                   "H1": f"H1 accepted: A is better, mean ≥ mu1 = {sp['mu1']}",
-                   "continue": "no decision yet (deal limit reached or run unfinished)"}
         out.append(("SPRT", ["verdict", "LLR", "bounds (accept H0, accept H1)", "pairs",
                              "alpha", "beta"],
-                    [[verdict[sp["state"]], _f(sp["llr"], "{:+.3f}"),
+                    [[sprt_verdict(sp), _f(sp["llr"], "{:+.3f}"),
                       f"[{sp['bounds'][0]:+.3f}, {sp['bounds'][1]:+.3f}]",
                       str(sp["decided_at"] if sp["decided_at"] is not None
                           else sp["moments"]["n"]), str(sp["alpha"]), str(sp["beta"])]],
                     ("on A's per-pair result; looks after every chunk in run order, so it "
-                    "stops at a chunk boundary")))
+                    "stops at a chunk boundary. " + SPRT_BIAS_NOTE)))
     return out
+
+
+SPRT_BIAS_NOTE = ("A run stopped by the SPRT is biased: its mean settlement and CI are "
+                  "shifted away from the hypothesis it rejected, and the CI covers the true "
+                  "mean less often than 95%; read the verdict, not the interval.")
+
+
+def sprt_verdict(sp: Mapping[str, Any]) -> str:
+    """What the SPRT decided, in words that are true: a preference between two means at the
+    stated error rates (Wald), not a bound on the mean."""
+    mu0, mu1, a, b = sp["mu0"], sp["mu1"], sp["alpha"], sp["beta"]
+    rates = f"at α={a:g}, β={b:g}"
+    if sp["state"] == "H1":
+        return f"H1 accepted: the data favour mean = {mu1:g} over mean = {mu0:g} {rates}"
+    if sp["state"] == "H0":
+        return f"H0 accepted: the data favour mean = {mu0:g} over mean = {mu1:g} {rates}"
+    return (f"no decision between mean = {mu0:g} (H0) and mean = {mu1:g} (H1) yet "
+            f"(deal limit reached or run unfinished)")
 
 
 def _md_table(t: Table) -> str:
@@ -385,7 +417,14 @@ def _headline(summary: Mapping[str, Any]) -> list[str]:
     k = len(summary["players"])
     deals = cfg["deals"]
     run = summary.get("run") or {}
-    lines = [(f"format {cfg['format']}, {k} players, {len(summary['matchups'])} matchup(s), "
+    lines = []
+    sp = summary.get("sprt")
+    if sp:  # the verdict first: it is what an SPRT run is for
+        lines.append(f"**SPRT: {sprt_verdict(sp)}** (mean settlement per deal per player of "
+                     f"A; per-pair results)")
+        if sp["state"] != "continue":
+            lines.append(SPRT_BIAS_NOTE)
+    lines += [(f"format {cfg['format']}, {k} players, {len(summary['matchups'])} matchup(s), "
              f"{deals:,} deals per matchup from deal {cfg['first_deal']} of seed {cfg['seed']}"
              f", duplicate {'on' if cfg['duplicate'] else 'off'}")]
     changed = {k: v for k, v in cfg["rules"].items() if v != _DEFAULT_RULES.get(k, v)}
@@ -437,36 +476,55 @@ def _plt() -> Any:
     return plt
 
 
+def _plain_text(plot: Callable[..., bytes]) -> Callable[..., bytes]:
+    """Draw ``plot`` with mathtext off: labels are strategy specs and plug-in names, and a
+    ``$`` in one must show as a dollar sign, not start a formula that may not parse."""
+    import functools
+
+    @functools.wraps(plot)
+    def wrapper(*args: Any, **kwargs: Any) -> bytes:
+        with _plt().rc_context({"text.parse_math": False}):
+            return plot(*args, **kwargs)
+
+    return wrapper
+
+
+@_plain_text
 def plot_scores(summary: Mapping[str, Any], m: int) -> bytes:
-    """PNG: matchup ``m``'s attacker-score histogram, split by the attacking side."""
+    """PNG: matchup ``m``'s attacker-score histograms, one per attacking side, side by side
+    (each side's bar is its share of the deals it attacked)."""
     plt = _plt()
     mm = summary["matchups"][m]
     t = _tally(summary["tallies"][m])
     fig, ax = plt.subplots(figsize=(8, 4), dpi=100, layout="constrained")
-    n = max(1, t["score"].n)
     nz = np.flatnonzero(t["score"].counts)
     lo, hi = (nz[0], nz[-1] + 1) if nz.size else (0, 1)
-    edges = np.append(t["score"].edges, t["score"].hi)[lo:hi + 1]
-    bottom = np.zeros(hi - lo)
-    for s, color in (("A", "#3b75af"), ("B", "#ef8636")):
-        share = t[f"{s}.att_score"].counts[lo:hi] / n
-        # one stepped outline per side (stacked) draws far faster than a bar per bin
-        ax.stairs(bottom + share, edges, baseline=bottom, fill=True, color=color,
-                  label=f"{s} attacks: {summary['players'][mm['a' if s == 'A' else 'b']]}")
-        bottom = bottom + share
-    ax.set_xlim(edges[0] - 5, edges[-1] + 5)
-    ax.set_ylim(0, max(bottom.max(), 1e-9) * 1.08)
+    width = t["score"].width
+    left = t["score"].edges[lo:hi]
+    top = 1e-9
+    for k, (s, color) in enumerate((("A", "#3b75af"), ("B", "#ef8636"))):
+        h = t[f"{s}.att_score"]
+        share = h.counts[lo:hi] / max(1, h.n)
+        top = max(top, float(share.max(initial=0.0)))
+        # scores are multiples of the bin width: A's bar just left of the score, B's right
+        ax.bar(left + (k - 0.5) * 0.4 * width, share, width=0.4 * width, color=color,
+               label=f"{s} attacks: {summary['players'][mm['a' if s == 'A' else 'b']]} "
+                     f"({h.n:,} deals)")
+    ax.set_xlim(left[0] - width, left[-1] + width)
+    ax.set_ylim(0, top * 1.08)
     for x, lab in ((80, "80"), (120, "120")):
         ax.axvline(x, color="grey", ls="--", lw=0.8)
         ax.text(x, ax.get_ylim()[1] * 0.95, lab, ha="center", va="top", fontsize=8,
                 color="grey")
     ax.set_xlabel("attacker score (5-point bins)")
-    ax.set_ylabel("share of non-void deals")
-    ax.set_title(f"m{m}: {mm['label']} ({t['score'].n:,} deals)", fontsize=10)
+    ax.set_ylabel("share of the side's attacking deals")
+    ax.set_title(f"Attacker score: {mm['label']} ({t['score'].n:,} non-void deals)",
+                 fontsize=10)
     ax.legend(fontsize=8)
     return _png(fig)
 
 
+@_plain_text
 def plot_settlement(summary: Mapping[str, Any]) -> bytes:
     """PNG: each player's distribution of settlement per deal per player."""
     plt = _plt()
@@ -496,17 +554,16 @@ def plot_settlement(summary: Mapping[str, Any]) -> bytes:
     return _png(fig)
 
 
+@_plain_text
 def plot_ratings(summary: Mapping[str, Any]) -> bytes:
-    """PNG: Elo with 95% CI (round robin), else mean settlement per deal per player with CI."""
+    """PNG: every player's Elo with 95% CI, in every format (Bradley-Terry on pairs won,
+    centred on the field's mean; for a head-to-head, half the Elo difference of the score)."""
     plt = _plt()
     players = [_name(p, o) for p, o in zip(summary["players"], summary["oracle"])]
-    if summary.get("ratings"):
-        vals = [(r["elo"], r["lo"], r["hi"]) for r in summary["ratings"]]
-        xlabel = "Elo (Bradley-Terry on pairs won), 95% CI"
-    else:
-        vals = [(s["result"]["mean"], s["result"]["lo"], s["result"]["hi"])
-                for s in summary["strategies"]]
-        xlabel = "mean settlement per deal per player, 95% CI"
+    nan = (math.nan, math.nan, math.nan)
+    vals = ([(r["elo"], r["lo"], r["hi"]) for r in summary["ratings"]]
+            if summary.get("ratings") else [nan for _ in players])
+    xlabel = "Elo (Bradley-Terry on pairs won, centred on the field's mean), 95% CI"
     order = sorted(range(len(vals)), key=lambda i: _nan0(vals[i][0]))
     fig, ax = plt.subplots(figsize=(8, 0.6 * len(vals) + 1.2), dpi=100, layout="constrained")
     ys = np.arange(len(order))
@@ -518,7 +575,7 @@ def plot_ratings(summary: Mapping[str, Any]) -> bytes:
     ax.set_yticks(ys, [players[i] for i in order], fontsize=8)
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlabel(xlabel)
-    ax.set_title("Ratings", fontsize=10)
+    ax.set_title("Ratings (Elo)", fontsize=10)
     return _png(fig)
 
 
@@ -560,10 +617,13 @@ def to_html(summary: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
     parts += [f"<li>{e(x).replace('**', '')}</li>" for x in _headline(summary)]
     parts.append("</ul>")
     for title, header, rows, note in tables(summary):
-        parts.append(f"<h2>{e(title)}</h2><table><tr>"
-                     + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
+        fold = len(rows) > FOLD_ROWS  # long tables start folded
+        parts.append(f"<h2>{e(title)}</h2>"
+                     + (f"<details><summary>{len(rows)} rows</summary>" if fold else "")
+                     + "<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
         parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows]
-        parts.append(f"</table><p class='note'>{e(note)}</p>")
+        parts.append("</table>" + ("</details>" if fold else "")
+                     + f"<p class='note'>{e(note)}</p>")
     if images:
         parts.append("<h2>Plots</h2>")
     for fname, png in images.items():

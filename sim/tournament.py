@@ -13,7 +13,8 @@ How a run is organised
 - **Chunks.** The deals of a matchup are cut into chunks of ``chunk_size`` deals. Chunk ``k``
   of every matchup comes before chunk ``k+1`` of any (so a round robin progresses evenly).
   A chunk is the unit of work (joblib over chunks: loky, threading or dask), of storage
-  (``chunks/c000123.npz``, written atomically as soon as it finishes) and of the SPRT's looks.
+  (``chunks/c000123.npz`` and its table ``deals/c000123.parquet``, written atomically as soon
+  as it finishes) and of the SPRT's looks.
 - **Determinism.** Per-deal results depend only on seed, deal and seats; chunk statistics are
   exact sums and counts (``sim.stats``) merged in chunk order; so every table is identical for
   any ``--jobs``, backend and chunk size. The only chunk-size effect: an SPRT looks after each
@@ -25,8 +26,8 @@ How a run is organised
 
 The per-deal table
 ------------------
-Each chunk file holds the columns ``DEAL_COLUMNS`` for its deals (in deal order, orientation 0
-before 1). ``load_deals(run_dir)`` concatenates them into a dict of numpy arrays, so
+Each chunk's Parquet file holds the columns ``DEAL_COLUMNS`` for its deals (in deal order,
+orientation 0 before 1), then the names ``LABEL_COLUMNS``. ``load_deals(run_dir)`` concatenates them into a dict of numpy arrays, so
 ``pandas.DataFrame(load_deals("results/quick"))`` is a data frame. ``seat0 … seat3`` are indices
 into the players list of ``config.json`` (``summary.json`` "players"); ``attacker_team`` is 0
 for seats 0+2, 1 for seats 1+3, -1 for a void deal; side A attacks when ``attacker_team ==
@@ -64,8 +65,11 @@ DEAL_COLUMNS: dict[str, type] = {
 # summary-row columns (sim.loop.COLUMN_NAMES) copied into the table under the same name
 _FROM_ROWS = ("caller", "trump", "attacker_points", "multiplier", "redeals", "void", "calls",
               "overrides", "show_rank", "caller_trumps", "first_show_round")
+# string columns of the Parquet table (dictionary-encoded: one copy of each name per file)
+LABEL_COLUMNS = ("matchup_label", "player_a", "player_b")
 SIDES = ("A", "B")
 CHUNK_DIR = "chunks"
+DEALS_DIR = "deals"  # the per-deal table: deals/c000123.parquet beside chunks/c000123.npz
 FORMAT = "shuangkou-tournament/1"
 
 # histogram ranges; values outside land in under/overflow and every mean stays exact
@@ -274,6 +278,7 @@ class ChunkResult:
     records_first: bytes
     records_filter: bytes
     seconds: float
+    players: tuple[str, str] = ("", "")  # A's and B's specs, for the table's name columns
 
 
 _PREPARED: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
@@ -415,7 +420,7 @@ def play_chunk(task: Task) -> ChunkResult:
                         if p not in taken][:task.record_limit]
     return ChunkResult(c, tally, cols if task.deal_table else None,
                        _records(task, first_picks), _records(task, filter_picks),
-                       time.perf_counter() - t0)
+                       time.perf_counter() - t0, (task.a_spec, task.b_spec))
 
 
 # --- chunk files --------------------------------------------------------------------------
@@ -435,15 +440,42 @@ def _atomic_write(path: str, write: Any, mode: str = "wb") -> None:
         raise
 
 
+def _deals_path(chunk_path: str) -> str:
+    """``RUN/deals/c000123.parquet`` for the chunk file ``RUN/chunks/c000123.npz``."""
+    folder, name = os.path.split(chunk_path)
+    return os.path.join(os.path.dirname(folder), DEALS_DIR,
+                        os.path.splitext(name)[0] + ".parquet")
+
+
+def _write_deals(path: str, res: ChunkResult) -> None:
+    """The chunk's per-deal table as Parquet: ``DEAL_COLUMNS`` with their integer types, then
+    ``LABEL_COLUMNS`` as dictionary-encoded strings; zstd-compressed column by column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols = res.columns or {}
+    g = cols["deal"].size
+    a, b = res.players
+    fields = {k: pa.array(cols[k]) for k in DEAL_COLUMNS}
+    zeros = pa.array(np.zeros(g, dtype=np.int8))
+    for k, v in zip(LABEL_COLUMNS, (f"{a} vs {b}", a, b)):
+        fields[k] = pa.DictionaryArray.from_arrays(zeros, pa.array([v], pa.string()))
+    table = pa.table(fields)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    _atomic_write(path, lambda f: pq.write_table(table, f, compression="zstd"))
+
+
 def _save_chunk(out: str, res: ChunkResult, config_hash: str) -> None:
     meta = {"format": FORMAT, "config_hash": config_hash,
             **dataclasses.asdict(res.chunk), "seconds": res.seconds}
-    arrays: dict[str, np.ndarray] = dict(res.columns or {})
+    path = os.path.join(out, CHUNK_DIR, res.chunk.filename)
+    if res.columns:  # before the chunk file: a chunk file means its table is complete
+        _write_deals(_deals_path(path), res)
+    arrays: dict[str, np.ndarray] = {}
     arrays["_meta"] = np.array(json.dumps(meta))
     arrays["_stats"] = np.array(json.dumps(res.tally))
     arrays["_records_first"] = np.frombuffer(res.records_first, dtype=np.uint8)
     arrays["_records_filter"] = np.frombuffer(res.records_filter, dtype=np.uint8)
-    path = os.path.join(out, CHUNK_DIR, res.chunk.filename)
     _atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
@@ -466,19 +498,25 @@ def iter_deals(run_dir: str, columns: Sequence[str] | None = None
     """The per-deal table chunk by chunk (run order), as dicts of numpy arrays.
 
     Streams: only one chunk is in memory at a time. ``columns`` selects columns (default all
-    ``DEAL_COLUMNS``).
+    ``DEAL_COLUMNS``; the name columns ``LABEL_COLUMNS`` come as arrays of str on request).
     """
+    import pyarrow.parquet as pq
+
     cols = list(columns or DEAL_COLUMNS)
-    bad = [c for c in cols if c not in DEAL_COLUMNS]
+    bad = [c for c in cols if c not in DEAL_COLUMNS and c not in LABEL_COLUMNS]
     if bad:
         raise ConfigError(f"per-deal column {bad[0]!r} does not exist: allowed are "
-                          f"{', '.join(DEAL_COLUMNS)}")
+                          f"{', '.join([*DEAL_COLUMNS, *LABEL_COLUMNS])}")
     files = _chunk_files(run_dir)
     if not files:
         raise ConfigError(f"{run_dir!r} holds no finished chunks ({CHUNK_DIR}/c*.npz): is it a "
                           f"tournament results folder?")
     for path in files:
-        with np.load(path) as z:
+        if os.path.exists(_deals_path(path)):
+            table = pq.read_table(_deals_path(path), columns=cols)
+            yield {c: table.column(c).to_numpy() for c in cols}
+            continue
+        with np.load(path) as z:  # a run written before the Parquet table: columns in here
             if "deal" not in z.files:
                 raise ConfigError(f"{run_dir!r} has no per-deal table: the run was made with "
                                   f"output.deal_table = false")
@@ -583,7 +621,8 @@ def _write_config(out: str, cfg: Any) -> None:
 
 def _load_done(out: str, cfg: Any, chunks: Sequence[Chunk], agg: Aggregate) -> int:
     """Feed finished chunk files to ``agg``; returns how many there were."""
-    for tmp in glob.glob(os.path.join(out, CHUNK_DIR, ".tmp-*")):
+    for tmp in glob.glob(os.path.join(out, CHUNK_DIR, ".tmp-*")) + \
+            glob.glob(os.path.join(out, DEALS_DIR, ".tmp-*")):
         os.remove(tmp)  # a write that a kill interrupted: its chunk is simply played again
     n = 0
     h = cfg.hash()
@@ -605,6 +644,8 @@ def _drop_after(out: str, stop_at: int) -> None:
     for path in _chunk_files(out):
         if int(os.path.basename(path)[1:7]) > stop_at:
             os.remove(path)
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(_deals_path(path))
 
 
 def _tasks(cfg: Any, chunks: Sequence[Chunk]) -> Iterator[Task]:

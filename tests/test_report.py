@@ -67,6 +67,9 @@ def test_figures_match_the_per_deal_table(done):
     # skill value (R25): 1600 plus every deal's settlement of one of A's players
     st = s["strategies"][0]
     assert st["skill"] == 1600 + a.sum() and st["title"] == level(1600 + int(a.sum()))
+    # ... and per standard match of 100 deals, which does not grow with the run's length
+    assert st["skill_change_per_match"]["mean"] == pytest.approx(100 * a.mean())
+    assert st["title_after_match"] == level(1600 + 100 * a.mean())
 
 
 def test_files_and_self_contained_html(done):
@@ -94,7 +97,8 @@ def test_markdown_tables(done):
                   "## Attacker-score distribution (5-point bins)",
                   "## Last trick, voids and redeals", "## Attacking, defending and calling"):
         assert title in md
-    assert "[95% CI]" in md and "P(score ≥ 120)" in md and "skill value (R25)" in md
+    assert "[95% CI]" in md and "P(score ≥ 120)" in md
+    assert "skill change per 100 deals (R25)" in md and "title after 100 deals" in md
     assert "SPRT" not in md and "Cross table" not in md
 
 
@@ -169,3 +173,71 @@ def test_nan_safe_formatting(tmp_path):
     stored = json.loads(read(os.path.join(cfg.out, "summary.json")))
     assert stored["matchups"][0]["sides"]["A"]["attacking_settle"]["mean"] is None
     assert "| – |" in markdown(s)
+
+
+def test_sprt_verdict_is_true_first_and_warns_of_bias(tmp_path):
+    # the verdict is a preference between mu0 and mu1 at the error rates, not "mean ≥ mu1"
+    # (a stopped run's estimate is often below mu1); it heads summary.md and report.html
+    cfg, s = run(tmp_path, "sprt", plots=False, deals=20000,
+                 players=["random(show_prob=1.0)", "random(show_prob=0.05)"],
+                 sprt={"mu0": 0.0, "mu1": 0.2}, run={"chunk_size": 50, "progress": False})
+    assert s["sprt"]["state"] == "H1"
+    md = read(os.path.join(cfg.out, "summary.md"))
+    verdict = "H1 accepted: the data favour mean = 0.2 over mean = 0 at α=0.05, β=0.05"
+    assert verdict in md and "≥" not in md.split("## Matchups")[0]
+    assert md.splitlines()[2] == f"- **SPRT: {verdict}** (mean settlement per deal per " \
+        "player of A; per-pair results)"
+    assert "biased" in md.split("## Matchups")[0]  # the bias after early stopping, up front
+    page = read(os.path.join(cfg.out, "report.html"))
+    assert page.index(verdict) < page.index("<table") and "biased" in page
+    h0 = dict(s["sprt"], state="H0")
+    assert "H0 accepted: the data favour mean = 0 over mean = 0.2" in markdown(dict(s, sprt=h0))
+
+
+def test_dollar_signs_in_labels_are_plain_text(done):
+    # a spec or plug-in name with "$" must not be parsed as mathtext (which raised)
+    from sim.report import render_plots
+
+    _, s = done
+    odd = ["pay$x^$me", "a$b"]
+    s = dict(s, players=odd, matchups=[dict(m, label=" vs ".join(odd)) for m in s["matchups"]])
+    images = render_plots(s)
+    assert all(png[:8] == b"\x89PNG\r\n\x1a\n" for png in images.values())
+
+
+def test_plots_name_matchups_put_sides_side_by_side_and_rate_in_elo(done, monkeypatch):
+    from sim import report
+
+    _, s = done
+    figs = []
+    real = report._png
+    monkeypatch.setattr(report, "_png", lambda fig: (figs.append(fig), real(fig))[1])
+    report.plot_scores(s, 0)
+    ax = figs[0].axes[0]
+    label = s["matchups"][0]["label"]
+    assert label in ax.get_title() and "m0" not in ax.get_title()
+    a, b = ax.containers  # one bar series per attacking side
+    spans = [[(p.get_x(), p.get_x() + p.get_width()) for p in c] for c in (a, b)]
+    for (a0, a1), (b0, b1) in zip(*spans):
+        assert a1 <= b0  # side by side, never on top of each other
+    for c in (a, b):  # each side's shares of the deals it attacked
+        assert sum(p.get_height() for p in c) == pytest.approx(1.0)
+    # a head-to-head's ratings are Elo too (not a mean settlement): +d/2 and -d/2
+    assert s["ratings"] is not None
+    e = [r["elo"] for r in s["ratings"]]
+    assert e[0] == pytest.approx(-e[1])
+    assert e[0] - e[1] == pytest.approx(s["matchups"][0]["result"]["elo"], abs=5)
+    report.plot_ratings(s)
+    assert "Elo" in figs[1].axes[0].get_xlabel()
+    md = markdown(s)
+    assert f"| score | {label} |" in md and "m0" not in md
+
+
+def test_long_tables_are_folded_in_html(done):
+    from sim.report import FOLD_ROWS, to_html
+
+    _, s = done
+    page = to_html(s, {})
+    long = [t for t in tables(s) if len(t[2]) > FOLD_ROWS]
+    assert long and page.count("<details>") == len(long)
+    assert page.count("<table>") == len(tables(s))

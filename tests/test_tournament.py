@@ -150,7 +150,10 @@ def test_gauntlet(tmp_path):
     summary = run_tournament(cfg)
     assert [(m["a"], m["b"]) for m in summary["matchups"]] == [(0, 1), (0, 2)]
     assert summary["strategies"][0]["result"]["n"] == 60
-    assert summary["ratings"] is None
+    # Elo in every format (the Ratings plot shows one kind of quantity): Bradley-Terry on the
+    # matchups played, centred on the field's mean
+    elo = [r["elo"] for r in summary["ratings"]]
+    assert len(elo) == 3 and sum(elo) == pytest.approx(0.0, abs=1e-6)
 
 
 # --- determinism: jobs, backends, chunk sizes -----------------------------------------------
@@ -366,6 +369,62 @@ def test_load_deals_columns_and_pandas(tmp_path):
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame(load_deals(cfg.out))
     assert len(df) == 100 and set(df.columns) == set(DEAL_COLUMNS)
+
+
+def test_deal_table_is_parquet_with_names(tmp_path):
+    # one Parquet file per chunk in deals/, readable by pandas and pyarrow as a folder, with
+    # the players' names and the matchup label as dictionary-encoded string columns
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pd = pytest.importorskip("pandas")
+    players = [EAGER, PLAIN, "random(show_prob=0.5)"]
+    cfg = config(tmp_path, format="round-robin", players=players, deals=40,
+                 **{"run.chunk_size": 20})
+    run_tournament(cfg)
+    deals = os.path.join(cfg.out, "deals")
+    assert sorted(os.listdir(deals)) == [f"c{i:06d}.parquet" for i in range(6)]
+    with np.load(os.path.join(cfg.out, "chunks", "c000000.npz")) as z:
+        assert "deal" not in z.files and "_stats" in z.files  # the table is not stored twice
+    table = pq.read_table(deals)
+    assert table.num_rows == 3 * 80 and pa.types.is_dictionary(table.schema.field(
+        "matchup_label").type)
+    assert table.schema.field("seat0").type == pa.int16()
+    t = load_deals(cfg.out, ["matchup", "seat0", "matchup_label", "player_a", "player_b"])
+    labels = {0: f"{EAGER} vs {PLAIN}", 1: f"{EAGER} vs {players[2]}",
+              2: f"{PLAIN} vs {players[2]}"}
+    assert [labels[m] for m in t["matchup"]] == list(t["matchup_label"])
+    assert [players[m] for m in (t["seat0"])] == [
+        a if o == 0 else b for a, b, o in zip(t["player_a"], t["player_b"],
+                                               load_deals(cfg.out, ["orientation"])["orientation"])]
+    df = pd.read_parquet(deals)
+    assert len(df) == 240 and set(df.columns) == {*DEAL_COLUMNS, "matchup_label", "player_a",
+                                                  "player_b"}
+    assert df.groupby("matchup_label", observed=True).size().to_dict() == {
+        v: 80 for v in labels.values()}
+
+
+def test_runs_with_the_table_in_the_chunk_file_still_load(tmp_path):
+    # results folders written before the Parquet table keep their columns in chunks/*.npz
+    import shutil
+
+    cfg = config(tmp_path, deals=40, **{"run.chunk_size": 20})
+    run_tournament(cfg)
+    new = load_deals(cfg.out)
+    for i in range(2):
+        path = os.path.join(cfg.out, "chunks", f"c{i:06d}.npz")
+        with np.load(path) as z:
+            arrays = {k: z[k] for k in z.files}
+        rows = slice(40 * i, 40 * (i + 1))
+        np.savez(path, **{k: v[rows] for k, v in new.items()}, **arrays)
+    shutil.rmtree(os.path.join(cfg.out, "deals"))
+    assert same_tables(load_deals(cfg.out), new)
+
+
+def test_sprt_drops_the_deal_files_of_discarded_chunks(tmp_path):
+    s = run_tournament(sprt_config(tmp_path, "sd"))
+    n = s["sprt"]["decided_at"] // 50
+    assert sorted(os.listdir(tmp_path / "sd" / "deals")) == [
+        f"c{i:06d}.parquet" for i in range(n)]
 
 
 def test_no_deal_table(tmp_path):
