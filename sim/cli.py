@@ -196,7 +196,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main_thread else None
     try:
         summary = run_tournament(cfg, resume=args.resume,
-                                 progress=False if args.no_progress else None, echo=print)
+                                 progress=False if args.no_progress else None, echo=print,
+                                 plugins=tuple(args.plugin or ()))
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
