@@ -505,7 +505,13 @@ def iter_deals(run_dir: str, columns: Sequence[str] | None = None
             if "deal" not in z.files:
                 raise ConfigError(f"{run_dir!r} has no per-deal table: the run was made with "
                                   f"output.deal_table = false")
-            yield {c: z[c] for c in cols}
+            try:
+                part = {c: z[c] for c in cols}
+            except Exception as e:  # a damaged column: say which file
+                raise ConfigError(f"chunk file {path!r} is corrupt ({type(e).__name__}: "
+                                  f"{e}): delete it, then --resume plays its chunk again") \
+                    from None
+        yield part
 
 
 def load_deals(run_dir: str, columns: Sequence[str] | None = None) -> dict[str, np.ndarray]:

@@ -112,6 +112,23 @@ def test_corrupt_chunk_file_is_one_line(tmp_path, capsys):
     assert chunk_names(cfg.out) == ["c000000.npz", "c000001.npz"]  # nothing removed
 
 
+def test_damaged_column_is_named(tmp_path):
+    import zipfile
+
+    cfg = config(tmp_path)
+    run_tournament(cfg)
+    path = os.path.join(cfg.out, "chunks", "c000002.npz")
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    members["deal.npy"] = b"\x93NUMPY garbage"
+    with zipfile.ZipFile(path, "w") as z:
+        for n, data in members.items():
+            z.writestr(n, data)
+    assert load_state(cfg.out)["complete"]  # its statistics are intact
+    with pytest.raises(ConfigError, match=r"c000002\.npz' is corrupt"):
+        load_deals(cfg.out)
+
+
 @pytest.mark.parametrize("content", [b"\xff\xfe garbage", b"[1, 2]", b'{"players": '])
 def test_corrupt_config_json_is_one_line(tmp_path, capsys, content):
     cfg = config(tmp_path)
@@ -119,6 +136,11 @@ def test_corrupt_config_json_is_one_line(tmp_path, capsys, content):
     with open(os.path.join(cfg.out, "config.json"), "wb") as f:
         f.write(content)
     assert main(["report", cfg.out, "--no-plots"]) == 2
+    one_line_error(capsys.readouterr().err, "config.json")
+    toml = tmp_path / "t.toml"
+    toml.write_text(f'players = ["{EAGER}", "{PLAIN}"]\ndeals = 60\nseed = 3\n'
+                    f'[run]\nchunk_size = 20\n[output]\nplots = false\n')
+    assert main(["tournament", str(toml), "--out", cfg.out, "--resume", "--no-progress"]) == 2
     one_line_error(capsys.readouterr().err, "config.json")
 
 
@@ -346,7 +368,7 @@ def test_dead_worker_is_one_line_and_keeps_chunks(tmp_path, monkeypatch, capsys)
         run_tournament(two, resume=True)
     msg = str(e.value)
     assert "worker process died" in msg and "--resume" in msg and "\n" not in msg
-    assert "2 of 3 chunks are saved" in msg
+    assert "2 of 3 chunks are saved" in msg and "EXIT(3)" in msg  # names how it died
     assert {f: os.stat(os.path.join(cfg.out, "chunks", f)).st_mtime_ns
             for f in chunk_names(cfg.out)} == kept
     assert not os.path.exists(os.path.join(cfg.out, ".lock"))
