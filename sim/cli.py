@@ -37,8 +37,8 @@ def _load_plugins(mods: Sequence[str] | None) -> None:
     from strategies.registry import load_plugin
 
     for m in mods or []:
-        if os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
+        if os.getcwd() not in sys.path:  # appended: never shadows an installed module
+            sys.path.append(os.getcwd())
         load_plugin(m)
 
 

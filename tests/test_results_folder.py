@@ -44,11 +44,12 @@ def chunk_names(out):
     return sorted(f for f in os.listdir(os.path.join(out, "chunks")) if f.startswith("c"))
 
 
-def cli(*args, cwd):
-    """``shuangkou ARGS`` in a fresh interpreter: (exit code, stderr)."""
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    p = subprocess.run([sys.executable, "-m", "sim.cli", *map(str, args)], cwd=cwd, env=env,
-                       capture_output=True, text=True, timeout=300)
+def cli(*args, cwd, path=()):
+    """``shuangkou ARGS`` in a fresh interpreter, as the console script runs it (``-P``: the
+    working directory is not put on ``sys.path``): (exit code, stderr)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, *map(str, path)]))
+    p = subprocess.run([sys.executable, "-P", "-m", "sim.cli", *map(str, args)], cwd=cwd,
+                       env=env, capture_output=True, text=True, timeout=300)
     return p.returncode, p.stderr
 
 
@@ -195,6 +196,19 @@ def test_report_imports_nothing_from_the_folder(tmp_path, plugged):
     assert os.listdir(mark) == []
     assert (out / "report.html").stat().st_size > 0 and (out / "plots").is_dir()
     assert "trpy" in (out / "summary.md").read_text()
+
+
+def test_report_with_plugin_inside_the_folder_imports_no_planted_module(tmp_path, plugged):
+    pdir, mark = plugged
+    cfg = config(tmp_path, "r", players=["trpy(show_prob=0.9)", PLAIN], plugins=["trplug"])
+    run_tournament(cfg)
+    out = tmp_path / "r"
+    plant(out, mark, "matplotlib")
+    # run from inside the folder, naming the plug-in (found on the user's own path)
+    code, err = cli("report", ".", "--plugin", "trplug", cwd=out, path=[pdir])
+    assert code == 0, err
+    assert os.listdir(mark) == []
+    assert (out / "report.html").stat().st_size > 0
 
 
 def test_report_never_imports_what_config_json_names(tmp_path, plugged):
