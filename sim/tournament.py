@@ -838,18 +838,21 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     bar = _progress(cfg, total_deals, sum(chunks[i].n for i in done),
                     cfg.progress if progress is None else progress)
     interrupted = False
+    sent: set[int] = set()  # chunks handed to the workers and not saved yet
     try:
         if not agg.finished:
             if cfg.jobs > 1 or cfg.backend == "dask":
                 _warm_up(cfg)
+            # (set.add returns None: each chunk is noted in ``sent`` as it is handed out)
             todo = (t for t in _tasks(cfg, [c for c in chunks if c.index not in done], plugins)
-                    if agg.stop_at is None)
+                    if agg.stop_at is None and not sent.add(t.chunk.index))
             with _executor(cfg) as execute:
                 results = execute(todo)
                 for res in results:
                     if agg.stop_at is not None and res.chunk.index > agg.stop_at:
                         continue
                     _save_chunk(out, res, cfg.hash())
+                    sent.discard(res.chunk.index)
                     written += 1
                     deals_now += res.chunk.n
                     agg.add(res.chunk, tally_from_json(res.tally))
@@ -876,9 +879,11 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     except Exception as e:
         if not _worker_died(e):
             raise
-        raise WorkerError(f"a worker process died ({_death(e)}): {len(_chunk_files(out))} of "
-                          f"{len(chunks)} chunks are saved in {out!r}; run the same command "
-                          f"with --resume to finish") from None
+        lost = ", ".join(f"{i} (matchup {chunks[i].matchup}, deals {chunks[i].first}-"
+                         f"{chunks[i].first + chunks[i].n - 1})" for i in sorted(sent)) or "?"
+        raise WorkerError(f"a worker process died ({_death(e)}) while playing one of chunks "
+                          f"{lost}: {len(_chunk_files(out))} of {len(chunks)} chunks are saved "
+                          f"in {out!r}; run the same command with --resume to finish") from None
     finally:
         bar.close()
     if interrupted:

@@ -383,6 +383,7 @@ def test_dead_worker_is_one_line_and_keeps_chunks(tmp_path, monkeypatch, capsys)
     msg = str(e.value)
     assert "worker process died" in msg and "--resume" in msg and "\n" not in msg
     assert "2 of 3 chunks are saved" in msg and "EXIT(3)" in msg  # names how it died
+    assert "chunks 2 (matchup 0, deals 40-59)" in msg  # and where
     assert {f: os.stat(os.path.join(cfg.out, "chunks", f)).st_mtime_ns
             for f in chunk_names(cfg.out)} == kept
     assert not os.path.exists(os.path.join(cfg.out, ".lock"))
