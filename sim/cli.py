@@ -39,8 +39,8 @@ def _load_plugins(mods: Sequence[str] | None) -> None:
     from strategies.registry import load_plugin
 
     for m in mods or []:
-        if os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
+        if os.getcwd() not in sys.path:  # appended: never shadows an installed module
+            sys.path.append(os.getcwd())
         load_plugin(m)
 
 
@@ -318,7 +318,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     try:
         summary = run_tournament(cfg, resume=resume,
                                  progress=False if args.no_progress or quiet else None,
-                                 echo=None if quiet else print)
+                                 echo=None if quiet else print,
+                                 plugins=tuple(args.plugin or ()))
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
@@ -344,7 +345,7 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
     """
     import glob
 
-    from sim.tournament import CHUNK_DIR, _read_config
+    from sim.tournament import CHUNK_DIR, DEALS_DIR, _locked, _read_config
 
     out = cfg.out
     if os.path.exists(out) and not os.path.isdir(out):
@@ -362,12 +363,15 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
         if args.resume:
             raise ConfigError("--force and --resume exclude each other: --force starts the run "
                               "again, --resume finishes the one in the results folder")
-        for name in _RUN_FILES:
-            _remove_quietly(os.path.join(out, name))
-        for path in (glob.glob(os.path.join(out, CHUNK_DIR, "*.npz"))
-                     + glob.glob(os.path.join(out, CHUNK_DIR, ".tmp-*"))
-                     + glob.glob(os.path.join(out, "plots", "*.png"))):
-            _remove_quietly(path)
+        with _locked(out):  # never under the feet of a run still writing there
+            for name in _RUN_FILES:
+                _remove_quietly(os.path.join(out, name))
+            for path in (glob.glob(os.path.join(out, CHUNK_DIR, "*.npz"))
+                         + glob.glob(os.path.join(out, CHUNK_DIR, ".tmp-*"))
+                         + glob.glob(os.path.join(out, DEALS_DIR, "*.parquet"))
+                         + glob.glob(os.path.join(out, DEALS_DIR, ".tmp-*"))
+                         + glob.glob(os.path.join(out, "plots", "*.png"))):
+                _remove_quietly(path)
         return False
     if args.resume:
         return True

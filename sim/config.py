@@ -250,15 +250,41 @@ def load_config(path: str | os.PathLike, overrides: Mapping[str, Any] | None = N
         raise ConfigError(f"config file {path!r} is not UTF-8 text (byte {e.start}: "
                           f"{e.reason}); save it as UTF-8") from None
     raw.setdefault("name", os.path.splitext(os.path.basename(path))[0])
-    return from_dict(raw, source=path, overrides=overrides,
-                     base_dir=os.path.dirname(os.path.abspath(path)))
+    base_dir = os.path.dirname(os.path.abspath(path))
+    if os.path.isfile(os.path.join(base_dir, "config.json")) \
+            and os.path.isdir(os.path.join(base_dir, "chunks")):
+        _refuse_imports_from_results(raw, path)
+        base_dir = ""  # a results folder's config.toml: its folder is never searched
+    return from_dict(raw, source=path, overrides=overrides, base_dir=base_dir)
+
+
+def _refuse_imports_from_results(raw: Mapping[str, Any], source: str) -> None:
+    """A results folder is data: a module its config names (``plugins``, ``module:Class``
+    players) is used only if the user imported it already, with ``--plugin``."""
+    mods = [m for m in raw.get("plugins", []) if isinstance(m, str)] \
+        if isinstance(raw.get("plugins", []), list) else []
+    for spec in raw.get("players", []) if isinstance(raw.get("players"), list) else []:
+        if isinstance(spec, str):
+            mods += re.findall(r"([A-Za-z_][\w.]*):[A-Za-z_]", spec)
+    for m in mods:
+        if m not in sys.modules:
+            raise ConfigError(f"{source} is in a results folder, which is data: its module "
+                              f"{m!r} is imported only if you name it, with --plugin {m}")
 
 
 def from_dict(raw: Mapping[str, Any], source: str = "<config>",
               overrides: Mapping[str, Any] | None = None, base_dir: str = ".",
-              ) -> TournamentConfig:
-    """Validate a config given as nested data (the parsed TOML); see ``load_config``."""
+              imports: bool = True) -> TournamentConfig:
+    """Validate a config given as nested data (the parsed TOML); see ``load_config``.
+
+    With ``imports=False`` (a results folder's ``config.json``: data, not code) nothing is
+    imported and ``sys.path`` is left alone: ``plugins`` are not loaded and player specs are
+    kept as stored (they were resolved when the run started); a spec is checked and its
+    ``oracle`` flag read only if its strategy is already known (built-in or loaded by the
+    user with ``--plugin``), else the flag comes from the stored ``_oracle`` list.
+    """
     raw = json.loads(json.dumps(raw, default=str))  # a deep copy we may change
+    stored_oracle = None if imports else raw.pop("_oracle", None)
     for key, value in (overrides or {}).items():
         table, _, leaf = key.rpartition(".")
         target = raw
@@ -273,8 +299,11 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
                     allowed="letters, digits, '_', '.', '-'")
     fmt = v.choice(raw, "format", "head-to-head", FORMATS, normalise=True)
     plugins = tuple(v.str_list(raw, "plugins", []))
-    _load_plugins(plugins, base_dir, source)
-    players, oracle = v.players(raw, fmt)
+    if imports:
+        _load_plugins(plugins, base_dir, source)
+        players, oracle = v.players(raw, fmt)
+    else:
+        players, oracle = v.stored_players(raw, fmt, stored_oracle)
     deals = v.integer(raw, "deals", 10000, 1, MAX_DEAL)
     duplicate = v.boolean(raw, "duplicate", True)
     seed = v.integer(raw, "seed", 0, 0, MAX_SEED)
@@ -328,9 +357,11 @@ def _load_plugins(mods: tuple[str, ...], base_dir: str, source: str) -> None:
     """Import plug-in modules, looking next to the config and in the working directory."""
     from strategies.registry import load_plugin
 
-    for d in (os.getcwd(), base_dir):
-        if d not in sys.path:
-            sys.path.insert(0, d)
+    # appended, and only when there is a plug-in to find: a module next to the config (e.g. a
+    # stray matplotlib.py) must never shadow an installed one
+    for d in (os.getcwd(), base_dir) if mods else ():
+        if d and d not in sys.path:
+            sys.path.append(d)
     for i, m in enumerate(mods):
         try:
             load_plugin(m)
@@ -438,6 +469,33 @@ class _Validator:
             out.append(canon)
             oracle.append(bool(s.oracle))
         return tuple(out), tuple(oracle)
+
+    def stored_players(self, raw: Mapping[str, Any], fmt: str, stored: Any
+                       ) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+        """``players`` of a results folder, checked without importing anything."""
+        from strategies.registry import _REGISTRY, _load_builtins, parse_spec
+
+        if "players" not in raw:
+            raise ConfigError(f"{self.source}: missing key 'players'")
+        specs = self.str_list(raw, "players", [])
+        if (len(specs) != 2) if fmt == "head-to-head" else (len(specs) < 2):
+            self.fail("players", specs, f"format {fmt!r} needs "
+                      f"{'exactly 2' if fmt == 'head-to-head' else 'at least 2'} players")
+        if len(set(specs)) != len(specs):
+            self.fail("players", specs, "each player may be listed only once")
+        if not (isinstance(stored, list) and len(stored) == len(specs)
+                and all(isinstance(x, bool) for x in stored)):
+            stored = [False] * len(specs)
+        _load_builtins()
+        oracle = []
+        for i, spec in enumerate(specs):
+            try:
+                cls = _REGISTRY.get(parse_spec(spec)[0])  # no make(): a nested spec imports
+                oracle.append(bool(cls.oracle) if cls is not None else stored[i])
+            except ShuangkouError as e:
+                raise ConfigError(f"{self.source}: key 'players[{i}]' = {spec!r}: {e}") \
+                    from None
+        return tuple(specs), tuple(oracle)
 
     def rules(self, t: Any) -> tuple[tuple[str, int], ...]:
         from sim.rules import Rules

@@ -41,3 +41,8 @@ class StrategyError(ShuangkouError):
     The message names the strategy, the seat, the seed and the deal, so the failure can be
     replayed alone with ``shuangkou play --seed S --first-deal D --deals 1``.
     """
+
+
+class WorkerError(ShuangkouError):
+    """A worker process of a parallel run died (a crash, a segfault, ``os._exit``, the OOM
+    killer); the chunks finished before it stay saved for ``--resume``."""

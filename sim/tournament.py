@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.errors import ConfigError
+from sim.errors import ConfigError, WorkerError
 from sim.stats import SPRT, WDL, Histogram, Moments
 
 DEAL_COLUMNS: dict[str, type] = {
@@ -70,6 +70,7 @@ LABEL_COLUMNS = ("matchup_label", "player_a", "player_b")
 SIDES = ("A", "B")
 CHUNK_DIR = "chunks"
 DEALS_DIR = "deals"  # the per-deal table: deals/c000123.parquet beside chunks/c000123.npz
+LOCK_FILE = ".lock"  # held (flock) by the one process writing a results folder; holds its pid
 FORMAT = "shuangkou-tournament/1"
 
 # histogram ranges; values outside land in under/overflow and every mean stays exact
@@ -493,6 +494,33 @@ def _read_stats(path: str) -> dict[str, Any]:
         return tally_from_json(json.loads(str(z["_stats"])))
 
 
+def _checked_chunks(run_dir: str, cfg: Any, chunks: Sequence[Chunk],
+                    stats: bool = False) -> Iterator[tuple[str, Chunk, Any]]:
+    """``(path, chunk, stats or None)`` of every chunk file, once each is checked to be
+    readable, of this run (config hash and chunk plan) and named after the chunk it holds:
+    one identity for the statistics, the per-deal table and the set of finished chunks. A
+    file that fails is named in one line, with what to do about it."""
+    h = cfg.hash()
+    for path in _chunk_files(run_dir):
+        try:
+            meta = _read_meta(path)
+            i = meta["index"]
+            plan = {k: meta[k] for k in ("index", "matchup", "first", "n")}
+            tally = _read_stats(path) if stats else None
+        except Exception as e:  # a torn or foreign file: zip, npy, JSON or key errors
+            raise ConfigError(f"chunk file {path!r} is corrupt ({type(e).__name__}: {e}): "
+                              f"delete it, then --resume plays its chunk again") from None
+        if meta.get("config_hash") != h or not isinstance(i, int) or not 0 <= i < len(chunks) \
+                or dataclasses.asdict(chunks[i]) != plan:
+            raise ConfigError(f"chunk file {path!r} belongs to another run (config hash or "
+                              f"chunk plan differs): delete it, or choose another --out")
+        if os.path.basename(path) != chunks[i].filename:
+            raise ConfigError(f"chunk file {path!r} holds chunk {i}, whose file is "
+                              f"{chunks[i].filename!r} (a renamed or stray copy): delete "
+                              f"{path!r}, then --resume plays any missing chunk")
+        yield path, chunks[i], tally
+
+
 def iter_deals(run_dir: str, columns: Sequence[str] | None = None
                ) -> Iterator[dict[str, np.ndarray]]:
     """The per-deal table chunk by chunk (run order), as dicts of numpy arrays.
@@ -511,16 +539,41 @@ def iter_deals(run_dir: str, columns: Sequence[str] | None = None
     if not files:
         raise ConfigError(f"{run_dir!r} holds no finished chunks ({CHUNK_DIR}/c*.npz): is it a "
                           f"tournament results folder?")
-    for path in files:
-        if os.path.exists(_deals_path(path)):
-            table = pq.read_table(_deals_path(path), columns=cols)
+    cfg = _read_config(run_dir)
+    games = games_per_deal(cfg)
+    for path, chunk, _ in list(_checked_chunks(run_dir, cfg, plan_chunks(cfg))):
+        dpath = _deals_path(path)
+        if os.path.exists(dpath):
+            try:
+                table = pq.read_table(dpath, columns=list(dict.fromkeys([*cols, "deal"])))
+                deal = table.column("deal").to_numpy()
+            except Exception as e:  # a torn or foreign file
+                raise ConfigError(f"per-deal file {dpath!r} is corrupt ({type(e).__name__}: "
+                                  f"{e}): delete it and {path!r}, then --resume plays the "
+                                  f"chunk again") from None
+            # the same identity as the chunk file: its deal range, every game of it
+            if deal.size != chunk.n * games or deal.size and (
+                    deal.min() != chunk.first or deal.max() != chunk.first + chunk.n - 1):
+                raise ConfigError(f"per-deal file {dpath!r} does not hold chunk {chunk.index} "
+                                  f"(deals {chunk.first}-{chunk.first + chunk.n - 1}): delete "
+                                  f"it and {path!r}, then --resume plays the chunk again")
             yield {c: table.column(c).to_numpy() for c in cols}
             continue
         with np.load(path) as z:  # a run written before the Parquet table: columns in here
+            if "deal" not in z.files and cfg.deal_table:
+                raise ConfigError(f"per-deal file {dpath!r} of chunk file {path!r} is "
+                                  f"missing: delete {path!r}, then --resume plays the chunk "
+                                  f"again")
             if "deal" not in z.files:
                 raise ConfigError(f"{run_dir!r} has no per-deal table: the run was made with "
                                   f"output.deal_table = false")
-            yield {c: z[c] for c in cols}
+            try:
+                part = {c: z[c] for c in cols}
+            except Exception as e:  # a damaged column: say which file
+                raise ConfigError(f"chunk file {path!r} is corrupt ({type(e).__name__}: "
+                                  f"{e}): delete it, then --resume plays its chunk again") \
+                    from None
+        yield part
 
 
 def load_deals(run_dir: str, columns: Sequence[str] | None = None) -> dict[str, np.ndarray]:
@@ -606,37 +659,109 @@ def _read_config(run_dir: str) -> Any:
     except FileNotFoundError:
         raise ConfigError(f"{run_dir!r} is not a tournament results folder (no config.json)") \
             from None
-    except (OSError, json.JSONDecodeError) as e:
+    except (OSError, ValueError) as e:  # ValueError: bad JSON or bad UTF-8
         raise ConfigError(f"{path!r} cannot be read: {e}") from None
-    return from_dict(raw, source=path, base_dir=raw.pop("_base_dir", "."))
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path!r} is corrupt: it holds a JSON {type(raw).__name__}, not the "
+                          f"config object")
+    raw.pop("_base_dir", None)  # written by older versions; never put on sys.path
+    # a results folder is data: nothing it names is imported (plug-ins: --plugin)
+    return from_dict(raw, source=path, imports=False)
 
 
 def _write_config(out: str, cfg: Any) -> None:
     d = cfg.to_dict()
-    d["_base_dir"] = cfg.base_dir  # where plug-ins were found; not part of the hash
+    d["_oracle"] = list(cfg.oracle)  # for reports, which import no strategy; not hashed
     text = json.dumps(d, indent=2, ensure_ascii=False) + "\n"
     _atomic_write(os.path.join(out, "config.json"), lambda f: f.write(text), "w")
     _atomic_write(os.path.join(out, "config.toml"), lambda f: f.write(cfg.to_toml()), "w")
 
 
-def _load_done(out: str, cfg: Any, chunks: Sequence[Chunk], agg: Aggregate) -> int:
-    """Feed finished chunk files to ``agg``; returns how many there were."""
-    for tmp in glob.glob(os.path.join(out, CHUNK_DIR, ".tmp-*")) + \
-            glob.glob(os.path.join(out, DEALS_DIR, ".tmp-*")):
-        os.remove(tmp)  # a write that a kill interrupted: its chunk is simply played again
+def _load_done(out: str, cfg: Any, chunks: Sequence[Chunk], agg: Aggregate,
+               clean: bool = False) -> int:
+    """Feed finished chunk files to ``agg``; returns how many there were. ``clean`` (the
+    writer, holding the lock): remove temporary files of dead processes."""
+    tmps = glob.glob(os.path.join(out, CHUNK_DIR, ".tmp-*")) + \
+        glob.glob(os.path.join(out, DEALS_DIR, ".tmp-*"))
+    for tmp in tmps if clean else ():
+        pid = os.path.basename(tmp)[5:].partition("-")[0]
+        if not (pid.isdigit() and _pid_alive(int(pid))):
+            os.remove(tmp)  # a write that a kill interrupted: its chunk is simply played again
     n = 0
-    h = cfg.hash()
-    for path in _chunk_files(out):
-        meta = _read_meta(path)
-        i = meta["index"]
-        if meta.get("config_hash") != h or i >= len(chunks) \
-                or dataclasses.asdict(chunks[i]) != {k: meta[k] for k in ("index", "matchup",
-                                                                           "first", "n")}:
-            raise ConfigError(f"{path!r} belongs to another run (config hash or chunk plan "
-                              f"differs); remove {out!r} or choose another --out")
-        agg.add(chunks[i], _read_stats(path))
+    for _, chunk, tally in _checked_chunks(out, cfg, chunks, stats=True):
+        agg.add(chunk, tally)
         n += 1
     return n
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # alive, another user's
+        return True
+    return True
+
+
+def _lock_holder(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+@contextlib.contextmanager
+def _locked(out: str) -> Iterator[None]:
+    """Hold ``out/.lock`` while writing ``out``: one writer per results folder. The lock is
+    an flock, so the kernel drops it when its holder dies (a stale file is simply taken);
+    where there is no fcntl, an O_EXCL file whose pid is checked for life."""
+    path = os.path.join(out, LOCK_FILE)
+
+    def busy(pid: str) -> ConfigError:
+        return ConfigError(f"results folder {out!r} is being written by another shuangkou "
+                           f"process (pid {pid}): wait for it to finish, or stop it and run "
+                           f"again with --resume")
+
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        fcntl = None
+    while True:
+        if fcntl is None:  # pragma: no cover - not POSIX
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                pid = _lock_holder(path)
+                if pid.isdigit() and _pid_alive(int(pid)):
+                    raise busy(pid) from None
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)  # stale: its process is gone
+                continue
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise busy(_lock_holder(path)) from None
+        try:
+            if os.fstat(fd).st_ino == os.stat(path).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # the holder removed the file between our open and flock: again
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(path)
+        os.close(fd)
 
 
 def _drop_after(out: str, stop_at: int) -> None:
@@ -648,14 +773,16 @@ def _drop_after(out: str, stop_at: int) -> None:
                 os.remove(_deals_path(path))
 
 
-def _tasks(cfg: Any, chunks: Sequence[Chunk]) -> Iterator[Task]:
+def _tasks(cfg: Any, chunks: Sequence[Chunk], plugins: Sequence[str] = ()) -> Iterator[Task]:
     ms = cfg.matchups()
     # the workers look for plug-ins where this process found them
     path = tuple(dict.fromkeys([os.getcwd(), cfg.base_dir, *sys.path]))
+    # and import the config's plug-ins and those named with --plugin before resolving specs
+    mods = tuple(dict.fromkeys([*cfg.plugins, *plugins]))
     for c in chunks:
         a, b = ms[c.matchup]
         yield Task(c, cfg.seed, a, b, cfg.players[a], cfg.players[b], cfg.duplicate,
-                   cfg.rules, cfg.timeout, cfg.plugins, path, cfg.deal_table, cfg.first_deal,
+                   cfg.rules, cfg.timeout, mods, path, cfg.deal_table, cfg.first_deal,
                    cfg.records, cfg.record_filter, cfg.record_limit)
 
 
@@ -720,7 +847,8 @@ def _executor(cfg: Any) -> Iterator[Callable[[Iterator[Task]], Iterator[ChunkRes
 
 
 def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
-                   stop_after: int | None = None, echo: Any = None) -> dict[str, Any] | None:
+                   stop_after: int | None = None, echo: Any = None,
+                   plugins: Sequence[str] = ()) -> dict[str, Any] | None:
     """Run (or finish, with ``resume``) a tournament and write its results folder.
 
     Parameters
@@ -732,14 +860,14 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
     stop_after : testing hook: stop, as if killed, once this many chunks were written in
         this call (no summary is written); returns None.
     echo : called with the summary tables as markdown at the end (e.g. ``print``).
+    plugins : modules the user named with ``--plugin`` (already imported here): the workers
+        import them too. Nothing is imported from the results folder.
 
     Returns
     -------
     dict
         The ``summary.json`` contents (see ``sim.report``).
     """
-    from sim import report
-
     out = cfg.out
     chunks = plan_chunks(cfg)
     config_path = os.path.join(out, "config.json")
@@ -754,9 +882,19 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
                               f"{'; '.join(diffs)} (stored -> now); run without --resume "
                               f"into another --out")
     os.makedirs(os.path.join(out, CHUNK_DIR), exist_ok=True)
+    with _locked(out):  # one writer: a second run here would delete and redo this one's work
+        return _run_locked(cfg, chunks, progress, stop_after, echo, plugins)
+
+
+def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after: int | None,
+                echo: Any, plugins: Sequence[str]) -> dict[str, Any] | None:
+    """``run_tournament`` once it holds the results folder's lock."""
+    from sim import report
+
+    out = cfg.out
     _write_config(out, cfg)
     agg = Aggregate(cfg, chunks)
-    done_before = _load_done(out, cfg, chunks, agg)
+    done_before = _load_done(out, cfg, chunks, agg, clean=True)
     done = {int(os.path.basename(p)[1:7]) for p in _chunk_files(out)}
     per_deal = games_per_deal(cfg)
     # progress counts deals (a duplicate deal is two games), as the config does
@@ -766,18 +904,21 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
     bar = _progress(cfg, total_deals, sum(chunks[i].n for i in done),
                     cfg.progress if progress is None else progress)
     interrupted = False
+    sent: set[int] = set()  # chunks handed to the workers and not saved yet
     try:
         if not agg.finished:
             if cfg.jobs > 1 or cfg.backend == "dask":
                 _warm_up(cfg)
-            todo = (t for t in _tasks(cfg, [c for c in chunks if c.index not in done])
-                    if agg.stop_at is None)
+            # (set.add returns None: each chunk is noted in ``sent`` as it is handed out)
+            todo = (t for t in _tasks(cfg, [c for c in chunks if c.index not in done], plugins)
+                    if agg.stop_at is None and not sent.add(t.chunk.index))
             with _executor(cfg) as execute:
                 results = execute(todo)
                 for res in results:
                     if agg.stop_at is not None and res.chunk.index > agg.stop_at:
                         continue
                     _save_chunk(out, res, cfg.hash())
+                    sent.discard(res.chunk.index)
                     written += 1
                     deals_now += res.chunk.n
                     agg.add(res.chunk, tally_from_json(res.tally))
@@ -801,6 +942,14 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
         print(f"interrupted: {len(_chunk_files(out))} of {len(chunks)} chunks are saved in "
               f"{out!r}; run the same command with --resume to finish", file=sys.stderr)
         raise
+    except Exception as e:
+        if not _worker_died(e):
+            raise
+        lost = ", ".join(f"{i} (matchup {chunks[i].matchup}, deals {chunks[i].first}-"
+                         f"{chunks[i].first + chunks[i].n - 1})" for i in sorted(sent)) or "?"
+        raise WorkerError(f"a worker process died ({_death(e)}) while playing one of chunks "
+                          f"{lost}: {len(_chunk_files(out))} of {len(chunks)} chunks are saved "
+                          f"in {out!r}; run the same command with --resume to finish") from None
     finally:
         bar.close()
     if interrupted:
@@ -821,6 +970,25 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
     state = agg.state()
     state["run"] = run_info
     return report.write_all(state, out, plots=cfg.plots, echo=echo)
+
+
+def _worker_died(e: BaseException) -> bool:
+    """Whether ``e`` says a worker process ended abruptly (loky, a process pool, dask)."""
+    from concurrent.futures import BrokenExecutor
+
+    return isinstance(e, BrokenExecutor) or type(e).__name__ in ("TerminatedWorkerError",
+                                                                 "KilledWorker")
+
+
+def _death(e: BaseException) -> str:
+    """The cause of a worker's death in a few words, e.g. ``exit codes {SIGSEGV(-11)}``."""
+    import re
+
+    m = re.search(r"exit codes? of the workers (?:are|is) (\{[^}]*\})", str(e))
+    if m:
+        return f"{type(e).__name__}, exit codes {m.group(1)}"
+    first = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {first[0]}" if first else type(e).__name__
 
 
 def _progress(cfg: Any, total: int, initial: int, enabled: bool) -> Any:

@@ -472,7 +472,8 @@ def test_cli_tournament_and_report(tmp_path, capsys):
     assert "## Matchups" in text and "## Players" in text and "results in" in text
     cfg = json.loads(read(out / "config.json"))
     assert cfg["deals"] == 30 and cfg["seed"] == 4
+    # a different config into a folder holding a run: refused, naming the way out
     assert main(["tournament", str(toml), "--out", str(out), "--no-progress"]) == 2
-    assert "--resume" in capsys.readouterr().err
+    assert "different run" in (err := capsys.readouterr().err) and "--force" in err
     assert main(["tournament", str(toml), "--out", str(out), "--no-progress", "--resume",
                  "--deals", "30", "--seed", "4"]) == 0

@@ -1,0 +1,391 @@
+"""A results folder is data that one process writes (issue items 5, 6, 9, 11, 12c).
+
+- one identity per chunk file: the index inside it must be the one its name says;
+- ``report`` and ``--resume`` import nothing that a results folder names or holds;
+- one writer per folder (a lock file with the writer's pid), and only stale temp files go;
+- ``--plugin`` modules reach loky workers; a dying worker or a corrupt file is one line.
+
+Commands that must not import something run in a fresh interpreter (``sys.modules`` of the
+test process already holds the plug-ins that made the runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from sim.cli import main
+from sim.config import from_dict
+from sim.errors import ConfigError, WorkerError
+from sim.tournament import load_deals, load_state, run_tournament
+
+EAGER, PLAIN = "random(show_prob=0.9)", "random"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def config(tmp_path, name="t", **kw):
+    raw = {"name": name, "players": [EAGER, PLAIN], "deals": 60, "seed": 3,
+           "run": {"chunk_size": 20, "progress": False},
+           "output": {"dir": str(tmp_path / name), "plots": False}}
+    for k, v in kw.items():
+        t, _, leaf = k.rpartition(".")
+        (raw.setdefault(t, {}) if t else raw)[leaf] = v
+    return from_dict(raw, source="test")
+
+
+def chunk_names(out):
+    return sorted(f for f in os.listdir(os.path.join(out, "chunks")) if f.startswith("c"))
+
+
+def cli(*args, cwd, path=()):
+    """``shuangkou ARGS`` in a fresh interpreter, as the console script runs it (``-P``: the
+    working directory is not put on ``sys.path``): (exit code, stderr)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, *map(str, path)]))
+    p = subprocess.run([sys.executable, "-P", "-m", "sim.cli", *map(str, args)], cwd=cwd,
+                       env=env, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stderr
+
+
+def one_line_error(err, *parts):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "error:" in lines[0] and "Traceback" not in err
+    for p in parts:
+        assert p in lines[0], (p, lines[0])
+    return lines[0]
+
+
+def stable(summary):
+    return summary["tallies"]
+
+
+# --- item 5: one chunk identity -----------------------------------------------------------------
+def test_stray_copy_of_a_chunk_is_named(tmp_path):
+    cfg = config(tmp_path)
+    ref = run_tournament(cfg)
+    chunks = os.path.join(cfg.out, "chunks")
+    shutil.copy(os.path.join(chunks, "c000000.npz"), os.path.join(chunks, "c000001 copy.npz"))
+    for call in (load_state, load_deals):
+        with pytest.raises(ConfigError, match=r"c000001 copy\.npz.*holds chunk 0.*delete"):
+            call(cfg.out)
+    os.remove(os.path.join(chunks, "c000001 copy.npz"))
+    assert [m["tally"] for m in load_state(cfg.out)["matchups"]] == ref["tallies"]
+    assert len(load_deals(cfg.out)["deal"]) == 120
+
+
+def test_renamed_chunk_is_refused_then_resume_fixes_the_run(tmp_path):
+    ref = run_tournament(config(tmp_path, "ref"))
+    cfg = config(tmp_path)
+    run_tournament(cfg, stop_after=2)
+    chunks = os.path.join(cfg.out, "chunks")
+    os.replace(os.path.join(chunks, "c000001.npz"), os.path.join(chunks, "c000002.npz"))
+    with pytest.raises(ConfigError) as e:
+        run_tournament(cfg, resume=True)
+    assert "c000002.npz" in str(e.value) and "holds chunk 1" in str(e.value)
+    assert chunk_names(cfg.out) == ["c000000.npz", "c000002.npz"]  # nothing was played
+    os.remove(os.path.join(chunks, "c000002.npz"))  # as the message says
+    summary = run_tournament(cfg, resume=True)
+    assert summary["complete"] and stable(summary) == stable(ref)
+    assert len(load_deals(cfg.out)["deal"]) == 120
+
+
+# --- item 11: corrupt files are one line ----------------------------------------------------
+def test_corrupt_chunk_file_is_one_line(tmp_path, capsys):
+    cfg = config(tmp_path)
+    run_tournament(cfg, stop_after=2)
+    bad = os.path.join(cfg.out, "chunks", "c000001.npz")
+    with open(bad, "wb") as f:
+        f.write(b"PK\x03\x04 not a zip")
+    assert main(["report", cfg.out, "--no-plots"]) == 2
+    one_line_error(capsys.readouterr().err, "c000001.npz", "corrupt", "delete")
+    toml = tmp_path / "t.toml"
+    toml.write_text(f'players = ["{EAGER}", "{PLAIN}"]\ndeals = 60\nseed = 3\n'
+                    f'[run]\nchunk_size = 20\n[output]\nplots = false\n')
+    assert main(["tournament", str(toml), "--out", cfg.out, "--resume", "--no-progress"]) == 2
+    one_line_error(capsys.readouterr().err, "c000001.npz", "corrupt")
+    assert chunk_names(cfg.out) == ["c000000.npz", "c000001.npz"]  # nothing removed
+
+
+def test_damaged_or_stray_deal_table_is_named(tmp_path):
+    cfg = config(tmp_path)
+    run_tournament(cfg)
+    deals = os.path.join(cfg.out, "deals")
+    path = os.path.join(deals, "c000002.parquet")
+    with open(path, "r+b") as f:
+        f.seek(100)
+        f.write(b"garbage" * 20)
+    assert load_state(cfg.out)["complete"]  # its statistics are intact
+    with pytest.raises(ConfigError, match=r"c000002\.parquet' is corrupt"):
+        load_deals(cfg.out)
+    shutil.copy(os.path.join(deals, "c000001.parquet"), path)  # another chunk's table
+    with pytest.raises(ConfigError, match=r"c000002\.parquet' does not hold chunk 2"):
+        load_deals(cfg.out)
+    os.remove(path)
+    with pytest.raises(ConfigError, match=r"c000002\.parquet' of chunk file .* is missing"):
+        load_deals(cfg.out)
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe garbage", b"[1, 2]", b'{"players": '])
+def test_corrupt_config_json_is_one_line(tmp_path, capsys, content):
+    cfg = config(tmp_path)
+    run_tournament(cfg, stop_after=1)
+    with open(os.path.join(cfg.out, "config.json"), "wb") as f:
+        f.write(content)
+    assert main(["report", cfg.out, "--no-plots"]) == 2
+    one_line_error(capsys.readouterr().err, "config.json")
+    toml = tmp_path / "t.toml"
+    toml.write_text(f'players = ["{EAGER}", "{PLAIN}"]\ndeals = 60\nseed = 3\n'
+                    f'[run]\nchunk_size = 20\n[output]\nplots = false\n')
+    assert main(["tournament", str(toml), "--out", cfg.out, "--resume", "--no-progress"]) == 2
+    one_line_error(capsys.readouterr().err, "config.json")
+
+
+# --- item 6: a results folder is data ---------------------------------------------------------
+PLUGIN = '''
+import os
+from strategies.random import RandomStrategy
+
+
+class PyRandom(RandomStrategy):
+    """random through the Python step API"""
+    name = "{name}"
+    compiled_kind = None
+'''
+PLANTED = '''
+import os
+open(os.path.join({mark!r}, __name__ + ".imported"), "w").close()
+raise SystemExit("planted module {{}} was imported".format(__name__))
+'''
+
+
+def plant(folder, mark, *modules):
+    for m in modules:
+        (folder / f"{m}.py").write_text(PLANTED.format(mark=str(mark)))
+
+
+@pytest.fixture
+def plugged(tmp_path, monkeypatch):
+    """A plug-in module ``trplug`` in its own folder, importable in this process."""
+    pdir = tmp_path / "plug"
+    pdir.mkdir()
+    (pdir / "trplug.py").write_text(PLUGIN.format(name="trpy"))
+    monkeypatch.syspath_prepend(str(pdir))
+    mark = tmp_path / "marks"
+    mark.mkdir()
+    return pdir, mark
+
+
+def test_report_imports_nothing_from_the_folder(tmp_path, plugged):
+    pdir, mark = plugged
+    cfg = config(tmp_path, "r", players=["trpy(show_prob=0.9)", PLAIN], plugins=["trplug"],
+                 **{"output.plots": False})
+    run_tournament(cfg)
+    out = tmp_path / "r"
+    stored = json.loads((out / "config.json").read_text())
+    stored["_base_dir"] = str(out)  # older versions put this first on sys.path
+    (out / "config.json").write_text(json.dumps(stored))
+    plant(out, mark, "matplotlib", "trplug")
+    # report renders everything, plots too, with no plug-in anywhere on its path
+    code, err = cli("report", out, cwd=tmp_path)
+    assert code == 0, err
+    assert os.listdir(mark) == []
+    assert (out / "report.html").stat().st_size > 0 and (out / "plots").is_dir()
+    assert "trpy" in (out / "summary.md").read_text()
+
+
+def test_report_with_plugin_inside_the_folder_imports_no_planted_module(tmp_path, plugged):
+    pdir, mark = plugged
+    cfg = config(tmp_path, "r", players=["trpy(show_prob=0.9)", PLAIN], plugins=["trplug"])
+    run_tournament(cfg)
+    out = tmp_path / "r"
+    plant(out, mark, "matplotlib")
+    # run from inside the folder, naming the plug-in (found on the user's own path)
+    code, err = cli("report", ".", "--plugin", "trplug", cwd=out, path=[pdir])
+    assert code == 0, err
+    assert os.listdir(mark) == []
+    assert (out / "report.html").stat().st_size > 0
+
+
+def test_report_never_imports_what_config_json_names(tmp_path, plugged):
+    pdir, mark = plugged
+    cfg = config(tmp_path, "r")
+    run_tournament(cfg)
+    out = tmp_path / "r"
+    plant(out, mark, "evilplug", "evilmod")
+    stored = json.loads((out / "config.json").read_text())
+    stored.update(plugins=["evilplug"], players=["evilmod:Bot", PLAIN], _base_dir=str(out))
+    (out / "config.json").write_text(json.dumps(stored))
+    code, err = cli("report", out, "--no-plots", cwd=out)
+    assert os.listdir(mark) == []
+    assert code == 2
+    one_line_error(err, "belongs to another run")  # the hash no longer matches its chunks
+
+
+def test_resume_imports_nothing_from_the_folder_and_takes_plugin(tmp_path, plugged):
+    pdir, mark = plugged
+    cfg = config(tmp_path, "r", players=["trpy(show_prob=0.9)", PLAIN],
+                 **{"output.plots": True})
+    run_tournament(cfg, stop_after=1)
+    out = tmp_path / "r"
+    stored = json.loads((out / "config.json").read_text())
+    stored["_base_dir"] = str(out)
+    (out / "config.json").write_text(json.dumps(stored))
+    plant(out, mark, "matplotlib")
+    toml = tmp_path / "user.toml"
+    toml.write_text('players = ["trpy(show_prob=0.9)", "random"]\ndeals = 60\nseed = 3\n'
+                    '[run]\nchunk_size = 20\n')
+    code, err = cli("tournament", toml, "--out", out, "--resume", "--no-progress",
+                    "--plugin", "trplug", cwd=pdir)
+    assert code == 0, err
+    assert os.listdir(mark) == []
+    assert chunk_names(out) == ["c000000.npz", "c000001.npz", "c000002.npz"]
+    assert (out / "report.html").stat().st_size > 0
+
+
+def test_resume_does_not_import_a_plugin_the_folder_names(tmp_path, plugged):
+    pdir, mark = plugged
+    cfg = config(tmp_path, "r")
+    run_tournament(cfg, stop_after=1)
+    out = tmp_path / "r"
+    plant(out, mark, "evilplug")
+    stored = json.loads((out / "config.json").read_text())
+    stored.update(plugins=["evilplug"], _base_dir=str(out))
+    (out / "config.json").write_text(json.dumps(stored))
+    toml = tmp_path / "user.toml"
+    toml.write_text(f'players = ["{EAGER}", "{PLAIN}"]\ndeals = 60\nseed = 3\n'
+                    f'[run]\nchunk_size = 20\n')
+    code, err = cli("tournament", toml, "--out", out, "--resume", "--no-progress", cwd=out)
+    assert os.listdir(mark) == []
+    assert code == 2
+    one_line_error(err, "cannot resume", "plugins")
+
+
+def test_results_config_toml_needs_plugin_named(tmp_path, plugged):
+    pdir, mark = plugged
+    cfg = config(tmp_path, "r", players=["trpy(show_prob=0.9)", PLAIN], plugins=["trplug"])
+    run_tournament(cfg, stop_after=1)
+    out = tmp_path / "r"
+    plant(out, mark, "trplug")  # next to the folder's config.toml
+    code, err = cli("tournament", out / "config.toml", "--resume", "--no-progress", cwd=tmp_path)
+    assert os.listdir(mark) == []
+    assert code == 2
+    one_line_error(err, "results folder", "--plugin trplug")
+    code, err = cli("tournament", out / "config.toml", "--resume", "--no-progress",
+                    "--plugin", "trplug", cwd=pdir)
+    assert code == 0, err
+    assert os.listdir(mark) == []
+
+
+# --- item 9: one writer per folder --------------------------------------------------------------
+HOLD = textwrap.dedent('''\
+    import sys, time
+    from sim.tournament import _locked
+    with _locked(sys.argv[1]):
+        print("locked", flush=True)
+        time.sleep(120)
+''')
+
+
+def test_a_second_writer_is_refused_and_a_dead_ones_lock_is_taken(tmp_path, capsys):
+    cfg = config(tmp_path)
+    run_tournament(cfg, stop_after=1)
+    assert not os.path.exists(os.path.join(cfg.out, ".lock"))  # released
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, cfg.out], stdout=subprocess.PIPE,
+                              env=dict(os.environ, PYTHONPATH=ROOT), text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        chunks = os.path.join(cfg.out, "chunks")
+        live = os.path.join(chunks, f".tmp-{holder.pid}-c000001.npz")  # its in-flight write
+        with open(live, "wb") as f:
+            f.write(b"PK")
+        with pytest.raises(ConfigError) as e:
+            run_tournament(cfg, resume=True)
+        msg = str(e.value)
+        assert repr(cfg.out) in msg and f"pid {holder.pid}" in msg and "\n" not in msg
+        assert os.path.exists(live) and chunk_names(cfg.out) == ["c000000.npz"]
+        toml = tmp_path / "t.toml"
+        toml.write_text(f'players = ["{EAGER}", "{PLAIN}"]\ndeals = 60\nseed = 3\n'
+                        f'[run]\nchunk_size = 20\n[output]\nplots = false\n')
+        assert main(["tournament", str(toml), "--out", cfg.out, "--resume",
+                     "--no-progress"]) == 2
+        one_line_error(capsys.readouterr().err, cfg.out, f"pid {holder.pid}")
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    # the holder died: its lock file is stale and taken; its temp file is stale and removed,
+    # a live process's temp file is left alone
+    other = os.path.join(chunks, f".tmp-{os.getppid()}-c000002.npz")
+    with open(other, "wb") as f:
+        f.write(b"PK")
+    assert run_tournament(cfg, resume=True)["complete"]
+    assert not os.path.exists(live) and os.path.exists(other)
+    assert not os.path.exists(os.path.join(cfg.out, ".lock"))
+
+
+def test_report_leaves_temp_files_alone(tmp_path, capsys):
+    cfg = config(tmp_path)
+    run_tournament(cfg, stop_after=1)
+    dead = os.path.join(cfg.out, "chunks", ".tmp-999999999-c000001.npz")
+    with open(dead, "wb") as f:
+        f.write(b"PK")
+    assert main(["report", cfg.out, "--no-plots"]) == 0
+    assert os.path.exists(dead)  # only a writer holding the lock cleans up
+
+
+# --- item 12c / 11: plug-ins in loky workers; a worker that dies --------------------------------
+DIER = '''
+import os
+from strategies.random import RandomStrategy
+
+
+class Dier(RandomStrategy):
+    """ends its worker process on deal 47"""
+    name = "dier"
+    compiled_kind = None
+
+    def begin_deal(self, seat, seed, deal):
+        super().begin_deal(seat, seed, deal)
+        if deal == 47:
+            os._exit(3)
+'''
+
+
+def test_cli_plugin_reaches_loky_workers(tmp_path, monkeypatch, capsys):
+    (tmp_path / "trloky.py").write_text(PLUGIN.format(name="trloky"))
+    toml = tmp_path / "l.toml"
+    toml.write_text('players = ["trloky(show_prob=0.9)", "random"]\ndeals = 40\nseed = 3\n'
+                    '[run]\nchunk_size = 10\n[output]\nplots = false\n')
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "l"
+    assert main(["tournament", str(toml), "--out", str(out), "--plugin", "trloky",
+                 "--jobs", "2", "--backend", "loky", "--no-progress"]) == 0, \
+        capsys.readouterr().err
+    ref = run_tournament(config(tmp_path, "ref", deals=40, seed=3, **{"run.chunk_size": 10}))
+    assert json.loads((out / "summary.json").read_text())["tallies"] == ref["tallies"]
+
+
+def test_dead_worker_is_one_line_and_keeps_chunks(tmp_path, monkeypatch, capsys):
+    (tmp_path / "trdier.py").write_text(DIER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg = config(tmp_path, "d", players=["dier", PLAIN], plugins=["trdier"])
+    run_tournament(cfg, stop_after=2)  # deals 0-39 are safe
+    kept = {f: os.stat(os.path.join(cfg.out, "chunks", f)).st_mtime_ns
+            for f in chunk_names(cfg.out)}
+    two = config(tmp_path, "d", players=["dier", PLAIN], plugins=["trdier"],
+                 **{"run.jobs": 2, "run.backend": "loky"})
+    with pytest.raises(WorkerError) as e:
+        run_tournament(two, resume=True)
+    msg = str(e.value)
+    assert "worker process died" in msg and "--resume" in msg and "\n" not in msg
+    assert "2 of 3 chunks are saved" in msg and "EXIT(3)" in msg  # names how it died
+    assert "chunks 2 (matchup 0, deals 40-59)" in msg  # and where
+    assert {f: os.stat(os.path.join(cfg.out, "chunks", f)).st_mtime_ns
+            for f in chunk_names(cfg.out)} == kept
+    assert not os.path.exists(os.path.join(cfg.out, ".lock"))
