@@ -398,11 +398,11 @@ def _run_sprts(sampler, mu0, mu1, runs, seed, chunk=25, max_chunks=2000):
     return states.count("H1") / runs, states.count("H0") / runs
 
 
-def _tilted_sampler(mean):
+def _tilted_sampler(mean, support=None, base=None):
     """Heavily tied even-valued per-pair results (-6 .. 8) with the given mean: an
     exponential tilt of a fixed base distribution, solved by bisection."""
-    support = np.arange(-6, 9, 2).astype(float)
-    base = np.array([1, 3, 8, 20, 8, 4, 2, 1], dtype=float)
+    support = np.arange(-6, 9, 2).astype(float) if support is None else support
+    base = np.array([1, 3, 8, 20, 8, 4, 2, 1], dtype=float) if base is None else base
     lo, hi = -5.0, 5.0
     for _ in range(200):
         lam = (lo + hi) / 2
@@ -440,6 +440,70 @@ def test_sprt_error_rates(kind):
     # halfway between the hypotheses the test is a coin flip by symmetry
     h1_mid, _ = _run_sprts(sampler_at((mu0 + mu1) / 2), mu0, mu1, 200, seed=13)
     assert 0.3 <= h1_mid <= 0.7
+
+
+# Per-pair results of configs/sprt.toml (seed 45, 1,364 pairs): A's mean settlement per deal
+# over a duplicate pair, -8 … 6, standard deviation 1.72, 28% exactly 0.
+REAL_SUPPORT = np.arange(-8, 7).astype(float)
+REAL_COUNTS = np.array([1, 0.5, 2, 4, 18, 64, 159, 262, 381, 225, 145, 71, 25, 5, 2])
+
+
+def _error_rates_every_pair(mu1, runs, seed, nmax, **kw):
+    """(type I, type II) rates of SPRT(0, mu1) with a look after every pair on real-like data;
+    runs still undecided after ``nmax`` pairs count as errors (there are none)."""
+    rng = np.random.default_rng(seed)
+    rates = []
+    for truth, wrong in ((0.0, "H1"), (mu1, "H0")):
+        sample = _tilted_sampler(truth, REAL_SUPPORT, REAL_COUNTS)
+        errors = 0
+        for _ in range(runs):
+            test = SPRT(0.0, mu1, **kw)
+            for v in sample(rng, nmax).tolist():
+                if test.update_stats(1, v, v * v) != "continue":
+                    break
+            errors += test.state in (wrong, "continue")
+        rates.append(errors / runs)
+    return tuple(rates)
+
+
+@pytest.mark.parametrize("mu1, runs", [(0.5, 400), (0.2, 250)])
+def test_sprt_error_rates_with_a_look_after_every_pair(mu1, runs):
+    # Without a minimum number of pairs the plug-in variance of the first few pairs can be
+    # tiny and the LLR huge: looking after every pair, both error rates were 12-19% at
+    # mu1 = 0.5 and ~8.5% at mu1 = 0.2 instead of 5%. With the default SPRT_MIN_PAIRS they
+    # are at or below the nominal 5% within Monte Carlo error (3 standard errors).
+    type1, type2 = _error_rates_every_pair(mu1, runs, seed=int(mu1 * 100), nmax=4000)
+    tol = 3 * math.sqrt(0.05 * 0.95 / runs)
+    assert type1 <= 0.05 + tol and type2 <= 0.05 + tol, (type1, type2)
+    if mu1 == 0.2:  # where the minimum rarely binds the test is near nominal, not just safe
+        assert type1 + type2 >= 0.03, (type1, type2)
+
+
+def test_sprt_min_pairs():
+    test = SPRT(0.0, 0.5, min_pairs=50)
+    for _ in range(24):  # the LLR is far above the upper bound from the second pair on
+        assert test.update([2.0, 3.0]) == "continue"
+    assert test.update([2.0, 3.0]) == "H1" and test.decided_at == 50
+    again = SPRT.from_dict(roundtrip(test.to_dict()))
+    assert again.min_pairs == 50 and again.to_dict() == test.to_dict()
+    early = SPRT(0.0, 0.5, min_pairs=10)
+    assert early.update([2.0, 3.0, 2.0]) == "continue" and early.llr > early.bounds[1]
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="min_pairs"):
+            SPRT(0.0, 0.5, min_pairs=bad)
+
+
+def test_sprt_variance_zero_up_to_rounding():
+    # three pairs of 0.3 have variance 0, but the float sums leave ~2e-17: the LLR must
+    # be 0 (no evidence about the spread), not ~1e15
+    m = Moments().add([0.3, 0.3, 0.3])
+    assert sprt_llr(m.n, m.total, m.total_sq, 0.0, 0.5) == 0.0
+    assert SPRT(0.0, 0.5, min_pairs=2).update([0.3, 0.3, 0.3]) == "continue"
+    m = Moments().add(np.full(1000, 0.7))
+    assert sprt_llr(m.n, m.total, m.total_sq, 0.0, 0.5) == 0.0
+    # a real but small spread still counts
+    m = Moments().add([0.3, 0.3 + 1e-6, 0.3])
+    assert sprt_llr(m.n, m.total, m.total_sq, 0.0, 0.5) > 1e6
 
 
 def test_sprt_decision_is_sticky_and_state_serialises():
