@@ -40,6 +40,7 @@ The schema (every key but ``players`` is optional; defaults shown)::
     mu1 = 0.5                          # H1
     alpha = 0.05
     beta = 0.05
+    min_pairs = 200                    # no decision before this many pairs (2 … 10**9)
 
 ``TournamentConfig.to_toml()`` writes the resolved config (every key, canonical specs) in
 this same format, so a results folder's ``config.toml`` can be run again as it is.
@@ -74,7 +75,7 @@ _TOP = ("name", "format", "players", "deals", "duplicate", "seed", "first_deal",
         "timeout", "rules", "run", "output", "sprt")
 _RUN = ("jobs", "backend", "scheduler", "chunk_size", "progress")
 _OUTPUT = ("dir", "deal_table", "records", "record_filter", "record_limit", "plots")
-_SPRT = ("mu0", "mu1", "alpha", "beta")
+_SPRT = ("mu0", "mu1", "alpha", "beta", "min_pairs")
 # keys that do not change a single result: a run may be resumed with other values
 _RUN_ONLY = ("name", "run.jobs", "run.backend", "run.scheduler", "run.progress", "output.dir",
              "output.plots")
@@ -90,6 +91,7 @@ class Sprt:
     mu1: float = 0.5
     alpha: float = 0.05
     beta: float = 0.05
+    min_pairs: int = 200  # the first look that may decide comes after this many pairs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -343,7 +345,8 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
             v.fail("sprt.mu1", mu1, "must differ from sprt.mu0")
         alpha = v.number(t, "alpha", 0.05, 0.0, 0.5, prefix="sprt.", open_lo=True)
         beta = v.number(t, "beta", 0.05, 0.0, 0.5, prefix="sprt.", open_lo=True)
-        sprt = Sprt(mu0, mu1, alpha, beta)
+        min_pairs = v.integer(t, "min_pairs", 200, 2, 10**9, prefix="sprt.")
+        sprt = Sprt(mu0, mu1, alpha, beta, min_pairs)
     return TournamentConfig(
         name=name, format=fmt, players=players, deals=deals, duplicate=duplicate, seed=seed,
         first_deal=first, plugins=plugins, timeout=timeout, rules=rules, jobs=jobs,

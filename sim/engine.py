@@ -128,9 +128,8 @@ def remove_card(u, seat, c):
 def _shuffle(st, u):
     """Sorted deck, then Fisher–Yates with stream 0 (docs/engine.md; R5, R11).
 
-    With fixed cards (``S_FIX_SEAT >= 0``) the deal is uniform among the deals that give those
-    cards to that seat: the fixed cards take uniformly chosen dealing rounds of the seat (a
-    shuffle of its 27 rounds), the other cards a shuffle of the rest of the deck.
+    With fixed cards (``S_FIX_SEAT >= 0``) the deal is uniform among the deals in which that
+    seat holds at least those cards (``_shuffle_fixed``): an ordinary deal conditioned on it.
     """
     fs = st[S_FIX_SEAT]
     if fs < 0:
@@ -157,46 +156,98 @@ def _shuffle(st, u):
 
 @kernel
 def _shuffle_fixed(st, u, fs):
+    """A shuffle conditioned on seat ``fs`` holding at least the fixed multiset (docs/engine.md).
+
+    An ordinary deal gives the seat a uniform 27-card subset of the 108 cards. Conditioned on
+    "at least these copies", a type named twice is held twice; of the ``m1`` types named once
+    the seat holds the second copy of ``k`` of them (which ones: uniform), where ``k`` has
+    weight ``C(m1, k) 2^(m1-k) C(N, R-k)`` (``N`` copies of unnamed types, ``R`` = 27 minus
+    the number of fixed cards: the count of physical hands with those counts); its other
+    ``R - k`` cards are a uniform subset of the unnamed copies. The seat's 27 cards then take
+    its rounds in uniform order and the other 81 cards the other positions in uniform order.
+    All draws come from stream 0, so the deal is a function of (seed, deal) as always.
+    """
     nfix = st[S_FIX_N]
-    rest = st[S_TRICKS:S_TRICKS + 108]  # scratch: the trick log is empty while dealing
-    for c in range(108):  # the sorted deck without one copy per fixed card
-        rest[c] = c // 2
+    sc = st[S_TRICKS:S_TRICKS + 27 * TRICK_W]  # scratch: the trick log is empty while dealing
+    need = sc[0:54]  # copies of each type the seat must hold
+    hand = sc[54:81]  # the seat's 27 cards
+    rest = sc[81:162]  # the other 81 cards
+    pool = sc[162:270]  # the copies of the types not named
+    singles = sc[270:297]  # the types named once
+    for c in range(54):
+        need[c] = 0
     for k in range(nfix):
-        c = st[S_FIX + k]
-        for i in range(108):
-            if rest[i] == c:
-                rest[i] = -1
-                break
+        need[st[S_FIX + k]] += 1
+    h = 0
+    m1 = 0
+    npool = 0
+    for c in range(54):
+        if need[c] == 0:
+            pool[npool] = c
+            pool[npool + 1] = c
+            npool += 2
+        else:
+            for _ in range(need[c]):
+                hand[h] = c
+                h += 1
+            if need[c] == 1:
+                singles[m1] = c
+                m1 += 1
+    r_free = 27 - nfix
+    kmax = min(m1, r_free)
+    total = 1.0  # sum of the weights of k = 0 … kmax, relative to k = 0
+    w = 1.0
+    for k in range(kmax):
+        w *= (m1 - k) / (k + 1) * 0.5 * (r_free - k) / (npool - r_free + k + 1)
+        total += w
+    x = (next_draw(u, 0) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+    k = 0
+    w = 1.0
+    acc = 1.0
+    while k < kmax and acc <= x:
+        w *= (m1 - k) / (k + 1) * 0.5 * (r_free - k) / (npool - r_free + k + 1)
+        k += 1
+        acc += w
+    for i in range(k):  # which singles the seat holds twice: a partial Fisher-Yates
+        j = i + bounded(next_draw(u, 0), m1 - i)
+        t = singles[i]
+        singles[i] = singles[j]
+        singles[j] = t
+        hand[h] = singles[i]
+        h += 1
+    for i in range(r_free - k):  # its other cards: a uniform subset of the unnamed copies
+        j = i + bounded(next_draw(u, 0), npool - i)
+        t = pool[i]
+        pool[i] = pool[j]
+        pool[j] = t
+        hand[h] = pool[i]
+        h += 1
     n = 0
-    for i in range(108):
-        if rest[i] >= 0:
-            rest[n] = rest[i]
-            n += 1
-    slots = st[S_DECK:S_DECK + 27]  # scratch before the deck is written: the seat's rounds
-    for j in range(27):
-        slots[j] = j
+    for i in range(k, m1):
+        rest[n] = singles[i]
+        n += 1
+    for i in range(r_free - k, npool):
+        rest[n] = pool[i]
+        n += 1
     for i in range(26, 0, -1):
         j = bounded(next_draw(u, 0), i + 1)
-        t = slots[i]
-        slots[i] = slots[j]
-        slots[j] = t
-    for i in range(n - 1, 0, -1):
+        t = hand[i]
+        hand[i] = hand[j]
+        hand[j] = t
+    for i in range(80, 0, -1):
         j = bounded(next_draw(u, 0), i + 1)
         t = rest[i]
         rest[i] = rest[j]
         rest[j] = t
-    taken = st[S_TRICKS + 108:S_TRICKS + 216]  # scratch: which deck positions are fixed
-    taken[:] = -1
-    for k in range(nfix):
-        taken[4 * slots[k] + fs] = st[S_FIX + k]
     r = 0
     for i in range(108):
-        if taken[i] >= 0:
-            st[S_DECK + i] = taken[i]
+        if i % 4 == fs:
+            st[S_DECK + i] = hand[i // 4]
         else:
             st[S_DECK + i] = rest[r]
             r += 1
-    st[S_TRICKS:S_TRICKS + 216] = 0
+    for i in range(27 * TRICK_W):
+        sc[i] = 0
 
 
 @kernel

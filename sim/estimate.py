@@ -1,11 +1,11 @@
 """Win-rate questions about a hand: fix some cards in one seat, deal the rest at random.
 
 ``shuangkou estimate --hand "Kh Kh 5h 5h BJ" --seat 0`` plays many deals in which seat 0 is
-dealt those cards (the rest of its hand and the other hands uniformly at random among the deals
-that give it those cards; ``sim.engine._shuffle_fixed``) and reports how often that seat becomes
-the caller, how its team does when it attacks, and its mean settlement, each with a 95%
-confidence interval. The deals are ``sim.loop.play_deals_fixed`` deals of the given seed, so an
-estimate is reproducible and the same for any ``jobs``.
+dealt those cards (an ordinary uniform deal conditioned on the seat holding at least those
+cards: ``Kh`` is at least one Kh; ``sim.engine._shuffle_fixed``) and reports how often that
+seat becomes the caller, how its team does when it attacks, and its mean settlement, each
+with a 95% confidence interval. The deals are ``sim.loop.play_deals_fixed`` deals of the given
+seed, so an estimate is reproducible and the same for any ``jobs``.
 """
 
 from __future__ import annotations

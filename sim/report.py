@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.stats import WDL, Histogram, Moments, bradley_terry, elo_from_bt
+from sim.stats import WDL, Histogram, Moments, bradley_terry, elo_from_bt, stratified_ci
 
 RANKS = "A23456789TJQK"
 MATCH_DEALS = 100  # a standard match: R25 skill change and title are reported per this many
@@ -157,15 +157,17 @@ def _strategy(i: int, players: Sequence[str], oracle: Sequence[bool],
     from sim.scoring import level
 
     pairs, wdl, merged = Moments(), WDL(), None
+    strata = []  # one per matchup: the interval treats matchups as strata (stratified_ci)
     played = 0
     for t, s in sides:
         p, w = t["pairs"], t["wdl"]
         if s == "A":
-            pairs += p
+            strata.append(p)
             wdl += w
         else:  # B's result is -x: the same squares, the opposite sum, wins and losses swap
-            pairs += Moments(p.n, -p.total, p.total_sq)
+            strata.append(Moments(p.n, -p.total, p.total_sq))
             wdl += WDL(w.losses, w.draws, w.wins)
+        pairs += strata[-1]
         keys = [k for k in t if k.startswith(s + ".")]
         part = {k[2:]: t[k] for k in keys}
         merged = part if merged is None else _merge(merged, part)
@@ -173,7 +175,8 @@ def _strategy(i: int, players: Sequence[str], oracle: Sequence[bool],
     fake = {f"S.{k}": v for k, v in (merged or {}).items()}
     side = _side(fake, "S", played, rules) if merged else {}
     skill = rules["start_skill"] + (side.get("settle_total") or 0.0)
-    res = _ci(pairs)
+    _, lo, hi = stratified_ci(strata)
+    res = {**_ci(pairs), "lo": lo, "hi": hi}
     # R25 per standard match: the skill change a player of it expects over MATCH_DEALS deals
     # (its mean settlement per deal per player times MATCH_DEALS) and the title it reaches
     # from start_skill; the accumulated "skill" grows with the run's length and says little
@@ -208,15 +211,18 @@ def _cross(state: Mapping[str, Any], k: int) -> list[list[dict[str, float] | Non
 
 
 def _ratings(state: Mapping[str, Any], k: int) -> list[dict[str, float]] | None:
-    """Bradley-Terry on pair wins (a drawn pair is half a win each), as Elo with 95% CI."""
-    wins = np.zeros((k, k))
+    """Bradley-Terry on pair wins (a drawn pair is half a win each), as Elo with 95% CI
+    (whose variance counts the draws as results of score 1/2, not as win/loss trials)."""
+    wins, draws = np.zeros((k, k)), np.zeros((k, k))
     for m in state["matchups"]:
         w = WDL.from_dict(m["tally"]["wdl"])
         wins[m["a"], m["b"]] += w.wins + 0.5 * w.draws
         wins[m["b"], m["a"]] += w.losses + 0.5 * w.draws
+        draws[m["a"], m["b"]] += w.draws
+        draws[m["b"], m["a"]] += w.draws
     if not wins.any():
         return None
-    theta, cov = bradley_terry(wins)
+    theta, cov = bradley_terry(wins, draws=draws)
     return [{"elo": e, "lo": lo, "hi": hi} for e, lo, hi in elo_from_bt(theta, cov)]
 
 

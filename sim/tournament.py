@@ -599,8 +599,8 @@ class Aggregate:
         self.cfg = cfg
         self.chunks = list(chunks)
         self.tallies = [new_tally() for _ in cfg.matchups()]
-        self.sprt = SPRT(cfg.sprt.mu0, cfg.sprt.mu1, cfg.sprt.alpha, cfg.sprt.beta) \
-            if cfg.sprt else None
+        self.sprt = SPRT(cfg.sprt.mu0, cfg.sprt.mu1, cfg.sprt.alpha, cfg.sprt.beta,
+                         cfg.sprt.min_pairs) if cfg.sprt else None
         self.pending: dict[int, dict[str, Any]] = {}
         self.next = 0  # chunks 0 … next-1 are merged
         self.stop_at: int | None = None  # last chunk of a run the SPRT decided

@@ -87,6 +87,8 @@ def test_defaults_and_canonical_specs():
     ({"output": {"record_filter": "attacker_score >> 3"}}, ["'column op integer'"]),
     ({"sprt": {"mu0": 1, "mu1": 1}}, ["'sprt.mu1' = 1", "differ"]),
     ({"sprt": {"alpha": 0.7}}, ["'sprt.alpha' = 0.7", "(0.0, 0.5]"]),
+    ({"sprt": {"min_pairs": 1}}, ["'sprt.min_pairs' = 1", "integer in 2 … 1000000000"]),
+    ({"sprt": {"min_pairs": 2.5}}, ["'sprt.min_pairs' = 2.5", "integer"]),
     ({"players": ["random"]}, ["'players'", "exactly 2 players"]),
     ({"players": ["random", "random(show_prob=0.25)"]},
      ["'players[1]'", "same player as players[0]"]),
@@ -138,7 +140,8 @@ def test_files(tmp_path):
 def test_resolved_toml_round_trip_and_hash(tmp_path):
     cfg = from_dict({**BASE, "deals": 123, "rules": {"kou_di_pair": 6}, "seed": 5,
                      "output": {"record_filter": "multiplier == 6", "records": 2},
-                     "sprt": {"mu1": 0.3}})
+                     "sprt": {"mu1": 0.3, "min_pairs": 50}})
+    assert cfg.sprt.min_pairs == 50 and from_dict({**BASE, "sprt": {}}).sprt.min_pairs == 200
     path = tmp_path / "r.toml"
     path.write_text(cfg.to_toml())
     again = load_config(path)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -97,3 +99,136 @@ def test_cli(capsys):
     assert d["deals"] == 2000 and 0 <= d["p_caller"]["lo"] <= d["p_caller"]["p"] <= 1
     assert main(["estimate", "--hand", "Kh Kh Kh", "--deals", "10"]) == 2
     assert "Kh 3 times" in capsys.readouterr().err
+
+
+# --- the fixed-card deals are ordinary deals conditioned on the seat's hand -----------------
+# "Uniform among the deals that give those cards to the seat" = an ordinary deal (the
+# engine's own init_deal) conditioned on the seat holding at least the named multiset. The
+# tests below compare estimate's deals with rejection sampling of ordinary deals: chi-square
+# two-sample tests (fixed seeds, so deterministic) at a strict level, on the seat's counts of
+# the named types, the other seats' counts, where the first named card arrives and the suit
+# make-up of the rest of the hand, and a z-test on the calling rate and attack rate.
+P_MIN = 1e-4  # each test rejects "same distribution" below this p-value
+
+_decks_fn = None
+
+
+def _decks(seed: int, n: int, seat: int, fixed: list[int]) -> np.ndarray:
+    """``(n, 108)`` int8 decks of deals ``0 … n-1`` of ``seed``: ``init_deal_fixed`` with
+    ``fixed`` in ``seat`` or, for ``fixed == []``, the ordinary ``init_deal`` path."""
+    global _decks_fn
+    if _decks_fn is None:
+        from numba import njit
+
+        from sim.engine import S_DECK, ST_SIZE, U_SIZE, init_deal_fixed
+
+        @njit
+        def run(seed, n, fix_seat, fix_cards):
+            st = np.zeros(ST_SIZE, dtype=np.int64)
+            u = np.zeros(U_SIZE, dtype=np.uint64)
+            out = np.zeros((n, 108), dtype=np.int8)
+            for d in range(n):
+                init_deal_fixed(st, u, seed, np.uint64(d), fix_seat, fix_cards)
+                for i in range(108):
+                    out[d, i] = st[S_DECK + i]
+            return out
+
+        _decks_fn = run
+    cards = np.array(fixed, dtype=np.int64)
+    return _decks_fn(np.uint64(seed), n, seat if len(fixed) else -1, cards)
+
+
+def _holds(decks: np.ndarray, seat: int, fixed: list[int]) -> np.ndarray:
+    hand = decks[:, seat::4]
+    ok = np.ones(len(decks), dtype=bool)
+    for c, k in Counter(fixed).items():
+        ok &= (hand == c).sum(axis=1) >= k
+    return ok
+
+
+def _two_sample_p(a: list, b: list) -> float:
+    """Chi-square test that the categorical samples ``a`` and ``b`` share a distribution
+    (categories with fewer than 20 observations in all pooled into one)."""
+    chi2_contingency = pytest.importorskip("scipy.stats").chi2_contingency
+    ca, cb = Counter(a), Counter(b)
+    cats = sorted(set(ca) | set(cb), key=str)
+    big = [c for c in cats if ca[c] + cb[c] >= 20]
+    rest = [c for c in cats if c not in big]
+    table = [[ca[c] for c in big] + [sum(ca[c] for c in rest)],
+             [cb[c] for c in big] + [sum(cb[c] for c in rest)]]
+    table = np.array(table)
+    table = table[:, table.sum(axis=0) > 0]
+    if table.shape[1] < 2:
+        return 1.0
+    return float(chi2_contingency(table)[1])
+
+
+def _features(decks: np.ndarray, seat: int, fixed: list[int]) -> dict[str, list]:
+    from sim.cards import SUITS
+
+    types = sorted(set(fixed))
+    hand = decks[:, seat::4]
+    first = types[0]
+    rounds = np.argmax(hand == first, axis=1)  # round of the first copy (it holds one)
+    hearts = np.isin(hand, [i for i in range(52) if SUITS[i % 4] == "h"]).sum(axis=1)
+    return {
+        "named counts": [tuple(r) for r in np.stack([(hand == t).sum(axis=1) for t in types],
+                                                    axis=1)],
+        "other seats' copies": [tuple(r) for r in np.stack(
+            [(decks[:, (seat + o) % 4::4] == first).sum(axis=1) for o in (1, 2, 3)], axis=1)],
+        "round of the first": list(rounds // 3),
+        "hearts held": list(np.minimum(hearts, 14)),
+    }
+
+
+@pytest.mark.parametrize("hand, seat, n_plain", [
+    ("Kh", 0, 60_000), ("Kh Kh", 1, 200_000), ("BJ", 2, 60_000), ("SJ SJ BJ", 3, 400_000),
+    ("Kh 5s Ad BJ", 0, 400_000), ("Kh Kh 5h Qd", 1, 400_000)])
+def test_fixed_deals_match_rejection_sampling(hand, seat, n_plain):
+    fixed = parse_hand(hand)
+    plain = _decks(11, n_plain, seat, [])
+    plain = plain[_holds(plain, seat, fixed)]
+    assert len(plain) >= 1000  # enough accepted deals for the tests to have power
+    mine = _decks(12, 20_000, seat, fixed)
+    assert _holds(mine, seat, fixed).all()
+    assert (np.sort(mine, axis=1) == np.arange(108) // 2).all()  # every deal is a full deck
+    fa, fb = _features(plain, seat, fixed), _features(mine, seat, fixed)
+    for name in fa:
+        p = _two_sample_p(fa[name], fb[name])
+        assert p > P_MIN, f"{hand}: {name} differ from rejection sampling (p = {p:.2g})"
+
+
+def test_second_copy_has_its_exact_probability():
+    # holding at least one Kh, the seat holds the other with probability
+    # C(106, 25) / (2 C(106, 26) + C(106, 25)) = 26 / 188 = 0.1383 (it was 0.243 when one copy
+    # was fixed and the rest dealt uniformly)
+    mine = _decks(5, 40_000, 0, [49])
+    two = int(((mine[:, 0::4] == 49).sum(axis=1) == 2).sum())
+    p = 26 / 188
+    z = (two - 40_000 * p) / math.sqrt(40_000 * p * (1 - p))
+    assert abs(z) < 4, (two / 40_000, p)
+
+
+def test_calling_rate_matches_rejection_sampling():
+    # with max_redeals = 0 an ordinary deal is played from its first shuffle, so keeping the
+    # ordinary deals in which seat 0 holds a Kh is exactly estimate's distribution
+    from sim import runner
+    from sim.loop import C_CALLER, C_VOID, N_COLS, play_deals
+    from sim.rules import Rules
+
+    rules = Rules(max_redeals=0)
+    n = 100_000
+    keep = _holds(_decks(21, n, 0, []), 0, [49])
+    out = np.zeros((n, N_COLS), dtype=np.int64)
+    play_deals(np.uint64(21), np.uint64(0), n, rules.array(),
+               *runner.compiled_tables(runner.make_seats("random")), out)
+    out = out[keep]
+    played = out[:, C_VOID] == 0
+    ref = {"caller": int((played & (out[:, C_CALLER] == 0)).sum()),
+           "attacks": int((played & (out[:, C_CALLER] % 2 == 0)).sum())}
+    est = estimate("Kh", seat=0, deals=len(out), seed=22, rules=rules)
+    for key, k in (("caller", est.caller), ("attacks", est.attacks)):
+        p1, p2 = ref[key] / len(out), k / est.deals
+        pool = (ref[key] + k) / (len(out) + est.deals)
+        z = (p1 - p2) / math.sqrt(pool * (1 - pool) * (1 / len(out) + 1 / est.deals))
+        assert abs(z) < 4, (key, p1, p2, z)

@@ -150,6 +150,31 @@ def test_round_robin_cross_table_and_ratings(tmp_path):
     m01, m02 = s["matchups"][0]["result"], s["matchups"][1]["result"]
     assert s["strategies"][0]["result"]["mean"] == pytest.approx((m01["mean"] + m02["mean"]) / 2)
     assert os.path.getsize(os.path.join(cfg.out, "plots", "scores_m2.png")) > 0
+    # ... and its interval treats the matchups as strata: the variance of the mean is the sum
+    # of the matchups' own (n_m var_m / N^2), not the merged values' (which adds the spread
+    # between matchups); the normal critical value at these sizes
+    tallies = [Moments.from_dict(t["pairs"]) for t in s["tallies"]]
+    p0 = [tallies[0], tallies[1]]  # player 0 is A in matchups 0 (0-1) and 1 (0-2)
+    n = sum(p.n for p in p0)
+    half = 1.959963984540054 * math.sqrt(sum(p.n * p.var for p in p0)) / n
+    r0 = s["strategies"][0]["result"]
+    assert (r0["lo"], r0["hi"]) == pytest.approx((r0["mean"] - half, r0["mean"] + half))
+    merged = p0[0].merge(p0[1])
+    assert r0["hi"] - r0["lo"] < merged.ci()[1] - merged.ci()[0]
+    # the ratings' variance counts drawn pairs as results of score 1/2
+    from sim.stats import WDL, bradley_terry, elo_from_bt
+
+    wins, draws = np.zeros((3, 3)), np.zeros((3, 3))
+    for m, t in zip(s["matchups"], s["tallies"], strict=True):
+        w = WDL.from_dict(t["wdl"])
+        wins[m["a"], m["b"]], wins[m["b"], m["a"]] = w.wins + w.draws / 2, w.losses + w.draws / 2
+        draws[m["a"], m["b"]] = draws[m["b"], m["a"]] = w.draws
+    assert draws.sum() > 0
+    expected = elo_from_bt(*bradley_terry(wins, draws=draws))
+    got = [v for r in s["ratings"] for v in (r["elo"], r["lo"], r["hi"])]
+    assert got == pytest.approx([v for e in expected for v in e])
+    plain = elo_from_bt(*bradley_terry(wins))
+    assert all(e[2] - e[1] < p[2] - p[1] for e, p in zip(expected, plain, strict=True))
 
 
 def test_oracle_players_are_marked(tmp_path, monkeypatch):

@@ -30,6 +30,7 @@ from sim.stats import (
     norm_ppf,
     sprt_bounds,
     sprt_llr,
+    stratified_ci,
     t_ppf,
     wdl,
 )
@@ -398,11 +399,11 @@ def _run_sprts(sampler, mu0, mu1, runs, seed, chunk=25, max_chunks=2000):
     return states.count("H1") / runs, states.count("H0") / runs
 
 
-def _tilted_sampler(mean):
+def _tilted_sampler(mean, support=None, base=None):
     """Heavily tied even-valued per-pair results (-6 .. 8) with the given mean: an
     exponential tilt of a fixed base distribution, solved by bisection."""
-    support = np.arange(-6, 9, 2).astype(float)
-    base = np.array([1, 3, 8, 20, 8, 4, 2, 1], dtype=float)
+    support = np.arange(-6, 9, 2).astype(float) if support is None else support
+    base = np.array([1, 3, 8, 20, 8, 4, 2, 1], dtype=float) if base is None else base
     lo, hi = -5.0, 5.0
     for _ in range(200):
         lam = (lo + hi) / 2
@@ -440,6 +441,70 @@ def test_sprt_error_rates(kind):
     # halfway between the hypotheses the test is a coin flip by symmetry
     h1_mid, _ = _run_sprts(sampler_at((mu0 + mu1) / 2), mu0, mu1, 200, seed=13)
     assert 0.3 <= h1_mid <= 0.7
+
+
+# Per-pair results of configs/sprt.toml (seed 45, 1,364 pairs): A's mean settlement per deal
+# over a duplicate pair, -8 … 6, standard deviation 1.72, 28% exactly 0.
+REAL_SUPPORT = np.arange(-8, 7).astype(float)
+REAL_COUNTS = np.array([1, 0.5, 2, 4, 18, 64, 159, 262, 381, 225, 145, 71, 25, 5, 2])
+
+
+def _error_rates_every_pair(mu1, runs, seed, nmax, **kw):
+    """(type I, type II) rates of SPRT(0, mu1) with a look after every pair on real-like data;
+    runs still undecided after ``nmax`` pairs count as errors (there are none)."""
+    rng = np.random.default_rng(seed)
+    rates = []
+    for truth, wrong in ((0.0, "H1"), (mu1, "H0")):
+        sample = _tilted_sampler(truth, REAL_SUPPORT, REAL_COUNTS)
+        errors = 0
+        for _ in range(runs):
+            test = SPRT(0.0, mu1, **kw)
+            for v in sample(rng, nmax).tolist():
+                if test.update_stats(1, v, v * v) != "continue":
+                    break
+            errors += test.state in (wrong, "continue")
+        rates.append(errors / runs)
+    return tuple(rates)
+
+
+@pytest.mark.parametrize("mu1, runs", [(0.5, 400), (0.2, 250)])
+def test_sprt_error_rates_with_a_look_after_every_pair(mu1, runs):
+    # Without a minimum number of pairs the plug-in variance of the first few pairs can be
+    # tiny and the LLR huge: looking after every pair, both error rates were 12-19% at
+    # mu1 = 0.5 and ~8.5% at mu1 = 0.2 instead of 5%. With the default SPRT_MIN_PAIRS they
+    # are at or below the nominal 5% within Monte Carlo error (3 standard errors).
+    type1, type2 = _error_rates_every_pair(mu1, runs, seed=int(mu1 * 100), nmax=4000)
+    tol = 3 * math.sqrt(0.05 * 0.95 / runs)
+    assert type1 <= 0.05 + tol and type2 <= 0.05 + tol, (type1, type2)
+    if mu1 == 0.2:  # where the minimum rarely binds the test is near nominal, not just safe
+        assert type1 + type2 >= 0.03, (type1, type2)
+
+
+def test_sprt_min_pairs():
+    test = SPRT(0.0, 0.5, min_pairs=50)
+    for _ in range(24):  # the LLR is far above the upper bound from the second pair on
+        assert test.update([2.0, 3.0]) == "continue"
+    assert test.update([2.0, 3.0]) == "H1" and test.decided_at == 50
+    again = SPRT.from_dict(roundtrip(test.to_dict()))
+    assert again.min_pairs == 50 and again.to_dict() == test.to_dict()
+    early = SPRT(0.0, 0.5, min_pairs=10)
+    assert early.update([2.0, 3.0, 2.0]) == "continue" and early.llr > early.bounds[1]
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="min_pairs"):
+            SPRT(0.0, 0.5, min_pairs=bad)
+
+
+def test_sprt_variance_zero_up_to_rounding():
+    # three pairs of 0.3 have variance 0, but the float sums leave ~2e-17: the LLR must
+    # be 0 (no evidence about the spread), not ~1e15
+    m = Moments().add([0.3, 0.3, 0.3])
+    assert sprt_llr(m.n, m.total, m.total_sq, 0.0, 0.5) == 0.0
+    assert SPRT(0.0, 0.5, min_pairs=2).update([0.3, 0.3, 0.3]) == "continue"
+    m = Moments().add(np.full(1000, 0.7))
+    assert sprt_llr(m.n, m.total, m.total_sq, 0.0, 0.5) == 0.0
+    # a real but small spread still counts
+    m = Moments().add([0.3, 0.3 + 1e-6, 0.3])
+    assert sprt_llr(m.n, m.total, m.total_sq, 0.0, 0.5) > 1e6
 
 
 def test_sprt_decision_is_sticky_and_state_serialises():
@@ -548,6 +613,82 @@ def test_bradley_terry_intervals_cover_the_truth():
     assert 0.92 <= np.mean(covered) <= 0.98
     ratio = np.var(estimates, axis=0, ddof=1) / np.mean(variances, axis=0)
     assert np.all((ratio > 0.7) & (ratio < 1.35))  # the covariance is the right size
+
+
+def _round_robin_draws(rng, theta, games, draw):
+    """(wins, draws): ``games`` games per pair, a share ``draw`` of them drawn, and
+    P(i wins) + P(draw) / 2 = the Bradley-Terry probability (a draw is half a win)."""
+    k = len(theta)
+    wins, draws = np.zeros((k, k)), np.zeros((k, k))
+    for i in range(k):
+        for j in range(i + 1, k):
+            s = 1.0 / (1.0 + math.exp(theta[j] - theta[i]))
+            w, d, l_ = rng.multinomial(games, [s - draw / 2, draw, 1 - s - draw / 2])
+            wins[i, j], wins[j, i] = w + d / 2, l_ + d / 2
+            draws[i, j] = draws[j, i] = d
+    return wins, draws
+
+
+def test_bradley_terry_intervals_with_draws_cover_the_truth():
+    # 30% drawn pairs, typical of duplicate Shuangkou: counted as win/loss trials the
+    # intervals were ~20% too wide (coverage ~98.6%); with the draws' variance they cover 95%
+    rng = np.random.default_rng(26)
+    theta_true = np.array([-0.6, -0.1, 0.2, 0.5])
+    theta_true -= theta_true.mean()
+    covered, covered_wl, estimates, variances, widths = [], [], [], [], []
+    for _ in range(400):
+        wins, draws = _round_robin_draws(rng, theta_true, 300, 0.3)
+        theta, cov = bradley_terry(wins, draws=draws)
+        theta_wl, cov_wl = bradley_terry(wins)
+        assert theta == pytest.approx(theta_wl, abs=1e-12)  # the same estimate
+        for c, th, cv in ((covered, theta, cov), (covered_wl, theta_wl, cov_wl)):
+            c += [lo <= ELO_PER_NAT * t <= hi
+                  for t, (_, lo, hi) in zip(theta_true, elo_from_bt(th, cv), strict=True)]
+        estimates.append(theta)
+        variances.append(np.diag(cov))
+        widths.append(np.sqrt(np.diag(cov_wl) / np.diag(cov)))
+    assert 0.93 <= np.mean(covered) <= 0.97, np.mean(covered)
+    assert np.mean(covered_wl) >= 0.975  # the win/loss variance: far too wide
+    ratio = np.var(estimates, axis=0, ddof=1) / np.mean(variances, axis=0)
+    assert np.all((ratio > 0.8) & (ratio < 1.25)), ratio  # the covariance is the right size
+    assert 1.12 < np.mean(widths) < 1.32  # ~ sqrt(0.25 / (0.25 - 0.3 / 4)) near p = 1/2
+    # without draws the sandwich is the information inverse up to sampling noise
+    wins = _round_robin(rng, theta_true, 2000)
+    _, c0 = bradley_terry(wins)
+    _, c1 = bradley_terry(wins, draws=np.zeros((4, 4)))
+    assert np.diag(c1) == pytest.approx(np.diag(c0), rel=0.15)
+    too_many = np.full((4, 4), 1e6) - 1e6 * np.eye(4)
+    for bad in (np.ones((4, 3)), np.triu(np.ones((4, 4)), 1), too_many):
+        with pytest.raises(ValueError, match="draws"):
+            bradley_terry(wins, draws=bad)
+
+
+def test_stratified_ci_counts_matchups_as_strata():
+    # a player's row pools matchups of very different means: the interval of the pooled mean
+    # must come from the within-matchup variances (strata of fixed size), not from the
+    # merged values, whose spread includes the differences between the matchups
+    rng = np.random.default_rng(27)
+    means, n = np.array([-1.5, 0.0, 2.0]), 200
+    target = means.mean()
+    covered, covered_iid = [], []
+    for _ in range(1000):
+        strata = [Moments().add(rng.normal(m, 1.0, size=n)) for m in means]
+        mean, lo, hi = stratified_ci(strata)
+        merged = Moments()
+        for s in strata:
+            merged += s
+        assert mean == pytest.approx(merged.mean)
+        covered.append(lo <= target <= hi)
+        mlo, mhi = merged.ci()
+        covered_iid.append(mlo <= target <= mhi)
+    assert 0.93 <= np.mean(covered) <= 0.97, np.mean(covered)
+    assert np.mean(covered_iid) > 0.999  # the merged variance is ~3.8 times too large here
+    # one stratum alone is the plain interval (normal critical value from T_NORMAL_FROM on)
+    s = Moments().add(rng.normal(0.0, 1.0, size=50))
+    assert stratified_ci([s])[1:] == pytest.approx(s.ci())
+    assert all(math.isnan(x) for x in stratified_ci([Moments()]))
+    one = stratified_ci([Moments().add([1.0]), Moments().add([2.0, 4.0, 3.0])])
+    assert one[0] == 2.5 and one[1] < 2.5 < one[2]
 
 
 def test_bradley_terry_player_that_never_wins_or_never_loses():

@@ -291,6 +291,21 @@ def test_sprt_accepts_h0(tmp_path):
     assert s["sprt"]["state"] == "H0" and s["sprt"]["llr"] <= s["sprt"]["bounds"][0]
 
 
+def test_sprt_min_pairs_before_the_first_decision(tmp_path):
+    # configs/sprt.toml at seed 45 with a look after every pair: the plug-in variance of the
+    # first 3 pairs is tiny and the LLR crosses the H1 bound; sprt.min_pairs (default 200)
+    # holds every decision back until the variance is estimated
+    def run(name, **sprt):
+        return run_tournament(config(
+            tmp_path, name, players=["random(show_prob=1.0)", "random"], deals=420, seed=45,
+            sprt={"mu0": 0.0, "mu1": 0.1, **sprt}, **{"run.chunk_size": 1}))
+
+    early = run("mp2", min_pairs=2)["sprt"]
+    assert early["state"] == "H1" and early["decided_at"] == 3
+    held = run("mpdefault")["sprt"]
+    assert held["min_pairs"] == 200 and held["state"] == "continue"  # 210 pairs: undecided
+
+
 # --- records ------------------------------------------------------------------------------
 def test_records_first_k_and_filter(tmp_path):
     cfg = config(tmp_path, deals=400, **{"output.records": 3,
