@@ -6,13 +6,19 @@ run the old greedy. Keying the cache folder by a hash of every source file of ``
 ``strategies`` that defines kernels makes any change compile afresh (about 50 s) instead
 of running stale code.
 The folder is ``$SHUANGKOU_CACHE_DIR`` if set, else ``$NUMBA_CACHE_DIR``, else
-``~/.cache/shuangkou``, plus ``/kernels-<hash>``.
+``~/.cache/shuangkou``, plus ``/kernels-<hash>``. ``configure`` sets ``NUMBA_CACHE_DIR`` to
+that folder, and worker processes inherit it: a ``NUMBA_CACHE_DIR`` that already ends in
+``kernels-<hash>`` stands for its parent folder, so a worker finds the parent's kernels
+instead of nesting ``kernels-<hash>/kernels-<hash>`` and compiling them all again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
+
+_KERNELS = re.compile(r"kernels-[0-9a-f]{16}")
 
 
 def configure() -> str:
@@ -26,7 +32,10 @@ def configure() -> str:
                     text = f.read()
                 if b"@kernel" in text or b"njit" in text:  # only modules that compile code
                     h.update(name.encode() + b"\0" + text)
-    base = (os.environ.get("SHUANGKOU_CACHE_DIR") or os.environ.get("NUMBA_CACHE_DIR")
+    numba_dir = os.environ.get("NUMBA_CACHE_DIR", "")
+    if _KERNELS.fullmatch(os.path.basename(os.path.normpath(numba_dir or "."))):
+        numba_dir = os.path.dirname(os.path.normpath(numba_dir))  # set by configure(): inherited
+    base = (os.environ.get("SHUANGKOU_CACHE_DIR") or numba_dir
             or os.path.join(os.path.expanduser("~"), ".cache", "shuangkou"))
     path = os.path.join(base, "kernels-" + h.hexdigest()[:16])
     os.environ["NUMBA_CACHE_DIR"] = path
