@@ -88,15 +88,37 @@ class Chunk:
         return f"c{self.index:06d}.npz"
 
 
-def plan_chunks(cfg: Any) -> list[Chunk]:
+class ChunkPlan(Sequence[Chunk]):
+    """The chunks of a run, in run order, computed on demand: chunk ``i`` is chunk
+    ``i // matchups`` of matchup ``i % matchups``. Its size does not grow with the deals (a
+    plan of 10**12 deals is a few integers), and nothing is built before the run starts."""
+
+    def __init__(self, deals: int, chunk_size: int, first_deal: int, n_matchups: int) -> None:
+        self.deals, self.chunk_size = deals, chunk_size
+        self.first_deal, self.n_matchups = first_deal, n_matchups
+        self._len = -(-deals // chunk_size) * n_matchups  # exact: no float for huge deals
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._len))]
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError(f"chunk {i} is outside the plan (0 … {self._len - 1})")
+        k, m = divmod(i, self.n_matchups)
+        n = min(self.chunk_size, self.deals - k * self.chunk_size)
+        return Chunk(i, m, self.first_deal + k * self.chunk_size, n)
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return (self[i] for i in range(self._len))
+
+
+def plan_chunks(cfg: Any) -> ChunkPlan:
     """Every chunk of a run, in run order (chunk ``k`` of every matchup, then ``k + 1``)."""
-    n_matchups = len(cfg.matchups())
-    chunks = []
-    for k in range(math.ceil(cfg.deals / cfg.chunk_size)):
-        n = min(cfg.chunk_size, cfg.deals - k * cfg.chunk_size)
-        for m in range(n_matchups):
-            chunks.append(Chunk(len(chunks), m, cfg.first_deal + k * cfg.chunk_size, n))
-    return chunks
+    return ChunkPlan(cfg.deals, cfg.chunk_size, cfg.first_deal, len(cfg.matchups()))
 
 
 def games_per_deal(cfg: Any) -> int:
@@ -499,7 +521,7 @@ class Aggregate:
 
     def __init__(self, cfg: Any, chunks: Sequence[Chunk]) -> None:
         self.cfg = cfg
-        self.chunks = list(chunks)
+        self.chunks = chunks  # a ChunkPlan: not materialised
         self.tallies = [new_tally() for _ in cfg.matchups()]
         self.sprt = SPRT(cfg.sprt.mu0, cfg.sprt.mu1, cfg.sprt.alpha, cfg.sprt.beta) \
             if cfg.sprt else None
@@ -712,7 +734,7 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
     done = {int(os.path.basename(p)[1:7]) for p in _chunk_files(out)}
     per_deal = games_per_deal(cfg)
     # progress counts deals (a duplicate deal is two games), as the config does
-    total_deals = sum(c.n for c in chunks)
+    total_deals = cfg.deals * len(cfg.matchups())  # arithmetic: the plan stays lazy
     t0 = time.perf_counter()
     deals_now = written = 0
     bar = _progress(cfg, total_deals, sum(chunks[i].n for i in done),
@@ -722,7 +744,7 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
         if not agg.finished:
             if cfg.jobs > 1 or cfg.backend == "dask":
                 _warm_up(cfg)
-            todo = (t for t in _tasks(cfg, [c for c in chunks if c.index not in done])
+            todo = (t for t in _tasks(cfg, (c for c in chunks if c.index not in done))
                     if agg.stop_at is None)
             with _executor(cfg) as execute:
                 results = execute(todo)

@@ -56,3 +56,53 @@ def test_loky_workers_use_the_parents_cache_folder(tmp_path):
         """
     parent, *workers = _py(code, _env(NUMBA_CACHE_DIR=str(tmp_path))).split()
     assert workers == [parent]
+
+
+# --- item 8: the chunk plan is lazy ---------------------------------------------------------
+def _cfg(tmp_path, **kw):
+    from sim.config import from_dict
+
+    raw = {"name": "r", "players": ["random", "random(show_prob=0.9)"], "deals": 600,
+           "seed": 3, "run": {"chunk_size": 200, "progress": False},
+           "output": {"dir": str(tmp_path / "r"), "plots": False}}
+    for k, v in kw.items():
+        t, _, leaf = k.partition(".")
+        if leaf:
+            raw.setdefault(t, {})[leaf] = v
+        else:
+            raw[k] = v
+    return from_dict(raw, source="test")
+
+
+def test_chunk_plan_does_not_grow_with_deals(tmp_path):
+    import tracemalloc
+
+    from sim.tournament import Chunk, plan_chunks
+
+    cfg = _cfg(tmp_path, format="round-robin", players=["random", "greedy", "random(show_prob=0.9)"],
+               deals=100_000, **{"run.chunk_size": 1})
+    tracemalloc.start()
+    try:
+        plan = plan_chunks(cfg)  # 300,000 chunks: tens of MB if built up front
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 100_000
+    assert len(plan) == 300_000
+    assert plan[4] == Chunk(4, 1, 1, 1) and plan[-1] == Chunk(299_999, 2, 99_999, 1)
+    huge = plan_chunks(_cfg(tmp_path, deals=10**12, first_deal=5, **{"run.chunk_size": 7}))
+    assert len(huge) == -(-10**12 // 7)  # by arithmetic, at once
+    assert huge[-1] == Chunk(len(huge) - 1, 0, 5 + (len(huge) - 1) * 7, 10**12 % 7)
+    assert [c.index for c in huge[2:5]] == [2, 3, 4]
+    it = iter(huge)
+    assert [next(it).first for _ in range(3)] == [5, 12, 19]
+
+
+def test_huge_run_starts_without_building_its_plan(tmp_path):
+    from sim.tournament import load_state, run_tournament
+
+    cfg = _cfg(tmp_path, deals=10**12, **{"run.chunk_size": 50})
+    assert run_tournament(cfg, stop_after=2) is None  # returns at once: nothing was built
+    state = load_state(cfg.out)
+    assert state["chunks_merged"] == 2 and state["chunks_total"] == 2 * 10**10
+    assert not state["complete"]
