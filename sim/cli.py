@@ -60,6 +60,9 @@ def _pos_int(text: str) -> int:
 
 
 # --- play ---------------------------------------------------------------------------------
+_PLAY_BLOCK = 1 << 14  # deals per block of summary rows (152 bytes each) in `play`
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -84,15 +87,23 @@ def cmd_play(args: argparse.Namespace) -> int:
                 n += 1
         print(f"wrote {n} record(s) to {args.record}")
         return 0
-    rows = runner.summaries(seed, args.first_deal, args.deals, seats, rules, args.timeout)
-    played = rows[rows[:, C_VOID] == 0]
+    # in blocks, keeping only sums: memory does not grow with --deals
+    n_void = n_played = score_sum = 0
+    tot = np.zeros(4, dtype=np.int64)
+    for first in range(args.first_deal, args.first_deal + args.deals, _PLAY_BLOCK):
+        n = min(_PLAY_BLOCK, args.first_deal + args.deals - first)
+        rows = runner.summaries(seed, first, n, seats, rules, args.timeout)
+        void = rows[:, C_VOID] != 0
+        n_void += int(void.sum())
+        n_played += int((~void).sum())
+        score_sum += int(rows[~void, C_SCORE].sum())
+        tot += rows[:, C_SETTLE0:C_SETTLE0 + 4].sum(axis=0)
+        del rows
     print(f"seats: {', '.join(f'{i}={s.spec()}' for i, s in enumerate(seats))}")
-    print(f"deals: {len(rows)} (seed {seed}, first deal {args.first_deal}), void: "
-          f"{int(rows[:, C_VOID].sum())}")
-    if len(played):
-        print(f"mean attacker score: {played[:, C_SCORE].mean():.2f}")
-    tot = rows[:, C_SETTLE0:C_SETTLE0 + 4].sum(axis=0)
-    mean = rows[:, C_SETTLE0:C_SETTLE0 + 4].mean(axis=0) if len(rows) else np.zeros(4)
+    print(f"deals: {args.deals} (seed {seed}, first deal {args.first_deal}), void: {n_void}")
+    if n_played:
+        print(f"mean attacker score: {score_sum / n_played:.2f}")
+    mean = tot / args.deals
     print("settlement per seat (total / mean per deal): "
           + ", ".join(f"{i}: {int(t):+d} / {m:+.3f}" for i, (t, m) in enumerate(zip(tot, mean))))
     return 0
