@@ -647,6 +647,37 @@ def _warm_up(cfg: Any) -> None:
             return  # one compiled loop serves every compiled matchup
 
 
+SCHEDULER_TIMEOUT = 30.0  # seconds to wait for a dask scheduler's answer
+
+
+def _connect(client_class: Any, address: str) -> Any:
+    """A dask ``Client`` of ``address``, or a ``ConfigError`` within ``SCHEDULER_TIMEOUT``.
+
+    ``Client(address, timeout=…)`` waits forever on a server that accepts the connection but
+    never speaks (not a dask scheduler), so the connection is made in a daemon thread and
+    abandoned when it takes too long."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = client_class(address, timeout=SCHEDULER_TIMEOUT)
+        except BaseException as e:  # handed to the caller
+            box["error"] = e
+
+    t = threading.Thread(target=connect, name="dask-connect", daemon=True)
+    t.start()
+    t.join(SCHEDULER_TIMEOUT * 1.2 + 1)  # room for the Client's own timeout error
+    if "client" in box:
+        return box["client"]
+    e = box.get("error")
+    why = f"{type(e).__name__}: {' '.join(str(e).split())}" if e is not None else \
+        f"no answer within {SCHEDULER_TIMEOUT:g} s (is it a dask scheduler?)"
+    raise ConfigError(f"dask scheduler {address!r} cannot be reached: {why}; the address is "
+                      f"tcp://HOST:PORT of a running dask-scheduler")
+
+
 @contextlib.contextmanager
 def _executor(cfg: Any) -> Iterator[Callable[[Iterator[Task]], Iterator[ChunkResult]]]:
     """A function running tasks with joblib and yielding results as they complete; with the
@@ -670,11 +701,7 @@ def _executor(cfg: Any) -> Iterator[Callable[[Iterator[Task]], Iterator[ChunkRes
                           "pip install 'shuangkou[dask]'") from None
     cluster = None
     if cfg.scheduler:
-        try:
-            client = Client(cfg.scheduler, timeout=30)
-        except OSError as e:
-            raise ConfigError(f"dask scheduler {cfg.scheduler!r} cannot be reached: {e}") \
-                from None
+        client = _connect(Client, cfg.scheduler)
     else:  # no address: a cluster on this machine, one process per job
         cluster = LocalCluster(n_workers=cfg.jobs, threads_per_worker=1, processes=True,
                                dashboard_address=None)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -134,3 +136,81 @@ def test_play_summary_memory_does_not_grow_with_deals(capsys, monkeypatch):
     assert cli.main(args) == 0
     assert capsys.readouterr().out == whole
     assert "deals: 5000 (seed 5, first deal 7), void: " in whole
+
+
+# --- item 8: a dask address that is not a scheduler, a malformed address ---------------------
+def _toml(tmp_path, extra=""):
+    path = tmp_path / "t.toml"
+    path.write_text(textwrap.dedent(f"""
+        name = "t"
+        players = ["random", "random(show_prob=0.9)"]
+        deals = 20
+        [run]
+        chunk_size = 10
+        progress = false
+        {extra}
+        [output]
+        dir = "{tmp_path / 'out'}"
+        plots = false
+        """))
+    return str(path)
+
+
+def test_silent_server_is_not_waited_for_forever(tmp_path):
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held = []
+
+    def accept():  # accept and never speak, like a web server waiting for a request
+        while True:
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    addr = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    code = f"""
+        import sys
+        from sim import cli, tournament
+        tournament.SCHEDULER_TIMEOUT = 1.0
+        sys.exit(cli.main(["tournament", {_toml(tmp_path)!r}, "--scheduler", {addr!r}]))
+        """
+    try:
+        r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
+                           env=_env(SHUANGKOU_CACHE_DIR=os.environ.get("SHUANGKOU_CACHE_DIR")),
+                           capture_output=True, text=True, timeout=60)
+    finally:
+        server.close()
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("shuangkou tournament: error: dask scheduler")
+    assert addr in lines[0] and "within 1 s" in lines[0] and "tcp://HOST:PORT" in lines[0]
+    assert held  # it did connect: the wait was on the answer
+
+
+@pytest.mark.parametrize("addr", ["10.0.0.5", "tcp://10.0.0.5", "http://10.0.0.5:8786",
+                                  "tcp://:8786", "tcp://10.0.0.5:99999", "tcp://a b:1"])
+def test_malformed_scheduler_address_is_one_line(tmp_path, capsys, addr):
+    from sim import cli
+    from sim.config import load_config
+    from sim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="tcp://HOST:PORT"):  # refused when read, at once
+        load_config(_toml(tmp_path), {"run.scheduler": addr, "run.backend": "dask"})
+    assert cli.main(["tournament", _toml(tmp_path), "--scheduler", addr]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and repr(addr) in err[0] and "tcp://HOST:PORT" in err[0], err
+
+
+@pytest.mark.parametrize("addr", ["tcp://10.0.0.5:8786", "tls://sched.example:8786",
+                                  "localhost:8786", "tcp://[::1]:8786"])
+def test_wellformed_scheduler_addresses_are_accepted(tmp_path, addr):
+    from sim.config import load_config
+
+    assert load_config(_toml(tmp_path), {"run.scheduler": addr,
+                                         "run.backend": "dask"}).scheduler == addr
