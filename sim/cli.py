@@ -202,6 +202,11 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.no_plots:
         overrides["output.plots"] = False
     cfg = load_config(args.config, overrides)
+    from sim.tournament import cap_jobs
+
+    cfg, capped = cap_jobs(cfg, force=args.force_jobs)
+    if capped:
+        print(f"shuangkou tournament: {capped}", file=sys.stderr)
     # `kill PID` stops like Ctrl-C: workers are ended, finished chunks stay for --resume
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main_thread else None
@@ -298,7 +303,10 @@ def build_parser() -> argparse.ArgumentParser:
     to = sub.add_parser("tournament", help="run a tournament from a TOML config")
     to.add_argument("config", help="config file, e.g. configs/quick.toml")
     to.add_argument("--deals", type=_pos_int, help="deals per matchup (overrides the config)")
-    to.add_argument("--jobs", type=_pos_int, help="parallel workers")
+    to.add_argument("--jobs", type=_pos_int,
+                    help="parallel workers (at most the CPU count unless --force-jobs)")
+    to.add_argument("--force-jobs", action="store_true",
+                    help="run --jobs workers even when there are more than CPUs")
     to.add_argument("--backend", choices=("loky", "threading", "dask"),
                     help="joblib backend (default loky)")
     to.add_argument("--scheduler", metavar="ADDRESS",

@@ -647,6 +647,28 @@ def _warm_up(cfg: Any) -> None:
             return  # one compiled loop serves every compiled matchup
 
 
+def cpu_count() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def cap_jobs(cfg: Any, force: bool = False) -> tuple[Any, str | None]:
+    """``cfg`` with ``jobs`` cut to this machine's CPU count, and a line saying so.
+
+    More workers than CPUs only add memory (each loky worker holds its own engine) and time;
+    ``force`` keeps the number. A remote dask scheduler's workers are not on this machine:
+    left alone."""
+    cpus = cpu_count()
+    if force or cfg.jobs <= cpus or (cfg.backend == "dask" and cfg.scheduler):
+        return cfg, None
+    return dataclasses.replace(cfg, jobs=cpus), (
+        f"jobs {cfg.jobs} is more than the {cpus} CPUs of this machine: running {cpus} "
+        f"(--force-jobs runs {cfg.jobs})")
+
+
 SCHEDULER_TIMEOUT = 30.0  # seconds to wait for a dask scheduler's answer
 
 

@@ -214,3 +214,28 @@ def test_wellformed_scheduler_addresses_are_accepted(tmp_path, addr):
 
     assert load_config(_toml(tmp_path), {"run.scheduler": addr,
                                          "run.backend": "dask"}).scheduler == addr
+
+
+# --- item 8: --jobs is capped at the CPU count unless forced --------------------------------
+def test_jobs_capped_at_cpu_count_with_a_message(tmp_path, capsys):
+    import json
+
+    from sim import cli
+    from sim.tournament import cpu_count
+
+    cpus = cpu_count()
+    toml = _toml(tmp_path, 'backend = "threading"')
+    assert cli.main(["tournament", toml, "--jobs", str(cpus + 1), "--out",
+                     str(tmp_path / "capped")]) == 0
+    err = capsys.readouterr().err
+    assert f"jobs {cpus + 1} is more than the {cpus} CPUs" in err and "--force-jobs" in err
+    with open(tmp_path / "capped" / "run.json") as f:
+        assert json.load(f)["jobs"] == cpus
+    assert cli.main(["tournament", toml, "--jobs", str(cpus + 1), "--force-jobs", "--out",
+                     str(tmp_path / "forced")]) == 0
+    assert "CPUs" not in capsys.readouterr().err
+    with open(tmp_path / "forced" / "run.json") as f:
+        assert json.load(f)["jobs"] == cpus + 1
+    assert cli.main(["tournament", toml, "--jobs", str(cpus), "--out",
+                     str(tmp_path / "fits")]) == 0
+    assert "CPUs" not in capsys.readouterr().err
