@@ -633,6 +633,45 @@ def _tasks(cfg: Any, chunks: Sequence[Chunk]) -> Iterator[Task]:
                    cfg.records, cfg.record_filter, cfg.record_limit)
 
 
+WATCHDOG_POLL = 1.0  # seconds between a worker's checks that the run's process is alive
+_WATCHDOG: list[Any] = []
+
+
+def _play_in_worker(task: Task, parent: int) -> ChunkResult:
+    """``play_chunk`` in a worker process that ends itself when ``parent`` (the process of
+    the run) dies: a ``kill -9`` of the run must not leave loky workers running for ever."""
+    if os.getpid() != parent and not _WATCHDOG:
+        _watch_parent(parent)
+    return play_chunk(task)
+
+
+def _watch_parent(parent: int) -> None:
+    """Start a daemon thread that exits this process once ``parent`` is gone."""
+    import threading
+
+    direct = os.getppid() == parent  # then a dead parent shows as a new parent pid
+
+    def gone() -> bool:
+        if direct:
+            return os.getppid() != parent
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # exists, owned by someone else
+            pass
+        return False
+
+    def watch() -> None:
+        while not gone():
+            time.sleep(WATCHDOG_POLL)
+        os._exit(1)
+
+    t = threading.Thread(target=watch, name="shuangkou-parent-watchdog", daemon=True)
+    t.start()
+    _WATCHDOG.append(t)
+
+
 def _warm_up(cfg: Any) -> None:
     """Compile the kernels once here, before the workers start, so that each worker loads
     them from the on-disk cache instead of compiling its own copy (about 50 s each)."""
@@ -711,7 +750,7 @@ def _executor(cfg: Any) -> Iterator[Callable[[Iterator[Task]], Iterator[ChunkRes
             return (play_chunk(t) for t in tasks)
         return Parallel(n_jobs=cfg.jobs, backend=cfg.backend, batch_size=1,
                         return_as="generator_unordered", pre_dispatch="2*n_jobs")(
-            delayed(play_chunk)(t) for t in tasks)
+            delayed(_play_in_worker)(t, os.getpid()) for t in tasks)
 
     if cfg.backend != "dask":
         yield local

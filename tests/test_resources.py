@@ -239,3 +239,35 @@ def test_jobs_capped_at_cpu_count_with_a_message(tmp_path, capsys):
     assert cli.main(["tournament", toml, "--jobs", str(cpus), "--out",
                      str(tmp_path / "fits")]) == 0
     assert "CPUs" not in capsys.readouterr().err
+
+
+# --- item 8: workers end when the run's process is killed -----------------------------------
+def test_loky_workers_exit_after_kill_9_of_the_run(tmp_path):
+    import signal
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    toml = _toml(tmp_path)
+    cmd = [sys.executable, "-m", "sim.cli", "tournament", toml, "--deals", "10000000",
+           "--chunk-size", "2000", "--jobs", "2", "--force-jobs", "--backend", "loky",
+           "--no-progress"]
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         env=_env(SHUANGKOU_CACHE_DIR=os.environ.get("SHUANGKOU_CACHE_DIR")))
+    chunks = tmp_path / "out" / "chunks"
+    try:
+        deadline = time.monotonic() + 60
+        while not (chunks.is_dir() and len(list(chunks.glob("c*.npz"))) >= 4):
+            assert p.poll() is None, p.stderr.read().decode()
+            assert time.monotonic() < deadline, "the run wrote no chunks"
+            time.sleep(0.2)
+        workers = [c for c in psutil.Process(p.pid).children(recursive=True)
+                   if "loky" in " ".join(c.cmdline())]
+        assert len(workers) >= 2
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        p.stderr.close()
+    _, alive = psutil.wait_procs(workers, timeout=20)
+    for w in alive:  # do not leave them behind whatever the outcome
+        w.kill()
+    assert not alive, f"workers still running 20 s after the run was killed: {alive}"
