@@ -87,6 +87,10 @@ def cmd_play(args: argparse.Namespace) -> int:
                 n += 1
         print(f"wrote {n} record(s) to {args.record}")
         return 0
+    if runner.compiled_tables(seats) is not None:  # on a cold cache: say what the wait is
+        from sim._cache import compile_first
+
+        compile_first(lambda: runner.summaries(seed, args.first_deal, 1, seats, rules))
     # in blocks, keeping only sums: memory does not grow with --deals
     n_void = n_played = score_sum = 0
     tot = np.zeros(4, dtype=np.int64)
@@ -237,13 +241,18 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_estimate(args: argparse.Namespace) -> int:
     import json
 
-    from sim.estimate import estimate
+    from sim._cache import compile_first
+    from sim.estimate import estimate, parse_hand
     from sim.rng import check_seed
 
     _load_plugins(args.plugin)
+    seed, rules = check_seed(args.seed), _rules_from_args(args.rule)
+    parse_hand(args.hand)  # bad input: its one line, before any compile notice
+    compile_first(lambda: estimate(args.hand, seat=args.seat, deals=1, seats=args.seats,
+                                   seed=seed, rules=rules),
+                  kernel="loop.play_deals_fixed")  # on a cold cache: say what the wait is
     est = estimate(args.hand, seat=args.seat, deals=args.deals, seats=args.seats,
-                   seed=check_seed(args.seed), rules=_rules_from_args(args.rule),
-                   jobs=args.jobs)
+                   seed=seed, rules=rules, jobs=args.jobs)
     if args.json:
         print(json.dumps(est.to_dict(), indent=1, ensure_ascii=False))
     else:

@@ -672,17 +672,28 @@ def _watch_parent(parent: int) -> None:
     _WATCHDOG.append(t)
 
 
+def _kernels_cached() -> bool:
+    from sim._cache import kernels_cached
+
+    return kernels_cached()
+
+
 def _warm_up(cfg: Any) -> None:
     """Compile the kernels once here, before the workers start, so that each worker loads
     them from the on-disk cache instead of compiling its own copy (about 50 s each)."""
     from sim import runner
+    from sim._cache import compile_first
     from sim.rules import Rules
 
     rules = Rules.from_dict(dict(cfg.rules))
     for a, b in cfg.matchups():
         seats = runner.make_seats([cfg.players[a], cfg.players[b]])
         if runner.compiled_tables(seats) is not None:
-            runner.summaries(cfg.seed, cfg.first_deal, 1, seats, rules)
+            def play_one() -> None:
+                runner.summaries(cfg.seed, cfg.first_deal, 1, seats, rules)
+
+            if not compile_first(play_one):  # on a cold cache: with a notice
+                play_one()  # load the kernels here before the workers start
             return  # one compiled loop serves every compiled matchup
 
 
@@ -823,6 +834,8 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
     per_deal = games_per_deal(cfg)
     # progress counts deals (a duplicate deal is two games), as the config does
     total_deals = cfg.deals * len(cfg.matchups())  # arithmetic: the plan stays lazy
+    if not agg.finished and (cfg.jobs > 1 or cfg.backend == "dask" or not _kernels_cached()):
+        _warm_up(cfg)  # before the clock and the bar: compile time is not deals/s
     t0 = time.perf_counter()
     deals_now = written = 0
     bar = _progress(cfg, total_deals, sum(chunks[i].n for i in done),
@@ -830,8 +843,6 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
     interrupted = False
     try:
         if not agg.finished:
-            if cfg.jobs > 1 or cfg.backend == "dask":
-                _warm_up(cfg)
             todo = (t for t in _tasks(cfg, (c for c in chunks if c.index not in done))
                     if agg.stop_at is None)
             with _executor(cfg) as execute:

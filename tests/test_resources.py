@@ -5,6 +5,7 @@ scheduler, the --jobs cap, workers that outlive a killed parent, lazy chunk plan
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -271,3 +272,78 @@ def test_loky_workers_exit_after_kill_9_of_the_run(tmp_path):
     for w in alive:  # do not leave them behind whatever the outcome
         w.kill()
     assert not alive, f"workers still running 20 s after the run was killed: {alive}"
+
+
+# --- item 15: the first compile is announced ------------------------------------------------
+def test_cold_cache_detection(tmp_path):
+    from sim._cache import CACHE_DIR, kernels_cached
+
+    assert not kernels_cached(path=str(tmp_path))
+    src = tmp_path / "sim_0123abcd"
+    src.mkdir()
+    (src / "loop.play_deals_fixed-120.py311.nbi").write_bytes(b"")
+    assert not kernels_cached(path=str(tmp_path))  # another kernel
+    assert kernels_cached("loop.play_deals_fixed", path=str(tmp_path))
+    (src / "loop.play_deals-98.py311.nbi").write_bytes(b"")
+    assert kernels_cached(path=str(tmp_path))
+    assert not kernels_cached(path=CACHE_DIR + "-nothing-here")
+
+
+def test_compile_notice_on_cold_cache_only(tmp_path):
+    import io
+
+    from sim._cache import compile_first
+
+    calls, out = [], io.StringIO()
+    assert compile_first(lambda: calls.append(1), path=str(tmp_path), seconds=42, stream=out)
+    text = out.getvalue().splitlines()
+    assert calls == [1] and len(text) == 2
+    assert text[0] == "compiling the engine for this machine (first run only, about 42 s)…"
+    assert text[1].startswith("compiled in ") and str(tmp_path) in text[1]
+    src = tmp_path / "sim_0123abcd"
+    src.mkdir()
+    (src / "loop.play_deals-98.py311.nbi").write_bytes(b"")
+    out = io.StringIO()
+    assert not compile_first(lambda: calls.append(2), path=str(tmp_path), stream=out)
+    assert calls == [1] and out.getvalue() == ""
+
+
+def test_tournament_announces_compiling_and_leaves_it_out_of_deals_per_second(
+        tmp_path, capsys, monkeypatch):
+    import json
+    import time
+
+    from sim import _cache, tournament
+
+    cfg = _cfg(tmp_path, players=["random", "greedy"], deals=40, **{"run.chunk_size": 20})
+    real = time.perf_counter
+    offset = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: real() + offset[0])
+    compile_first = _cache.compile_first
+
+    def slow_compile(run, *a, **kw):  # as if compiling took 1000 s
+        def run_slowly():
+            run()
+            offset[0] += 1000.0
+        return compile_first(run_slowly, *a, **kw)
+
+    monkeypatch.setattr(_cache, "compile_first", slow_compile)
+    monkeypatch.setattr(_cache, "CACHE_DIR", str(tmp_path / "cold"))  # nothing cached there
+    assert tournament.run_tournament(cfg) is not None
+    err = capsys.readouterr().err
+    assert "compiling the engine for this machine (first run only" in err
+    assert re.search(r"compiled in 1\d\d\d s", err)
+    with open(os.path.join(cfg.out, "run.json")) as f:
+        assert json.load(f)["wall_seconds"] < 1000  # the clock starts after compiling
+    monkeypatch.undo()  # the real, warm cache: not a word
+    assert tournament.run_tournament(_cfg(tmp_path, deals=40, **{"output.dir": str(tmp_path / "w")}))
+    assert "compiling" not in capsys.readouterr().err
+
+
+def test_play_says_nothing_on_a_warm_cache(capsys):
+    from sim import cli
+
+    assert cli.main(["play", "--deals", "3", "--seats", "random"]) == 0  # warms it if cold
+    capsys.readouterr()
+    assert cli.main(["play", "--deals", "3", "--seats", "random"]) == 0
+    assert "compiling" not in capsys.readouterr().err
