@@ -689,7 +689,7 @@ def _warm_up(cfg: Any) -> None:
     for a, b in cfg.matchups():
         seats = runner.make_seats([cfg.players[a], cfg.players[b]])
         if runner.compiled_tables(seats) is not None:
-            def play_one() -> None:
+            def play_one(seats: list[Any] = seats) -> None:
                 runner.summaries(cfg.seed, cfg.first_deal, 1, seats, rules)
 
             if not compile_first(play_one):  # on a cold cache: with a notice
@@ -735,7 +735,7 @@ def _connect(client_class: Any, address: str) -> Any:
     def connect() -> None:
         try:
             box["client"] = client_class(address, timeout=SCHEDULER_TIMEOUT)
-        except BaseException as e:  # handed to the caller
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
             box["error"] = e
 
     t = threading.Thread(target=connect, name="dask-connect", daemon=True)
