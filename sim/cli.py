@@ -128,6 +128,9 @@ def _write_records(path: str, records: Any) -> int:
 
 
 # --- play ---------------------------------------------------------------------------------
+_PLAY_BLOCK = 1 << 14  # deals per block of summary rows (152 bytes each) in `play`
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -146,16 +149,29 @@ def cmd_play(args: argparse.Namespace) -> int:
         if args.record != "-":
             print(f"wrote {n} record(s) to {args.record}")
         return 0
-    rows = runner.summaries(seed, args.first_deal, args.deals, seats, rules, args.timeout)
-    played = rows[rows[:, C_VOID] == 0]
+    if runner.compiled_tables(seats) is not None:  # on a cold cache: say what the wait is
+        from sim._cache import compile_first
+
+        compile_first(lambda: runner.summaries(seed, args.first_deal, 1, seats, rules))
+    # in blocks, keeping only sums: memory does not grow with --deals
+    n_void = n_played = score_sum = 0
+    tot = np.zeros(4, dtype=np.int64)
+    for first in range(args.first_deal, args.first_deal + args.deals, _PLAY_BLOCK):
+        n = min(_PLAY_BLOCK, args.first_deal + args.deals - first)
+        rows = runner.summaries(seed, first, n, seats, rules, args.timeout)
+        void = rows[:, C_VOID] != 0
+        n_void += int(void.sum())
+        n_played += int((~void).sum())
+        score_sum += int(rows[~void, C_SCORE].sum())
+        tot += rows[:, C_SETTLE0:C_SETTLE0 + 4].sum(axis=0)
+        del rows
     if not args.quiet:
         print(f"seats: {', '.join(f'{i}={s.spec()}' for i, s in enumerate(seats))}")
-        print(f"deals: {len(rows)} (seed {seed}, first deal {args.first_deal}), void: "
-              f"{int(rows[:, C_VOID].sum())}")
-        if len(played):
-            print(f"mean attacker score: {played[:, C_SCORE].mean():.2f}")
-    tot = rows[:, C_SETTLE0:C_SETTLE0 + 4].sum(axis=0)
-    mean = rows[:, C_SETTLE0:C_SETTLE0 + 4].mean(axis=0) if len(rows) else np.zeros(4)
+        print(f"deals: {args.deals} (seed {seed}, first deal {args.first_deal}), void: "
+              f"{n_void}")
+        if n_played:
+            print(f"mean attacker score: {score_sum / n_played:.2f}")
+    mean = tot / args.deals
     print("settlement per seat (total / mean per deal): "
           + ", ".join(f"{i}: {int(t):+d} / {m:+.3f}" for i, (t, m) in enumerate(zip(tot, mean))))
     return 0
@@ -301,6 +317,11 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.no_plots:
         overrides["output.plots"] = False
     cfg = load_config(args.config, overrides)
+    from sim.tournament import cap_jobs
+
+    cfg, capped = cap_jobs(cfg, force=args.force_jobs)
+    if capped:
+        print(f"shuangkou tournament: {capped}", file=sys.stderr)
     resume = _prepare_results_folder(cfg, args)
     quiet = getattr(args, "quiet", False)
     if resume is None:  # this very run is already finished there: only re-render it
@@ -404,14 +425,19 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_estimate(args: argparse.Namespace) -> int:
     import json
 
-    from sim.estimate import estimate
+    from sim._cache import compile_first
+    from sim.estimate import estimate, parse_hand
     from sim.rng import check_seed
 
     _load_plugins(args.plugin)
     _check_deal_range(0, args.deals)
+    seed, rules = check_seed(args.seed), _rules_from_args(args.rule)
+    parse_hand(args.hand)  # bad input: its one line, before any compile notice
+    compile_first(lambda: estimate(args.hand, seat=args.seat, deals=1, seats=args.seats,
+                                   seed=seed, rules=rules),
+                  kernel="loop.play_deals_fixed")  # on a cold cache: say what the wait is
     est = estimate(args.hand, seat=args.seat, deals=args.deals, seats=args.seats,
-                   seed=check_seed(args.seed), rules=_rules_from_args(args.rule),
-                   jobs=args.jobs)
+                   seed=seed, rules=rules, jobs=args.jobs)
     if args.json:
         print(json.dumps(est.to_dict(), indent=1, ensure_ascii=False))
     elif args.quiet:  # the headline figure only
@@ -498,7 +524,10 @@ def build_parser() -> argparse.ArgumentParser:
     to = sub.add_parser("tournament", help="run a tournament from a TOML config")
     to.add_argument("config", help="config file, e.g. configs/quick.toml")
     to.add_argument("--deals", type=_pos_int, help="deals per matchup (overrides the config)")
-    to.add_argument("--jobs", type=_pos_int, help="parallel workers")
+    to.add_argument("--jobs", type=_pos_int,
+                    help="parallel workers (at most the CPU count unless --force-jobs)")
+    to.add_argument("--force-jobs", action="store_true",
+                    help="run --jobs workers even when there are more than CPUs")
     to.add_argument("--backend", choices=("loky", "threading", "dask"),
                     help="joblib backend (default loky)")
     to.add_argument("--scheduler", metavar="ADDRESS",

@@ -320,6 +320,10 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
     scheduler = v.string(run, "scheduler", "", prefix="run.")
     if scheduler and backend != "dask":
         v.fail("run.scheduler", scheduler, "a scheduler address needs backend = \"dask\"")
+    m = re.fullmatch(r"(?:(?:tcp|tls)://)?(\[[0-9A-Fa-f:.]+\]|[\w.-]+):(\d{1,5})", scheduler)
+    if scheduler and not (m and 0 < int(m[2]) < 65536):
+        v.fail("run.scheduler", scheduler, "a dask scheduler address is tcp://HOST:PORT (or "
+               "tls://HOST:PORT), e.g. tcp://10.0.0.5:8786")
     chunk = v.integer(run, "chunk_size", 10000, 1, 10_000_000, prefix="run.")
     progress = v.boolean(run, "progress", True, prefix="run.")
     out = v.table(raw, "output", _OUTPUT)

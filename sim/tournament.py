@@ -93,15 +93,37 @@ class Chunk:
         return f"c{self.index:06d}.npz"
 
 
-def plan_chunks(cfg: Any) -> list[Chunk]:
+class ChunkPlan(Sequence[Chunk]):
+    """The chunks of a run, in run order, computed on demand: chunk ``i`` is chunk
+    ``i // matchups`` of matchup ``i % matchups``. Its size does not grow with the deals (a
+    plan of 10**12 deals is a few integers), and nothing is built before the run starts."""
+
+    def __init__(self, deals: int, chunk_size: int, first_deal: int, n_matchups: int) -> None:
+        self.deals, self.chunk_size = deals, chunk_size
+        self.first_deal, self.n_matchups = first_deal, n_matchups
+        self._len = -(-deals // chunk_size) * n_matchups  # exact: no float for huge deals
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._len))]
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError(f"chunk {i} is outside the plan (0 … {self._len - 1})")
+        k, m = divmod(i, self.n_matchups)
+        n = min(self.chunk_size, self.deals - k * self.chunk_size)
+        return Chunk(i, m, self.first_deal + k * self.chunk_size, n)
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return (self[i] for i in range(self._len))
+
+
+def plan_chunks(cfg: Any) -> ChunkPlan:
     """Every chunk of a run, in run order (chunk ``k`` of every matchup, then ``k + 1``)."""
-    n_matchups = len(cfg.matchups())
-    chunks = []
-    for k in range(math.ceil(cfg.deals / cfg.chunk_size)):
-        n = min(cfg.chunk_size, cfg.deals - k * cfg.chunk_size)
-        for m in range(n_matchups):
-            chunks.append(Chunk(len(chunks), m, cfg.first_deal + k * cfg.chunk_size, n))
-    return chunks
+    return ChunkPlan(cfg.deals, cfg.chunk_size, cfg.first_deal, len(cfg.matchups()))
 
 
 def games_per_deal(cfg: Any) -> int:
@@ -597,7 +619,7 @@ class Aggregate:
 
     def __init__(self, cfg: Any, chunks: Sequence[Chunk]) -> None:
         self.cfg = cfg
-        self.chunks = list(chunks)
+        self.chunks = chunks  # a ChunkPlan: not materialised
         self.tallies = [new_tally() for _ in cfg.matchups()]
         self.sprt = SPRT(cfg.sprt.mu0, cfg.sprt.mu1, cfg.sprt.alpha, cfg.sprt.beta,
                          cfg.sprt.min_pairs) if cfg.sprt else None
@@ -786,18 +808,121 @@ def _tasks(cfg: Any, chunks: Sequence[Chunk], plugins: Sequence[str] = ()) -> It
                    cfg.records, cfg.record_filter, cfg.record_limit)
 
 
+WATCHDOG_POLL = 1.0  # seconds between a worker's checks that the run's process is alive
+_WATCHDOG: list[Any] = []
+
+
+def _play_in_worker(task: Task, parent: int) -> ChunkResult:
+    """``play_chunk`` in a worker process that ends itself when ``parent`` (the process of
+    the run) dies: a ``kill -9`` of the run must not leave loky workers running for ever."""
+    if os.getpid() != parent and not _WATCHDOG:
+        _watch_parent(parent)
+    return play_chunk(task)
+
+
+def _watch_parent(parent: int) -> None:
+    """Start a daemon thread that exits this process once ``parent`` is gone."""
+    import threading
+
+    direct = os.getppid() == parent  # then a dead parent shows as a new parent pid
+
+    def gone() -> bool:
+        if direct:
+            return os.getppid() != parent
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # exists, owned by someone else
+            pass
+        return False
+
+    def watch() -> None:
+        while not gone():
+            time.sleep(WATCHDOG_POLL)
+        os._exit(1)
+
+    t = threading.Thread(target=watch, name="shuangkou-parent-watchdog", daemon=True)
+    t.start()
+    _WATCHDOG.append(t)
+
+
+def _kernels_cached() -> bool:
+    from sim._cache import kernels_cached
+
+    return kernels_cached()
+
+
 def _warm_up(cfg: Any) -> None:
     """Compile the kernels once here, before the workers start, so that each worker loads
     them from the on-disk cache instead of compiling its own copy (about 50 s each)."""
     from sim import runner
+    from sim._cache import compile_first
     from sim.rules import Rules
 
     rules = Rules.from_dict(dict(cfg.rules))
     for a, b in cfg.matchups():
         seats = runner.make_seats([cfg.players[a], cfg.players[b]])
         if runner.compiled_tables(seats) is not None:
-            runner.summaries(cfg.seed, cfg.first_deal, 1, seats, rules)
+            def play_one(seats: list[Any] = seats) -> None:
+                runner.summaries(cfg.seed, cfg.first_deal, 1, seats, rules)
+
+            if not compile_first(play_one):  # on a cold cache: with a notice
+                play_one()  # load the kernels here before the workers start
             return  # one compiled loop serves every compiled matchup
+
+
+def cpu_count() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def cap_jobs(cfg: Any, force: bool = False) -> tuple[Any, str | None]:
+    """``cfg`` with ``jobs`` cut to this machine's CPU count, and a line saying so.
+
+    More workers than CPUs only add memory (each loky worker holds its own engine) and time;
+    ``force`` keeps the number. A remote dask scheduler's workers are not on this machine:
+    left alone."""
+    cpus = cpu_count()
+    if force or cfg.jobs <= cpus or (cfg.backend == "dask" and cfg.scheduler):
+        return cfg, None
+    return dataclasses.replace(cfg, jobs=cpus), (
+        f"jobs {cfg.jobs} is more than the {cpus} CPUs of this machine: running {cpus} "
+        f"(--force-jobs runs {cfg.jobs})")
+
+
+SCHEDULER_TIMEOUT = 30.0  # seconds to wait for a dask scheduler's answer
+
+
+def _connect(client_class: Any, address: str) -> Any:
+    """A dask ``Client`` of ``address``, or a ``ConfigError`` within ``SCHEDULER_TIMEOUT``.
+
+    ``Client(address, timeout=…)`` waits forever on a server that accepts the connection but
+    never speaks (not a dask scheduler), so the connection is made in a daemon thread and
+    abandoned when it takes too long."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = client_class(address, timeout=SCHEDULER_TIMEOUT)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box["error"] = e
+
+    t = threading.Thread(target=connect, name="dask-connect", daemon=True)
+    t.start()
+    t.join(SCHEDULER_TIMEOUT * 1.2 + 1)  # room for the Client's own timeout error
+    if "client" in box:
+        return box["client"]
+    e = box.get("error")
+    why = f"{type(e).__name__}: {' '.join(str(e).split())}" if e is not None else \
+        f"no answer within {SCHEDULER_TIMEOUT:g} s (is it a dask scheduler?)"
+    raise ConfigError(f"dask scheduler {address!r} cannot be reached: {why}; the address is "
+                      f"tcp://HOST:PORT of a running dask-scheduler")
 
 
 @contextlib.contextmanager
@@ -811,7 +936,7 @@ def _executor(cfg: Any) -> Iterator[Callable[[Iterator[Task]], Iterator[ChunkRes
             return (play_chunk(t) for t in tasks)
         return Parallel(n_jobs=cfg.jobs, backend=cfg.backend, batch_size=1,
                         return_as="generator_unordered", pre_dispatch="2*n_jobs")(
-            delayed(play_chunk)(t) for t in tasks)
+            delayed(_play_in_worker)(t, os.getpid()) for t in tasks)
 
     if cfg.backend != "dask":
         yield local
@@ -823,11 +948,7 @@ def _executor(cfg: Any) -> Iterator[Callable[[Iterator[Task]], Iterator[ChunkRes
                           "pip install 'shuangkou[dask]'") from None
     cluster = None
     if cfg.scheduler:
-        try:
-            client = Client(cfg.scheduler, timeout=30)
-        except OSError as e:
-            raise ConfigError(f"dask scheduler {cfg.scheduler!r} cannot be reached: {e}") \
-                from None
+        client = _connect(Client, cfg.scheduler)
     else:  # no address: a cluster on this machine, one process per job
         cluster = LocalCluster(n_workers=cfg.jobs, threads_per_worker=1, processes=True,
                                dashboard_address=None)
@@ -898,7 +1019,9 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     done = {int(os.path.basename(p)[1:7]) for p in _chunk_files(out)}
     per_deal = games_per_deal(cfg)
     # progress counts deals (a duplicate deal is two games), as the config does
-    total_deals = sum(c.n for c in chunks)
+    total_deals = cfg.deals * len(cfg.matchups())  # arithmetic: the plan stays lazy
+    if not agg.finished and (cfg.jobs > 1 or cfg.backend == "dask" or not _kernels_cached()):
+        _warm_up(cfg)  # before the clock and the bar: compile time is not deals/s
     t0 = time.perf_counter()
     deals_now = written = 0
     bar = _progress(cfg, total_deals, sum(chunks[i].n for i in done),
@@ -907,10 +1030,8 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     sent: set[int] = set()  # chunks handed to the workers and not saved yet
     try:
         if not agg.finished:
-            if cfg.jobs > 1 or cfg.backend == "dask":
-                _warm_up(cfg)
             # (set.add returns None: each chunk is noted in ``sent`` as it is handed out)
-            todo = (t for t in _tasks(cfg, [c for c in chunks if c.index not in done], plugins)
+            todo = (t for t in _tasks(cfg, (c for c in chunks if c.index not in done), plugins)
                     if agg.stop_at is None and not sent.add(t.chunk.index))
             with _executor(cfg) as execute:
                 results = execute(todo)

@@ -1,0 +1,351 @@
+"""Resources and start-up: the kernel cache folder seen by workers, bounded waits on a dask
+scheduler, the --jobs cap, workers that outlive a killed parent, lazy chunk plans, streamed
+``play`` summaries and the first-compile notice."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _env(**kw):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SHUANGKOU_CACHE_DIR", "NUMBA_CACHE_DIR")}
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env.update({k: v for k, v in kw.items() if v is not None})
+    return env
+
+
+def _py(code, env, timeout=60):
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=ROOT,
+                       capture_output=True, text=True, timeout=timeout, check=False)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+# --- item 14: one cache folder for the parent and its workers -------------------------------
+def test_cache_folder_is_stable_under_inherited_numba_cache_dir(tmp_path):
+    """configure() sets NUMBA_CACHE_DIR; a process that inherits it (a loky worker) must get
+    the same folder, not kernels-H/kernels-H (which compiled everything again)."""
+    code = "import sim._cache as c; print(c.CACHE_DIR); print(c.configure())"
+    first = _py(code, _env(NUMBA_CACHE_DIR=str(tmp_path))).split()
+    assert first[0] == first[1]  # configure() again in the same process: same folder
+    assert os.path.dirname(first[0]) == str(tmp_path)
+    inherited = _py(code, _env(NUMBA_CACHE_DIR=first[0])).split()
+    assert inherited == first
+    # an explicit SHUANGKOU_CACHE_DIR still wins over an inherited NUMBA_CACHE_DIR
+    own = _py(code, _env(NUMBA_CACHE_DIR=first[0], SHUANGKOU_CACHE_DIR=str(tmp_path / "x")))
+    assert os.path.dirname(own.split()[0]) == str(tmp_path / "x")
+
+
+def test_loky_workers_use_the_parents_cache_folder(tmp_path):
+    code = """
+        import sim._cache as c
+        from joblib import Parallel, delayed
+
+        def where(_):
+            import sim._cache
+            return sim._cache.CACHE_DIR
+
+        print(c.CACHE_DIR)
+        print(*set(Parallel(n_jobs=2, backend="loky")(delayed(where)(i) for i in range(4))))
+        """
+    parent, *workers = _py(code, _env(NUMBA_CACHE_DIR=str(tmp_path))).split()
+    assert workers == [parent]
+
+
+# --- item 8: the chunk plan is lazy ---------------------------------------------------------
+def _cfg(tmp_path, **kw):
+    from sim.config import from_dict
+
+    raw = {"name": "r", "players": ["random", "random(show_prob=0.9)"], "deals": 600,
+           "seed": 3, "run": {"chunk_size": 200, "progress": False},
+           "output": {"dir": str(tmp_path / "r"), "plots": False}}
+    for k, v in kw.items():
+        t, _, leaf = k.partition(".")
+        if leaf:
+            raw.setdefault(t, {})[leaf] = v
+        else:
+            raw[k] = v
+    return from_dict(raw, source="test")
+
+
+def test_chunk_plan_does_not_grow_with_deals(tmp_path):
+    import tracemalloc
+
+    from sim.tournament import Chunk, plan_chunks
+
+    cfg = _cfg(tmp_path, format="round-robin",
+               players=["random", "greedy", "random(show_prob=0.9)"],
+               deals=100_000, **{"run.chunk_size": 1})
+    tracemalloc.start()
+    try:
+        plan = plan_chunks(cfg)  # 300,000 chunks: tens of MB if built up front
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 100_000
+    assert len(plan) == 300_000
+    assert plan[4] == Chunk(4, 1, 1, 1) and plan[-1] == Chunk(299_999, 2, 99_999, 1)
+    huge = plan_chunks(_cfg(tmp_path, deals=10**12, first_deal=5, **{"run.chunk_size": 7}))
+    assert len(huge) == -(-10**12 // 7)  # by arithmetic, at once
+    assert huge[-1] == Chunk(len(huge) - 1, 0, 5 + (len(huge) - 1) * 7, 10**12 % 7)
+    assert [c.index for c in huge[2:5]] == [2, 3, 4]
+    it = iter(huge)
+    assert [next(it).first for _ in range(3)] == [5, 12, 19]
+
+
+def test_huge_run_starts_without_building_its_plan(tmp_path):
+    from sim.tournament import load_state, run_tournament
+
+    cfg = _cfg(tmp_path, deals=10**12, **{"run.chunk_size": 50})
+    assert run_tournament(cfg, stop_after=2) is None  # returns at once: nothing was built
+    state = load_state(cfg.out)
+    assert state["chunks_merged"] == 2 and state["chunks_total"] == 2 * 10**10
+    assert not state["complete"]
+
+
+# --- item 8: `play` keeps sums, not a row per deal ------------------------------------------
+def test_play_summary_memory_does_not_grow_with_deals(capsys, monkeypatch):
+    import tracemalloc
+
+    from sim import cli
+
+    def peak(*args):
+        tracemalloc.start()
+        try:
+            assert cli.main(["play", "--seats", "random", *args]) == 0
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    assert cli.main(["play", "--deals", "1"]) == 0  # load the kernels outside the measurement
+    one_block = peak("--deals", str(cli._PLAY_BLOCK))
+    many = peak("--deals", "150000")  # 150,000 rows of 152 bytes would be 22.8 MB more
+    assert many < one_block + 1_000_000
+    capsys.readouterr()
+    args = ["play", "--deals", "5000", "--seats", "random", "--seed", "5", "--first-deal", "7"]
+    assert cli.main(args) == 0
+    whole = capsys.readouterr().out
+    monkeypatch.setattr(cli, "_PLAY_BLOCK", 777)  # blocks of any size: the same figures
+    assert cli.main(args) == 0
+    assert capsys.readouterr().out == whole
+    assert "deals: 5000 (seed 5, first deal 7), void: " in whole
+
+
+# --- item 8: a dask address that is not a scheduler, a malformed address ---------------------
+def _toml(tmp_path, extra=""):
+    path = tmp_path / "t.toml"
+    path.write_text(textwrap.dedent(f"""
+        name = "t"
+        players = ["random", "random(show_prob=0.9)"]
+        deals = 20
+        [run]
+        chunk_size = 10
+        progress = false
+        {extra}
+        [output]
+        dir = "{tmp_path / 'out'}"
+        plots = false
+        """))
+    return str(path)
+
+
+def test_silent_server_is_not_waited_for_forever(tmp_path):
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held = []
+
+    def accept():  # accept and never speak, like a web server waiting for a request
+        while True:
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    addr = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    code = f"""
+        import sys
+        from sim import cli, tournament
+        tournament.SCHEDULER_TIMEOUT = 1.0
+        sys.exit(cli.main(["tournament", {_toml(tmp_path)!r}, "--scheduler", {addr!r}]))
+        """
+    try:
+        r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
+                           env=_env(SHUANGKOU_CACHE_DIR=os.environ.get("SHUANGKOU_CACHE_DIR")),
+                           capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        server.close()
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("shuangkou tournament: error: dask scheduler")
+    assert addr in lines[0] and "within 1 s" in lines[0] and "tcp://HOST:PORT" in lines[0]
+    assert held  # it did connect: the wait was on the answer
+
+
+@pytest.mark.parametrize("addr", ["10.0.0.5", "tcp://10.0.0.5", "http://10.0.0.5:8786",
+                                  "tcp://:8786", "tcp://10.0.0.5:99999", "tcp://a b:1"])
+def test_malformed_scheduler_address_is_one_line(tmp_path, capsys, addr):
+    from sim import cli
+    from sim.config import load_config
+    from sim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="tcp://HOST:PORT"):  # refused when read, at once
+        load_config(_toml(tmp_path), {"run.scheduler": addr, "run.backend": "dask"})
+    assert cli.main(["tournament", _toml(tmp_path), "--scheduler", addr]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and repr(addr) in err[0] and "tcp://HOST:PORT" in err[0], err
+
+
+@pytest.mark.parametrize("addr", ["tcp://10.0.0.5:8786", "tls://sched.example:8786",
+                                  "localhost:8786", "tcp://[::1]:8786"])
+def test_wellformed_scheduler_addresses_are_accepted(tmp_path, addr):
+    from sim.config import load_config
+
+    assert load_config(_toml(tmp_path), {"run.scheduler": addr,
+                                         "run.backend": "dask"}).scheduler == addr
+
+
+# --- item 8: --jobs is capped at the CPU count unless forced --------------------------------
+def test_jobs_capped_at_cpu_count_with_a_message(tmp_path, capsys):
+    import json
+
+    from sim import cli
+    from sim.tournament import cpu_count
+
+    cpus = cpu_count()
+    toml = _toml(tmp_path, 'backend = "threading"')
+    assert cli.main(["tournament", toml, "--jobs", str(cpus + 1), "--out",
+                     str(tmp_path / "capped")]) == 0
+    err = capsys.readouterr().err
+    assert f"jobs {cpus + 1} is more than the {cpus} CPUs" in err and "--force-jobs" in err
+    with open(tmp_path / "capped" / "run.json") as f:
+        assert json.load(f)["jobs"] == cpus
+    assert cli.main(["tournament", toml, "--jobs", str(cpus + 1), "--force-jobs", "--out",
+                     str(tmp_path / "forced")]) == 0
+    assert "CPUs" not in capsys.readouterr().err
+    with open(tmp_path / "forced" / "run.json") as f:
+        assert json.load(f)["jobs"] == cpus + 1
+    assert cli.main(["tournament", toml, "--jobs", str(cpus), "--out",
+                     str(tmp_path / "fits")]) == 0
+    assert "CPUs" not in capsys.readouterr().err
+
+
+# --- item 8: workers end when the run's process is killed -----------------------------------
+def test_loky_workers_exit_after_kill_9_of_the_run(tmp_path):
+    import signal
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    toml = _toml(tmp_path)
+    cmd = [sys.executable, "-m", "sim.cli", "tournament", toml, "--deals", "10000000",
+           "--chunk-size", "2000", "--jobs", "2", "--force-jobs", "--backend", "loky",
+           "--no-progress"]
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         env=_env(SHUANGKOU_CACHE_DIR=os.environ.get("SHUANGKOU_CACHE_DIR")))
+    chunks = tmp_path / "out" / "chunks"
+    try:
+        deadline = time.monotonic() + 60
+        while not (chunks.is_dir() and len(list(chunks.glob("c*.npz"))) >= 4):
+            assert p.poll() is None, p.stderr.read().decode()
+            assert time.monotonic() < deadline, "the run wrote no chunks"
+            time.sleep(0.2)
+        workers = [c for c in psutil.Process(p.pid).children(recursive=True)
+                   if "loky" in " ".join(c.cmdline())]
+        assert len(workers) >= 2
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        p.stderr.close()
+    _, alive = psutil.wait_procs(workers, timeout=20)
+    for w in alive:  # do not leave them behind whatever the outcome
+        w.kill()
+    assert not alive, f"workers still running 20 s after the run was killed: {alive}"
+
+
+# --- item 15: the first compile is announced ------------------------------------------------
+def test_cold_cache_detection(tmp_path):
+    from sim._cache import CACHE_DIR, kernels_cached
+
+    assert not kernels_cached(path=str(tmp_path))
+    src = tmp_path / "sim_0123abcd"
+    src.mkdir()
+    (src / "loop.play_deals_fixed-120.py311.nbi").write_bytes(b"")
+    assert not kernels_cached(path=str(tmp_path))  # another kernel
+    assert kernels_cached("loop.play_deals_fixed", path=str(tmp_path))
+    (src / "loop.play_deals-98.py311.nbi").write_bytes(b"")
+    assert kernels_cached(path=str(tmp_path))
+    assert not kernels_cached(path=CACHE_DIR + "-nothing-here")
+
+
+def test_compile_notice_on_cold_cache_only(tmp_path):
+    import io
+
+    from sim._cache import compile_first
+
+    calls, out = [], io.StringIO()
+    assert compile_first(lambda: calls.append(1), path=str(tmp_path), seconds=42, stream=out)
+    text = out.getvalue().splitlines()
+    assert calls == [1] and len(text) == 2
+    assert text[0] == "compiling the engine for this machine (first run only, about 42 s)…"
+    assert text[1].startswith("compiled in ") and str(tmp_path) in text[1]
+    src = tmp_path / "sim_0123abcd"
+    src.mkdir()
+    (src / "loop.play_deals-98.py311.nbi").write_bytes(b"")
+    out = io.StringIO()
+    assert not compile_first(lambda: calls.append(2), path=str(tmp_path), stream=out)
+    assert calls == [1] and out.getvalue() == ""
+
+
+def test_tournament_announces_compiling_and_leaves_it_out_of_deals_per_second(
+        tmp_path, capsys, monkeypatch):
+    import json
+    import time
+
+    from sim import _cache, tournament
+
+    cfg = _cfg(tmp_path, players=["random", "greedy"], deals=40, **{"run.chunk_size": 20})
+    real = time.perf_counter
+    offset = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: real() + offset[0])
+    compile_first = _cache.compile_first
+
+    def slow_compile(run, *a, **kw):  # as if compiling took 1000 s
+        def run_slowly():
+            run()
+            offset[0] += 1000.0
+        return compile_first(run_slowly, *a, **kw)
+
+    monkeypatch.setattr(_cache, "compile_first", slow_compile)
+    monkeypatch.setattr(_cache, "CACHE_DIR", str(tmp_path / "cold"))  # nothing cached there
+    assert tournament.run_tournament(cfg) is not None
+    err = capsys.readouterr().err
+    assert "compiling the engine for this machine (first run only" in err
+    assert re.search(r"compiled in 1\d\d\d s", err)
+    with open(os.path.join(cfg.out, "run.json")) as f:
+        assert json.load(f)["wall_seconds"] < 1000  # the clock starts after compiling
+    monkeypatch.undo()  # the real, warm cache: not a word
+    warm = _cfg(tmp_path, deals=40, **{"output.dir": str(tmp_path / "w")})
+    assert tournament.run_tournament(warm) is not None
+    assert "compiling" not in capsys.readouterr().err
+
+
+def test_play_says_nothing_on_a_warm_cache(capsys):
+    from sim import cli
+
+    assert cli.main(["play", "--deals", "3", "--seats", "random"]) == 0  # warms it if cold
+    capsys.readouterr()
+    assert cli.main(["play", "--deals", "3", "--seats", "random"]) == 0
+    assert "compiling" not in capsys.readouterr().err
