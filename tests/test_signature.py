@@ -76,10 +76,10 @@ def test_player_records_signature(name):
 @pytest.mark.parametrize("name", [
     "greedy", "pimc", "ismcts", "greedy_random_variants",
     pytest.param("mixed", marks=pytest.mark.xfail(strict=True, reason=(
-        "known: a search player's rollout streams keep the other seats' stream counters of "
-        "the real state (strategies/search.py _reseed_rollouts resets only the keys), which "
-        "its masked observation zeroes; a random seat's draws move them, so with a random "
-        "seat the compiled and Python tiers search differently"))),
+        "known: a search player's random/egreedy rollouts draw from streams 1-4 whose keys "
+        "strategies/search.py _reseed_rollouts resets but whose counters it copies from the "
+        "real state; the masked observation zeroes them, and a random seat's draws move "
+        "them, so with a random seat the compiled and Python tiers search differently"))),
 ])
 def test_python_tier_gives_the_pinned_records(name):
     seats, seed, n, rules, want = PLAYER_SIGNATURES[name]
