@@ -5,7 +5,8 @@ Fixed positions reached by replaying stored choices: at each, the compiled step 
 (``sim.Deal.legal()``), the friendly ``sim.legal_plays`` and the reference engine must list
 exactly the stored choices in the stored (canonical) order. Perft counts: the number of play
 sequences of each length from a few trick-play positions, through ``sim.legal_plays`` and
-``sim.trick_winner`` and through the reference's functions. A refactor of the move generator,
+``sim.trick_winner``, through the reference's functions, and (to depth 3-4) through
+``sim.Deal`` itself. A refactor of the move generator,
 the step API or the engine that changes any legal list fails here with the position named.
 """
 
@@ -136,3 +137,40 @@ def test_perft_counts(line, engine):
     got = make_perft.perft(hands, line["trump"], line["leader"], len(line["counts"]), *fns)
     assert got == line["counts"]
     assert hands == [Counter(h) for h in line["hands"]]  # the walk put every card back
+
+
+def _replay(line, seq):
+    d = sim.Deal(line["seed"], line["deal"])
+    for note in line["path"]:
+        d.apply(_choice(d.to_act.kind, note))
+    for choice in seq:
+        d.apply(choice)
+    return d
+
+
+@pytest.mark.parametrize("line", PERFT, ids=lambda x: f"deal{x['deal']}-after{x['after_tricks']}")
+def test_perft_counts_through_the_step_api(line):
+    # the same counts through sim.Deal: its legal(), apply() and the engine's trick end (the
+    # winner leads next, R17); each node is replayed from the start of the deal, so only the
+    # depths whose inner nodes are few are walked
+    depth = 1
+    while depth < len(line["counts"]) and 1 + sum(line["counts"][:depth]) <= 500:
+        depth += 1
+    assert depth >= 3
+    counts = [0] * depth
+
+    def walk(seq):
+        d = _replay(line, seq)
+        assert d.to_act.kind == "play"
+        legal = d.legal()
+        counts[len(seq)] += len(legal)
+        if len(seq) + 1 < depth:
+            for choice in legal:
+                walk(seq + [choice])
+
+    start = _replay(line, [])
+    assert [start.hand(s) for s in range(4)] == \
+        [sorted(h, key=lambda c: ref.key(c, line["trump"])) for h in line["hands"]]
+    assert start.to_act == (line["leader"], "play") and not start.observation(0).trick
+    walk([])
+    assert counts == line["counts"][:depth]

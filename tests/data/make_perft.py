@@ -15,9 +15,10 @@ side or trump lead, ...), ``legal`` (the reference's choice list in canonical or
 ``count``; a play also stores ``hand``, ``trump`` and ``lead`` so that the friendly function
 ``legal_plays`` can be checked on it directly.
 
-``{"type": "perft", ...}``: a trick-play position (four hands, trump, the seat to lead) and
-``counts[d-1]``, the number of play sequences of length ``d`` from it (the next trick's leader
-is the winner of the last, R17), for d = 1 … len(counts).
+``{"type": "perft", ...}``: a trick-play position (four hands, trump, the seat to lead; and
+``path``, the choices of its deal that reach it) and ``counts[d-1]``, the number of play
+sequences of length ``d`` from it (the next trick's leader is the winner of the last, R17),
+for d = 1 … len(counts).
 
 The choices are the reference engine's; the test checks the compiled engine (``sim.Deal``,
 ``sim.legal_plays``, ``sim.trick_winner``) and the reference engine against them, so a change
@@ -194,7 +195,11 @@ def perft_lines():
     # trick-play positions: the hands at the first lead, and after 8 tricks (fewer cards,
     # more voids), of a few reference deals
     for deal, after in ((3, 0), (8, 0), (21, 8), (40, 15)):
-        rec = ref.play_deal(SEED, deal)
+        log: list = []
+        rec = ref.play_deal(SEED, deal, [Recorder(s, 0.25, log) for s in range(4)])
+        # the choices that reach the position: calling, then the plays of `after` tricks
+        calling = len(log) - 4 * len(rec["tricks"])
+        path = [_note(e["kind"], e["choice"]) for e in log[:calling + 4 * after]]
         hands = [Counter(h) for h in rec["hands"]]
         for t in rec["tricks"][:after]:
             for k, p in enumerate(t["plays"]):
@@ -204,7 +209,8 @@ def perft_lines():
         counts = perft(hands, rec["trump"], leader, depth, ref.legal_plays, ref.trick_winner)
         lines.append({"type": "perft", "seed": SEED, "deal": deal, "after_tricks": after,
                       "hands": [sorted(h.elements(), key=ref.card_id) for h in hands],
-                      "trump": rec["trump"], "leader": leader, "counts": counts})
+                      "trump": rec["trump"], "leader": leader, "counts": counts,
+                      "path": path})
     return lines
 
 
