@@ -10,7 +10,6 @@ import numpy as np
 
 from sim.errors import RulesError
 
-
 # The allowed range of every variant (docs/rules.md, Variants). The bounds keep every per-deal
 # number exact in int64 kernels and in the per-deal table (sim.tournament.DEAL_COLUMNS):
 # - the last-trick multiplier is at most 31, inside the multiplier histogram (0 … 31) and int16;

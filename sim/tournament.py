@@ -27,7 +27,8 @@ How a run is organised
 The per-deal table
 ------------------
 Each chunk's Parquet file holds the columns ``DEAL_COLUMNS`` for its deals (in deal order,
-orientation 0 before 1), then the names ``LABEL_COLUMNS``. ``load_deals(run_dir)`` concatenates them into a dict of numpy arrays, so
+orientation 0 before 1), then the names ``LABEL_COLUMNS``. ``load_deals(run_dir)``
+concatenates them into a dict of numpy arrays, so
 ``pandas.DataFrame(load_deals("results/quick"))`` is a data frame. ``seat0 … seat3`` are indices
 into the players list of ``config.json`` (``summary.json`` "players"); ``attacker_team`` is 0
 for seats 0+2, 1 for seats 1+3, -1 for a void deal; side A attacks when ``attacker_team ==

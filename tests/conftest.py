@@ -1,10 +1,45 @@
-"""Shared fixtures. The numba kernels compile on first use (then load from the cache)."""
+"""Shared fixtures. The numba kernels compile on first use (then load from the cache).
+
+Tests marked ``slow`` (the full 10,000-deal differential) run only with ``--runslow`` or with
+``SHUANGKOU_FULL=1`` in the environment (``.ci/run`` sets it, so CI runs everything); the quick
+loop runs a ~1,000-deal slice of the same comparison instead.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+
+FULL_ENV = "SHUANGKOU_FULL"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help=f"run the tests marked slow too (or set {FULL_ENV}=1)")
+
+
+def full_run(config: pytest.Config) -> bool:
+    """True when the slow tests run: ``--runslow`` or ``SHUANGKOU_FULL`` set to 1/true/yes."""
+    env = os.environ.get(FULL_ENV, "").strip().lower()
+    return bool(config.getoption("--runslow")) or env in ("1", "true", "yes")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.shuangkou_full = full_run(config)  # type: ignore[attr-defined]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    full = full_run(config)
+    skip_slow = pytest.mark.skip(reason=f"slow: run with --runslow or {FULL_ENV}=1")
+    skip_quick = pytest.mark.skip(reason="quick slice: the full run (slow) covers it")
+    for item in items:
+        if "slow" in item.keywords and not full:
+            item.add_marker(skip_slow)
+        if "quick" in item.keywords and full:
+            item.add_marker(skip_quick)

@@ -68,17 +68,23 @@ def test_illegal_follow_names_seat_and_ruling():
 
 
 def test_illegal_show_and_giveback_messages():
+    # the messages name the seat to act and the ruling, and a refused choice changes nothing
     d = _find("show")
     seat = d.to_act.seat
-    with pytest.raises(IllegalPlayError, match=r"jokers are never shown \(R6\)"):
+    before = (d.to_act, d.legal(), d.hand(seat))
+    with pytest.raises(IllegalPlayError,
+                       match=rf"^illegal show 'BJ' by seat {seat}: jokers are never shown \(R6\)$"):
         d.apply("BJ")
-    with pytest.raises(IllegalPlayError, match="not a card"):
+    with pytest.raises(IllegalPlayError, match=rf"^illegal show 'Zz' by seat {seat}: .*not a card"):
         d.apply("Zz")
+    assert (d.to_act, d.legal(), d.hand(seat)) == before
     g = _find("giveback")
-    shown = g.observation(g.to_act.seat).calls[-1]["pair"]
-    with pytest.raises(IllegalPlayError, match=r"pair just shown and stays \(R8\)"):
+    gseat = g.to_act.seat
+    shown = g.observation(gseat).calls[-1]["pair"]
+    with pytest.raises(IllegalPlayError, match=rf"^illegal give-back \[{shown!r}, {shown!r}\] "
+                       rf"by seat {gseat}: {shown!r} is of the pair just shown and stays \(R8\)$"):
         g.apply([shown, shown])
-    assert seat in range(4)
+    assert g.to_act == (gseat, "giveback") and (shown, shown) not in g.legal()
 
 
 def test_illegal_lead_R16():

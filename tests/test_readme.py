@@ -54,3 +54,13 @@ def test_main_job_quick_tournament(tmp_path):
     # the same command again: the finished run is recognised and its report written again
     assert main(["tournament", os.path.join(root, "configs", "quick.toml"), "--out", str(out),
                  "--no-progress"]) == 0
+
+
+def test_ci_lints_and_runs_every_test():
+    # .ci/run: ruff before the tests, and SHUANGKOU_FULL=1 before the README's command so that
+    # the slow tests (the full differential) run there too (tests/conftest.py)
+    with open(os.path.join(os.path.dirname(README), ".ci", "run"), encoding="utf-8") as f:
+        lines = [ln.strip() for ln in f]
+    test_line = next(i for i, ln in enumerate(lines) if ln.endswith("python -m pytest -q"))
+    assert lines.index("ruff check .") < test_line
+    assert lines.index("export SHUANGKOU_FULL=1") < test_line

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
 import sim
+from sim import reference as ref
 from sim.cards import (
     CARD_NAMES,
     GROUP,
@@ -18,6 +21,7 @@ from sim.cards import (
 )
 from sim.errors import InvalidCardError
 from sim.movegen import MAX_CHOICES, count_plays, gen_plays
+from sim.runner import iter_records, make_seats
 
 
 # --- R2 notation ---------------------------------------------------------------------------
@@ -113,12 +117,31 @@ def test_R21_unpaired_trumps_never_win():
 
 
 # --- R23–R25 --------------------------------------------------------------------------------
-def test_R23_last_trick_pair_times_four():
-    # An attacker leads the last trick Kc Kc; the others follow; 30 points counted x4 = 120.
-    plays = [["Kc", "Kc"], ["Tc", "4c"], ["9c", "6c"], ["7c", "7c"]]
-    assert sim.trick_winner(plays, "h") == 0
-    assert sim.card_points([c for p in plays for c in p]) == 30
-    assert sim.Rules().kou_di_pair * 30 == 120
+@pytest.mark.parametrize("rules", [sim.Rules(), sim.Rules(kou_di_single=3, kou_di_pair=8)],
+                         ids=["default", "variant"])
+def test_R23_last_trick_multiplier_in_the_compiled_engine(rules):
+    # the compiled engine's last-trick multiplier and score (sim/engine.py) on seeded deals,
+    # against R22-R24 recomputed from each record's tricks: an attacker winning the last trick
+    # multiplies its points by kou_di_pair (pair lead) or kou_di_single (single lead), a
+    # defender win by 1
+    seen = Counter()
+    for rec in iter_records(23, 0, 3000, make_seats("random(show_prob=0.5)"), rules):
+        if rec["void"]:
+            continue
+        last, att = rec["tricks"][-1], set(rec["attackers"])
+        pair = len(last["plays"][0]) == 2
+        if last["winner"] in att:
+            case, mult = ("pair", rules.kou_di_pair) if pair else ("single", rules.kou_di_single)
+        else:
+            case, mult = "defenders", 1
+        seen[case] += 1
+        points = sum(t["points"] for t in rec["tricks"] if t["winner"] in att)
+        assert rec["attacker_points"] == points  # R22
+        assert rec["last_trick_multiplier"] == mult, rec["deal"]
+        assert rec["attacker_score"] == points + (mult - 1) * last["points"], rec["deal"]
+        x = ref.settle(rec["attacker_score"], rules.to_dict())[0]  # R24, plain Python
+        assert rec["settlement"] == [x if s in att else -x for s in range(4)], rec["deal"]
+    assert min(seen["pair"], seen["single"], seen["defenders"]) > 0, seen
 
 
 @pytest.mark.parametrize("score, att", [(120, 2), (140, 4), (80, -2), (60, -4), (0, -10),
