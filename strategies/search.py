@@ -40,6 +40,7 @@ from sim.engine import (
     S_SETTLE,
     S_TO_ACT,
     ST_SIZE,
+    U_CTR,
     U_KEY,
     U_SIZE,
     apply_play,
@@ -94,9 +95,14 @@ def deal_value(st, seat):
 
 @kernel
 def _reseed_rollouts(u, ru, seat):
-    """Fresh rollout random streams for a new world, drawn from ``seat``'s sampling stream."""
+    """Fresh rollout random streams for a new world, drawn from ``seat``'s sampling stream.
+
+    The counters restart at 0 too: the real counters of streams 1-4 tell how often the other
+    seats drew, which this seat may not know (R9); the masked observation zeroes them.
+    """
     for s in range(4):
         ru[U_KEY + 1 + s] = next_draw(u, 5 + seat)
+        ru[U_CTR + 1 + s] = 0
 
 
 @kernel
