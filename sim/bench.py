@@ -181,6 +181,10 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
     if strategies:
         res.update(strategy_speeds(repeats, seed, echo))
 
+    if python_deals:
+        res.update(fast_tier_speeds(repeats, seed, echo,
+                                    openspiel_games=openspiel_games // 4 if openspiel_games else 0))
+
     if openspiel_games:
         os_res = openspiel_hearts(openspiel_games, repeats)
         if os_res is None:
@@ -283,6 +287,132 @@ def openspiel_hearts(games: int, repeats: int) -> dict[str, float] | None:
     return {"openspiel_games_per_s": games / dt,
             "openspiel_decisions_per_s": games * per_game / dt,
             "openspiel_decisions_per_game": per_game}
+
+
+# --- the fast Python tier (issue "your own bots at engine speed", part 2) --------------------
+def python_random_codes(deals: int, seed: int = 1) -> tuple[int, float]:
+    """A Python random bot on integer codes (``Deal.legal_codes``/``apply_code``), all four
+    seats; returns (decisions, seconds)."""
+    import random
+
+    from sim.deal import Deal
+
+    rng = random.Random(seed)
+    rnd = rng.random
+    n = 0
+    t = time.perf_counter()
+    for d in range(deals):
+        deal = Deal(seed, d)
+        while not deal.done:
+            codes = deal.legal_codes()
+            deal.apply_code(codes[int(rnd() * len(codes))])
+            n += 1
+    return n, time.perf_counter() - t
+
+
+def python_reader_codes(deals: int, seed: int = 1, use_observation: bool = False
+                        ) -> tuple[int, float]:
+    """A Python bot that reads its hand and the current trick at every decision, then plays
+    on codes: through the numpy vector ``Deal.obs_array`` (default; the fast path) or, with
+    ``use_observation``, through ``Observation.hand`` and ``Observation.trick``. It leads its
+    first legal play and otherwise plays at random. Returns (decisions, seconds)."""
+    import random
+
+    from sim.deal import Deal, Observation
+    from sim.spaces import O_HAND, O_TRICK, OBS_SIZE
+
+    rng = random.Random(seed)
+    rnd = rng.random
+    buf = np.empty(OBS_SIZE, dtype=np.int16)
+    n = 0
+    t = time.perf_counter()
+    for d in range(deals):
+        deal = Deal(seed, d)
+        while not deal.done:
+            if use_observation:
+                obs = Observation(deal, deal._seat)
+                hand = obs.hand
+                leading = not obs.trick
+            else:
+                v = deal.obs_array(None, buf)
+                hand = v[O_HAND:O_HAND + 54]
+                leading = v[O_TRICK] < 0
+            codes = deal.legal_codes()
+            deal.apply_code(codes[0] if leading and hand is not None
+                            else codes[int(rnd() * len(codes))])
+            n += 1
+    return n, time.perf_counter() - t
+
+
+def openspiel_python_hearts(games: int, seed: int = 1) -> dict[str, float] | None:
+    """OpenSpiel's hearts through its Python API (``legal_actions``/``apply_action``), uniform
+    random choices made in Python; None if ``pyspiel`` is not installed."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    import random
+
+    game = pyspiel.load_game("hearts")
+    rng = random.Random(seed)
+    rnd = rng.random
+    n = 0
+    t = time.perf_counter()
+    for _ in range(games):
+        s = game.new_initial_state()
+        while not s.is_terminal():
+            if s.is_chance_node():
+                outcomes = s.chance_outcomes()
+                s.apply_action(outcomes[int(rnd() * len(outcomes))][0])
+            else:
+                la = s.legal_actions()
+                s.apply_action(la[int(rnd() * len(la))])
+                n += 1
+    dt = time.perf_counter() - t
+    return {"openspiel_python_decisions_per_s": n / dt, "openspiel_python_games_per_s": games / dt}
+
+
+def fast_tier_speeds(repeats: int, seed: int, echo: Callable[[str], None],
+                     deals: int = 1000, openspiel_games: int = 500) -> dict[str, Any]:
+    """The fast Python tier's figures, with OpenSpiel's Python API in the same run."""
+    res: dict[str, Any] = {}
+    python_random_codes(3, seed)
+    python_reader_codes(3, seed)
+    python_reader_codes(3, seed, use_observation=True)
+
+    def rate(fn: Callable[[], tuple[int, float]]) -> float:
+        return max(n / dt for n, dt in (fn() for _ in range(repeats)))
+
+    res["python_codes_decisions_per_s"] = rate(lambda: python_random_codes(deals, seed))
+    echo(f"python random bot on codes {res['python_codes_decisions_per_s']:>14,.0f} "
+         f"decisions/s (Deal.legal_codes / apply_code)")
+    res["python_reader_decisions_per_s"] = rate(lambda: python_reader_codes(deals, seed))
+    echo(f"python bot reading obs     {res['python_reader_decisions_per_s']:>14,.0f} "
+         f"decisions/s (hand + trick from Deal.obs_array at every decision)")
+    res["python_observation_reader_decisions_per_s"] = rate(
+        lambda: python_reader_codes(deals // 2, seed, use_observation=True))
+    echo(f"  same via Observation     {res['python_observation_reader_decisions_per_s']:>14,.0f}"
+         f" decisions/s (obs.hand + obs.trick)")
+    if openspiel_games:
+        os_res = None
+        for _ in range(repeats):
+            r = openspiel_python_hearts(openspiel_games, seed)
+            if r is None:
+                break
+            if os_res is None or r["openspiel_python_decisions_per_s"] > \
+                    os_res["openspiel_python_decisions_per_s"]:
+                os_res = r
+        if os_res is None:
+            echo("openspiel python API       not measured (pip install 'shuangkou[openspiel]')")
+        else:
+            res.update(os_res)
+            ratio = res["python_codes_decisions_per_s"] / os_res["openspiel_python_decisions_per_s"]
+            res["python_codes_ratio_vs_openspiel_python"] = ratio
+            echo(f"openspiel hearts, Python   {os_res['openspiel_python_decisions_per_s']:>14,.0f}"
+                 f" decisions/s (legal_actions/apply_action, random in Python)")
+            echo(f"  -> the Python random bot on codes makes {ratio:.1f}x OpenSpiel's Python-API "
+                 f"decisions/s")
+    return res
 
 
 def to_json(res: dict[str, Any]) -> str:
