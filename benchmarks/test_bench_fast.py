@@ -56,3 +56,21 @@ def test_python_bot_reading_the_observation_object(benchmark):
     bench.python_reader_codes(3, use_observation=True)
     rate = _best_rate(benchmark, lambda: bench.python_reader_codes(500, use_observation=True))
     benchmark.extra_info["decisions_per_s"] = rate
+
+
+@pytest.mark.parametrize("n, steps, target", [(256, 2000, 10_000_000), (16, 20000, 3_000_000)])
+def test_batch_random_policy(benchmark, n, steps, target):
+    """sim.Batch with a numpy-vectorised uniform-random policy (``step_index``): >= 10M
+    decisions/s at n = 256, >= 3M at n = 16."""
+    bench.batch_random(n, 10)
+    rate = _best_rate(benchmark, lambda: bench.batch_random(n, steps))
+    benchmark.extra_info["decisions_per_s"] = rate
+    assert rate >= target, f"Batch n={n}: {rate:,.0f} decisions/s (target {target:,})"
+
+
+def test_batch_observe_and_mask(benchmark):
+    """The same with observe() (vectors and masks) and a masked argmax every step (figure
+    only: what a neural policy pays besides its own forward pass)."""
+    bench.batch_random(4, 10, masked=True)
+    rate = _best_rate(benchmark, lambda: bench.batch_random(256, 100, masked=True), rounds=3)
+    benchmark.extra_info["decisions_per_s"] = rate

@@ -184,6 +184,7 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
     if python_deals:
         res.update(fast_tier_speeds(repeats, seed, echo,
                                     openspiel_games=openspiel_games // 4 if openspiel_games else 0))
+        res.update(batch_speeds(repeats, seed, echo))
 
     if openspiel_games:
         os_res = openspiel_hearts(openspiel_games, repeats)
@@ -412,6 +413,49 @@ def fast_tier_speeds(repeats: int, seed: int, echo: Callable[[str], None],
                  f" decisions/s (legal_actions/apply_action, random in Python)")
             echo(f"  -> the Python random bot on codes makes {ratio:.1f}x OpenSpiel's Python-API "
                  f"decisions/s")
+    return res
+
+
+# --- the batched environment (part 3) ----------------------------------------------------------
+def batch_random(n: int, steps: int, seed: int = 1, masked: bool = False) -> tuple[int, float]:
+    """A numpy-vectorised uniform-random policy on ``sim.Batch(n)`` (the policy plays all four
+    seats): ``step_index`` with ``floor(u * n_legal)``; with ``masked``, the way a neural
+    policy would play: ``observe()`` (vectors and legal masks) every step and the argmax of
+    random scores over the legal actions. Returns (decisions, seconds)."""
+    from sim.batch import Batch
+
+    b = Batch(n, seed)
+    rng = np.random.default_rng(seed)
+    rand = rng.random
+    n_legal = b.n_legal
+    decisions = 0
+    t = time.perf_counter()
+    if masked:
+        for _ in range(steps):
+            o = b.observe()
+            scores = np.where(o.legal_mask, rand(o.legal_mask.shape, dtype=np.float32), -1.0)
+            b.step(scores.argmax(axis=1))
+        decisions = n * steps
+    else:
+        for _ in range(steps):
+            b.step_index((rand(n) * n_legal).astype(np.int64))
+        decisions = n * steps
+    return decisions, time.perf_counter() - t
+
+
+def batch_speeds(repeats: int, seed: int, echo: Callable[[str], None]) -> dict[str, Any]:
+    """Decisions/s of sim.Batch with a vectorised random policy at n = 256 and n = 16."""
+    res: dict[str, Any] = {}
+    batch_random(4, 10, seed)
+    batch_random(4, 10, seed, masked=True)
+    for n, steps in ((256, 2000), (16, 20000)):
+        rate = max(d / dt for d, dt in (batch_random(n, steps, seed) for _ in range(repeats)))
+        res[f"batch{n}_decisions_per_s"] = rate
+        echo(f"Batch n={n:<4} random policy {rate:>12,.0f} decisions/s (step_index, numpy)")
+    rate = max(d / dt for d, dt in (batch_random(256, 100, seed, True) for _ in range(repeats)))
+    res["batch256_masked_decisions_per_s"] = rate
+    echo(f"Batch n=256  observe + mask {rate:>12,.0f} decisions/s (obs, legal_mask, masked "
+         f"argmax, step)")
     return res
 
 
