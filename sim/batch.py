@@ -241,15 +241,46 @@ class BatchObs(NamedTuple):
     deal: np.ndarray  # int64[n]: deal number in each slot (-1 idle)
 
 
-class Finished(NamedTuple):
-    """The deals that ended during a step (possibly none)."""
+class Finished:
+    """The deals that ended during a step (possibly none). The fields are numpy views made on
+    first access (a policy that ignores them pays nothing):
 
-    slot: np.ndarray  # int64[k]
-    deal: np.ndarray  # int64[k]: deal numbers
-    settlement: np.ndarray  # int64[k, 4]: R24 settlement per seat
-    attacker_score: np.ndarray  # int64[k]
-    void: np.ndarray  # bool[k]
-    records: list[dict[str, Any]] | None  # the records (docs/record.md) if records=True
+    ``slot``, ``deal`` (int64[k]), ``settlement`` (int64[k, 4], R24 per seat),
+    ``attacker_score`` (int64[k]), ``void`` (bool[k]), ``records`` (the records of
+    docs/record.md with ``records=True``, else None).
+    """
+
+    __slots__ = ("_f", "records")
+
+    def __init__(self, f: np.ndarray, records: list[dict[str, Any]] | None) -> None:
+        self._f = f
+        self.records = records
+
+    def __len__(self) -> int:
+        return self._f.shape[0]
+
+    @property
+    def slot(self) -> np.ndarray:
+        return self._f[:, F_SLOT]
+
+    @property
+    def deal(self) -> np.ndarray:
+        return self._f[:, F_DEAL]
+
+    @property
+    def settlement(self) -> np.ndarray:
+        return self._f[:, F_SETTLE:F_SETTLE + 4]
+
+    @property
+    def attacker_score(self) -> np.ndarray:
+        return self._f[:, F_SCORE]
+
+    @property
+    def void(self) -> np.ndarray:
+        return self._f[:, F_VOID] != 0
+
+    def __repr__(self) -> str:
+        return f"Finished(deal={self.deal.tolist()})"
 
 
 def _seat_tables(seats: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, list[str], bool]:
@@ -405,7 +436,7 @@ class Batch:
         k, pending = batch_step(self._su, self._meta, self._ctl, a, mode, self.params,
                                 *self._scratch, self._fin)
         if k == 0 and not pending:
-            return _NO_FINISHED._replace(records=[]) if self.records else _NO_FINISHED
+            return Finished(_NO_ROWS, [] if self.records else None)
         if k > 0 and not pending:
             return self._finished(k)
         parts = []
@@ -423,9 +454,8 @@ class Batch:
         if len(parts) == 1:
             return parts[0]
         if not parts:
-            return _NO_FINISHED._replace(records=[]) if self.records else _NO_FINISHED
-        return Finished(*(np.concatenate([getattr(p, f) for p in parts])
-                          for f in Finished._fields[:-1]),
+            return Finished(_NO_ROWS, [] if self.records else None)
+        return Finished(np.concatenate([p._f for p in parts]),
                         [r for p in parts for r in p.records] if self.records else None)
 
     def _finished(self, k: int) -> Finished:
@@ -439,8 +469,7 @@ class Batch:
                                     int(f[j, F_DEAL]), self.rules, self.seat_names)
                        for j in range(k)]
             f = f[:, :N_FIN]
-        return Finished(f[:, F_SLOT], f[:, F_DEAL], f[:, F_SETTLE:F_SETTLE + 4],
-                        f[:, F_SCORE], f[:, F_VOID] != 0, records)
+        return Finished(f, records)
 
     def _illegal(self, i: int, a: int, mode: int) -> None:
         what = "index" if mode == MODE_INDEX else "action"
@@ -451,12 +480,9 @@ class Batch:
             + (f": use 0 … {int(self._meta[i, M_NLEGAL]) - 1}" if mode == MODE_INDEX else
                " (see observe().legal_mask)"))
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # noqa: D105
         return (f"Batch(n={self.n}, seed={self.seed}, first_deal={self.first_deal}, "
                 f"finished={self.deals_finished})")
 
 
-_EMPTY = np.zeros(0, dtype=np.int64)
-_NO_FINISHED = Finished(_EMPTY, _EMPTY, np.zeros((0, 4), dtype=np.int64), _EMPTY,
-                        np.zeros(0, dtype=bool), None)
-
+_NO_ROWS = np.zeros((0, N_FIN), dtype=np.int64)

@@ -75,10 +75,8 @@ from sim.engine import (
     U_SIZE,
     U_TWICE,
     advance,
-    apply_then_legal,
     init_deal,
     legal,
-    new_state,
 )
 from sim.errors import IllegalPlayError, InvalidCardError
 from sim.movegen import MAX_CHOICES
@@ -94,6 +92,12 @@ from sim.spaces import (
     fill_obs,
     hand_ids,
     mask_into,
+    packed_step,
+    P_BUF,
+    P_RULES,
+    P_SIZE,
+    P_ST,
+    P_U,
 )
 
 _GROUP_WORD = {"s": "spade", "h": "heart", "d": "diamond", "c": "club"}
@@ -495,9 +499,13 @@ class Deal:
         if not isinstance(self.rules, Rules):
             raise TypeError(f"rules must be a sim.Rules, not {type(self.rules).__name__}")
         self.seats = list(seats) if seats is not None else ["python"] * 4
-        self._rules = self.rules.array()
-        self._st, self._u = new_state()
-        self._buf = np.empty(MAX_CHOICES, dtype=np.int64)
+        # st, u, rules and the choice buffer side by side (sim.spaces.packed_step)
+        self._mem = np.zeros(P_SIZE, dtype=np.int64)
+        self._st = self._mem[P_ST:P_U]
+        self._u = self._mem[P_U:P_RULES].view(np.uint64)
+        self._rules = self._mem[P_RULES:P_BUF]
+        self._rules[:] = self.rules.array()
+        self._buf = self._mem[P_BUF:]
         self._abuf = np.empty(MAX_CHOICES, dtype=np.int64)  # scratch for legal_mask
         self._tricks_cache: list[dict[str, Any]] = []  # Observation.tricks, shared (public)
         self._codes: list[int] | None = None  # legal_codes(), built on demand
@@ -637,8 +645,7 @@ class Deal:
         self._apply_legal(self.code_of_action(action))
 
     def _apply_legal(self, code: int) -> None:
-        self._nbuf, self._ph, self._seat = apply_then_legal(self._st, self._u, self._rules,
-                                                            code, self._buf)
+        self._nbuf, self._ph, self._seat = packed_step(self._mem, code)
         self._codes = None
         self._version += 1
 

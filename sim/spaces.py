@@ -78,11 +78,15 @@ from sim.engine import (
     U_ONCE,
     U_PLAYED_ONCE,
     U_PLAYED_TWICE,
+    U_SIZE,
     U_TWICE,
+    ST_SIZE,
+    apply_then_legal,
     legal,
 )
 from sim.errors import IllegalPlayError
 from sim.jit import kernel
+from sim.movegen import MAX_CHOICES
 
 # --- the action space --------------------------------------------------------------------
 A_PASS = 0
@@ -360,6 +364,24 @@ def mask_into(st, u, seat, m_st, m_u):
         if slot != 1 + seat and slot != 5 + seat:
             m_u[U_KEY + slot] = 0
             m_u[U_CTR + slot] = 0
+
+
+# --- the step API's packed state (sim.Deal) ------------------------------------------------
+# A Deal keeps st, u, the rules and its choice buffer in one int64 array, so that a decision
+# crosses from Python with two arguments (each array argument costs time on every call).
+P_ST = 0
+P_U = P_ST + ST_SIZE
+P_RULES = P_U + U_SIZE
+P_BUF = P_RULES + 7
+P_SIZE = P_BUF + MAX_CHOICES
+
+
+@kernel
+def packed_step(mem, code):
+    """``apply_then_legal`` on a Deal's packed state: returns (count of codes written at
+    ``P_BUF``, phase, seat to act)."""
+    return apply_then_legal(mem[P_ST:P_U], mem[P_U:P_RULES].view(np.uint64),
+                            mem[P_RULES:P_BUF], code, mem[P_BUF:])
 
 
 # --- notation helpers ----------------------------------------------------------------------
