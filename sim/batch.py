@@ -66,7 +66,11 @@ N_META = 9  # M_SMODE, M_M1, M_M2: the legal-set description of the decision awa
 # control words: next deal number, end of the deal range (-1: none), finished entries written,
 # the seed (int64 bits), whether to keep final states, then kinds[4] and rules[7]
 C_NEXT, C_END, C_NFIN, C_SEED, C_KEEP, C_KINDS, C_RULES = 0, 1, 2, 3, 4, 5, 9
-N_CTL = 16
+C_NUWS, C_NFWS = 16, 17  # sizes of the scratch arrays below
+N_CTL = 18
+# after the control words, ``ctl`` holds the compiled seats' scratch arrays: uws (uint64
+# bits), fws (float64 bits), then buf
+C_UWS = N_CTL
 # columns of a finished-deal row (then, with records, the final st and u)
 F_SLOT, F_DEAL, F_SETTLE, F_SCORE, F_CALLER, F_VOID = 0, 1, 2, 6, 7, 8
 N_FIN = 9
@@ -164,13 +168,18 @@ def _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
 
 
 @kernel
-def batch_step(su, meta, ctl, actions, mode, params, buf, fws, uws, fin):
+def batch_step(su, meta, ctl, actions, mode, params, fin):
     """One step of every slot (see the module docstring). ``mode``: ``actions`` are actions
     of ``sim.spaces`` (0), indices into the canonical legal list (1), or ignored (2: only
     start or finish pending slots). Returns ``(k, pending)``: ``k`` = -1 - i if slot i's
     action is not legal (nothing is changed then), else the number of finished deals written
     to ``fin``; ``pending``: slots left to finish because ``fin`` filled up."""
     n = su.shape[0]
+    n_uws = ctl[C_NUWS]
+    n_fws = ctl[C_NFWS]
+    uws = ctl[C_UWS:C_UWS + n_uws].view(np.uint64)
+    fws = ctl[C_UWS + n_uws:C_UWS + n_uws + n_fws].view(np.float64)
+    buf = ctl[C_UWS + n_uws + n_fws:]
     for i in range(n):  # validate every action before changing anything
         if meta[i, M_SEAT] < 0 or mode == MODE_NONE:
             continue
@@ -366,7 +375,14 @@ class Batch:
         self.kind = self._meta[:, M_KIND]
         self.n_legal = self._meta[:, M_NLEGAL]
         self.deal = self._meta[:, M_DEAL]
-        self._ctl = np.zeros(N_CTL, dtype=np.int64)
+        if compiled:
+            from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH
+            n_uws, n_fws, n_buf = UINT_SCRATCH, FLOAT_SCRATCH, INT_SCRATCH
+        else:
+            n_uws, n_fws, n_buf = 1, 1, MAX_CHOICES
+        self._ctl = np.zeros(C_UWS + n_uws + n_fws + n_buf, dtype=np.int64)
+        self._ctl[C_NUWS] = n_uws
+        self._ctl[C_NFWS] = n_fws
         self._ctl[C_NEXT] = self.first_deal
         self._ctl[C_END] = -1 if deals is None else self.first_deal + int(deals)
         self._ctl[C_SEED] = np.uint64(self.seed).view(np.int64)
@@ -375,12 +391,6 @@ class Batch:
         self._ctl[C_RULES:C_RULES + 7] = self.rules.array()
         self._none = np.zeros(n, dtype=np.int64)
         self._shape = (self.n,)
-        if compiled:
-            from strategies.compiled import new_scratch
-            self._scratch = new_scratch()
-        else:
-            self._scratch = (np.zeros(MAX_CHOICES, dtype=np.int64), np.zeros(1, np.float64),
-                             np.zeros(1, np.uint64))
         cap = 2 * n + 16
         self._fin = np.zeros((cap, N_FIN + (SU_W if records else 0)), dtype=np.int64)
         self._obs = np.zeros((n, OBS_SIZE), dtype=np.int16)
@@ -434,7 +444,7 @@ class Batch:
 
     def _call(self, a: np.ndarray, mode: int) -> Finished:
         k, pending = batch_step(self._su, self._meta, self._ctl, a, mode, self.params,
-                                *self._scratch, self._fin)
+                                    self._fin)
         if k == 0 and not pending:
             return Finished(_NO_ROWS, [] if self.records else None)
         if k > 0 and not pending:
@@ -450,7 +460,7 @@ class Batch:
                 break
             mode = MODE_NONE  # the queue filled up: finish and restart the pending slots
             k, pending = batch_step(self._su, self._meta, self._ctl, a, mode, self.params,
-                                    *self._scratch, self._fin)
+                                    self._fin)
         if len(parts) == 1:
             return parts[0]
         if not parts:
