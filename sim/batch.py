@@ -81,7 +81,7 @@ IDLE = 3  # kind of a slot with nothing to do (deal range exhausted)
 SHOWS = -1  # M_SMODE of a show decision: M_M1 holds the showable pairs
 
 
-@kernel
+@kernel(inline="always")
 def _describe(st, u, meta, i):
     """Store the legal-set description of the decision awaited in slot ``i`` (so that
     ``_kth_code`` needs no rules cascade) and return the number of legal choices (pass
@@ -103,7 +103,7 @@ def _describe(st, u, meta, i):
     return set_count(mode, m1, m2)
 
 
-@kernel
+@kernel(inline="always")
 def _kth_code(meta, i, k):
     """The code of legal choice ``k`` of slot ``i`` (canonical order; 0 = pass at a show
     decision), from the description ``_describe`` stored."""
@@ -115,7 +115,7 @@ def _kth_code(meta, i, k):
     return set_kth(mode, np.uint64(meta[i, M_M1]), np.uint64(meta[i, M_M2]), k)
 
 
-@kernel
+@kernel(inline="always")
 def _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
     """Run slot ``i`` through compiled seats, finished deals and restarts until the policy
     must act (or the deal range is exhausted, or the finished queue is full)."""
