@@ -597,10 +597,16 @@ class Deal:
 
     def apply_code(self, code: int) -> None:
         """Carry out a choice given as a code from ``legal_codes()``."""
-        if code not in self.legal_codes():
+        codes = self._codes
+        if codes is None:
+            codes = self.legal_codes()
+        if code not in codes:
             raise IllegalPlayError(f"choice code {code!r} is not legal for seat "
                                    f"{int(self._st[S_TO_ACT])}: legal are {self.legal_codes()}")
-        self._apply_legal(code)
+        # _apply_legal, inlined: this is the fast Python tier's hot path
+        self._nbuf, self._ph, self._seat = packed_step(self._mem, code)
+        self._codes = None
+        self._version += 1
 
     # the fixed spaces (sim.spaces): numpy observations and actions ----------------------
     def obs_array(self, seat: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
