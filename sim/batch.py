@@ -56,7 +56,8 @@ from sim.spaces import N_ACTIONS, OBS_SIZE, code_of_action, fill_mask, fill_obs
 from strategies.compiled import decide
 
 # The kernels take few arguments (every array argument costs time on each call from Python):
-# ``su`` holds each slot's st and u side by side (u as int64 bits); ``ctl`` holds the control
+# ``su`` holds each slot's u (as int64 bits) and st side by side, u first so that the words
+# touched at every decision (u, the head of st) are contiguous; ``ctl`` holds the control
 # words, the seats' strategy kinds and the rules; ``fin`` the finished deals (and their final
 # states when records are kept).
 SU_W = ST_SIZE + U_SIZE
@@ -119,8 +120,8 @@ def _kth_code(meta, i, k):
 def _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
     """Run slot ``i`` through compiled seats, finished deals and restarts until the policy
     must act (or the deal range is exhausted, or the finished queue is full)."""
-    s = su[i, :ST_SIZE]
-    v = su[i, ST_SIZE:].view(np.uint64)
+    s = su[i, U_SIZE:]
+    v = su[i, :U_SIZE].view(np.uint64)
     kinds = ctl[C_KINDS:C_KINDS + 4]
     rules = ctl[C_RULES:C_RULES + 7]
     while True:
@@ -188,8 +189,8 @@ def batch_step(su, meta, ctl, actions, mode, params, fin):
             if a < 0 or a >= meta[i, M_NLEGAL]:
                 return -1 - i, 0
             continue
-        s = su[i, :ST_SIZE]
-        v = su[i, ST_SIZE:].view(np.uint64)
+        s = su[i, U_SIZE:]
+        v = su[i, :U_SIZE].view(np.uint64)
         if a < 0 or a >= N_ACTIONS:
             return -1 - i, 0
         c = code_of_action(s[S_PHASE], s[S_TRUMP], a)
@@ -211,7 +212,7 @@ def batch_step(su, meta, ctl, actions, mode, params, fin):
             _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin)
         elif meta[i, M_SEAT] >= 0 and mode != MODE_NONE:
             code = _kth_code(meta, i, actions[i]) if mode == MODE_INDEX else meta[i, M_CODE]
-            apply_code(su[i, :ST_SIZE], su[i, ST_SIZE:].view(np.uint64),
+            apply_code(su[i, U_SIZE:], su[i, :U_SIZE].view(np.uint64),
                        ctl[C_RULES:C_RULES + 7], code)
             _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin)
     pending = 0
@@ -231,8 +232,8 @@ def batch_observe(su, meta, obs, mask, buf, want_obs, want_mask):
             if want_mask:
                 mask[i, :] = False
             continue
-        s = su[i, :ST_SIZE]
-        v = su[i, ST_SIZE:].view(np.uint64)
+        s = su[i, U_SIZE:]
+        v = su[i, :U_SIZE].view(np.uint64)
         if want_obs:
             fill_obs(s, v, seat, obs[i])
         if want_mask:
@@ -363,8 +364,8 @@ class Batch:
         self.kinds, self.params, self.seat_names, compiled = _seat_tables(seats)
         self.records = bool(records)
         self._su = np.zeros((n, SU_W), dtype=np.int64)
-        self._st = self._su[:, :ST_SIZE]  # views, for Python code and tests
-        self._u = self._su[:, ST_SIZE:].view(np.uint64)
+        self._st = self._su[:, U_SIZE:]  # views, for Python code and tests
+        self._u = self._su[:, :U_SIZE].view(np.uint64)
         self._st[:, S_PHASE] = DONE
         self._meta = np.zeros((n, N_META), dtype=np.int64)
         self._meta[:, M_DEAL] = -1
@@ -474,8 +475,8 @@ class Batch:
         records = None
         if self.records:
             from sim.record import build_record
-            records = [build_record(f[j, N_FIN:N_FIN + ST_SIZE],
-                                    f[j, N_FIN + ST_SIZE:].view(np.uint64), self.seed,
+            records = [build_record(f[j, N_FIN + U_SIZE:],
+                                    f[j, N_FIN:N_FIN + U_SIZE].view(np.uint64), self.seed,
                                     int(f[j, F_DEAL]), self.rules, self.seat_names)
                        for j in range(k)]
             f = f[:, :N_FIN]
