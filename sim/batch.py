@@ -26,9 +26,9 @@ from sim.bits import popcount, select
 from sim.engine import (
     CALL,
     DONE,
-    GIVEBACK,
     PLAY,
     S_CALLER,
+    S_CUR_CARD,
     S_PHASE,
     S_SCORE,
     S_SETTLE,
@@ -39,7 +39,6 @@ from sim.engine import (
     U_ONCE,
     U_SIZE,
     U_TWICE,
-    S_CUR_CARD,
     advance,
     apply_code,
     giveback_set,
@@ -491,7 +490,7 @@ class Batch:
             + (f": use 0 … {int(self._meta[i, M_NLEGAL]) - 1}" if mode == MODE_INDEX else
                " (see observe().legal_mask)"))
 
-    def __repr__(self) -> str:  # noqa: D105
+    def __repr__(self) -> str:
         return (f"Batch(n={self.n}, seed={self.seed}, first_deal={self.first_deal}, "
                 f"finished={self.deals_finished})")
 

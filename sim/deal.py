@@ -84,8 +84,13 @@ from sim.record import _mask_cards, build_record
 from sim.rng import check_deal, check_seed
 from sim.rules import DEFAULT_RULES, Rules
 from sim.spaces import (
-    OBS_SIZE,
     N_ACTIONS,
+    OBS_SIZE,
+    P_BUF,
+    P_RULES,
+    P_SIZE,
+    P_ST,
+    P_U,
     action_of_code,
     code_of_action,
     fill_mask,
@@ -93,11 +98,6 @@ from sim.spaces import (
     hand_ids,
     mask_into,
     packed_step,
-    P_BUF,
-    P_RULES,
-    P_SIZE,
-    P_ST,
-    P_U,
 )
 
 _GROUP_WORD = {"s": "spade", "h": "heart", "d": "diamond", "c": "club"}

@@ -46,7 +46,7 @@ def deal_records(seed, first, n, seats, rules=None):
 
 def batch_records(seed, first, n, seats, size, rules=None):
     b = Batch(size, seed, first_deal=first, rules=rules, seats=seats, deals=n, records=True)
-    recs, settle = {}, {}
+    recs = {}
     while not b.done:
         o = b.observe()
         acts = np.zeros(size, dtype=np.int64)

@@ -173,7 +173,7 @@ def test_observation_array_and_fields_are_cached():
     stale = Observation(deal, 0)
     deal.apply_code(deal.legal_codes()[0])
     with pytest.raises(ValueError, match="stale"):
-        stale.hand
+        _ = stale.hand
 
 
 def test_action_of_notation():
