@@ -238,7 +238,7 @@ class Observation:
     """
 
     __slots__ = ("seat", "kind", "rules", "_deal", "_version", "_snap", "_cache", "_trump",
-                 "_hand_c", "_tcache")
+                 "_hand_c", "_tcache", "_ccache")
 
     def __init__(self, deal: "Deal", seat: int) -> None:
         self.seat = seat
@@ -264,6 +264,7 @@ class Observation:
             self._snap = (m_st, m_u)
             self._trump = int(m_st[S_TRUMP])
             self._tcache = deal._tricks_cache
+            self._ccache = deal._calls_cache
             self._deal = None
         return self._snap
 
@@ -326,8 +327,9 @@ class Observation:
 
     @property
     def calls(self) -> list[dict[str, Any]]:
-        """Every show so far (public, R9); ``gave`` only where this seat gave or received."""
-        def f() -> list[dict[str, Any]]:
+        """Every show so far (public, R9); ``gave`` only where this seat gave or received.
+        Shared by the seat's observations of the deal: read it, do not edit it."""
+        def build() -> list[dict[str, Any]]:
             st = self._st
             out = []
             for i in range(int(st[S_NCALLS])):
@@ -339,6 +341,19 @@ class Observation:
                             "gave": [CARD_NAMES[ga], CARD_NAMES[gb]]
                             if took >= 0 and knows and ga >= 0 else None})
             return out
+
+        def f() -> list[dict[str, Any]]:
+            # the log only grows (or restarts at a redeal) and the last give-back is filled
+            # in once: the deal keeps each seat's view, shared by its observations
+            st = self._st
+            n = int(st[S_NCALLS])
+            if n == 0:
+                return []
+            key = (self.seat, int(st[S_REDEALS]), n, int(st[S_CALLS + (n - 1) * CALL_W + 4]))
+            c = self._ccache.get(key)
+            if c is None:
+                c = self._ccache[key] = build()
+            return c
         return self._get("calls", f)
 
     @property
@@ -508,6 +523,7 @@ class Deal:
         self._buf = self._mem[P_BUF:]
         self._abuf = np.empty(MAX_CHOICES, dtype=np.int64)  # scratch for legal_mask
         self._tricks_cache: list[dict[str, Any]] = []  # Observation.tricks, shared (public)
+        self._calls_cache: dict[tuple[int, ...], list[dict[str, Any]]] = {}  # Observation.calls
         self._codes: list[int] | None = None  # legal_codes(), built on demand
         self._nbuf = -1  # codes of the decision awaited in _buf[:_nbuf] (-1: not computed)
         self._version = 0  # bumped by every decision; observations check it
