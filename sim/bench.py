@@ -181,6 +181,11 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
     if strategies:
         res.update(strategy_speeds(repeats, seed, echo))
 
+    if python_deals:
+        res.update(fast_tier_speeds(repeats, seed, echo,
+                                    openspiel_games=openspiel_games // 4 if openspiel_games else 0))
+        res.update(batch_speeds(repeats, seed, echo))
+
     if openspiel_games:
         os_res = openspiel_hearts(openspiel_games, repeats)
         if os_res is None:
@@ -283,6 +288,179 @@ def openspiel_hearts(games: int, repeats: int) -> dict[str, float] | None:
     return {"openspiel_games_per_s": games / dt,
             "openspiel_decisions_per_s": games * per_game / dt,
             "openspiel_decisions_per_game": per_game}
+
+
+# --- the fast Python tier (issue "your own bots at engine speed", part 2) --------------------
+def python_random_codes(deals: int, seed: int = 1) -> tuple[int, float]:
+    """A Python random bot on integer codes (``Deal.legal_codes``/``apply_code``), all four
+    seats; returns (decisions, seconds)."""
+    import random
+
+    from sim.deal import Deal
+
+    rng = random.Random(seed)
+    rnd = rng.random
+    n = 0
+    t = time.perf_counter()
+    for d in range(deals):
+        deal = Deal(seed, d)
+        while not deal.done:
+            codes = deal.legal_codes()
+            deal.apply_code(codes[int(rnd() * len(codes))])
+            n += 1
+    return n, time.perf_counter() - t
+
+
+def python_reader_codes(deals: int, seed: int = 1, use_observation: bool = False
+                        ) -> tuple[int, float]:
+    """A Python bot that reads its hand and the current trick at every decision, then plays
+    on codes: through the numpy vector ``Deal.obs_array`` (default; the fast path) or, with
+    ``use_observation``, through ``Observation.hand`` and ``Observation.trick``. It leads its
+    first legal play and otherwise plays at random. Returns (decisions, seconds)."""
+    import random
+
+    from sim.deal import Deal, Observation
+    from sim.spaces import O_HAND, O_TRICK, OBS_SIZE
+
+    rng = random.Random(seed)
+    rnd = rng.random
+    buf = np.empty(OBS_SIZE, dtype=np.int16)
+    n = 0
+    t = time.perf_counter()
+    for d in range(deals):
+        deal = Deal(seed, d)
+        while not deal.done:
+            if use_observation:
+                obs = Observation(deal, deal._seat)
+                hand = obs.hand
+                leading = not obs.trick
+            else:
+                v = deal.obs_array(None, buf)
+                hand = v[O_HAND:O_HAND + 54]
+                leading = v[O_TRICK] < 0
+            codes = deal.legal_codes()
+            deal.apply_code(codes[0] if leading and hand is not None
+                            else codes[int(rnd() * len(codes))])
+            n += 1
+    return n, time.perf_counter() - t
+
+
+def openspiel_python_hearts(games: int, seed: int = 1) -> dict[str, float] | None:
+    """OpenSpiel's hearts through its Python API (``legal_actions``/``apply_action``), uniform
+    random choices made in Python; None if ``pyspiel`` is not installed."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    import random
+
+    game = pyspiel.load_game("hearts")
+    rng = random.Random(seed)
+    rnd = rng.random
+    n = 0
+    t = time.perf_counter()
+    for _ in range(games):
+        s = game.new_initial_state()
+        while not s.is_terminal():
+            if s.is_chance_node():
+                outcomes = s.chance_outcomes()
+                s.apply_action(outcomes[int(rnd() * len(outcomes))][0])
+            else:
+                la = s.legal_actions()
+                s.apply_action(la[int(rnd() * len(la))])
+                n += 1
+    dt = time.perf_counter() - t
+    return {"openspiel_python_decisions_per_s": n / dt, "openspiel_python_games_per_s": games / dt}
+
+
+def fast_tier_speeds(repeats: int, seed: int, echo: Callable[[str], None],
+                     deals: int = 1000, openspiel_games: int = 500) -> dict[str, Any]:
+    """The fast Python tier's figures, with OpenSpiel's Python API in the same run."""
+    res: dict[str, Any] = {}
+    python_random_codes(3, seed)
+    python_reader_codes(3, seed)
+    python_reader_codes(3, seed, use_observation=True)
+    if openspiel_games:
+        openspiel_python_hearts(5, seed)
+
+    def rate(fn: Callable[[], tuple[int, float]]) -> float:
+        return max(n / dt for n, dt in (fn() for _ in range(repeats)))
+
+    # the random bot on codes and OpenSpiel's Python API alternate, so that both see the same
+    # machine (these machines are shared and their speed drifts)
+    ours, os_res = 0.0, None
+    for _ in range(max(repeats, 5)):
+        n, dt = python_random_codes(deals, seed)
+        ours = max(ours, n / dt)
+        r = openspiel_python_hearts(openspiel_games, seed) if openspiel_games else None
+        if r is not None and (os_res is None or r["openspiel_python_decisions_per_s"]
+                              > os_res["openspiel_python_decisions_per_s"]):
+            os_res = r
+    res["python_codes_decisions_per_s"] = ours
+    echo(f"python random bot on codes {res['python_codes_decisions_per_s']:>14,.0f} "
+         f"decisions/s (Deal.legal_codes / apply_code)")
+    res["python_reader_decisions_per_s"] = rate(lambda: python_reader_codes(deals, seed))
+    echo(f"python bot reading obs     {res['python_reader_decisions_per_s']:>14,.0f} "
+         f"decisions/s (hand + trick from Deal.obs_array at every decision)")
+    res["python_observation_reader_decisions_per_s"] = rate(
+        lambda: python_reader_codes(deals // 2, seed, use_observation=True))
+    echo(f"  same via Observation     {res['python_observation_reader_decisions_per_s']:>14,.0f}"
+         f" decisions/s (obs.hand + obs.trick)")
+    if openspiel_games:
+        if os_res is None:
+            echo("openspiel python API       not measured (pip install 'shuangkou[openspiel]')")
+        else:
+            res.update(os_res)
+            ratio = res["python_codes_decisions_per_s"] / os_res["openspiel_python_decisions_per_s"]
+            res["python_codes_ratio_vs_openspiel_python"] = ratio
+            echo(f"openspiel hearts, Python   {os_res['openspiel_python_decisions_per_s']:>14,.0f}"
+                 f" decisions/s (legal_actions/apply_action, random in Python)")
+            echo(f"  -> the Python random bot on codes makes {ratio:.1f}x OpenSpiel's Python-API "
+                 f"decisions/s")
+    return res
+
+
+# --- the batched environment (part 3) ----------------------------------------------------------
+def batch_random(n: int, steps: int, seed: int = 1, masked: bool = False) -> tuple[int, float]:
+    """A numpy-vectorised uniform-random policy on ``sim.Batch(n)`` (the policy plays all four
+    seats): ``step_index`` with ``floor(u * n_legal)``; with ``masked``, the way a neural
+    policy would play: ``observe()`` (vectors and legal masks) every step and the argmax of
+    random scores over the legal actions. Returns (decisions, seconds)."""
+    from sim.batch import Batch
+
+    b = Batch(n, seed)
+    rng = np.random.default_rng(seed)
+    rand = rng.random
+    n_legal = b.n_legal
+    decisions = 0
+    t = time.perf_counter()
+    if masked:
+        for _ in range(steps):
+            o = b.observe()
+            scores = np.where(o.legal_mask, rand(o.legal_mask.shape, dtype=np.float32), -1.0)
+            b.step(scores.argmax(axis=1))
+        decisions = n * steps
+    else:
+        for _ in range(steps):
+            b.step_index((rand(n) * n_legal).astype(np.int64))
+        decisions = n * steps
+    return decisions, time.perf_counter() - t
+
+
+def batch_speeds(repeats: int, seed: int, echo: Callable[[str], None]) -> dict[str, Any]:
+    """Decisions/s of sim.Batch with a vectorised random policy at n = 256 and n = 16."""
+    res: dict[str, Any] = {}
+    batch_random(4, 10, seed)
+    batch_random(4, 10, seed, masked=True)
+    for n, steps in ((256, 2000), (16, 20000)):
+        rate = max(d / dt for d, dt in (batch_random(n, steps, seed) for _ in range(repeats)))
+        res[f"batch{n}_decisions_per_s"] = rate
+        echo(f"Batch n={n:<4} random policy {rate:>12,.0f} decisions/s (step_index, numpy)")
+    rate = max(d / dt for d, dt in (batch_random(256, 100, seed, True) for _ in range(repeats)))
+    res["batch256_masked_decisions_per_s"] = rate
+    echo(f"Batch n=256  observe + mask {rate:>12,.0f} decisions/s (obs, legal_mask, masked "
+         f"argmax, step)")
+    return res
 
 
 def to_json(res: dict[str, Any]) -> str:

@@ -65,24 +65,40 @@ from sim.engine import (
     S_TRICKS,
     S_TRUMP,
     S_VOIDS,
+    ST_SIZE,
     TRICK_W,
     U_CTR,
     U_FIRST_ONCE,
     U_FIRST_TWICE,
     U_KEY,
     U_ONCE,
+    U_SIZE,
     U_TWICE,
     advance,
-    apply_then_legal,
     init_deal,
     legal,
-    new_state,
 )
 from sim.errors import IllegalPlayError, InvalidCardError
 from sim.movegen import MAX_CHOICES
 from sim.record import _mask_cards, build_record
 from sim.rng import check_deal, check_seed
 from sim.rules import DEFAULT_RULES, Rules
+from sim.spaces import (
+    N_ACTIONS,
+    OBS_SIZE,
+    P_BUF,
+    P_RULES,
+    P_SIZE,
+    P_ST,
+    P_U,
+    action_of_code,
+    code_of_action,
+    fill_mask,
+    fill_obs,
+    hand_ids,
+    mask_into,
+    packed_step,
+)
 
 _GROUP_WORD = {"s": "spade", "h": "heart", "d": "diamond", "c": "club"}
 
@@ -211,13 +227,18 @@ def masked_state(st: np.ndarray, u: np.ndarray, seat: int) -> tuple[np.ndarray, 
 class Observation:
     """What seat ``seat`` may know at a decision (R9) — never the other hands.
 
-    Built for free; the first attribute read takes a masked snapshot of the deal
-    (:func:`masked_state`), which must happen before the deal moves on (reading a stale
-    observation raises). ``kind`` is ``'show'``, ``'giveback'``, ``'play'``, ``'done'`` or
-    ``'wait'`` (not this seat's turn).
+    Built for free; the first attribute read takes a masked snapshot of the deal (one
+    compiled call, :func:`sim.spaces.mask_into`, the same as :func:`masked_state`), which must
+    happen before the deal moves on (reading a stale observation raises). Each field is then
+    computed once and cached, so reading it again is a slot lookup. ``kind`` is ``'show'``,
+    ``'giveback'``, ``'play'``, ``'done'`` or ``'wait'`` (not this seat's turn).
+
+    The fastest way to look at a decision is the fixed-size vector ``array()`` (the layout of
+    ``sim.obs_spec()``), computed by the same kernel as ``Deal.obs_array`` and ``sim.Batch``.
     """
 
-    __slots__ = ("seat", "kind", "rules", "_deal", "_version", "_snap", "_cache")
+    __slots__ = ("seat", "kind", "rules", "_deal", "_version", "_snap", "_cache", "_trump",
+                 "_hand_c", "_tcache", "_ccache")
 
     def __init__(self, deal: "Deal", seat: int) -> None:
         self.seat = seat
@@ -228,6 +249,8 @@ class Observation:
         self._version = deal._version
         self._snap: tuple[np.ndarray, np.ndarray] | None = None
         self._cache: dict[str, Any] | None = None  # made on first use (most bots read little)
+        self._trump = -2  # trump index (-1: none yet), read at the snapshot
+        self._hand_c: list[str] | None = None
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The masked state arrays ``(st, u)`` (for compiled strategies)."""
@@ -235,9 +258,22 @@ class Observation:
             deal = self._deal
             if deal is None or deal._version != self._version:
                 raise ValueError("stale observation: the deal has moved on since it was made")
-            self._snap = masked_state(deal._st, deal._u, self.seat)
+            m_st = np.empty(ST_SIZE, dtype=np.int64)
+            m_u = np.empty(U_SIZE, dtype=np.uint64)
+            mask_into(deal._st, deal._u, self.seat, m_st, m_u)
+            self._snap = (m_st, m_u)
+            self._trump = int(m_st[S_TRUMP])
+            self._tcache = deal._tricks_cache
+            self._ccache = deal._calls_cache
             self._deal = None
         return self._snap
+
+    def array(self) -> np.ndarray:
+        """The observation vector (``sim.obs_spec()``; int16[OBS_SIZE])."""
+        st, u = self.arrays()
+        out = np.empty(OBS_SIZE, dtype=np.int16)
+        fill_obs(st, u, self.seat, out)
+        return out
 
     @property
     def _st(self) -> np.ndarray:
@@ -254,26 +290,31 @@ class Observation:
         return int(u[U_FIRST_ONCE + self.seat]), int(u[U_FIRST_TWICE + self.seat])
 
     def _get(self, name: str, fn: Any) -> Any:
-        if self._cache is None:
-            self._cache = {}
-        if name not in self._cache:
-            self._cache[name] = fn()
-        return self._cache[name]
+        c = self._cache
+        if c is None:
+            c = self._cache = {}
+        elif name in c:
+            return c[name]
+        v = c[name] = fn()
+        return v
 
     @property
     def trump(self) -> str | None:
-        t = int(self._st[S_TRUMP])
+        if self._snap is None:
+            self.arrays()
+        t = self._trump
         return SUITS[t] if t >= 0 else None
 
     @property
     def hand(self) -> list[str]:
         """The seat's cards now, sorted by play order once trump is known, else by id."""
-        def f() -> list[str]:
-            t = int(self._st[S_TRUMP])
-            if t < 0:
-                return _names(_mask_cards(*self._hand))
-            return _names(_mask_cards(*self._hand, ID_OF_KEY[t]))
-        return self._get("hand", f)
+        h = self._hand_c
+        if h is None:
+            if self._snap is None:
+                self.arrays()
+            n = hand_ids(self._snap[1], U_ONCE + self.seat, self._trump, _HAND_BUF)
+            h = self._hand_c = list(map(CARD_NAMES.__getitem__, _HAND_BUF[:n].tolist()))
+        return h
 
     @property
     def round(self) -> int:
@@ -286,8 +327,9 @@ class Observation:
 
     @property
     def calls(self) -> list[dict[str, Any]]:
-        """Every show so far (public, R9); ``gave`` only where this seat gave or received."""
-        def f() -> list[dict[str, Any]]:
+        """Every show so far (public, R9); ``gave`` only where this seat gave or received.
+        Shared by the seat's observations of the deal: read it, do not edit it."""
+        def build() -> list[dict[str, Any]]:
             st = self._st
             out = []
             for i in range(int(st[S_NCALLS])):
@@ -299,6 +341,19 @@ class Observation:
                             "gave": [CARD_NAMES[ga], CARD_NAMES[gb]]
                             if took >= 0 and knows and ga >= 0 else None})
             return out
+
+        def f() -> list[dict[str, Any]]:
+            # the log only grows (or restarts at a redeal) and the last give-back is filled
+            # in once: the deal keeps each seat's view, shared by its observations
+            st = self._st
+            n = int(st[S_NCALLS])
+            if n == 0:
+                return []
+            key = (self.seat, int(st[S_REDEALS]), n, int(st[S_CALLS + (n - 1) * CALL_W + 4]))
+            c = self._ccache.get(key)
+            if c is None:
+                c = self._ccache[key] = build()
+            return c
         return self._get("calls", f)
 
     @property
@@ -324,35 +379,36 @@ class Observation:
 
     @property
     def tricks(self) -> list[dict[str, Any]]:
-        """Completed tricks: leader, plays (by position from the leader), winner, points."""
+        """Completed tricks: leader, plays (by position from the leader), winner, points.
+        The dicts are shared by every observation of the deal: read them, do not edit them."""
         def f() -> list[dict[str, Any]]:
             st = self._st
-            t = int(st[S_TRUMP])
-            if t < 0:
+            if self._trump < 0:
                 return []
-            table = play_table(t)
-            out = []
-            for i in range(int(st[S_NTRICKS])):
-                j = S_TRICKS + i * TRICK_W
-                plays = [list(table[int(st[j + 3 + k]) + (64 * (int(st[j + 7 + k]) + 1)
-                                                         if st[j + 7 + k] >= 0 else 0)])
-                         for k in range(4)]
-                out.append({"leader": int(st[j]), "plays": plays, "winner": int(st[j + 1]),
-                            "points": int(st[j + 2])})
-            return out
+            n = int(st[S_NTRICKS])
+            # completed tricks never change: the deal keeps them as dicts for every observer
+            c = self._tcache
+            if len(c) < n:
+                c.extend(_trick_dicts(st, self._trump, len(c), n))
+            return c[:n]
         return self._get("tricks", f)
 
     @property
     def trick(self) -> list[list[str]]:
         """Plays of the current trick so far, from its leader."""
-        st = self._st
-        t = int(st[S_TRUMP])
-        if t < 0 or st[S_PHASE] != PLAY:
-            return []
-        table = play_table(t)
-        return [list(table[int(st[S_TRICK_A + k]) + (64 * (int(st[S_TRICK_B + k]) + 1)
-                                                      if st[S_TRICK_B + k] >= 0 else 0)])
-                for k in range(int(st[S_POS]))]
+        def f() -> list[list[str]]:
+            st = self._st
+            t = self._trump
+            if t < 0 or st[S_PHASE] != PLAY:
+                return []
+            pos = int(st[S_POS])
+            if pos == 0:
+                return []
+            table = play_table(t)
+            a = st[S_TRICK_A:S_TRICK_A + pos].tolist()
+            b = st[S_TRICK_B:S_TRICK_B + pos].tolist()
+            return [list(table[x + (64 * (y + 1) if y >= 0 else 0)]) for x, y in zip(a, b)]
+        return self._get("trick", f)
 
     @property
     def leader(self) -> int | None:
@@ -371,34 +427,69 @@ class Observation:
     @property
     def points_taken(self) -> list[int]:
         """Face points won so far by each seat."""
-        pts = [0, 0, 0, 0]
-        for tr in self.tricks:
-            pts[tr["winner"]] += tr["points"]
-        return pts
+        def f() -> list[int]:
+            st = self._st
+            n = int(st[S_NTRICKS])
+            pts = [0, 0, 0, 0]
+            if n:
+                rows = st[S_TRICKS:S_TRICKS + n * TRICK_W].tolist()
+                for j in range(0, len(rows), TRICK_W):
+                    pts[rows[j + 1]] += rows[j + 2]
+            return pts
+        return list(self._get("points_taken", f))
 
     @property
     def voids(self) -> list[set[str]]:
-        """Per seat, the groups it has shown it holds no card of by not following (R18,
-        R19): ``'trump'`` or a suit letter. Public knowledge."""
-        t = int(self._st[S_TRUMP])
-        if t < 0:
-            return [set(), set(), set(), set()]
-        sides = [x for x in SUITS if x != SUITS[t]]
-        names = sides + ["trump"]
-        return [{names[g] for g in range(4) if int(self._st[S_VOIDS + s]) >> g & 1}
-                for s in range(4)]
+        """Per seat, the groups it has shown it lacks by not following (R18, R19):
+        ``'trump'`` or a suit letter. Public knowledge."""
+        def f() -> list[set[str]]:
+            t = self._trump
+            if self._snap is None:
+                self.arrays()
+                t = self._trump
+            if t < 0:
+                return [set(), set(), set(), set()]
+            names = _VOID_NAMES[t]
+            return [set(names[b]) for b in self._st[S_VOIDS:S_VOIDS + 4].tolist()]
+        return self._get("voids", f)
 
     @property
     def first_hand(self) -> list[str]:
         """This seat's hand at the first lead (empty before trick play)."""
-        t = int(self._st[S_TRUMP])
-        if t < 0:
-            return []
-        return _names(_mask_cards(*self._first, ID_OF_KEY[t]))
+        def f() -> list[str]:
+            if self._snap is None:
+                self.arrays()
+            t = self._trump
+            if t < 0:
+                return []
+            n = hand_ids(self._snap[1], U_FIRST_ONCE + self.seat, t, _HAND_BUF)
+            return list(map(CARD_NAMES.__getitem__, _HAND_BUF[:n].tolist()))
+        return self._get("first_hand", f)
 
     def __repr__(self) -> str:
         return (f"Observation(seat={self.seat}, kind={self.kind!r}, trump={self.trump!r}, "
                 f"hand={' '.join(self.hand)})")
+
+
+_HAND_BUF = np.empty(64, dtype=np.int64)  # hand_ids output for Observation.hand
+# _VOID_NAMES[trump][bits]: the groups named by a seat's void bits (3 side suits, trump)
+_VOID_NAMES = tuple(
+    tuple(tuple(n for g, n in enumerate([x for x in SUITS if x != SUITS[t]] + ["trump"])
+                if bits >> g & 1) for bits in range(16))
+    for t in range(4))
+
+
+def _trick_dicts(st: np.ndarray, trump: int, first: int, n: int) -> list[dict[str, Any]]:
+    """Completed tricks ``first … n-1`` as dicts (``Observation.tricks``)."""
+    table = play_table(trump)
+    out = []
+    rows = st[S_TRICKS + first * TRICK_W:S_TRICKS + n * TRICK_W].tolist()
+    for j in range(0, len(rows), TRICK_W):
+        r = rows[j:j + TRICK_W]
+        plays = [list(table[r[3 + k] + (64 * (r[7 + k] + 1) if r[7 + k] >= 0 else 0)])
+                 for k in range(4)]
+        out.append({"leader": r[0], "plays": plays, "winner": r[1], "points": r[2]})
+    return out
 
 
 # --- the deal ----------------------------------------------------------------------------
@@ -423,10 +514,18 @@ class Deal:
         if not isinstance(self.rules, Rules):
             raise TypeError(f"rules must be a sim.Rules, not {type(self.rules).__name__}")
         self.seats = list(seats) if seats is not None else ["python"] * 4
-        self._rules = self.rules.array()
-        self._st, self._u = new_state()
-        self._buf = np.empty(MAX_CHOICES, dtype=np.int64)
-        self._codes: list[int] | None = None
+        # st, u, rules and the choice buffer side by side (sim.spaces.packed_step)
+        self._mem = np.zeros(P_SIZE, dtype=np.int64)
+        self._st = self._mem[P_ST:P_U]
+        self._u = self._mem[P_U:P_RULES].view(np.uint64)
+        self._rules = self._mem[P_RULES:P_BUF]
+        self._rules[:] = self.rules.array()
+        self._buf = self._mem[P_BUF:]
+        self._abuf = np.empty(MAX_CHOICES, dtype=np.int64)  # scratch for legal_mask
+        self._tricks_cache: list[dict[str, Any]] = []  # Observation.tricks, shared (public)
+        self._calls_cache: dict[tuple[int, ...], list[dict[str, Any]]] = {}  # Observation.calls
+        self._codes: list[int] | None = None  # legal_codes(), built on demand
+        self._nbuf = -1  # codes of the decision awaited in _buf[:_nbuf] (-1: not computed)
         self._version = 0  # bumped by every decision; observations check it
         self._choices: tuple[Any, ...] = ()  # legal() in notation, valid at _choices_version
         self._choices_version = -1
@@ -465,15 +564,16 @@ class Deal:
     # choices -------------------------------------------------------------------------
     def legal_codes(self) -> list[int]:
         """The legal choices as kernel codes (fast path for bots); -1 is pass."""
-        if self._codes is None:
-            self._set_codes(legal(self._st, self._u, self._buf))
-        return self._codes
-
-    def _set_codes(self, n: int) -> None:
-        codes = self._buf[:n].tolist()
-        if self._ph == CALL:
-            codes.insert(0, -1)
-        self._codes = codes
+        codes = self._codes
+        if codes is None:
+            n = self._nbuf
+            if n < 0:
+                n = self._nbuf = legal(self._st, self._u, self._buf)
+            codes = self._buf[:n].tolist()
+            if self._ph == CALL:
+                codes.insert(0, -1)
+            self._codes = codes
+        return codes
 
     def legal(self) -> list[Any]:
         """The legal choices in canonical order (docs/engine.md), in notation."""
@@ -513,15 +613,62 @@ class Deal:
 
     def apply_code(self, code: int) -> None:
         """Carry out a choice given as a code from ``legal_codes()``."""
-        if code not in self.legal_codes():
+        codes = self._codes
+        if codes is None:
+            codes = self.legal_codes()
+        if code not in codes:
             raise IllegalPlayError(f"choice code {code!r} is not legal for seat "
                                    f"{int(self._st[S_TO_ACT])}: legal are {self.legal_codes()}")
-        self._apply_legal(code)
+        # _apply_legal, inlined: this is the fast Python tier's hot path
+        self._nbuf, self._ph, self._seat = packed_step(self._mem, code)
+        self._codes = None
+        self._version += 1
+
+    # the fixed spaces (sim.spaces): numpy observations and actions ----------------------
+    def obs_array(self, seat: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """``seat``'s observation vector (default: the seat to act), laid out as
+        ``sim.obs_spec()`` (int16[OBS_SIZE]); written into ``out`` when given. The same kernel
+        fills ``sim.Batch.observe()``, so both tiers see the same numbers."""
+        if seat is None:
+            seat = self._seat
+        elif seat not in (0, 1, 2, 3):
+            raise ValueError(f"seat {seat!r} must be 0, 1, 2 or 3")
+        if out is None:
+            out = np.empty(OBS_SIZE, dtype=np.int16)
+        fill_obs(self._st, self._u, seat, out)
+        return out
+
+    def legal_mask(self, out: np.ndarray | None = None) -> np.ndarray:
+        """bool[N_ACTIONS]: the legal actions of the seat to act (``sim.spaces``)."""
+        if out is None:
+            out = np.empty(N_ACTIONS, dtype=np.bool_)
+        fill_mask(self._st, self._u, self._abuf, out)
+        return out
+
+    def legal_actions(self) -> list[int]:
+        """The legal actions (``sim.spaces``), in the canonical order of ``legal()``."""
+        ph, t = self._ph, int(self._st[S_TRUMP])
+        return [int(action_of_code(ph, t, c)) for c in self.legal_codes()]
+
+    def code_of_action(self, action: int) -> int:
+        """The engine code (``legal_codes()``) of an action; IllegalPlayError if not legal."""
+        code = -2
+        if isinstance(action, (int, np.integer)) and 0 <= action < N_ACTIONS and \
+                self._ph != DONE:
+            code = int(code_of_action(self._ph, int(self._st[S_TRUMP]), int(action)))
+        if code == -2 or code not in self.legal_codes():
+            kind = KIND_NAMES[self._ph]
+            raise IllegalPlayError(f"action {action!r} is not legal for seat {self._seat} at "
+                                   f"this {kind} decision: legal are {self.legal_actions()}")
+        return code
+
+    def apply_action(self, action: int) -> None:
+        """Carry out a choice given as an action of the fixed action space (``sim.spaces``)."""
+        self._apply_legal(self.code_of_action(action))
 
     def _apply_legal(self, code: int) -> None:
-        n, self._ph, self._seat = apply_then_legal(self._st, self._u, self._rules, code,
-                                                   self._buf)
-        self._set_codes(n)
+        self._nbuf, self._ph, self._seat = packed_step(self._mem, code)
+        self._codes = None
         self._version += 1
 
     def code_of(self, choice: Any) -> int:
