@@ -103,6 +103,55 @@ def stopped(spec, seat, seed, deal):
             rf"and was stopped \(seed {seed}, deal {deal}; replay with shuangkou play")
 
 
+# --- plug-ins -------------------------------------------------------------------------------
+@pytest.mark.parametrize("source,error", [
+    ("raise ValueError('no config for\\n this bot')", "ValueError: no config for this bot"),
+    ("def broken(:\n    pass\n", "SyntaxError: "),
+    ("import sys\nsys.exit('bye')\n", "SystemExit: bye"),
+])
+def test_plugin_failing_at_import_is_one_line(tmp_path, monkeypatch, capsys, source, error):
+    name = f"badplug_{abs(hash(source)) % 10**6}"
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError, match=rf"plugin module '{name}' cannot be imported: it "
+                                          rf"raised {error}"):
+        load_plugin(name)
+    with pytest.raises(ConfigError, match=rf"module '{name}' cannot be imported \(it raised "
+                                          rf"{error}"):
+        make(f"{name}:Bot")
+    assert main(["play", "--plugin", name]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"plugin module '{name}' cannot be imported" in err[0]
+    if error.startswith("SyntaxError"):
+        assert f"{name}.py, line 1)" in err[0]
+
+
+def test_plugin_named_like_a_builtin_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "clashplug.py").write_text(textwrap.dedent('''
+        from strategies.random import RandomStrategy
+
+        class MyGreedy(RandomStrategy):
+            name = "greedy"
+        '''))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError, match=r"plug-in strategy clashplug:MyGreedy is named "
+                                          r"'greedy' like the built-in strategy "
+                                          r"strategies.greedy:GreedyStrategy"):
+        load_plugin("clashplug")
+    assert type(make("greedy")).__name__ == "GreedyStrategy"
+    # by module:Class it is still usable, under its own spec
+    assert make("clashplug:MyGreedy").spec() == "clashplug:MyGreedy"
+
+
+def test_registering_the_same_class_twice_is_harmless(hang):
+    cls = resolve("hang")
+    assert load_plugin(hang) == ["hang", "exit_at_start"]  # loaded again: no error
+    assert resolve("hang") is cls
+    mod = importlib.reload(sys.modules[hang])  # a module loaded twice: a new class object
+    assert load_plugin(hang) == ["hang", "exit_at_start"]
+    assert resolve("hang") is mod.Hang
+
+
 # --- NaN parameters -----------------------------------------------------------------------
 @pytest.mark.parametrize("spec,message", [
     ("random(show_prob=nan)", r"show_prob=nan of strategy 'random' must be float in \[0.0, "
