@@ -103,6 +103,122 @@ def stopped(spec, seat, seed, deal):
             rf"and was stopped \(seed {seed}, deal {deal}; replay with shuangkou play")
 
 
+# --- time limit --------------------------------------------------------------------------
+@pytest.mark.parametrize("how", ["spin", "sleep", "catch"])
+def test_play_stops_a_bot_that_never_returns(tmp_path, hang, how):
+    """In the main thread of ``shuangkou play`` (a process of its own: a hang cannot block
+    the test run)."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    p = subprocess.run([sys.executable, "-m", "sim.cli", "play", "--plugin", hang, "--seats",
+                        f"random,hang(how={how}, at=1)", "--timeout", "0.2", "--deals", "3"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    err = p.stderr.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("shuangkou play: error: ")
+    # seats random,hang: team B is seats 1 and 3; the first to choose in deal 1 is stopped
+    assert re.search(stopped(rf"hang\(how={how}, at=1\)", "[13]", 0, 1), err[0]), err[0]
+
+
+@pytest.mark.parametrize("how", ["spin", "sleep", "catch"])
+def test_helper_thread_stops_a_bot_that_never_returns(hang, how):
+    """Off the main thread (no SIGALRM there) the bot runs on a helper thread and is
+    abandoned; deals finished before are already yielded."""
+    recs = []
+
+    def play():
+        for r in iter_records(4, 0, 3, make_seats(f"hang(how={how}, at=2),random"),
+                              timeout=0.2):
+            recs.append(r)
+
+    _, err = in_thread(play)
+    assert isinstance(err, StrategyError)
+    assert re.search(stopped(rf"hang\(how={how}, at=2\)", "[02]", 4, 2), str(err))
+    assert [r["deal"] for r in recs] == [0, 1]
+    _, err = in_thread(lambda: summaries(4, 0, 3, make_seats(f"hang(how={how}, at=2)"),
+                                         timeout=0.2))
+    assert isinstance(err, StrategyError) and "deal 2;" in str(err)
+
+
+def test_helper_thread_ends_a_busy_loop_it_abandons(hang):
+    before = set(threading.enumerate())
+    _, err = in_thread(lambda: list(iter_records(4, 0, 1, make_seats("hang(how=spin)"), timeout=0.2)))
+    assert isinstance(err, StrategyError)
+    left = [t for t in threading.enumerate() if t not in before and t.name == "shuangkou-bot"]
+    for t in left:
+        t.join(30)  # the asynchronous exception ends the loop
+    assert not any(t.is_alive() for t in left)
+
+
+def tournament_config(tmp_path, name, players, **kw):
+    raw = {"name": name, "players": players, "deals": 20, "seed": 11, "timeout": 0.2,
+           "plugins": ["hangplug"], "run": {"chunk_size": 5, "progress": False},
+           "output": {"dir": str(tmp_path / name), "plots": False}}
+    raw["run"].update(kw)
+    return from_dict(raw, source="test")
+
+
+@pytest.mark.parametrize("backend,how", [("loky", "spin"), ("loky", "sleep"),
+                                         ("threading", "spin"), ("threading", "sleep")])
+def test_tournament_stops_a_bot_that_never_returns(tmp_path, hang, backend, how):
+    """Two workers; the bot hangs on deal 17 only (chunk 3 of 4): the error names it, the
+    chunks finished before stay on disk."""
+    cfg = tournament_config(tmp_path, f"{backend}-{how}", [f"hang(how={how}, at=17)", "random"],
+                            jobs=2, backend=backend)
+    _, err = in_thread(lambda: run_tournament(cfg), bound=120)
+    assert isinstance(err, StrategyError), err
+    assert re.search(stopped(rf"hang\(how={how}, at=17\)", "[0-3]", 11, 17), str(err))
+    files = sorted(os.listdir(os.path.join(cfg.out, "chunks")))
+    # chunk 3 can start only once a worker finished one of chunks 0-2: that one is saved
+    assert files and set(files) <= {"c000000.npz", "c000001.npz", "c000002.npz"}
+
+
+def test_timeout_zero_is_no_limit_and_bad_values_are_refused(hang, capsys):
+    seats = "hang(how=none),random"
+    assert main(["play", "--plugin", hang, "--seats", seats, "--deals", "2",
+                 "--timeout", "0"]) == 0  # before: every decision was over a 0 s limit
+    capsys.readouterr()
+    for bad in ("-1", "nan", "inf"):
+        assert main(["play", "--seats", seats, "--timeout", bad]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "must be a number of seconds >= 0 (0: no limit)" in err[0]
+    for bad in (-0.5, float("nan"), float("inf"), "1"):
+        with pytest.raises(ConfigError, match="timeout .* must be a number of seconds >= 0"):
+            summaries(1, 0, 1, make_seats("random"), timeout=bad)
+    assert summaries(1, 0, 1, make_seats(seats), timeout=0).shape[0] == 1
+
+
+# --- sys.exit and Ctrl-C in a bot ---------------------------------------------------------
+@pytest.mark.parametrize("timeout", [None, 0.2])
+def test_sys_exit_in_a_bot_is_reported_like_a_raise(hang, timeout):
+    with pytest.raises(StrategyError, match=r"'hang\(how=exit, at=1\)' in seat [13] raised "
+                                            r"SystemExit: 3 in choose \(seed 5, deal 1;"):
+        list(iter_records(5, 0, 2, make_seats("random,hang(how=exit, at=1)"), timeout=timeout))
+    with pytest.raises(StrategyError, match=r"'exit_at_start' in seat 0 raised SystemExit in "
+                                            r"begin_deal \(seed 5, deal 0;"):
+        summaries(5, 0, 2, make_seats("exit_at_start,random"), timeout=timeout)
+    _, err = in_thread(lambda: summaries(5, 0, 2, make_seats("random,hang(how=exit, at=1)"),
+                                         timeout=timeout))
+    assert isinstance(err, StrategyError) and "raised SystemExit: 3 in choose" in str(err)
+
+
+def test_sys_exit_in_a_bot_exits_play_with_2(hang, capsys):
+    assert main(["play", "--plugin", hang, "--seats", "hang(how=exit)", "--deals", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "raised SystemExit: 3 in choose (seed 0, deal 0;" in err[0]
+
+
+@pytest.mark.parametrize("timeout", [None, 0.2])
+def test_ctrl_c_in_a_bot_is_not_swallowed(hang, timeout, capsys):
+    seats = make_seats("hang(how=interrupt)")
+    with pytest.raises(KeyboardInterrupt):
+        summaries(5, 0, 1, seats, timeout=timeout)
+    _, err = in_thread(lambda: summaries(5, 0, 1, seats, timeout=timeout))
+    assert isinstance(err, KeyboardInterrupt)
+    args = ["play", "--plugin", hang, "--seats", "hang(how=interrupt)", "--deals", "1"]
+    assert main(args + (["--timeout", str(timeout)] if timeout else [])) == 130
+
+
 # --- plug-ins -------------------------------------------------------------------------------
 @pytest.mark.parametrize("source,error", [
     ("raise ValueError('no config for\\n this bot')", "ValueError: no config for this bot"),
