@@ -120,7 +120,7 @@ class _BotThread(threading.Thread):
                 fn, args = self.job
                 try:
                     self.out = (True, fn(*args))
-                except BaseException as e:  # handed to the caller, who decides
+                except BaseException as e:  # noqa: BLE001 - handed to the caller
                     self.out = (False, e)
                 self.job = None
                 if self.abandoned:
