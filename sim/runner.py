@@ -81,8 +81,9 @@ def check_timeout(timeout: Any) -> float | None:
     """Seconds a Python strategy may take per call, or None (no limit) for None and 0."""
     if timeout is None:
         return None
-    ok = not isinstance(timeout, bool) and isinstance(timeout, (int, float, np.integer, np.floating)) \
-        and math.isfinite(timeout) and timeout >= 0
+    ok = (not isinstance(timeout, bool)
+          and isinstance(timeout, (int, float, np.integer, np.floating))
+          and math.isfinite(timeout) and timeout >= 0)
     if not ok:
         raise ConfigError(f"timeout {timeout!r} must be a number of seconds >= 0 "
                           f"(0: no limit)")

@@ -111,7 +111,8 @@ def test_play_stops_a_bot_that_never_returns(tmp_path, hang, how):
     env = dict(os.environ, PYTHONPATH=ROOT)
     p = subprocess.run([sys.executable, "-m", "sim.cli", "play", "--plugin", hang, "--seats",
                         f"random,hang(how={how}, at=1)", "--timeout", "0.2", "--deals", "3"],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+                       check=False)
     assert p.returncode == 2, p.stderr
     err = p.stderr.strip().splitlines()
     assert len(err) == 1
@@ -141,7 +142,8 @@ def test_helper_thread_stops_a_bot_that_never_returns(hang, how):
 
 def test_helper_thread_ends_a_busy_loop_it_abandons(hang):
     before = set(threading.enumerate())
-    _, err = in_thread(lambda: list(iter_records(4, 0, 1, make_seats("hang(how=spin)"), timeout=0.2)))
+    seats = make_seats("hang(how=spin)")
+    _, err = in_thread(lambda: list(iter_records(4, 0, 1, seats, timeout=0.2)))
     assert isinstance(err, StrategyError)
     left = [t for t in threading.enumerate() if t not in before and t.name == "shuangkou-bot"]
     for t in left:
