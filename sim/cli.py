@@ -72,7 +72,6 @@ def cmd_play(args: argparse.Namespace) -> int:
     seed = check_seed(args.seed)
     rules = _rules_from_args(args.rule)
     seats = runner.make_seats(args.seats)
-    args.timeout = runner.check_timeout(args.timeout)  # 0: no limit; before a file is made
     if args.record:
         n = 0
         d = os.path.dirname(os.path.abspath(args.record))
@@ -255,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--plugin", action="append", metavar="MODULE",
                     help="import MODULE and register its strategies (repeatable)")
     pl.add_argument("--timeout", type=float, default=None,
-                    help="seconds a Python strategy may take per decision (0: no limit)")
+                    help="seconds a Python strategy may take per decision")
     pl.set_defaults(func=cmd_play)
 
     rp = sub.add_parser("replay", help="show recorded deals as a person wants to read them")

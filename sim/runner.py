@@ -333,7 +333,13 @@ def iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
     """Records of deals ``first … first+n-1``, one at a time. ``python_tier`` asks every
     strategy through ``choose`` (observations), even those with a kernel."""
     seed, first = check_seed(seed), check_deal(first, "first deal")
-    timeout = check_timeout(timeout)
+    timeout = check_timeout(timeout)  # now, not at the first record (before a file is made)
+    return _iter_records(seed, first, n, seats, rules, timeout, python_tier)
+
+
+def _iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
+                  rules: Rules | None, timeout: float | None,
+                  python_tier: bool) -> Iterator[dict[str, Any]]:
     rules = rules or DEFAULT_RULES
     names = [s.spec() for s in seats]
     extra = {"oracle_seats": [i for i, s in enumerate(seats) if s.oracle]} \

@@ -187,6 +187,8 @@ def test_timeout_zero_is_no_limit_and_bad_values_are_refused(hang, capsys):
         with pytest.raises(ConfigError, match="timeout .* must be a number of seconds >= 0"):
             summaries(1, 0, 1, make_seats("random"), timeout=bad)
     assert summaries(1, 0, 1, make_seats(seats), timeout=0).shape[0] == 1
+    with pytest.raises(ConfigError, match="timeout -1"):
+        iter_records(1, 0, 1, make_seats("random"), timeout=-1)  # at the call: before a file
     for bad in (-1, float("nan"), float("inf")):  # configs refuse the same values
         with pytest.raises(ConfigError, match="'timeout' = .* must be a number >= 0"):
             from_dict({"players": ["random", "greedy"], "timeout": bad}, source="test")
