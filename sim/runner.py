@@ -7,10 +7,20 @@ mix both tiers and a deal's record never depends on which path played it.
 A Python strategy that raises, times out or returns an illegal choice stops the run with a
 :class:`StrategyError` naming the strategy, seat, seed and deal; deals finished before it are
 already in the caller's hands (the iterators yield deal by deal).
+
+The time limit is enforced while the bot runs, so a bot that never returns is stopped too: in
+a process's main thread a ``SIGALRM`` interval timer interrupts it (a busy loop or a sleep);
+in any other thread (joblib's threading backend, dask workers) the bot runs on a helper thread
+the caller waits for, and a bot over its limit is abandoned (and, if it runs Python code,
+stopped with an asynchronous exception).
 """
 
 from __future__ import annotations
 
+import ctypes
+import math
+import signal
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -67,6 +77,102 @@ def compiled_tables(seats: Sequence[Strategy]) -> tuple[np.ndarray, np.ndarray] 
     return kinds, param_table([s.compiled_params() for s in seats])
 
 
+def check_timeout(timeout: Any) -> float | None:
+    """Seconds a Python strategy may take per call, or None (no limit) for None and 0."""
+    if timeout is None:
+        return None
+    ok = (not isinstance(timeout, bool)
+          and isinstance(timeout, (int, float, np.integer, np.floating))
+          and math.isfinite(timeout) and timeout >= 0)
+    if not ok:
+        raise ConfigError(f"timeout {timeout!r} must be a number of seconds >= 0 "
+                          f"(0: no limit)")
+    return float(timeout) or None
+
+
+class _Timeout(BaseException):
+    """Raised inside a bot whose time is up (not an Exception: ``except Exception`` in the
+    bot does not swallow it)."""
+
+
+class _BotThread(threading.Thread):
+    """Plays deals for a thread that cannot use ``SIGALRM``, while that thread watches the
+    time of each call into a bot and abandons this one when a bot overruns its limit."""
+
+    def __init__(self) -> None:
+        super().__init__(name="shuangkou-bot", daemon=True)
+        self.owner = threading.current_thread()
+        self.go, self.done = threading.Lock(), threading.Lock()
+        self.go.acquire()
+        self.done.acquire()
+        self.job: Any = None
+        self.out: Any = None
+        self.abandoned = False
+        self.start()
+
+    def run(self) -> None:
+        try:
+            while True:
+                while not self.go.acquire(timeout=5.0):
+                    if not self.owner.is_alive():  # a caller that never closed us
+                        return
+                if self.job is None or self.abandoned:
+                    return
+                fn, args = self.job
+                try:
+                    self.out = (True, fn(*args))
+                except BaseException as e:  # noqa: BLE001 - handed to the caller
+                    self.out = (False, e)
+                self.job = None
+                if self.abandoned:
+                    return
+                self.done.release()
+        except _Timeout:
+            return
+
+    def watch(self, asker: _Asker, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` on this thread; raises _Timeout once a call into a bot (started at
+        ``asker._t0``) has run for ``asker.timeout`` seconds."""
+        limit = asker.timeout
+        assert limit is not None
+        self.job = (fn, args)
+        self.go.release()
+        try:
+            while True:
+                t0 = asker._t0
+                wait = limit if t0 is None else t0 + limit - time.perf_counter()
+                if self.done.acquire(timeout=max(wait, 1e-3)):
+                    break
+                t0 = asker._t0
+                if t0 is not None and time.perf_counter() - t0 >= limit:
+                    raise _Timeout
+        except BaseException:  # over time, or Ctrl-C in the caller: leave the bot behind
+            self.abandoned = True
+            # stops a bot running Python code (a busy loop); one blocked in C (a sleep) stays
+            # blocked in this daemon thread
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.ident),
+                                                       ctypes.py_object(_Timeout))
+            raise
+        ok, value = self.out
+        self.out = None
+        if ok:
+            return value
+        raise value
+
+    def close(self) -> None:
+        if not self.abandoned:
+            self.job = None
+            self.go.release()
+
+
+def _use_alarm() -> bool:
+    """Whether this thread may time bots with ``SIGALRM`` (main thread, timer unused)."""
+    return (hasattr(signal, "setitimer")
+            and threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN)
+            and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
+
+
 class _Asker:
     """Asks each seat's strategy for its choice on a ``Deal``, tier by tier."""
 
@@ -74,15 +180,59 @@ class _Asker:
                  python_tier: bool = False) -> None:
         self.seats = list(seats)
         self.rules = rules
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout)
         self.kinds = np.array([s.compiled_kind if s.runs_compiled() else -1 for s in seats],
                               dtype=np.int64)
         self.params = param_table([s.compiled_params() if s.runs_compiled() else []
                                    for s in seats])
         self.python = [python_tier or not s.runs_compiled() for s in seats]
         self.scratch = new_scratch()
+        self._armed = False
+        self._alarm = False  # timing with SIGALRM (else with a helper thread)
+        self._thread: _BotThread | None = None
+        self._t0: float | None = None  # when the running call into a bot started
+        self._current: tuple[Strategy, int, str] | None = None  # and which call it is
 
     def play(self, deal: Deal) -> None:
+        if self.timeout is None or not any(self.python):
+            return self._play(deal)
+        if not _use_alarm():
+            return self._play_watched(deal)
+        old = signal.signal(signal.SIGALRM, self._on_alarm)
+        self._alarm = True
+        try:
+            return self._play(deal)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            self._armed = self._alarm = False
+            signal.signal(signal.SIGALRM, old)
+
+    def close(self) -> None:
+        """Let the helper thread (if any) end."""
+        if self._thread is not None:
+            self._thread.close()
+            self._thread = None
+
+    def _play_watched(self, deal: Deal) -> None:
+        """The deal played on a helper thread while this one watches the time."""
+        if self._thread is None:
+            self._thread = _BotThread()
+        try:
+            self._thread.watch(self, self._play, deal)
+        except _Timeout:
+            t0, cur = self._t0, self._current
+            assert cur is not None
+            took = time.perf_counter() - t0 if t0 is not None else float(self.timeout or 0)
+            raise self._late(cur[0], cur[1], deal, cur[2], took, True) from None
+        finally:
+            if self._thread is not None and self._thread.abandoned:
+                self._thread = None
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        if self._armed:
+            raise _Timeout
+
+    def _play(self, deal: Deal) -> None:
         for s, strat in enumerate(self.seats):
             if self.python[s]:
                 self._guard(strat, s, deal, "begin_deal", strat.begin_deal, s, deal.seed,
@@ -98,18 +248,15 @@ class _Asker:
             strat = self.seats[seat]
             obs = Observation(deal, seat)
             legal = deal.legal()
-            t0 = time.perf_counter() if self.timeout is not None else 0.0
-            try:  # inline rather than through _guard: this is the Python tier's hot loop
-                choice = strat.choose(obs, legal)
-            except StrategyError:
-                raise
-            except Exception as e:
-                raise self._raised(strat, seat, deal, "choose", e) from e
-            if self.timeout is not None and time.perf_counter() - t0 > self.timeout:
-                raise StrategyError(
-                    f"strategy {strat.spec()!r} in seat {seat} took "
-                    f"{time.perf_counter() - t0:.2f} s for one decision, over the "
-                    f"{self.timeout} s limit (seed {deal.seed}, deal {deal.deal})")
+            if self.timeout is not None:
+                choice = self._timed(strat, seat, deal, "choose", strat.choose, obs, legal)
+            else:
+                try:  # inline rather than through _guard: this is the Python tier's hot loop
+                    choice = strat.choose(obs, legal)
+                except StrategyError:
+                    raise
+                except (Exception, SystemExit) as e:
+                    raise self._raised(strat, seat, deal, "choose", e) from e
             try:
                 deal.apply(choice)
             except IllegalPlayError as e:
@@ -117,20 +264,65 @@ class _Asker:
                                     f"illegal choice (seed {deal.seed}, deal {deal.deal}): {e}") \
                     from None
 
-    @staticmethod
-    def _guard(strat: Strategy, seat: int, deal: Deal, what: str, fn: Any, *args: Any) -> Any:
+    def _timed(self, strat: Strategy, seat: int, deal: Deal, what: str, fn: Any,
+               *args: Any) -> Any:
+        """``fn(*args)`` stopped after ``self.timeout`` seconds."""
+        limit = self.timeout
+        assert limit is not None
+        t0 = time.perf_counter()
+        try:
+            if self._alarm:
+                self._armed = True
+                try:
+                    # fires again every ``limit`` s, should the bot swallow the first one
+                    signal.setitimer(signal.ITIMER_REAL, limit, limit)
+                    out = fn(*args)
+                finally:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    self._armed = False
+            else:  # on the helper thread: the caller watches _t0 (_BotThread.watch)
+                self._current = (strat, seat, what)
+                self._t0 = t0
+                try:
+                    out = fn(*args)
+                finally:
+                    self._t0 = None
+        except _Timeout:
+            raise self._late(strat, seat, deal, what, time.perf_counter() - t0, True) from None
+        except StrategyError:
+            raise
+        except (Exception, SystemExit) as e:
+            raise self._raised(strat, seat, deal, what, e) from e
+        took = time.perf_counter() - t0
+        if took > limit:  # a bot that caught the interruption and returned late
+            raise self._late(strat, seat, deal, what, took, False)
+        return out
+
+    def _late(self, strat: Strategy, seat: int, deal: Deal, what: str, took: float,
+              stopped: bool) -> StrategyError:
+        how = " and was stopped" if stopped else ""
+        return StrategyError(
+            f"strategy {strat.spec()!r} in seat {seat} took {took:.2f} s in {what}, over the "
+            f"{self.timeout:g} s limit{how} (seed {deal.seed}, deal {deal.deal}; replay with "
+            f"shuangkou play --seed {deal.seed} --first-deal {deal.deal} --deals 1)")
+
+    def _guard(self, strat: Strategy, seat: int, deal: Deal, what: str, fn: Any,
+               *args: Any) -> Any:
+        if self.timeout is not None:
+            return self._timed(strat, seat, deal, what, fn, *args)
         try:
             return fn(*args)
         except StrategyError:
             raise
-        except Exception as e:
+        except (Exception, SystemExit) as e:
             raise _Asker._raised(strat, seat, deal, what, e) from e
 
     @staticmethod
     def _raised(strat: Strategy, seat: int, deal: Deal, what: str,
-                e: Exception) -> StrategyError:
+                e: BaseException) -> StrategyError:
+        text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         return StrategyError(f"strategy {strat.spec()!r} in seat {seat} raised "
-                             f"{type(e).__name__}: {e} in {what} (seed {deal.seed}, "
+                             f"{text} in {what} (seed {deal.seed}, "
                              f"deal {deal.deal}; replay with shuangkou play --seed "
                              f"{deal.seed} --first-deal {deal.deal} --deals 1)")
 
@@ -141,6 +333,13 @@ def iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
     """Records of deals ``first … first+n-1``, one at a time. ``python_tier`` asks every
     strategy through ``choose`` (observations), even those with a kernel."""
     seed, first = check_seed(seed), check_deal(first, "first deal")
+    timeout = check_timeout(timeout)  # now, not at the first record (before a file is made)
+    return _iter_records(seed, first, n, seats, rules, timeout, python_tier)
+
+
+def _iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
+                  rules: Rules | None, timeout: float | None,
+                  python_tier: bool) -> Iterator[dict[str, Any]]:
     rules = rules or DEFAULT_RULES
     names = [s.spec() for s in seats]
     extra = {"oracle_seats": [i for i, s in enumerate(seats) if s.oracle]} \
@@ -156,19 +355,23 @@ def iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
             yield build_record(st, u, seed, d, rules, names, extra)
         return
     asker = _Asker(seats, rules, timeout, python_tier)
-    for d in range(first, first + n):
-        deal = Deal(seed, d, rules, names)
-        asker.play(deal)
-        rec = deal.record()
-        if extra:
-            rec.update(extra)
-        yield rec
+    try:
+        for d in range(first, first + n):
+            deal = Deal(seed, d, rules, names)
+            asker.play(deal)
+            rec = deal.record()
+            if extra:
+                rec.update(extra)
+            yield rec
+    finally:
+        asker.close()
 
 
 def summaries(seed: int, first: int, n: int, seats: Sequence[Strategy],
               rules: Rules | None = None, timeout: float | None = None) -> np.ndarray:
     """Summary rows (``sim.loop.COLUMN_NAMES``) of deals ``first … first+n-1``."""
     seed, first = check_seed(seed), check_deal(first, "first deal")
+    timeout = check_timeout(timeout)
     rules = rules or DEFAULT_RULES
     out = np.zeros((n, N_COLS), dtype=np.int64)
     tables = compiled_tables(seats)
@@ -176,8 +379,11 @@ def summaries(seed: int, first: int, n: int, seats: Sequence[Strategy],
         play_deals(np.uint64(seed), np.uint64(first), n, rules.array(), *tables, out)
         return out
     asker = _Asker(seats, rules, timeout)
-    for i in range(n):
-        deal = Deal(seed, first + i, rules)
-        asker.play(deal)
-        summarize(deal._st, deal._u, out[i])
+    try:
+        for i in range(n):
+            deal = Deal(seed, first + i, rules)
+            asker.play(deal)
+            summarize(deal._st, deal._u, out[i])
+    finally:
+        asker.close()
     return out

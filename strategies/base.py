@@ -12,6 +12,7 @@ deal loop; the rest run through the Python step API, and one deal may mix both t
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, ClassVar
 
 from sim.errors import ConfigError
@@ -63,6 +64,13 @@ class param:
                 value = str(value)
         except (TypeError, ValueError):
             raise ConfigError(f"{where} must be {self.describe()}") from None
+        if t is float and not math.isfinite(value) and not (
+                value == math.inf and self.hi == math.inf
+                or value == -math.inf and self.lo == -math.inf):
+            # NaN passes every range check; infinity only where the range names it
+            what = self.describe() if self.lo is not None or self.hi is not None \
+                else "a finite float"
+            raise ConfigError(f"{where} must be {what}")
         if self.choices is not None and value not in self.choices:
             raise ConfigError(f"{where} must be one of {', '.join(self.choices)}")
         if self.lo is not None and value < self.lo or self.hi is not None and value > self.hi:

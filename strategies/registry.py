@@ -20,14 +20,29 @@ from strategies.base import Strategy
 ENTRY_POINT_GROUP = "shuangkou.strategies"
 _REGISTRY: dict[str, type[Strategy]] = {}
 _BUILTINS_LOADED = False
+_BUILTIN_NAMES: set[str] = set()
+
+
+def _where(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
 
 
 def register(cls: type[Strategy]) -> type[Strategy]:
-    """Make ``cls`` available under ``cls.name`` (usable as a class decorator)."""
+    """Make ``cls`` available under ``cls.name`` (usable as a class decorator).
+
+    A name already taken by another class (a built-in such as ``greedy``, or another
+    plug-in) is refused; registering the same class again (a module loaded twice) is harmless.
+    """
     if not (inspect.isclass(cls) and issubclass(cls, Strategy)):
         raise ConfigError(f"{cls!r} is not a Strategy subclass and cannot be registered")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", cls.name or ""):
         raise ConfigError(f"strategy class {cls.__name__} has an invalid name {cls.name!r}")
+    _load_builtins()
+    old = _REGISTRY.get(cls.name)
+    if old is not None and old is not cls and _where(old) != _where(cls):
+        which = "the built-in strategy" if cls.name in _BUILTIN_NAMES else "strategy"
+        raise ConfigError(f"plug-in strategy {_where(cls)} is named {cls.name!r} like "
+                          f"{which} {_where(old)}: give it another name")
     _REGISTRY[cls.name] = cls
     return cls
 
@@ -40,7 +55,8 @@ def _load_builtins() -> None:
     from strategies import builtin_classes
 
     for cls in builtin_classes():
-        _REGISTRY.setdefault(cls.name, cls)
+        _BUILTIN_NAMES.add(cls.name)
+        _REGISTRY[cls.name] = cls  # before any plug-in: register() refuses their names
 
 
 def load_plugin(module: str) -> list[str]:
@@ -49,6 +65,9 @@ def load_plugin(module: str) -> list[str]:
         mod = importlib.import_module(module)
     except ImportError as e:
         raise ConfigError(f"plugin module {module!r} cannot be imported: {e}") from None
+    except (Exception, SystemExit) as e:  # the module itself fails: say where and how
+        raise ConfigError(f"plugin module {module!r} cannot be imported: it raised "
+                          f"{_error_text(e)}") from None
     names = []
     for _, obj in vars(mod).items():
         if (inspect.isclass(obj) and issubclass(obj, Strategy) and obj is not Strategy
@@ -56,6 +75,15 @@ def load_plugin(module: str) -> list[str]:
             register(obj)
             names.append(obj.name)
     return names
+
+
+def _error_text(e: BaseException) -> str:
+    """``'ValueError: bad'``; a SyntaxError with its file and line, all on one line."""
+    if isinstance(e, SyntaxError):
+        where = f" ({e.filename}, line {e.lineno})" if e.filename else ""
+        return f"{type(e).__name__}: {e.msg}{where}"
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def _entry_point(name: str) -> type[Strategy] | None:
@@ -91,6 +119,9 @@ def resolve(target: str) -> type[Strategy]:
         except ImportError as e:
             raise ConfigError(f"strategy {target!r}: module {mod!r} cannot be imported ({e})") \
                 from None
+        except (Exception, SystemExit) as e:
+            raise ConfigError(f"strategy {target!r}: module {mod!r} cannot be imported (it "
+                              f"raised {_error_text(e)})") from None
         except AttributeError:
             raise ConfigError(f"strategy {target!r}: module {mod!r} has no {attr!r}") from None
         if not (inspect.isclass(obj) and issubclass(obj, Strategy)):
