@@ -297,7 +297,7 @@ def _prepare(task: Task) -> None:
 def _rows(task: Task, deals: np.ndarray, specs: Sequence[str]) -> np.ndarray:
     """Summary rows of ``deals`` (ascending) with seats ``specs`` (team A, team B)."""
     from sim import runner
-    from sim.loop import N_COLS, play_deals
+    from sim.loop import N_COLS
     from sim.rules import Rules
 
     rules = Rules.from_dict(dict(task.rules))
@@ -315,7 +315,7 @@ def _rows(task: Task, deals: np.ndarray, specs: Sequence[str]) -> np.ndarray:
     r = rules.array()
     seed = np.uint64(task.seed)
     for i, d in enumerate(deals):  # one compiled call per deal costs well under a microsecond
-        play_deals(seed, np.uint64(d), 1, r, *tables, out[i:i + 1])
+        tables.loops.play_deals(seed, np.uint64(d), 1, r, *tables, out[i:i + 1])
     return out
 
 
