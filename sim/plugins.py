@@ -1,6 +1,6 @@
 """Compiled plug-ins: a user's numba kernel inside the compiled deal loop (docs/strategies.md).
 
-A strategy class with a ``kernel`` attribute (a ``numba.njit`` function
+A strategy class with a ``kernel`` attribute (a numba-compiled function
 ``kernel(st, u, rules, seat, params, buf) -> code``) runs compiled. numba cannot dispatch over
 an open set of functions from a cached loop, so for each *set* of plug-in kernels a run uses,
 this module writes a small Python module into the kernel cache folder (``sim._cache``) that
@@ -37,6 +37,7 @@ from strategies.compiled import decide as builtin_decide
 N_BUILTIN = 5  # kinds 0-4 are the built-in kernels of strategies.compiled
 # status array of the generated loops: deal offset being played, seat deciding, error, code
 ST_DEAL, ST_SEAT, ST_ERROR, ST_CODE = range(4)
+PLUGIN_SCRATCH = 1 << 16  # int64 scratch of a plug-in kernel, one per seat (``buf``)
 
 
 def plugin_kernel(cls: type) -> Any:
@@ -59,7 +60,7 @@ def _check_kernel(cls: type) -> Any:
     k = plugin_kernel(cls)
     if not hasattr(k, "py_func"):
         raise ConfigError(f"strategy {getattr(cls, 'name', cls.__name__)!r}: kernel must be a "
-                          f"numba.njit function kernel(st, u, rules, seat, params, buf), "
+                          f"numba-compiled function kernel(st, u, rules, seat, params, buf), "
                           f"not {k!r}")
     if cls.__module__ == "__main__" or "<locals>" in cls.__qualname__:
         raise ConfigError(f"strategy {cls.name!r}: a compiled plug-in must be a top-level "
@@ -107,8 +108,8 @@ from numba import jit
 
 from sim.engine import DONE, S_PHASE, S_TO_ACT, ST_SIZE, U_SIZE, advance, apply_code, init_deal, init_deal_fixed
 from sim.loop import summarize
-from sim.plugins import _kernel_of
-from sim.view import is_legal, mask_into, unmask_streams
+from sim.plugins import PLUGIN_SCRATCH, _kernel_of
+from sim.view import is_legal, mask_into, mask_update, unmask_streams
 from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, KIND_RANDOM, UINT_SCRATCH
 from strategies.compiled import decide as builtin_decide
 from strategies.random import random_decide
@@ -117,12 +118,9 @@ from strategies.random import random_decide
 
 _BODY = '''
 
-@jit(nopython=True, cache=True, nogil=True)
-def decide(kind, params, st, u, rules, seat, buf, fws, uws, m_st, m_u, status):
-    if kind < {n_builtin}:
-        return builtin_decide(kind, params, st, u, rules, seat, buf, fws, uws)
+@jit(nopython=True, cache=True, nogil=True, _nrt=False)
+def _plugin(kind, st, u, rules, seat, params, m_st, m_u, pbuf, status):
     status[1] = seat
-    mask_into(st, u, seat, m_st, m_u)
     code = np.int64(-1)
 {branches}
     unmask_streams(u, m_u, seat)
@@ -132,40 +130,59 @@ def decide(kind, params, st, u, rules, seat, buf, fws, uws, m_st, m_u, status):
     return code
 
 
-@jit(nopython=True, cache=True, nogil=True)
-def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, status):
+@jit(nopython=True, cache=True, nogil=True, _nrt=False)
+def decide(kind, params, st, u, rules, seat, buf, fws, uws, m_st, m_u, pbuf, synced, status):
+    if kind < {n_builtin}:
+        return builtin_decide(kind, params, st, u, rules, seat, buf, fws, uws)
+    mask_into(st, u, seat, m_st[seat], m_u[seat])
+    return _plugin(kind, st, u, rules, seat, params, m_st[seat], m_u[seat], pbuf[seat], status)
+
+
+@jit(nopython=True, cache=True, nogil=True, _nrt=False)
+def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, pbuf, synced, status):
+    for s in range(4):  # each plug-in seat's own masked copy, synced trick by trick
+        if kinds[s] >= {n_builtin}:
+            mask_into(st, u, s, m_st[s], m_u[s])
+        synced[s] = 0
     advance(st, u, rules)
     while st[S_PHASE] != DONE:
         seat = st[S_TO_ACT]
-        if kinds[seat] == KIND_RANDOM:
+        kind = kinds[seat]
+        if kind == KIND_RANDOM:
             code = random_decide(st, u, seat, params[seat, 0], buf)
+        elif kind < {n_builtin}:
+            code = builtin_decide(kind, params, st, u, rules, seat, buf, fws, uws)
         else:
-            code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws, m_st, m_u,
-                          status)
+            mask_update(st, u, seat, m_st[seat], m_u[seat], synced)
+            code = _plugin(kind, st, u, rules, seat, params, m_st[seat], m_u[seat], pbuf[seat],
+                           status)
             if status[2] != 0:
                 return
         apply_code(st, u, rules, code)
 
 
-@jit(nopython=True, cache=True, nogil=True)
-def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws, m_st, m_u, status):
+@jit(nopython=True, cache=True, nogil=True, _nrt=False)
+def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws, m_st, m_u, pbuf, synced,
+              status):
     init_deal(st, u, seed, deal)
-    finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, status)
+    finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, pbuf, synced, status)
 
 
 @jit(nopython=True, cache=True, nogil=True)
 def play_deals(seed, first, n, rules, kinds, params, status, out):
     st = np.zeros(ST_SIZE, dtype=np.int64)
     u = np.zeros(U_SIZE, dtype=np.uint64)
-    m_st = np.zeros(ST_SIZE, dtype=np.int64)
-    m_u = np.zeros(U_SIZE, dtype=np.uint64)
+    m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
+    m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
+    pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
+    synced = np.zeros(4, dtype=np.int64)
     buf = np.zeros(INT_SCRATCH, dtype=np.int64)
     fws = np.zeros(FLOAT_SCRATCH, dtype=np.float64)
     uws = np.zeros(UINT_SCRATCH, dtype=np.uint64)
     for i in range(n):
         status[0] = i
         init_deal(st, u, seed, first + np.uint64(i))
-        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, status)
+        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, pbuf, synced, status)
         if status[2] != 0:
             return
         summarize(st, u, out[i])
@@ -176,15 +193,17 @@ def play_deals(seed, first, n, rules, kinds, params, status, out):
 def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, status, out):
     st = np.zeros(ST_SIZE, dtype=np.int64)
     u = np.zeros(U_SIZE, dtype=np.uint64)
-    m_st = np.zeros(ST_SIZE, dtype=np.int64)
-    m_u = np.zeros(U_SIZE, dtype=np.uint64)
+    m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
+    m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
+    pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
+    synced = np.zeros(4, dtype=np.int64)
     buf = np.zeros(INT_SCRATCH, dtype=np.int64)
     fws = np.zeros(FLOAT_SCRATCH, dtype=np.float64)
     uws = np.zeros(UINT_SCRATCH, dtype=np.uint64)
     for i in range(n):
         status[0] = i
         init_deal_fixed(st, u, seed, first + np.uint64(i), fix_seat, fix_cards)
-        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, status)
+        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, pbuf, synced, status)
         if status[2] != 0:
             return
         summarize(st, u, out[i])
@@ -201,7 +220,7 @@ def _source(classes: Sequence[type]) -> str:
         word = "if" if i == 0 else "elif"
         branches.append(f"    {word} kind == {N_BUILTIN + i}:\n"
                         f"        code = np.int64(_K{i}(m_st, m_u, rules, seat, params[seat], "
-                        f"buf))")
+                        f"pbuf))")
     return "".join(lines) + _BODY.format(n_builtin=N_BUILTIN, branches="\n".join(branches))
 
 
@@ -275,9 +294,12 @@ class Loops:
                                for s in seats], dtype=np.int64)
         self.status = np.zeros(4, dtype=np.int64)
         if self.mod is not None:
-            from sim.engine import new_state
+            from sim.engine import ST_SIZE, U_SIZE
 
-            self.m_st, self.m_u = new_state()
+            self.m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
+            self.m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
+            self.pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
+            self.synced = np.zeros(4, dtype=np.int64)
 
     # --- errors --------------------------------------------------------------------------
     def _fail(self, status: np.ndarray, seed: int, deal: int,
@@ -336,7 +358,8 @@ class Loops:
             play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws)
             return
         self._run(self.mod.play_deal, (st, u, rules, seed, deal, kinds, params, buf, fws, uws,
-                                       self.m_st, self.m_u, self.status),
+                                       self.m_st, self.m_u, self.pbuf, self.synced,
+                                       self.status),
                   self.status, seed, deal)
 
     def decide(self, kind: int, params: np.ndarray, st: np.ndarray, u: np.ndarray,
@@ -350,7 +373,8 @@ class Loops:
 
         def call() -> None:
             out[0] = int(self.mod.decide(kind, params, st, u, rules, seat, buf, fws, uws,
-                                         self.m_st, self.m_u, self.status))
+                                         self.m_st, self.m_u, self.pbuf, self.synced,
+                                         self.status))
 
         self._run(call, (), self.status, seed, deal)
         return out[0]

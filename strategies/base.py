@@ -81,7 +81,7 @@ class Strategy:
     name: ClassVar[str] = "strategy"
     #: index of the numba kernel in ``strategies.compiled`` or None (Python tier only)
     compiled_kind: ClassVar[int | None] = None
-    #: a compiled plug-in's ``numba.njit`` kernel ``(st, u, rules, seat, params, buf) -> code``
+    #: a compiled plug-in's numba kernel ``(st, u, rules, seat, params, buf) -> code``
     #: (docs/strategies.md, "Compiled bots"), or None
     kernel: ClassVar[Any] = None
     #: True for analysis players that see every hand (records and tables mark them)
