@@ -1,0 +1,39 @@
+"""Compiled plug-ins for tests/test_plugins.py: a probe that checks it only sees the masked
+state, and which, by its ``mode`` parameter, returns an illegal code or raises at trick 3."""
+
+from __future__ import annotations
+
+import numba
+
+import sim.view as view
+from sim.engine import S_DECK, S_FIX, S_TRICKS, U_FIRST_ONCE, U_FIRST_TWICE, U_ONCE, U_TWICE
+from strategies.base import Strategy, param
+
+
+@numba.njit(cache=True)
+def probe_kernel(st, u, rules, seat, params, buf):
+    for s in range(4):  # R9: no other hand, now or at the first lead
+        if s != seat and (u[U_ONCE + s] | u[U_TWICE + s] | u[U_FIRST_ONCE + s]
+                          | u[U_FIRST_TWICE + s]) != 0:
+            raise RuntimeError("saw another hand")
+    for i in range(S_DECK, S_TRICKS):  # ... nor the deck
+        if st[i] != -1:
+            raise RuntimeError("saw the deck")
+    for i in range(S_FIX, st.shape[0]):
+        if st[i] != -1:
+            raise RuntimeError("saw the fixed cards")
+    n = view.legal_codes(st, u, buf)
+    if view.phase(st) == view.CALL:
+        return buf[0] if view.dealing_round(st) > 20 else view.PASS
+    if view.phase(st) == view.PLAY and view.n_tricks(st) == 3:
+        if params[0] == 1:
+            return 9999  # not a legal code
+        if params[0] == 2:
+            raise ValueError("boom")
+    return buf[n - 1]
+
+
+class Probe(Strategy):
+    name = "probe"
+    kernel = probe_kernel
+    mode = param(0, int, lo=0, hi=2, doc="1: an illegal code at trick 3; 2: raise there")

@@ -1,0 +1,151 @@
+"""Compiled plug-ins (sim.plugins): a user's numba kernel in the compiled deal loop."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from sim.cli import main
+from sim.errors import StrategyError
+from sim.runner import iter_records, make_seats, summaries
+from strategies.example import Cautious
+from strategies.example_compiled import CautiousC
+from strategies.registry import make
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugin_fixtures")
+if FIXTURES not in sys.path:
+    sys.path.insert(0, FIXTURES)
+
+from probe_bots import Probe  # noqa: E402
+
+
+def _strip(rec):
+    rec = dict(rec)
+    rec.pop("players", None)
+    rec.pop("seats", None)
+    return rec
+
+
+def test_compiled_twin_gives_the_python_bots_records():
+    for greed in (10, 0):
+        py = list(iter_records(7, 0, 200, [Cautious(greed=greed), make("random")] * 2))
+        twin = list(iter_records(7, 0, 200, [CautiousC(greed=greed), make("random")] * 2))
+        assert CautiousC().runs_compiled()
+        assert [_strip(r) for r in twin] == [_strip(r) for r in py]
+    # the same deals as summary rows (play_deals), and mixed with Python and built-in seats
+    seats = [CautiousC(), make("greedy"), Cautious(), make("random")]
+    mixed = list(iter_records(3, 0, 30, seats))
+    assert mixed == list(iter_records(3, 0, 30, seats, python_tier=True))
+    assert (summaries(7, 0, 200, [CautiousC(), make("random")] * 2)
+            == summaries(7, 0, 200, [Cautious(), make("random")] * 2)).all()
+
+
+def test_twin_names_itself_and_its_params():
+    t = CautiousC(greed=5)
+    assert t.compiled_params() == [5.0, 0.45]
+    assert t.spec() == "strategies.example_compiled:CautiousC(greed=5)" or \
+        t.spec() == "cautious_c(greed=5)"
+
+
+def test_plugin_sees_only_the_masked_state():
+    from probe_bots import probe_kernel
+
+    from sim import Deal
+
+    d = Deal(1, 0)  # the probe notices a state that is not masked
+    buf = np.zeros(1 << 16, dtype=np.int64)
+    with pytest.raises(RuntimeError, match="saw another hand"):
+        probe_kernel(d._st, d._u, d._rules, d._seat, np.zeros(8), buf)
+    # the probe raises if it sees another hand, the deck or the fixed cards: through the
+    # compiled loops, the step API (mixed with a Python seat) and estimate's fixed deals
+    summaries(1, 0, 50, [Probe(), make("greedy"), Probe(), make("random")])
+    list(iter_records(1, 0, 5, [Probe(), Cautious(), make("random"), Probe()]))
+    from sim.estimate import estimate
+
+    assert estimate("Kh Kh 5h 5h BJ", seat=0, deals=50, seats=[Probe(), make("random")]).deals \
+        == 50
+
+
+@pytest.mark.parametrize("mode,what", [(1, "returned the illegal code 9999"),
+                                       (2, "raised ValueError: boom in its kernel")])
+def test_bad_plugin_stops_with_one_line(mode, what):
+    with pytest.raises(StrategyError) as e:
+        summaries(5, 10, 20, [make("random"), Probe(mode=mode), make("random"),
+                              make("random")])
+    msg = str(e.value)
+    assert f"strategy 'probe_bots:Probe(mode={mode})' in seat 1 {what}" in msg \
+        or f"strategy 'probe(mode={mode})' in seat 1 {what}" in msg
+    assert "(seed 5, deal 1" in msg and "\n" not in msg
+    deal = int(msg.split("deal ")[1].split(";")[0])
+    # the deals before it finish: playing only them works
+    if deal > 10:
+        summaries(5, 10, deal - 10, [make("random"), Probe(mode=mode), make("random"),
+                                     make("random")])
+    # the step API (a Python seat beside it) names the same deal
+    with pytest.raises(StrategyError, match=f"seat 1 .*deal {deal};"):
+        list(iter_records(5, deal, 1, [make("random"), Probe(mode=mode), Cautious(),
+                                       make("random")]))
+
+
+def test_bad_plugin_cli_exit_2(capsys):
+    code = main(["play", "--plugin", "probe_bots", "--seats", "random,probe(mode=1)",
+                 "--seed", "5", "--deals", "3"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "returned the illegal code 9999" in err and "seat 1" in err and "seed 5" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_edit_recompiles(tmp_path, monkeypatch):
+    mod = tmp_path / "edited_bot.py"
+    src = ('import numba\nimport sim.view as view\nfrom strategies.base import Strategy\n\n'
+           '@numba.njit(cache=True)\ndef k(st, u, rules, seat, params, buf):\n'
+           '    n = view.legal_codes(st, u, buf)\n'
+           '    if view.phase(st) == view.CALL:\n        return view.PASS if n == 0 else buf[0]\n'
+           '    return buf[PICK]\n\n'
+           'class Edited(Strategy):\n    name = "edited"\n    kernel = k\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def run():
+        sys.modules.pop("edited_bot", None)
+        import edited_bot
+
+        seats = [edited_bot.Edited(), Cautious(), make("random"), Cautious()]
+        return list(iter_records(4, 0, 1, seats))[0]["tricks"]
+
+    mod.write_text(src.replace("PICK", "0"))
+    first = run()
+    mod.write_text(src.replace("PICK", "n - 1"))
+    os.utime(mod, (1, 1))  # even an older mtime: the source itself is hashed
+    second = run()
+    assert first != second
+
+
+def test_tournament_with_compiled_plugin_loky_jobs_2(tmp_path):
+    results = []
+    for jobs in (1, 2):
+        cfg = tmp_path / f"t{jobs}.toml"
+        cfg.write_text('name = "twin"\nformat = "head-to-head"\n'
+                       'players = ["strategies.example_compiled:CautiousC", "greedy"]\n'
+                       "deals = 400\nduplicate = true\nseed = 3\n"
+                       f'[run]\njobs = {jobs}\nbackend = "loky"\nchunk_size = 100\n'
+                       "progress = false\n[output]\nplots = false\n")
+        out = tmp_path / f"out{jobs}"
+        assert main(["tournament", str(cfg), "--out", str(out)]) == 0
+        results.append(json.loads((out / "summary.json").read_text())["matchups"][0]["result"])
+    assert results[0] == results[1] and results[0]["n"] == 400
+
+
+def test_generated_module_is_reused(tmp_path):
+    from sim import plugins
+
+    a = plugins.Loops(make_seats([CautiousC(), make("random")]))
+    b = plugins.Loops(make_seats([CautiousC(greed=3), make("greedy")]))
+    assert a.mod is b.mod and list(a.kinds) == [plugins.N_BUILTIN, 0] * 2
+    assert plugins.Loops(make_seats("random")).mod is None
+    assert os.path.dirname(a.mod.__file__).startswith(os.environ.get("NUMBA_CACHE_DIR", ""))
+    np.testing.assert_equal(a.kinds, [5, 0, 5, 0])
