@@ -240,6 +240,7 @@ def strategy_speeds(repeats: int, seed: int, echo: Callable[[str], None]) -> dic
                                      out), repeats)
     res["greedy_deals_per_s"] = n / dt
     echo(f"greedy vs greedy deals      {res['greedy_deals_per_s']:>13,.0f} deals/s")
+    res.update(plugin_speed(repeats, seed, n, res["greedy_deals_per_s"], echo))
     for spec, deals in (("pimc", 3), ("ismcts", 2)):
         decision_times(spec, 1, seed + 99)  # compile / warm up
         t = decision_times(spec, deals, seed)
@@ -248,6 +249,29 @@ def strategy_speeds(repeats: int, seed: int, echo: Callable[[str], None]) -> dic
         echo(f"{spec + ' (defaults)':<27} {res[f'{spec}_median_ms']:>13.2f} ms per decision "
              f"(median of {len(t)} searched decisions; 90th percentile "
              f"{res[f'{spec}_p90_ms']:.2f} ms)")
+    return res
+
+
+def plugin_speed(repeats: int, seed: int, n: int, greedy: float,
+                 echo: Callable[[str], None]) -> dict[str, Any]:
+    """Deals/s of the compiled plug-in ``strategies.example_compiled:CautiousC`` against
+    itself (docs/strategies.md, "Compiled bots"), and its ratio to ``greedy`` vs ``greedy``
+    measured in the same run; also the time to make its loops ready (compiled or cached)."""
+    from sim.runner import make_seats
+
+    rules = DEFAULT_RULES.array()
+    t0 = time.perf_counter()
+    tables = compiled_tables(make_seats("strategies.example_compiled:CautiousC"))
+    out = np.zeros((n, N_COLS), dtype=np.int64)
+    tables.loops.play_deals(np.uint64(seed), np.uint64(0), 2, rules, *tables, out)
+    ready = time.perf_counter() - t0
+    dt, _ = _best(lambda: tables.loops.play_deals(np.uint64(seed), np.uint64(0), n, rules,
+                                                  *tables, out), repeats)
+    res = {"plugin_cautious_deals_per_s": n / dt, "plugin_ready_s": ready,
+           "plugin_ratio_vs_greedy": n / dt / greedy}
+    echo(f"compiled plug-in cautious_c {res['plugin_cautious_deals_per_s']:>13,.0f} deals/s   "
+         f"({res['plugin_ratio_vs_greedy']:.2f}x greedy vs greedy, target >= 0.5; loops "
+         f"ready in {ready:.1f} s)")
     return res
 
 
