@@ -625,11 +625,13 @@ def _warm_up(cfg: Any) -> None:
     from sim.rules import Rules
 
     rules = Rules.from_dict(dict(cfg.rules))
+    warm = set()
     for a, b in cfg.matchups():
         seats = runner.make_seats([cfg.players[a], cfg.players[b]])
-        if runner.compiled_tables(seats) is not None:
+        tables = runner.compiled_tables(seats)
+        if tables is not None and tables.loops.mod not in warm:
+            warm.add(tables.loops.mod)  # one loop per set of compiled plug-ins (None: built-ins)
             runner.summaries(cfg.seed, cfg.first_deal, 1, seats, rules)
-            return  # one compiled loop serves every compiled matchup
 
 
 @contextlib.contextmanager
