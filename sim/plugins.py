@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numba.core.errors import NumbaError
 
 from sim._cache import CACHE_DIR
 from sim.errors import ConfigError, StrategyError
@@ -49,11 +50,16 @@ def plugin_kernel(cls: type) -> Any:
 
 
 def _kernel_of(module: str, qualname: str) -> Any:
-    """The kernel of class ``module:qualname`` (used by the generated modules)."""
+    """The kernel of class ``module:qualname`` (used by the generated modules), compiled anew
+    inside them: numba's own cache of the kernel knows its file only by modification time and
+    size, the generated module's cache by a hash of the source."""
     obj: Any = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
-    return plugin_kernel(obj)
+    k = plugin_kernel(obj)
+    from numba import jit
+
+    return jit(**{**k.targetoptions, "cache": False})(k.py_func)
 
 
 def _check_kernel(cls: type) -> Any:
@@ -77,9 +83,15 @@ def _source_files(dispatcher: Any, seen: set[str]) -> None:
         return
     seen.add(key)
     g = fn.__globals__
-    for name in fn.__code__.co_names:
+    names = fn.__code__.co_names
+    for name in names:
         obj = g.get(name)
-        if hasattr(obj, "py_func") and hasattr(obj, "targetoptions"):
+        if inspect.ismodule(obj):  # helpers.f(...): follow the attributes the kernel names
+            for attr in names:
+                f = getattr(obj, attr, None)
+                if hasattr(f, "py_func") and hasattr(f, "targetoptions"):
+                    _source_files(f, seen)
+        elif hasattr(obj, "py_func") and hasattr(obj, "targetoptions"):
             _source_files(obj, seen)
 
 
@@ -319,6 +331,11 @@ class Loops:
         status[:] = 0
         try:
             fn(*args)
+        except NumbaError as e:  # a kernel that does not compile: its first line says why
+            names = ", ".join(c.name for c in self.classes)
+            first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()
+                          and not ln.startswith(("Failed in", "During"))), type(e).__name__)
+            raise ConfigError(f"compiled plug-in {names} does not compile: {first}") from None
         except Exception as e:
             raise self._fail(status, int(seed), int(first) + int(status[ST_DEAL]), e) from None
         if status[ST_ERROR]:

@@ -117,10 +117,11 @@ def test_edit_recompiles(tmp_path, monkeypatch):
         seats = [edited_bot.Edited(), Cautious(), make("random"), Cautious()]
         return list(iter_records(4, 0, 1, seats))[0]["tricks"]
 
-    mod.write_text(src.replace("PICK", "0"))
+    mod.write_text(src.replace("PICK", "n - n"))
+    os.utime(mod, (1e9, 1e9))
     first = run()
-    mod.write_text(src.replace("PICK", "n - 1"))
-    os.utime(mod, (1, 1))  # even an older mtime: the source itself is hashed
+    mod.write_text(src.replace("PICK", "n - 1"))  # same size and modification time
+    os.utime(mod, (1e9, 1e9))
     second = run()
     assert first != second
 
@@ -149,3 +150,28 @@ def test_generated_module_is_reused(tmp_path):
     assert plugins.Loops(make_seats("random")).mod is None
     assert os.path.dirname(a.mod.__file__).startswith(os.environ.get("NUMBA_CACHE_DIR", ""))
     np.testing.assert_equal(a.kinds, [5, 0, 5, 0])
+
+
+def test_plugin_that_does_not_compile_is_one_line(tmp_path, monkeypatch):
+    (tmp_path / "broken_bot.py").write_text(
+        'import numba\nfrom strategies.base import Strategy\n\n'
+        '@numba.njit(cache=True)\ndef k(st, u, rules, seat, params, buf):\n'
+        '    return undefined_name\n\n'
+        'class Broken(Strategy):\n    name = "broken"\n    kernel = k\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import broken_bot
+
+    with pytest.raises(ValueError) as e:
+        summaries(1, 0, 1, [broken_bot.Broken(), make("random")] * 2)
+    assert "compiled plug-in broken does not compile" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_estimate_cli_with_compiled_plugin_any_jobs(capsys):
+    outs = []
+    for jobs in ("1", "2"):
+        assert main(["estimate", "--hand", "Kh Kh 5h 5h BJ", "--plugin", "strategies.example_compiled",
+                     "--seats", "cautious_c,greedy", "--deals", "3000", "--jobs", jobs,
+                     "--json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0] == outs[1] and outs[0]["deals"] == 3000
