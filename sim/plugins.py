@@ -336,7 +336,7 @@ class Loops:
             first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()
                           and not ln.startswith(("Failed in", "During"))), type(e).__name__)
             raise ConfigError(f"compiled plug-in {names} does not compile: {first}") from None
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - anything a kernel raises is reported
             raise self._fail(status, int(seed), int(first) + int(status[ST_DEAL]), e) from None
         if status[ST_ERROR]:
             raise self._fail(status, int(seed), int(first) + int(status[ST_DEAL]))

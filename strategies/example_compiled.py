@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-import sim.view as view
+from sim import view
 from sim.cards import CARD_NAMES, POINTS_ID
 from strategies.base import Strategy, param
 
@@ -29,7 +29,7 @@ _PLAIN = "46789TJQKA"  # strength order of plain cards (R13)
 def _value(card: str, trump: str) -> int:
     """The Python bot's value of a card to keep: trumps high, then rank; points cost extra."""
     if card in ("BJ", "SJ") or card[0] in "235" or card[1] == trump:
-        base = 20 + ("2 3 5".split().index(card[0]) * 2 if card[0] in "235" else 0)
+        base = 20 + (["2", "3", "5"].index(card[0]) * 2 if card[0] in "235" else 0)
     else:
         base = _PLAIN.index(card[0])
     return base + 2 * int(POINTS_ID[CARD_NAMES.index(card)])

@@ -20,7 +20,7 @@ FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugin_fixt
 if FIXTURES not in sys.path:
     sys.path.insert(0, FIXTURES)
 
-from probe_bots import Probe  # noqa: E402
+from probe_bots import Probe
 
 
 def _strip(rec):
@@ -115,7 +115,7 @@ def test_edit_recompiles(tmp_path, monkeypatch):
         import edited_bot
 
         seats = [edited_bot.Edited(), Cautious(), make("random"), Cautious()]
-        return list(iter_records(4, 0, 1, seats))[0]["tricks"]
+        return next(iter(iter_records(4, 0, 1, seats)))["tricks"]
 
     mod.write_text(src.replace("PICK", "n - n"))
     os.utime(mod, (1e9, 1e9))

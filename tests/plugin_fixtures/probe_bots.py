@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numba
 
-import sim.view as view
+from sim import view
 from sim.engine import S_DECK, S_FIX, S_TRICKS, U_FIRST_ONCE, U_FIRST_TWICE, U_ONCE, U_TWICE
 from strategies.base import Strategy, param
 
