@@ -175,3 +175,18 @@ def test_estimate_cli_with_compiled_plugin_any_jobs(capsys):
                      "--json"]) == 0
         outs.append(json.loads(capsys.readouterr().out))
     assert outs[0] == outs[1] and outs[0]["deals"] == 3000
+
+
+def test_tournament_stops_on_a_bad_plugin_and_keeps_finished_chunks(tmp_path, capsys):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text('name = "bad"\nformat = "head-to-head"\n'
+                   'players = ["probe_bots:Probe(mode=3)", "random"]\n'
+                   "deals = 60\nseed = 5\n[run]\nchunk_size = 2\nprogress = false\n"
+                   "[output]\nplots = false\n")
+    out = tmp_path / "out"
+    assert main(["tournament", str(cfg), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "returned the illegal code 9999" in err
+    deal = int(err.split("deal ")[1].split(";")[0])
+    assert deal >= 2  # a later chunk failed: the ones before it are on disk
+    assert len(list((out / "chunks").iterdir())) >= 1

@@ -4,6 +4,7 @@ state, and which, by its ``mode`` parameter, returns an illegal code or raises a
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 from sim import view
 from sim.engine import S_DECK, S_FIX, S_TRICKS, U_FIRST_ONCE, U_FIRST_TWICE, U_ONCE, U_TWICE
@@ -30,10 +31,13 @@ def probe_kernel(st, u, rules, seat, params, buf):
             return 9999  # not a legal code
         if params[0] == 2:
             raise ValueError("boom")
+        if params[0] == 3 and view.first_hand_twice(u, seat) & (np.uint64(1) << np.uint64(52)):
+            return 9999  # only in the deals where this seat was dealt both small jokers
     return buf[n - 1]
 
 
 class Probe(Strategy):
     name = "probe"
     kernel = probe_kernel
-    mode = param(0, int, lo=0, hi=2, doc="1: an illegal code at trick 3; 2: raise there")
+    mode = param(0, int, lo=0, hi=3, doc="1: an illegal code at trick 3; 2: raise there; "
+                                          "3: an illegal code there if it holds both SJ")
