@@ -189,4 +189,112 @@ def test_tournament_stops_on_a_bad_plugin_and_keeps_finished_chunks(tmp_path, ca
     assert len(err.splitlines()) == 1 and "returned the illegal code 9999" in err
     deal = int(err.split("deal ")[1].split(";")[0])
     assert deal >= 2  # a later chunk failed: the ones before it are on disk
-    assert len(list((out / "chunks").iterdir())) >= 1
+    assert len(list((out / "chunks").iterdir())) == deal // 2
+
+
+def test_view_accessors_agree_with_the_observation():
+    """Every documented sim.view accessor, on the masked state of real decisions, against the
+    Python observation (and is_legal against the full legal list, code by code)."""
+    from numba import njit
+
+    import sim
+    from sim import Deal, view
+    from sim.cards import CARD_NAMES, SUITS
+    from sim.runner import _Asker
+    from sim.rules import DEFAULT_RULES
+
+    @njit
+    def legal_table(st, u, out):
+        for c in range(-2, 64 * 55 + 2):
+            out[c + 2] = view.is_legal(st, u, c)
+
+    def name(st, k):
+        return CARD_NAMES[int(view.card_of_key(st, k))]
+
+    def play(st, a, b):
+        return [name(st, a)] + ([name(st, b)] if b >= 0 else [])
+
+    seats = make_seats(["greedy", "random"])
+    asker = _Asker(seats, DEFAULT_RULES, None)
+    buf = np.zeros(view.MAX_CHOICES + 8, dtype=np.int64)
+    counts = np.zeros(54, dtype=np.int64)
+    table = np.zeros(64 * 55 + 4, dtype=np.bool_)
+    checked = 0
+    for d in range(6):
+        deal = Deal(11, d)
+        while not deal.done:
+            seat = deal.to_act.seat
+            obs = deal.observation(seat)
+            st, u = obs.arrays()
+            assert view.to_act(st) == seat and view.phase(st) == deal._ph
+            n = view.legal_codes(st, u, buf)
+            codes = sorted(buf[:n].tolist())
+            assert codes == sorted(deal.legal_codes()[1 if deal._ph == view.CALL else 0:]) \
+                or codes == sorted(c for c in deal.legal_codes() if c >= 0)
+            legal_table(st, u, table)
+            allowed = {c for c in range(-2, 64 * 55 + 2) if table[c + 2]}
+            assert allowed == set(codes) | ({view.PASS} if deal._ph == view.CALL else set())
+            total = view.hand_counts(st, u, seat, counts)
+            hand = sorted(CARD_NAMES[i] for i in range(54) for _ in range(counts[i]))
+            assert hand == sorted(obs.hand) and total == view.hand_size(u, seat) == len(obs.hand)
+            assert view.caller(st) == (-1 if obs.caller is None else obs.caller)
+            assert view.trump(st) == (-1 if obs.trump is None else SUITS.index(obs.trump))
+            assert view.dealing_round(st) == obs.round and view.redeals(st) == obs.redeals
+            assert view.n_calls(st) == len(obs.calls)
+            for i, c in enumerate(obs.calls):
+                assert view.call_seat(st, i) == c["seat"]
+                assert CARD_NAMES[view.call_card(st, i)] == c["pair"]
+                assert view.call_took_from(st, i) == (-1 if c["took_from"] is None
+                                                      else c["took_from"])
+                g = view.call_gave(st, i)
+                assert (g < 0) == (c["gave"] is None)
+                if g >= 0:
+                    assert sorted(CARD_NAMES[x] for x in (view.code_first(g),
+                                                          view.code_second(g))) \
+                        == sorted(c["gave"])
+            if deal._ph == view.PLAY:
+                assert view.leader(st) == obs.leader and view.trick_pos(st) == len(obs.trick)
+                for i, p in enumerate(obs.trick):
+                    assert sorted(play(st, view.trick_first(st, i), view.trick_second(st, i))) \
+                        == sorted(p)
+                if obs.trick:
+                    assert view.trick_winner_pos(st) == sim.trick_winner(obs.trick, obs.trump)
+                    assert view.trick_points_now(st) == sim.card_points(
+                        [c for p in obs.trick for c in p])
+                    for code in codes:
+                        p = play(st, view.code_first(code), view.code_second(code))
+                        assert view.winner_if(st, code, buf[view.MAX_CHOICES:]) \
+                            == sim.trick_winner(obs.trick + [p], obs.trump)
+                assert view.n_tricks(st) == len(obs.tricks)
+                for t, tr in enumerate(obs.tricks):
+                    assert view.trick_leader(st, t) == tr["leader"]
+                    assert view.trick_winner_seat(st, t) == tr["winner"]
+                    assert view.trick_points(st, t) == tr["points"]
+                    for i in range(4):
+                        assert sorted(play(st, view.trick_card_first(st, t, i),
+                                           view.trick_card_second(st, t, i))) \
+                            == sorted(tr["plays"][i])
+                played = sorted(c for tr in obs.tricks for p in tr["plays"] for c in p) + \
+                    sorted(c for p in obs.trick for c in p)
+                once, twice = view.played_once(u), view.played_twice(u)
+                assert sorted(name(st, k) for k in range(54) for m in (once, twice)
+                              if int(m) >> k & 1) == sorted(played)
+                assert view.attacker_points(st) == obs.attacker_points
+                sides = [x for x in SUITS if x != obs.trump] + ["trump"]
+                for s in range(4):
+                    assert {sides[g] for g in range(4) if view.voids(st, s) >> g & 1} \
+                        == obs.voids[s]
+                assert sorted(name(st, k) for k in range(54)
+                              for m in (view.first_hand_once(u, seat),
+                                        view.first_hand_twice(u, seat))
+                              if int(m) >> k & 1) == sorted(obs.first_hand)
+                for k in range(54):
+                    c = view.card_of_key(st, k)
+                    assert view.key_of_card(st, c) == k
+                    assert view.points_of_key(st, k) == view.points_of_card(c) \
+                        == sim.card_points([CARD_NAMES[c]])
+            checked += 1
+            code = asker.loops.decide(asker.kinds[seat], asker.params, deal._st, deal._u,
+                                      deal._rules, seat, *asker.scratch)
+            deal.apply_code(int(code))
+    assert checked > 300
