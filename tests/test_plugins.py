@@ -200,8 +200,8 @@ def test_view_accessors_agree_with_the_observation():
     import sim
     from sim import Deal, view
     from sim.cards import CARD_NAMES, SUITS
-    from sim.runner import _Asker
     from sim.rules import DEFAULT_RULES
+    from sim.runner import _Asker
 
     @njit
     def legal_table(st, u, out):
