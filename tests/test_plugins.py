@@ -298,3 +298,14 @@ def test_view_accessors_agree_with_the_observation():
                                       deal._rules, seat, *asker.scratch)
             deal.apply_code(int(code))
     assert checked > 300
+
+
+def test_plugin_random_stream_is_the_seats_own_in_both_tiers():
+    from probe_bots import Dice
+
+    ref = list(iter_records(9, 0, 40, make_seats(["random(show_prob=0.6)", "greedy"])))
+    # one instance per seat: a Python-tier strategy keeps its seat's streams
+    seats = [Dice(show_prob=0.6), make("greedy"), Dice(show_prob=0.6), make("greedy")]
+    assert [_strip(r) for r in iter_records(9, 0, 40, seats)] == [_strip(r) for r in ref]
+    assert [_strip(r) for r in iter_records(9, 0, 10, seats, python_tier=True)] \
+        == [_strip(r) for r in ref[:10]]

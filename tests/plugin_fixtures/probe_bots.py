@@ -41,3 +41,24 @@ class Probe(Strategy):
     kernel = probe_kernel
     mode = param(0, int, lo=0, hi=3, doc="1: an illegal code at trick 3; 2: raise there; "
                                           "3: an illegal code there if it holds both SJ")
+
+
+@numba.njit(cache=True)
+def dice_kernel(st, u, rules, seat, params, buf):
+    """The built-in ``random`` (docs/engine.md) written with sim.view's random stream."""
+    n = view.legal_codes(st, u, buf)
+    ph = view.phase(st)
+    if ph == view.CALL:
+        r = view.random_u64(u, seat)
+        if (r >> np.uint64(32)) < np.uint64(params[0] * 4294967296.0):
+            return buf[view.random_below(u, seat, n)]
+        return view.PASS
+    if ph == view.PLAY and n == 1:
+        return buf[0]
+    return buf[view.random_below(u, seat, n)]
+
+
+class Dice(Strategy):
+    name = "dice"
+    kernel = dice_kernel
+    show_prob = param(0.25, float, lo=0.0, hi=1.0)
