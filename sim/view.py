@@ -3,8 +3,8 @@
 A compiled plug-in's kernel is called as ``kernel(st, u, rules, seat, params, buf)`` on a
 *masked* copy of the deal (``mask_into``: what ``seat`` may know, R9) and reads it only
 through the functions below, never through raw ``st``/``u`` offsets, which may change between
-versions. Every function is a small ``@kernel`` (cached numba function) that numba inlines
-into the caller. Cards are ids (``sim.cards``: ``4 * rank + suit``, SJ = 52, BJ = 53) while
+versions. Every function is a small ``@kernel`` (a cached numba function; the compiler
+inlines the small ones into the calling kernel). Cards are ids (``sim.cards``: ``4 * rank + suit``, SJ = 52, BJ = 53) while
 calling and keys (play order under the trump, docs/engine.md) once trump is known; the
 ``*_mask`` functions say which layout they use, and ``card_of_key``/``key_of_card`` convert.
 
