@@ -31,9 +31,9 @@ def _strip(rec):
 
 
 def test_compiled_twin_gives_the_python_bots_records():
-    for greed in (10, 0):
-        py = list(iter_records(7, 0, 200, [Cautious(greed=greed), make("random")] * 2))
-        twin = list(iter_records(7, 0, 200, [CautiousC(greed=greed), make("random")] * 2))
+    for greed, n in ((10, 200), (0, 60)):
+        py = list(iter_records(7, 0, n, [Cautious(greed=greed), make("random")] * 2))
+        twin = list(iter_records(7, 0, n, [CautiousC(greed=greed), make("random")] * 2))
         assert CautiousC().runs_compiled()
         assert [_strip(r) for r in twin] == [_strip(r) for r in py]
     # the same deals as summary rows (play_deals), and mixed with Python and built-in seats
@@ -126,19 +126,27 @@ def test_edit_recompiles(tmp_path, monkeypatch):
     assert first != second
 
 
-def test_tournament_with_compiled_plugin_loky_jobs_2(tmp_path):
-    results = []
-    for jobs in (1, 2):
-        cfg = tmp_path / f"t{jobs}.toml"
+def test_tournament_with_compiled_plugin_any_backend_and_jobs(tmp_path):
+    def run(name, run_table, before=""):
+        cfg = tmp_path / f"{name}.toml"
         cfg.write_text('name = "twin"\nformat = "head-to-head"\n'
                        'players = ["strategies.example_compiled:CautiousC", "greedy"]\n'
                        "deals = 400\nduplicate = true\nseed = 3\n"
-                       f'[run]\njobs = {jobs}\nbackend = "loky"\nchunk_size = 100\n'
-                       "progress = false\n[output]\nplots = false\n")
-        out = tmp_path / f"out{jobs}"
+                       f"[run]\n{run_table}chunk_size = 100\nprogress = false\n"
+                       "[output]\nplots = false\n")
+        out = tmp_path / name
         assert main(["tournament", str(cfg), "--out", str(out)]) == 0
-        results.append(json.loads((out / "summary.json").read_text())["matchups"][0]["result"])
-    assert results[0] == results[1] and results[0]["n"] == 400
+        return json.loads((out / "summary.json").read_text())["matchups"][0]["result"]
+
+    ref = run("one", "jobs = 1\n")
+    assert ref["n"] == 400
+    assert run("loky", 'jobs = 2\nbackend = "loky"\n') == ref
+    assert run("threads", 'jobs = 2\nbackend = "threading"\n') == ref
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        assert run("dask", f'backend = "dask"\nscheduler = "{cluster.scheduler_address}"\n') \
+            == ref
 
 
 def test_generated_module_is_reused(tmp_path):
