@@ -165,9 +165,10 @@ class Strategy:
     @classmethod
     def _plugin(cls) -> bool:
         """Whether this class is a compiled plug-in (has a ``kernel``)."""
-        from sim.plugins import plugin_kernel
-
-        return plugin_kernel(cls) is not None
+        for klass in cls.__mro__:
+            if "kernel" in vars(klass):
+                return vars(klass)["kernel"] is not None
+        return False
 
     def runs_compiled(self) -> bool:
         """Whether the deal loop may call this strategy's kernel instead of ``choose``.
