@@ -131,8 +131,11 @@ from strategies.random import random_decide
 _BODY = '''
 
 @jit(nopython=True, cache=True, nogil=True, _nrt=False)
-def _plugin(kind, st, u, rules, seat, params, m_st, m_u, pbuf, status):
+def _plugin(kind, st, u, rules, seat, params, m_st, m_u, m_r, pbuf, status):
     status[1] = seat
+    for i in range(rules.shape[0]):  # its own copy: a kernel cannot change the rules
+        m_r[i] = rules[i]
+    r = m_r[:rules.shape[0]]
     code = np.int64(-1)
 {branches}
     unmask_streams(u, m_u, seat)
@@ -143,15 +146,18 @@ def _plugin(kind, st, u, rules, seat, params, m_st, m_u, pbuf, status):
 
 
 @jit(nopython=True, cache=True, nogil=True, _nrt=False)
-def decide(kind, params, st, u, rules, seat, buf, fws, uws, m_st, m_u, pbuf, synced, status):
+def decide(kind, params, st, u, rules, seat, buf, fws, uws, m_st, m_u, m_r, pbuf, synced,
+           status):
     if kind < {n_builtin}:
         return builtin_decide(kind, params, st, u, rules, seat, buf, fws, uws)
     mask_into(st, u, seat, m_st[seat], m_u[seat])
-    return _plugin(kind, st, u, rules, seat, params, m_st[seat], m_u[seat], pbuf[seat], status)
+    return _plugin(kind, st, u, rules, seat, params, m_st[seat], m_u[seat], m_r[seat],
+                   pbuf[seat], status)
 
 
 @jit(nopython=True, cache=True, nogil=True, _nrt=False)
-def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, pbuf, synced, status):
+def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, pbuf, synced,
+                status):
     for s in range(4):  # each plug-in seat's own masked copy, synced trick by trick
         if kinds[s] >= {n_builtin}:
             mask_into(st, u, s, m_st[s], m_u[s])
@@ -166,18 +172,19 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, pbuf, syn
             code = builtin_decide(kind, params, st, u, rules, seat, buf, fws, uws)
         else:
             mask_update(st, u, seat, m_st[seat], m_u[seat], synced)
-            code = _plugin(kind, st, u, rules, seat, params, m_st[seat], m_u[seat], pbuf[seat],
-                           status)
+            code = _plugin(kind, st, u, rules, seat, params, m_st[seat], m_u[seat], m_r[seat],
+                           pbuf[seat], status)
             if status[2] != 0:
                 return
         apply_code(st, u, rules, code)
 
 
 @jit(nopython=True, cache=True, nogil=True, _nrt=False)
-def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws, m_st, m_u, pbuf, synced,
-              status):
+def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws, m_st, m_u, m_r, pbuf,
+              synced, status):
     init_deal(st, u, seed, deal)
-    finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, pbuf, synced, status)
+    finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, pbuf, synced,
+                status)
 
 
 @jit(nopython=True, cache=True, nogil=True)
@@ -186,6 +193,7 @@ def play_deals(seed, first, n, rules, kinds, params, status, out):
     u = np.zeros(U_SIZE, dtype=np.uint64)
     m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
     m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
+    m_r = np.zeros((4, rules.shape[0]), dtype=np.int64)
     pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
     synced = np.zeros(4, dtype=np.int64)
     buf = np.zeros(INT_SCRATCH, dtype=np.int64)
@@ -194,7 +202,8 @@ def play_deals(seed, first, n, rules, kinds, params, status, out):
     for i in range(n):
         status[0] = i
         init_deal(st, u, seed, first + np.uint64(i))
-        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, pbuf, synced, status)
+        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, pbuf, synced,
+                    status)
         if status[2] != 0:
             return
         summarize(st, u, out[i])
@@ -207,6 +216,7 @@ def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, 
     u = np.zeros(U_SIZE, dtype=np.uint64)
     m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
     m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
+    m_r = np.zeros((4, rules.shape[0]), dtype=np.int64)
     pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
     synced = np.zeros(4, dtype=np.int64)
     buf = np.zeros(INT_SCRATCH, dtype=np.int64)
@@ -215,7 +225,8 @@ def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, 
     for i in range(n):
         status[0] = i
         init_deal_fixed(st, u, seed, first + np.uint64(i), fix_seat, fix_cards)
-        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, pbuf, synced, status)
+        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, pbuf, synced,
+                    status)
         if status[2] != 0:
             return
         summarize(st, u, out[i])
@@ -231,7 +242,7 @@ def _source(classes: Sequence[type]) -> str:
         lines.append(f"_K{i} = _kernel_of({c.__module__!r}, {c.__qualname__!r})\n")
         word = "if" if i == 0 else "elif"
         branches.append(f"    {word} kind == {N_BUILTIN + i}:\n"
-                        f"        code = np.int64(_K{i}(m_st, m_u, rules, seat, params[seat], "
+                        f"        code = np.int64(_K{i}(m_st, m_u, r, seat, params[seat], "
                         f"pbuf))")
     return "".join(lines) + _BODY.format(n_builtin=N_BUILTIN, branches="\n".join(branches))
 
@@ -310,6 +321,7 @@ class Loops:
 
             self.m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
             self.m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
+            self.m_r = np.zeros((4, 64), dtype=np.int64)  # rows longer than any rules array
             self.pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
             self.synced = np.zeros(4, dtype=np.int64)
 
@@ -375,8 +387,8 @@ class Loops:
             play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws)
             return
         self._run(self.mod.play_deal, (st, u, rules, seed, deal, kinds, params, buf, fws, uws,
-                                       self.m_st, self.m_u, self.pbuf, self.synced,
-                                       self.status),
+                                       self.m_st, self.m_u, self.m_r, self.pbuf,
+                                       self.synced, self.status),
                   self.status, seed, deal)
 
     def decide(self, kind: int, params: np.ndarray, st: np.ndarray, u: np.ndarray,
@@ -390,8 +402,8 @@ class Loops:
 
         def call() -> None:
             out[0] = int(self.mod.decide(kind, params, st, u, rules, seat, buf, fws, uws,
-                                         self.m_st, self.m_u, self.pbuf, self.synced,
-                                         self.status))
+                                         self.m_st, self.m_u, self.m_r, self.pbuf,
+                                         self.synced, self.status))
 
         self._run(call, (), self.status, seed, deal)
         return out[0]

@@ -62,7 +62,11 @@ def test_plugin_sees_only_the_masked_state():
         probe_kernel(d._st, d._u, d._rules, d._seat, np.zeros(8), buf)
     # the probe raises if it sees another hand, the deck or the fixed cards: through the
     # compiled loops, the step API (mixed with a Python seat) and estimate's fixed deals
-    summaries(1, 0, 50, [Probe(), make("greedy"), Probe(), make("random")])
+    plain = summaries(1, 0, 50, [Probe(), make("greedy"), Probe(), make("random")])
+    # what a kernel writes into its arrays stays there: the rules and the deal are unchanged
+    tampering = summaries(1, 0, 50, [Probe(tamper=True), make("greedy"), Probe(tamper=True),
+                                     make("random")])
+    assert (plain == tampering).all()
     list(iter_records(1, 0, 5, [Probe(), Cautious(), make("random"), Probe()]))
     from sim.estimate import estimate
 

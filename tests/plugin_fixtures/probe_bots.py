@@ -24,16 +24,20 @@ def probe_kernel(st, u, rules, seat, params, buf):
         if st[i] != -1:
             raise RuntimeError("saw the fixed cards")
     n = view.legal_codes(st, u, buf)
+    code = buf[n - 1]
     if view.phase(st) == view.CALL:
-        return buf[0] if view.dealing_round(st) > 20 else view.PASS
-    if view.phase(st) == view.PLAY and view.n_tricks(st) == 3:
+        code = buf[0] if view.dealing_round(st) > 20 else view.PASS
+    elif view.phase(st) == view.PLAY and view.n_tricks(st) == 3:
         if params[0] == 1:
-            return 9999  # not a legal code
+            code = 9999  # not a legal code
         if params[0] == 2:
             raise ValueError("boom")
         if params[0] == 3 and view.first_hand_twice(u, seat) & (np.uint64(1) << np.uint64(52)):
-            return 9999  # only in the deals where this seat was dealt both small jokers
-    return buf[n - 1]
+            code = 9999  # only in the deals where this seat was dealt both small jokers
+    if params[1] == 1:  # tamper, once it has chosen: with its copies of the rules and state
+        rules[:] = 50
+        st[0:20] = 0
+    return code
 
 
 class Probe(Strategy):
@@ -41,6 +45,7 @@ class Probe(Strategy):
     kernel = probe_kernel
     mode = param(0, int, lo=0, hi=3, doc="1: an illegal code at trick 3; 2: raise there; "
                                           "3: an illegal code there if it holds both SJ")
+    tamper = param(False, bool, doc="write into its rules and state arrays")
 
 
 @numba.njit(cache=True)
