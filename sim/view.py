@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ZERO, popcount
+from sim.bits import ZERO, lsb, popcount
 from sim.cards import BIT, GROUP, ID_OF_KEY, KEY_OF_ID, POINTS_ID, POINTS_KEY, STRENGTH
 from sim.engine import (
     CALL,
@@ -110,6 +110,7 @@ __all__ = [
     "key_of_card",
     "leader",
     "legal_codes",
+    "lowest_bit",
     "mask_into",
     "n_calls",
     "n_tricks",
@@ -118,6 +119,7 @@ __all__ = [
     "played_twice",
     "points_of_card",
     "points_of_key",
+    "popcount",
     "random_below",
     "random_u64",
     "rank_of_card",
@@ -509,6 +511,12 @@ def rank_of_card(c):
 def suit_of_card(c):
     """Suit index of card id ``c`` (s h d c = 0–3), -1 for a joker."""
     return c % 4 if c < 52 else np.int64(-1)
+
+
+@kernel
+def lowest_bit(m):
+    """Index of the lowest set bit of a non-zero mask (walk a mask: ``m &= m - 1``)."""
+    return lsb(m)
 
 
 # --- randomness ---------------------------------------------------------------------------------

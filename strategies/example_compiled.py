@@ -20,7 +20,7 @@ import numba
 import numpy as np
 
 from sim import view
-from sim.cards import CARD_NAMES, POINTS_ID
+from sim.cards import CARD_NAMES, ID_OF_KEY, POINTS_ID
 from strategies.base import Strategy, param
 
 _PLAIN = "46789TJQKA"  # strength order of plain cards (R13)
@@ -35,32 +35,26 @@ def _value(card: str, trump: str) -> int:
     return base + 2 * int(POINTS_ID[CARD_NAMES.index(card)])
 
 
-# VALUE[suit, card id]: a table built once in Python, a constant inside the kernel
+# Tables built once in Python are constants inside the kernel:
+# VALUE[suit, card id] while calling, VALUE_KEY[trump, key] in trick play,
+# TRUMPS[suit]: the card ids that would be trumps with that suit (R12), as a mask
 VALUE = np.array([[_value(c, "shdc"[s]) for c in CARD_NAMES] for s in range(4)],
                  dtype=np.int64)
-
-
-@numba.njit(cache=True)
-def _trumps_if(once, twice, suit):
-    """Cards of a hand (card-id masks, while calling) that would be trumps with ``suit``."""
-    n = 0
-    for c in range(54):
-        bit = np.uint64(1) << np.uint64(c)
-        k = (1 if once & bit else 0) + (1 if twice & bit else 0)
-        if k and (c >= 52 or view.rank_of_card(c) == 1 or view.rank_of_card(c) == 2
-                      or view.rank_of_card(c) == 4 or view.suit_of_card(c) == suit):
-            n += k
-    return n
+VALUE_KEY = np.array([[VALUE[t, ID_OF_KEY[t, k]] for k in range(54)] for t in range(4)],
+                     dtype=np.int64)
+TRUMPS = np.array([sum(1 << c for c in range(54)
+                       if c >= 52 or c // 4 in (1, 2, 4) or c % 4 == s) for s in range(4)],
+                  dtype=np.uint64)
 
 
 @numba.njit(cache=True)
 def _play_value(st, code):
     """The value of a play (one or two keys) under this deal's trump."""
     t = view.trump(st)
-    v = VALUE[t, view.card_of_key(st, view.code_first(code))]
+    v = VALUE_KEY[t, view.code_first(code)]
     b = view.code_second(code)
     if b >= 0:
-        v += VALUE[t, view.card_of_key(st, b)]
+        v += VALUE_KEY[t, b]
     return v
 
 
@@ -84,8 +78,9 @@ def cautious_kernel(st, u, rules, seat, params, buf):
         once = view.hand_once(u, seat)
         twice = view.hand_twice(u, seat)
         best, best_k = -1, -1
-        for i in range(n):
-            k = _trumps_if(once, twice, view.suit_of_card(buf[i]))
+        for i in range(n):  # the first show with the most trumps
+            m = TRUMPS[view.suit_of_card(buf[i])]
+            k = view.popcount(once & m) + view.popcount(twice & m)
             if k > best_k:
                 best, best_k = buf[i], k
         size = view.hand_size(u, seat)

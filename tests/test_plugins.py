@@ -321,3 +321,10 @@ def test_plugin_random_stream_is_the_seats_own_in_both_tiers():
     assert [_strip(r) for r in iter_records(9, 0, 40, seats)] == [_strip(r) for r in ref]
     assert [_strip(r) for r in iter_records(9, 0, 10, seats, python_tier=True)] \
         == [_strip(r) for r in ref[:10]]
+
+
+def test_view_bit_helpers():
+    from sim import view
+
+    m = np.uint64((1 << 53) | (1 << 7) | (1 << 3))
+    assert view.popcount(m) == 3 and view.lowest_bit(m) == 3
