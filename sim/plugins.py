@@ -118,7 +118,7 @@ _HEAD = '''\
 import numpy as np
 from numba import jit
 
-from sim.engine import DONE, S_PHASE, S_TO_ACT, ST_SIZE, U_SIZE, advance, apply_code, init_deal, init_deal_fixed
+from sim.engine import DONE, S_DECK, S_PHASE, S_TO_ACT, ST_SIZE, U_SIZE, advance, apply_code, init_deal, init_deal_fixed
 from sim.loop import summarize
 from sim.plugins import PLUGIN_SCRATCH, _kernel_of
 from sim.view import is_legal, mask_into, mask_update, unmask_streams
@@ -159,8 +159,6 @@ def decide(kind, params, st, u, rules, seat, buf, fws, uws, m_st, m_u, m_r, pbuf
 def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, pbuf, synced,
                 status):
     for s in range(4):  # each plug-in seat's own masked copy, synced trick by trick
-        if kinds[s] >= {n_builtin}:
-            mask_into(st, u, s, m_st[s], m_u[s])
         synced[s] = 0
     advance(st, u, rules)
     while st[S_PHASE] != DONE:
@@ -192,6 +190,9 @@ def play_deals(seed, first, n, rules, kinds, params, status, out):
     st = np.zeros(ST_SIZE, dtype=np.int64)
     u = np.zeros(U_SIZE, dtype=np.uint64)
     m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
+    for s in range(4):
+        for i in range(S_DECK, ST_SIZE):  # the deck and fixed cards: never shown
+            m_st[s, i] = -1
     m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
     m_r = np.zeros((4, rules.shape[0]), dtype=np.int64)
     pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
@@ -215,6 +216,9 @@ def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, 
     st = np.zeros(ST_SIZE, dtype=np.int64)
     u = np.zeros(U_SIZE, dtype=np.uint64)
     m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
+    for s in range(4):
+        for i in range(S_DECK, ST_SIZE):  # the deck and fixed cards: never shown
+            m_st[s, i] = -1
     m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
     m_r = np.zeros((4, rules.shape[0]), dtype=np.int64)
     pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
@@ -317,9 +321,10 @@ class Loops:
                                for s in seats], dtype=np.int64)
         self.status = np.zeros(4, dtype=np.int64)
         if self.mod is not None:
-            from sim.engine import ST_SIZE, U_SIZE
+            from sim.engine import S_DECK, ST_SIZE, U_SIZE
 
             self.m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
+            self.m_st[:, S_DECK:] = -1  # the deck and fixed cards: never shown
             self.m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
             self.m_r = np.zeros((4, 64), dtype=np.int64)  # rows longer than any rules array
             self.pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)

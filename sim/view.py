@@ -569,33 +569,33 @@ def mask_into(st, u, seat, m_st, m_u):
 
 @kernel
 def mask_update(st, u, seat, m_st, m_u, synced):
-    """``mask_into`` for a copy made by ``mask_into`` earlier in the same deal, of which
-    ``synced[seat]`` tricks are up to date: copies only what may have changed since (the deal
-    loop's fast path; per seat, so no seat sees what another wrote into its copy)."""
-    n = S_CALLS + st[S_NCALLS] * CALL_W
-    for i in range(n):
+    """``mask_into`` for ``seat``'s own copy made by ``mask_into`` at the start of the same deal,
+    of which ``synced[seat]`` tricks are up to date: copies only what may have changed since
+    (the deal loop's fast path). The call log cannot change once trick play has begun; what
+    the kernel wrote into its own copy stays there until it is copied over (per seat, so no
+    seat sees what another wrote)."""
+    for i in range(S_CALLS):
         m_st[i] = st[i]
     m_st[S_FIX_SEAT] = -1
     m_st[S_FIX_N] = 0
-    for i in range(st[S_NCALLS]):
-        j = S_CALLS + i * CALL_W
-        if seat != st[j + 1] and seat != st[j + 3]:
-            m_st[j + 4] = -1
-            m_st[j + 5] = -1
     t = st[S_NTRICKS]
+    if t == 0:
+        for i in range(st[S_NCALLS]):
+            j = S_CALLS + i * CALL_W
+            for k in range(CALL_W):
+                m_st[j + k] = st[j + k]
+            if seat != st[j + 1] and seat != st[j + 3]:
+                m_st[j + 4] = -1
+                m_st[j + 5] = -1
     for i in range(S_TRICKS + synced[seat] * TRICK_W, S_TRICKS + t * TRICK_W):
         m_st[i] = st[i]
     synced[seat] = t
-    for i in range(U_KEY):
-        m_u[i] = ZERO
     m_u[U_ONCE + seat] = u[U_ONCE + seat]
     m_u[U_TWICE + seat] = u[U_TWICE + seat]
     m_u[U_KEY + 1 + seat] = u[U_KEY + 1 + seat]
     m_u[U_KEY + 5 + seat] = u[U_KEY + 5 + seat]
     m_u[U_CTR + 1 + seat] = u[U_CTR + 1 + seat]
     m_u[U_CTR + 5 + seat] = u[U_CTR + 5 + seat]
-    for i in range(U_FIRST_ONCE, U_FIRST_ONCE + 8):
-        m_u[i] = ZERO
     m_u[U_FIRST_ONCE + seat] = u[U_FIRST_ONCE + seat]
     m_u[U_FIRST_TWICE + seat] = u[U_FIRST_TWICE + seat]
     m_u[U_PLAYED_ONCE] = u[U_PLAYED_ONCE]
