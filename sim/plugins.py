@@ -97,8 +97,7 @@ def _source_files(dispatcher: Any, seen: set[str]) -> None:
 
 def _digest(classes: Sequence[type]) -> str:
     h = hashlib.sha256()
-    with open(__file__, "rb") as f:  # the template below
-        h.update(f.read())
+    h.update(_source(classes).encode())  # the module it makes, from the template in memory
     seen: set[str] = set()
     for cls in classes:
         h.update(f"{cls.__module__}:{cls.__qualname__}\0".encode())
@@ -131,11 +130,14 @@ from strategies.random import random_decide
 _BODY = '''
 
 @jit(nopython=True, cache=True, nogil=True, _nrt=False)
-def _plugin(kind, st, u, rules, seat, params, m_st, m_u, m_r, pbuf, status):
+def _plugin(kind, st, u, rules, seat, params, m_st, m_u, m_r, m_p, pbuf, status):
     status[1] = seat
-    for i in range(rules.shape[0]):  # its own copy: a kernel cannot change the rules
-        m_r[i] = rules[i]
+    for i in range(rules.shape[0]):  # its own copies: a kernel cannot change the rules
+        m_r[i] = rules[i]                # nor its parameters for later decisions
     r = m_r[:rules.shape[0]]
+    p = m_p[:params.shape[1]]
+    for i in range(params.shape[1]):
+        p[i] = params[seat, i]
     code = np.int64(-1)
 {branches}
     unmask_streams(u, m_u, seat)
@@ -146,18 +148,18 @@ def _plugin(kind, st, u, rules, seat, params, m_st, m_u, m_r, pbuf, status):
 
 
 @jit(nopython=True, cache=True, nogil=True, _nrt=False)
-def decide(kind, params, st, u, rules, seat, buf, fws, uws, m_st, m_u, m_r, pbuf, synced,
-           status):
+def decide(kind, params, st, u, rules, seat, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
+           synced, status):
     if kind < {n_builtin}:
         return builtin_decide(kind, params, st, u, rules, seat, buf, fws, uws)
     mask_into(st, u, seat, m_st[seat], m_u[seat])
     return _plugin(kind, st, u, rules, seat, params, m_st[seat], m_u[seat], m_r[seat],
-                   pbuf[seat], status)
+                   m_p[seat], pbuf[seat], status)
 
 
 @jit(nopython=True, cache=True, nogil=True, _nrt=False)
-def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, pbuf, synced,
-                status):
+def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
+                synced, status):
     for s in range(4):  # each plug-in seat's own masked copy, synced trick by trick
         synced[s] = 0
     advance(st, u, rules)
@@ -171,18 +173,18 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, pbuf
         else:
             mask_update(st, u, seat, m_st[seat], m_u[seat], synced)
             code = _plugin(kind, st, u, rules, seat, params, m_st[seat], m_u[seat], m_r[seat],
-                           pbuf[seat], status)
+                           m_p[seat], pbuf[seat], status)
             if status[2] != 0:
                 return
         apply_code(st, u, rules, code)
 
 
 @jit(nopython=True, cache=True, nogil=True, _nrt=False)
-def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws, m_st, m_u, m_r, pbuf,
-              synced, status):
+def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p,
+              pbuf, synced, status):
     init_deal(st, u, seed, deal)
-    finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, pbuf, synced,
-                status)
+    finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
+                synced, status)
 
 
 @jit(nopython=True, cache=True, nogil=True)
@@ -195,6 +197,7 @@ def play_deals(seed, first, n, rules, kinds, params, status, out):
             m_st[s, i] = -1
     m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
     m_r = np.zeros((4, rules.shape[0]), dtype=np.int64)
+    m_p = np.zeros((4, params.shape[1]), dtype=np.float64)
     pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
     synced = np.zeros(4, dtype=np.int64)
     buf = np.zeros(INT_SCRATCH, dtype=np.int64)
@@ -203,8 +206,8 @@ def play_deals(seed, first, n, rules, kinds, params, status, out):
     for i in range(n):
         status[0] = i
         init_deal(st, u, seed, first + np.uint64(i))
-        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, pbuf, synced,
-                    status)
+        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
+                    synced, status)
         if status[2] != 0:
             return
         summarize(st, u, out[i])
@@ -221,6 +224,7 @@ def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, 
             m_st[s, i] = -1
     m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
     m_r = np.zeros((4, rules.shape[0]), dtype=np.int64)
+    m_p = np.zeros((4, params.shape[1]), dtype=np.float64)
     pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
     synced = np.zeros(4, dtype=np.int64)
     buf = np.zeros(INT_SCRATCH, dtype=np.int64)
@@ -229,8 +233,8 @@ def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, 
     for i in range(n):
         status[0] = i
         init_deal_fixed(st, u, seed, first + np.uint64(i), fix_seat, fix_cards)
-        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, pbuf, synced,
-                    status)
+        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
+                    synced, status)
         if status[2] != 0:
             return
         summarize(st, u, out[i])
@@ -246,7 +250,7 @@ def _source(classes: Sequence[type]) -> str:
         lines.append(f"_K{i} = _kernel_of({c.__module__!r}, {c.__qualname__!r})\n")
         word = "if" if i == 0 else "elif"
         branches.append(f"    {word} kind == {N_BUILTIN + i}:\n"
-                        f"        code = np.int64(_K{i}(m_st, m_u, r, seat, params[seat], "
+                        f"        code = np.int64(_K{i}(m_st, m_u, r, seat, p, "
                         f"pbuf))")
     return "".join(lines) + _BODY.format(n_builtin=N_BUILTIN, branches="\n".join(branches))
 
@@ -327,6 +331,7 @@ class Loops:
             self.m_st[:, S_DECK:] = -1  # the deck and fixed cards: never shown
             self.m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
             self.m_r = np.zeros((4, 64), dtype=np.int64)  # rows longer than any rules array
+            self.m_p = np.zeros((4, 64), dtype=np.float64)
             self.pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
             self.synced = np.zeros(4, dtype=np.int64)
 
@@ -392,7 +397,7 @@ class Loops:
             play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws)
             return
         self._run(self.mod.play_deal, (st, u, rules, seed, deal, kinds, params, buf, fws, uws,
-                                       self.m_st, self.m_u, self.m_r, self.pbuf,
+                                       self.m_st, self.m_u, self.m_r, self.m_p, self.pbuf,
                                        self.synced, self.status),
                   self.status, seed, deal)
 
@@ -407,7 +412,7 @@ class Loops:
 
         def call() -> None:
             out[0] = int(self.mod.decide(kind, params, st, u, rules, seat, buf, fws, uws,
-                                         self.m_st, self.m_u, self.m_r, self.pbuf,
+                                         self.m_st, self.m_u, self.m_r, self.m_p, self.pbuf,
                                          self.synced, self.status))
 
         self._run(call, (), self.status, seed, deal)

@@ -37,6 +37,7 @@ def probe_kernel(st, u, rules, seat, params, buf):
     if params[1] == 1:  # tamper, once it has chosen: with its copies of the rules and state
         rules[:] = 50
         st[0:20] = 0
+        params[0] = 1  # would make its later decisions at trick 3 illegal
     return code
 
 
