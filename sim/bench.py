@@ -245,6 +245,7 @@ def strategy_speeds(repeats: int, seed: int, echo: Callable[[str], None]) -> dic
                                      out), repeats)
     res["greedy_deals_per_s"] = n / dt
     echo(f"greedy vs greedy deals      {res['greedy_deals_per_s']:>13,.0f} deals/s")
+    res.update(plugin_speed(repeats, seed, n, echo))
     for spec, deals in (("pimc", 3), ("ismcts", 2)):
         decision_times(spec, 1, seed + 99)  # compile / warm up
         t = decision_times(spec, deals, seed)
@@ -253,6 +254,34 @@ def strategy_speeds(repeats: int, seed: int, echo: Callable[[str], None]) -> dic
         echo(f"{spec + ' (defaults)':<27} {res[f'{spec}_median_ms']:>13.2f} ms per decision "
              f"(median of {len(t)} searched decisions; 90th percentile "
              f"{res[f'{spec}_p90_ms']:.2f} ms)")
+    return res
+
+
+def plugin_speed(repeats: int, seed: int, n: int, echo: Callable[[str], None]) -> dict[str, Any]:
+    """Deals/s of the compiled plug-in ``strategies.example_compiled:CautiousC`` against
+    itself (docs/strategies.md, "Compiled bots") and its ratio to ``greedy`` vs ``greedy``,
+    the two measured in turns in this run (the machine's speed drifts); also the time to make
+    the plug-in's loops ready (compiled on first use, then loaded from the cache)."""
+    from sim.runner import make_seats
+
+    rules = DEFAULT_RULES.array()
+    out = np.zeros((n, N_COLS), dtype=np.int64)
+    t0 = time.perf_counter()
+    twin = compiled_tables(make_seats("strategies.example_compiled:CautiousC"))
+    twin.loops.play_deals(np.uint64(seed), np.uint64(0), 2, rules, *twin, out)
+    ready = time.perf_counter() - t0
+    greedy = compiled_tables(make_seats("greedy"))
+    best = {"twin": np.inf, "greedy": np.inf}
+    for _ in range(repeats):
+        for name, t in (("greedy", greedy), ("twin", twin)):
+            dt, _ = _best(lambda t=t: t.loops.play_deals(np.uint64(seed), np.uint64(0), n,
+                                                         rules, *t, out), 1)
+            best[name] = min(best[name], dt)
+    res = {"plugin_cautious_deals_per_s": n / best["twin"], "plugin_ready_s": ready,
+           "plugin_ratio_vs_greedy": best["greedy"] / best["twin"]}
+    echo(f"compiled plug-in cautious_c {res['plugin_cautious_deals_per_s']:>13,.0f} deals/s   "
+         f"({res['plugin_ratio_vs_greedy']:.2f}x greedy vs greedy in turns with it, target "
+         f">= 0.5; loops ready in {ready:.1f} s)")
     return res
 
 

@@ -278,7 +278,8 @@ def cmd_strategies(args: argparse.Namespace) -> int:
     _load_plugins(args.plugin)
     for name in sorted(available()):
         cls = resolve(name)
-        tier = "compiled+python" if cls.compiled_kind is not None else "python"
+        tier = ("compiled+python" if cls.compiled_kind is not None or cls._plugin()
+                else "python")
         doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
         print(f"{name:<10} [{tier}]{' (oracle: sees all hands)' if cls.oracle else ''} {doc}")
         for k, p in cls.params().items():

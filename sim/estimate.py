@@ -171,7 +171,7 @@ def estimate(hand: str | Sequence[str], seat: int = 0, deals: int = 100_000,
     strategies = runner.make_seats(seats)
     tables = runner.compiled_tables(strategies)
     if tables is None:
-        slow = [s.spec() for s in strategies if s.compiled_kind is None]
+        slow = [s.spec() for s in strategies if not s.runs_compiled()]
         raise ConfigError(f"estimate needs compiled strategies in every seat; {slow[0]!r} is "
                           f"Python-only (use e.g. random or another compiled strategy)")
     fixed = np.array(ids, dtype=np.int64)
@@ -198,10 +198,11 @@ def estimate(hand: str | Sequence[str], seat: int = 0, deals: int = 100_000,
 
 def _chunk(seed: int, first: int, n: int, rules: np.ndarray, tables: tuple, seat: int,
            fixed: np.ndarray) -> dict[str, Any]:
-    from sim.loop import C_CALLER, C_SCORE, C_SETTLE0, C_VOID, N_COLS, play_deals_fixed
+    from sim.loop import C_CALLER, C_SCORE, C_SETTLE0, C_VOID, N_COLS
 
     out = np.zeros((n, N_COLS), dtype=np.int64)
-    play_deals_fixed(np.uint64(seed), np.uint64(first), n, rules, *tables, seat, fixed, out)
+    tables.loops.play_deals_fixed(np.uint64(seed), np.uint64(first), n, rules, *tables, seat,
+                                  fixed, out)
     void = out[:, C_VOID] != 0
     caller = out[:, C_CALLER]
     calls = ~void & (caller == seat)

@@ -30,12 +30,13 @@ import numpy as np
 from sim.deal import Deal, Observation
 from sim.engine import DONE, new_state
 from sim.errors import ConfigError, IllegalPlayError, StrategyError
-from sim.loop import N_COLS, play_deal, play_deals, summarize
+from sim.loop import N_COLS, summarize
+from sim.plugins import Loops
 from sim.record import build_record
 from sim.rng import check_deal, check_seed
 from sim.rules import DEFAULT_RULES, Rules
 from strategies.base import Strategy
-from strategies.compiled import decide, new_scratch
+from strategies.compiled import new_scratch
 from strategies.params import param_table
 from strategies.registry import make
 
@@ -69,12 +70,21 @@ def split_specs(text: str) -> list[str]:
     return [s for s in out if s]
 
 
-def compiled_tables(seats: Sequence[Strategy]) -> tuple[np.ndarray, np.ndarray] | None:
+class Tables(tuple):
+    """``(kinds, params)`` for the compiled loop; ``.loops`` (``sim.plugins.Loops``) runs them,
+    with the generated loops when a seat is a compiled plug-in."""
+
+    loops: Any
+
+
+def compiled_tables(seats: Sequence[Strategy]) -> Tables | None:
     """(kinds, params) for the compiled loop, or None if some seat is Python-only."""
     if not all(s.runs_compiled() for s in seats):
         return None
-    kinds = np.array([s.compiled_kind for s in seats], dtype=np.int64)
-    return kinds, param_table([s.compiled_params() for s in seats])
+    loops = Loops(seats)
+    t = Tables((loops.kinds, param_table([s.compiled_params() for s in seats])))
+    t.loops = loops
+    return t
 
 
 def check_timeout(timeout: Any) -> float | None:
@@ -181,8 +191,8 @@ class _Asker:
         self.seats = list(seats)
         self.rules = rules
         self.timeout = check_timeout(timeout)
-        self.kinds = np.array([s.compiled_kind if s.runs_compiled() else -1 for s in seats],
-                              dtype=np.int64)
+        self.loops = Loops(seats)
+        self.kinds = self.loops.kinds
         self.params = param_table([s.compiled_params() if s.runs_compiled() else []
                                    for s in seats])
         self.python = [python_tier or not s.runs_compiled() for s in seats]
@@ -242,7 +252,8 @@ class _Asker:
             seat = deal._seat
             if not self.python[seat]:
                 deal._codes = None
-                code = decide(self.kinds[seat], self.params, st, u, r, seat, *self.scratch)
+                code = self.loops.decide(self.kinds[seat], self.params, st, u, r, seat,
+                                         *self.scratch, seed=deal.seed, deal=deal.deal)
                 deal.apply_code(int(code))
                 continue
             strat = self.seats[seat]
@@ -351,7 +362,8 @@ def _iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
         scratch = new_scratch()
         r = rules.array()
         for d in range(first, first + n):
-            play_deal(st, u, r, np.uint64(seed), np.uint64(d), kinds, params, *scratch)
+            tables.loops.play_deal(st, u, r, np.uint64(seed), np.uint64(d), kinds, params,
+                                   *scratch)
             yield build_record(st, u, seed, d, rules, names, extra)
         return
     asker = _Asker(seats, rules, timeout, python_tier)
@@ -376,7 +388,8 @@ def summaries(seed: int, first: int, n: int, seats: Sequence[Strategy],
     out = np.zeros((n, N_COLS), dtype=np.int64)
     tables = compiled_tables(seats)
     if tables is not None:
-        play_deals(np.uint64(seed), np.uint64(first), n, rules.array(), *tables, out)
+        tables.loops.play_deals(np.uint64(seed), np.uint64(first), n, rules.array(), *tables,
+                                out)
         return out
     asker = _Asker(seats, rules, timeout)
     try:

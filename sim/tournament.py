@@ -326,7 +326,7 @@ def _prepare(task: Task) -> None:
 def _rows(task: Task, deals: np.ndarray, specs: Sequence[str]) -> np.ndarray:
     """Summary rows of ``deals`` (ascending) with seats ``specs`` (team A, team B)."""
     from sim import runner
-    from sim.loop import N_COLS, play_deals
+    from sim.loop import N_COLS
     from sim.rules import Rules
 
     rules = Rules.from_dict(dict(task.rules))
@@ -344,7 +344,7 @@ def _rows(task: Task, deals: np.ndarray, specs: Sequence[str]) -> np.ndarray:
     r = rules.array()
     seed = np.uint64(task.seed)
     for i, d in enumerate(deals):  # one compiled call per deal costs well under a microsecond
-        play_deals(seed, np.uint64(d), 1, r, *tables, out[i:i + 1])
+        tables.loops.play_deals(seed, np.uint64(d), 1, r, *tables, out[i:i + 1])
     return out
 
 
@@ -862,15 +862,18 @@ def _warm_up(cfg: Any) -> None:
     from sim.rules import Rules
 
     rules = Rules.from_dict(dict(cfg.rules))
+    warm = set()
     for a, b in cfg.matchups():
         seats = runner.make_seats([cfg.players[a], cfg.players[b]])
-        if runner.compiled_tables(seats) is not None:
+        tables = runner.compiled_tables(seats)
+        if tables is not None and tables.loops.mod not in warm:
+            warm.add(tables.loops.mod)  # one loop per set of compiled plug-ins (None: built-ins)
+
             def play_one(seats: list[Any] = seats) -> None:
                 runner.summaries(cfg.seed, cfg.first_deal, 1, seats, rules)
 
             if not compile_first(play_one):  # on a cold cache: with a notice
                 play_one()  # load the kernels here before the workers start
-            return  # one compiled loop serves every compiled matchup
 
 
 def cpu_count() -> int:

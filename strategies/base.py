@@ -5,8 +5,9 @@ after an override which two cards to give back (R8), and every play of every tri
 (R16–R19). It sees an :class:`sim.observation.Observation` — what its seat may know (R9) — and
 the list of legal choices in canonical order, and returns one element of that list.
 
-Strategies that also have a numba kernel (``compiled_kind`` set) can run inside the compiled
-deal loop; the rest run through the Python step API, and one deal may mix both tiers.
+Strategies that also have a numba kernel (``compiled_kind`` set for the built-ins, a
+``kernel`` attribute for a user's compiled plug-in, ``sim.plugins``) can run inside the
+compiled deal loop; the rest run through the Python step API, and one deal may mix both tiers.
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ class Strategy:
     name: ClassVar[str] = "strategy"
     #: index of the numba kernel in ``strategies.compiled`` or None (Python tier only)
     compiled_kind: ClassVar[int | None] = None
+    #: a compiled plug-in's numba kernel ``(st, u, rules, seat, params, buf) -> code``
+    #: (docs/strategies.md, "Compiled bots"), or None
+    kernel: ClassVar[Any] = None
     #: True for analysis players that see every hand (records and tables mark them)
     oracle: ClassVar[bool] = False
 
@@ -134,25 +138,57 @@ class Strategy:
     def begin_deal(self, seat: int, seed: int, deal: int) -> None:
         """Called before each deal with this strategy's seat and the deal's identity."""
         self.seat = seat
+        if self._plugin():  # a compiled plug-in asked from Python keeps its own streams
+            import numpy as np
+
+            from sim.rng import stream_key
+
+            self._deal_id = (seed, deal)
+            self._streams = [[int(stream_key(np.uint64(seed), np.uint64(deal), np.uint64(s))), 0]
+                             for s in (1 + seat, 16 + seat)]
 
     def choose(self, obs: Any, legal: list) -> Any:  # pragma: no cover - abstract
-        """Return one element of ``legal`` (canonical order, docs/engine.md)."""
+        """Return one element of ``legal`` (canonical order, docs/engine.md).
+
+        A compiled plug-in (``kernel`` set) runs its kernel on the observation's masked state.
+        """
+        if self._plugin():
+            from sim.plugins import choose_with_kernel
+
+            return choose_with_kernel(self, obs, legal)
         raise NotImplementedError
 
     def compiled_params(self) -> list[float]:
-        """Parameters for the compiled kernel, as floats (compiled strategies only)."""
+        """Parameters for the compiled kernel, as floats (compiled strategies only).
+
+        For a compiled plug-in: its ``param`` values in declaration order (bools 0/1, a
+        string with ``choices`` its index); each reaches the kernel as ``params[i]``.
+        """
+        if self._plugin():
+            from sim.plugins import compiled_params
+
+            return compiled_params(self)
         return []
+
+    @classmethod
+    def _plugin(cls) -> bool:
+        """Whether this class is a compiled plug-in (has a ``kernel``)."""
+        for klass in cls.__mro__:
+            if "kernel" in vars(klass):
+                return vars(klass)["kernel"] is not None
+        return False
 
     def runs_compiled(self) -> bool:
         """Whether the deal loop may call this strategy's kernel instead of ``choose``.
 
-        True when the class has a kernel (``compiled_kind``) and ``choose`` is still the one
-        of the class that declared it: a subclass that overrides ``choose`` runs in Python.
+        True when the class has a kernel (``compiled_kind`` or a plug-in's ``kernel``) and
+        ``choose`` is still the one of the class that declared it: a subclass that overrides
+        ``choose`` runs in Python.
         """
-        if self.compiled_kind is None:
+        if self.compiled_kind is None and not self._plugin():
             return False
         for klass in type(self).__mro__:
-            if "compiled_kind" in vars(klass):
+            if "compiled_kind" in vars(klass) or vars(klass).get("kernel") is not None:
                 return type(self).choose is klass.choose
         return False
 
