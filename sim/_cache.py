@@ -26,6 +26,7 @@ def configure() -> str:
                     text = f.read()
                 if b"@kernel" in text or b"njit" in text:  # only modules that compile code
                     h.update(name.encode() + b"\0" + text)
+    h.update(b"pdep" if __import__("sim._cpu", fromlist=["USE_PDEP"]).USE_PDEP else b"")
     base = (os.environ.get("SHUANGKOU_CACHE_DIR") or os.environ.get("NUMBA_CACHE_DIR")
             or os.path.join(os.path.expanduser("~"), ".cache", "shuangkou"))
     path = os.path.join(base, "kernels-" + h.hexdigest()[:16])
