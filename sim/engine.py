@@ -477,6 +477,11 @@ def apply_play(st, u, rules, a, b):
     st[S_POS] = 0
 
 
+# ``apply_play`` inlined (numba IR inlining) where a deal's plays run back to back: the compiled
+# deal loop (``sim.loop.finish_deal``). Other callers keep the call, so the cold compile does not
+# grow with every strategy that plays moves.
+apply_play_inline = kernel(inline="always")(getattr(apply_play, "py_func", apply_play))
+
 @kernel
 def play_set(st, u, seat):
     """The legal-set description (``sim.movegen.legal_set``) of ``seat``'s next play."""

@@ -11,6 +11,7 @@ from numba import njit
 
 from sim.engine import (
     DONE,
+    PLAY,
     S_ATT_POINTS,
     S_CALLER,
     S_CALLS,
@@ -33,13 +34,14 @@ from sim.engine import (
     U_SIZE,
     advance,
     apply_code,
+    apply_play_inline,
     init_deal,
     init_deal_fixed,
     trumps_held,
 )
 from sim.jit import kernel
 from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, KIND_RANDOM, UINT_SCRATCH, decide
-from strategies.random import random_decide
+from strategies.random import random_decide_inline
 
 # columns of a summary row (one per deal)
 (C_REDEALS, C_VOID, C_CALLER, C_TRUMP, C_ATT_POINTS, C_MULT, C_SCORE, C_SETTLE0, C_SETTLE1,
@@ -65,11 +67,14 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
     advance(st, u, rules)
     while st[S_PHASE] != DONE:
         seat = st[S_TO_ACT]
-        if kinds[seat] == KIND_RANDOM:  # the hot path of bulk simulation, without dispatch
-            code = random_decide(st, u, seat, params[seat, 0], buf)
+        if kinds[seat] == KIND_RANDOM:  # the hot path of bulk simulation: no call, no dispatch
+            code = random_decide_inline(st, u, seat, params[seat, 0], buf)
         else:
             code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
-        apply_code(st, u, rules, code)
+        if st[S_PHASE] == PLAY:  # apply_code's trick-play branch, inlined
+            apply_play_inline(st, u, rules, code & 63, (code >> 6) - 1)
+        else:
+            apply_code(st, u, rules, code)
 
 
 @kernel

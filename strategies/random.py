@@ -10,7 +10,8 @@ import numpy as np
 
 from sim.engine import CALL, GIVEBACK, PLAY, S_PHASE, giveback_set, legal, next_draw, play_set
 from sim.jit import kernel
-from sim.movegen import set_count, set_kth
+from sim.movegen import set_count
+from sim.movegen import set_kth_inline as set_kth
 from sim.rng import Stream, bounded
 from strategies.base import Strategy, param
 
@@ -40,6 +41,9 @@ def random_decide(st, u, seat, show_prob, buf):
         return buf[0]
     return buf[bounded(next_draw(u, stream), n)]
 
+
+# ``random_decide`` inlined into the compiled deal loop (``sim.loop.finish_deal``), its hot path
+random_decide_inline = kernel(inline="always")(getattr(random_decide, "py_func", random_decide))
 
 class RandomStrategy(Strategy):
     """Uniformly random legal plays; at a calling chance shows a random legal pair with
