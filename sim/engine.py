@@ -541,6 +541,9 @@ def apply_code(st, u, rules, code):
     advance(st, u, rules)
 
 
+# ``apply_code`` inlined into the compiled deal loop for the calling decisions
+apply_code_inline = kernel(inline="always")(getattr(apply_code, "py_func", apply_code))
+
 @kernel
 def apply_then_legal(st, u, rules, code, out):
     """``apply_code`` then ``legal`` of the decision that follows, in one call (the step API

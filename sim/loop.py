@@ -33,7 +33,7 @@ from sim.engine import (
     TRICK_W,
     U_SIZE,
     advance,
-    apply_code,
+    apply_code_inline,
     apply_play_inline,
     init_deal,
     init_deal_fixed,
@@ -74,7 +74,7 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
         if st[S_PHASE] == PLAY:  # apply_code's trick-play branch, inlined
             apply_play_inline(st, u, rules, code & 63, (code >> 6) - 1)
         else:
-            apply_code(st, u, rules, code)
+            apply_code_inline(st, u, rules, code)
 
 
 @kernel
