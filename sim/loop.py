@@ -40,7 +40,15 @@ from sim.engine import (
     trumps_held,
 )
 from sim.jit import kernel
-from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, KIND_RANDOM, UINT_SCRATCH, decide
+from strategies.compiled import (
+    FLOAT_SCRATCH,
+    INT_SCRATCH,
+    KIND_GREEDY,
+    KIND_RANDOM,
+    UINT_SCRATCH,
+    decide,
+)
+from strategies.greedy import greedy_decide_inline
 from strategies.random import random_decide_inline
 
 # columns of a summary row (one per deal)
@@ -67,8 +75,11 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
     advance(st, u, rules)
     while st[S_PHASE] != DONE:
         seat = st[S_TO_ACT]
-        if kinds[seat] == KIND_RANDOM:  # the hot path of bulk simulation: no call, no dispatch
+        kind = kinds[seat]
+        if kind == KIND_RANDOM:  # the hot path of bulk simulation: no call, no dispatch
             code = random_decide_inline(st, u, seat, params[seat, 0], buf)
+        elif kind == KIND_GREEDY:  # greedy (and greedy-vs-random tournaments): no dispatch
+            code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
         else:
             code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
         if st[S_PHASE] == PLAY:  # apply_code's trick-play branch, inlined
