@@ -55,6 +55,23 @@ def _pdep(typingctx, src, mask):
     return sig, codegen
 
 
+@intrinsic
+def _pext(typingctx, src, mask):
+    """x86 BMI2 ``pext``: the bits of ``src`` at the set bits of ``mask``, packed low.
+    Compiles only for a CPU with BMI2: call it only when ``USE_PDEP``."""
+    if not (isinstance(src, types.Integer) and isinstance(mask, types.Integer)):
+        return None
+    sig = types.uint64(types.uint64, types.uint64)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, i64]),
+                                            "llvm.x86.bmi.pext.64")
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
 _ctz = trailing_zeros
 _clz = leading_zeros
 _M64 = (1 << 64) - 1
@@ -89,8 +106,21 @@ def _py_pdep(src, mask):
     return np.uint64(out)
 
 
+def _py_pext(src, mask):
+    """Pure-Python ``pext``: the bits of ``src`` at the set bits of ``mask``, packed low."""
+    src, mask = int(src) & _M64, int(mask) & _M64
+    out, i = 0, 0
+    while mask:
+        low = mask & -mask
+        if src & low:
+            out |= 1 << i
+        mask ^= low
+        i += 1
+    return np.uint64(out)
+
+
 if config.DISABLE_JIT:  # the kernels run as Python: give them Python intrinsics
-    _ctpop, _ctz, _clz, _pdep = _py_ctpop, _py_ctz, _py_clz, _py_pdep
+    _ctpop, _ctz, _clz, _pdep, _pext = _py_ctpop, _py_ctz, _py_clz, _py_pdep, _py_pext
 
 
 @kernel
@@ -131,6 +161,13 @@ def select_pdep(m, k):
     """``select_portable`` with ``pdep`` (x86 BMI2 only): deposit bit ``k`` at ``m``'s k-th
     set bit and take its index."""
     return np.int64(_ctz(_pdep(ONE << np.uint64(k), np.uint64(m))))
+
+
+@kernel
+def pext(x, mask):
+    """The bits of ``x`` at the set bits of ``mask``, packed into the low bits (x86 BMI2 only:
+    callers test ``USE_PDEP`` and keep a portable path)."""
+    return _pext(np.uint64(x), np.uint64(mask))
 
 
 select = select_pdep if USE_PDEP else select_portable

@@ -17,8 +17,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ONE, ZERO, lsb, popcount
-from sim.cards import BIT, GROUP, GROUP_MASK, ID_OF_KEY, KEY_OF_ID, TRUMP_GROUP
+from sim.bits import ONE, USE_PDEP, ZERO, lsb, pext, popcount
+from sim.cards import (
+    BIT,
+    GROUP,
+    GROUP_MASK,
+    ID_OF_KEY,
+    KEY_OF_ID,
+    KEY_RUN_MASK,
+    KEY_RUN_SHIFT,
+    KEY_RUNS,
+    TRUMP_GROUP,
+)
 from sim.jit import kernel
 from sim.movegen import legal_givebacks, legal_set, set_all, show_mask
 from sim.rng import bounded, draw, stream_key
@@ -294,14 +304,21 @@ def _start_play(st, u):
     for s in range(4):
         o = ZERO
         w = ZERO
-        m = u[U_ONCE + s]
-        while m:
-            c = lsb(m)
-            m = m & (m - ONE)
-            k = KEY_OF_ID[t, c]
-            o |= BIT[k]
-            if u[U_TWICE + s] & BIT[c]:
-                w |= BIT[k]
+        if USE_PDEP:  # a few bit-gathers (sim.cards.KEY_RUN_MASK)
+            x = u[U_ONCE + s]
+            y = u[U_TWICE + s]
+            for r in range(KEY_RUNS[t]):
+                o |= pext(x, KEY_RUN_MASK[t, r]) << KEY_RUN_SHIFT[t, r]
+                w |= pext(y, KEY_RUN_MASK[t, r]) << KEY_RUN_SHIFT[t, r]
+        else:
+            m = u[U_ONCE + s]
+            while m:
+                c = lsb(m)
+                m = m & (m - ONE)
+                k = KEY_OF_ID[t, c]
+                o |= BIT[k]
+                if u[U_TWICE + s] & BIT[c]:
+                    w |= BIT[k]
         u[U_ONCE + s] = o
         u[U_TWICE + s] = w
         u[U_FIRST_ONCE + s] = o

@@ -80,3 +80,25 @@ def test_pure_python_intrinsics_match_compiled():
         for k in range(0, int(m).bit_count(), 3):
             assert int(bits._py_ctz(bits._py_pdep(1 << k, m))) == _ref_select(m, k)
     assert int(bits._py_pdep(0b101, 0b11110000)) == 0b01010000
+
+
+def _key_layout_by_runs(m, t, gather):
+    from sim.cards import KEY_RUN_MASK, KEY_RUN_SHIFT, KEY_RUNS
+
+    out = 0
+    for r in range(int(KEY_RUNS[t])):
+        out |= int(gather(np.uint64(m), KEY_RUN_MASK[t, r])) << int(KEY_RUN_SHIFT[t, r])
+    return out
+
+
+def test_id_to_key_layout_by_bit_gathers():
+    """_start_play's pext path (sim.cards.KEY_RUN_MASK) is the per-card KEY_OF_ID mapping."""
+    from sim.cards import KEY_OF_ID
+
+    gathers = [bits._py_pext] + ([bits.pext] if _cpu.host_has_bmi2() else [])
+    for m in _masks(60, seed=4) + [np.uint64((1 << 54) - 1)]:
+        m = int(m) & ((1 << 54) - 1)
+        for t in range(4):
+            want = sum(1 << int(KEY_OF_ID[t, c]) for c in range(54) if m >> c & 1)
+            for g in gathers:
+                assert _key_layout_by_runs(m, t, g) == want, (hex(m), t, g)
