@@ -148,12 +148,27 @@ def clear_lsb(m):
 
 
 @kernel
+def _select_step(m, k, pos, w):
+    """One halving step of ``select_portable``: the target in the low ``w`` bits of ``m``."""
+    c = np.int64(_ctpop(m & ((ONE << np.uint64(w)) - ONE)))
+    up = k >= c
+    return (m >> np.uint64(w) if up else m), (k - c if up else k), (pos + w if up else pos)
+
+
+@kernel
 def select_portable(m, k):
-    """Index of the ``k``-th (from 0) lowest set bit of ``m``; requires ``k < popcount(m)``."""
+    """Index of the ``k``-th (from 0) lowest set bit of ``m``; requires ``k < popcount(m)``.
+    Branch-free halving by population counts (the target lies in the low or high half)."""
     m = np.uint64(m)
-    for _ in range(k):
-        m = m & (m - ONE)
-    return np.int64(_ctz(m))
+    k = np.int64(k)
+    pos = np.int64(0)
+    m, k, pos = _select_step(m, k, pos, 32)
+    m, k, pos = _select_step(m, k, pos, 16)
+    m, k, pos = _select_step(m, k, pos, 8)
+    m, k, pos = _select_step(m, k, pos, 4)
+    m, k, pos = _select_step(m, k, pos, 2)
+    m, k, pos = _select_step(m, k, pos, 1)
+    return pos
 
 
 @kernel
