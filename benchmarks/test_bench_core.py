@@ -4,10 +4,14 @@ Run: ``python -m pytest benchmarks -q`` (after ``pip install -e '.[test]'``). Ea
 records its throughput in ``extra_info`` and checks the target on the best round; speeds are
 also compared with a baseline (the reference engine, OpenSpiel) measured in the same run.
 Targets (one core, after compilation): >= 150,000 random deals/s, >= 10 million legal-play
-generations/s, >= 5x OpenSpiel's C++ decisions/s on uniform-random hearts.
+generations/s, >= 5x OpenSpiel's C++ decisions/s on uniform-random hearts, and — when
+``SHUANGKOU_LIMIT`` names a built native yardstick of the same random deals (``shuangkou bench
+--limit``; nothing here builds or ships one) — >= 0.5x its random deals/s, measured interleaved.
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -89,3 +93,17 @@ def test_openspiel_hearts_ratio(benchmark):
         ratio = _shared["decisions_per_s"] / res["openspiel_decisions_per_s"]
         benchmark.extra_info["decisions_ratio"] = ratio
         assert ratio >= 5, f"only {ratio:.1f}x OpenSpiel's decisions/s (target 5x)"
+
+
+def test_random_deals_vs_native_yardstick():
+    limit = os.environ.get("SHUANGKOU_LIMIT")
+    if not limit:
+        pytest.skip("set SHUANGKOU_LIMIT to a built native yardstick (shuangkou bench --limit)")
+    bench.check_limit(limit)
+    out = np.zeros((N, N_COLS), dtype=np.int64)
+    play_deals(np.uint64(1), np.uint64(0), 10, RULES, KINDS, PARAMS, out)
+    rates: list[float] = []  # interleaved: yardstick, then ours, 5 times; best of each
+    dt = bench._interleaved(lambda: play_deals(np.uint64(1), np.uint64(0), N, RULES, KINDS,
+                                               PARAMS, out), 5, limit, rates)
+    ratio = N / dt / max(rates)
+    assert ratio >= 0.5, f"random deals at {ratio:.2f}x the native yardstick (target 0.5x)"

@@ -37,6 +37,7 @@ def configure() -> str:
                     text = f.read()
                 if b"@kernel" in text or b"njit" in text:  # only modules that compile code
                     h.update(name.encode() + b"\0" + text)
+    h.update(b"pdep" if __import__("sim._cpu", fromlist=["USE_PDEP"]).USE_PDEP else b"")
     numba_dir = os.environ.get("NUMBA_CACHE_DIR", "")
     if _KERNELS.fullmatch(os.path.basename(os.path.normpath(numba_dir or "."))):
         numba_dir = os.path.dirname(os.path.normpath(numba_dir))  # set by configure(): inherited

@@ -1,12 +1,18 @@
 """``shuangkou bench``: throughput of the compiled core, measured in one run, with ratios.
 
 Every figure is the best of several repeats (these machines are shared and noisy), and every
-speed is also given as a ratio to a baseline measured in the same run.
+speed is also given as a ratio to a baseline measured in the same run. ``limit`` names an
+outside yardstick: a native program playing the same random deals (any program that takes
+``-n N -t SECONDS -r REPEATS`` and prints a JSON line with ``deals_per_s`` last); it is run
+interleaved with the random and greedy measurements, so the ratios come from the same
+minutes on the same core (run the whole bench under ``taskset -c 0``).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +39,7 @@ from sim.engine import (
     apply_code,
     init_deal,
 )
+from sim.errors import ConfigError
 from sim.loop import C_DECISIONS, N_COLS, play_deals
 from sim.movegen import MAX_CHOICES, gen_plays
 from sim.rules import DEFAULT_RULES
@@ -106,15 +113,63 @@ def _best(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
     return best, out
 
 
+def limit_rate(path: str, seconds: float = 0.5) -> float:
+    """Deals/s of the yardstick program ``path`` over about ``seconds`` (its best of 2)."""
+    try:
+        proc = subprocess.run([path, "-n", "1000", "-t", f"{seconds:g}", "-r", "2"],
+                              capture_output=True, text=True, check=False,
+                              timeout=60 + 10 * seconds)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ConfigError(f"--limit {path!r} cannot be run: {e}") from None
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    try:
+        if proc.returncode != 0:
+            raise ValueError(f"exit code {proc.returncode}")
+        return float(json.loads(lines[-1])["deals_per_s"])
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        raise ConfigError(f"--limit {path!r} printed no JSON line with deals_per_s ({e}): "
+                          "give the built shuangkou_limit binary") from None
+
+
+def check_limit(path: str) -> None:
+    """Refuse a yardstick path that is not an executable file, before measuring anything."""
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise ConfigError(f"--limit {path!r} is not an executable file: give the built "
+                          "yardstick, e.g. gcc -O3 -march=native -o /tmp/shuangkou_limit "
+                          "shuangkou_limit.c")
+
+
+def _interleaved(fn: Callable[[], Any], repeats: int, limit: str | None,
+                 limit_rates: list[float]) -> float:
+    """Best time of ``fn`` over ``repeats``; with ``limit``, the yardstick runs before each
+    repeat and its rates are appended to ``limit_rates``."""
+    best = float("inf")
+    for _ in range(repeats):
+        if limit:
+            limit_rates.append(limit_rate(limit))
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
 def _random_tables() -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(4, dtype=np.int64), param_table([[0.25]] * 4)
 
 
 def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
         python_deals: int = 300, openspiel_games: int = 2000, seed: int = 1,
-        strategies: bool = True, echo: Callable[[str], None] = print) -> dict[str, Any]:
-    """Measure everything; returns the figures (also printed through ``echo``)."""
+        strategies: bool = True, echo: Callable[[str], None] = print,
+        limit: str | None = None, greedy_deals: int = 50_000) -> dict[str, Any]:
+    """Measure everything; returns the figures (also printed through ``echo``).
+
+    ``limit``: path of the native yardstick (module docstring), run interleaved with the
+    random and greedy deals; the ratios to it are reported.
+    """
+    if limit:
+        check_limit(limit)
     res: dict[str, Any] = {"deals": deals, "repeats": repeats}
+    limit_rates: list[float] = []
     rules = DEFAULT_RULES.array()
     kinds, params = _random_tables()
 
@@ -125,14 +180,36 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
     echo(f"kernels ready in {res['load_s']:.2f} s (compiled on first run, then cached)")
 
     out = np.zeros((deals, N_COLS), dtype=np.int64)
-    dt, _ = _best(lambda: play_deals(np.uint64(seed), np.uint64(0), deals, rules, kinds,
-                                     params, out), repeats)
+    dt = _interleaved(lambda: play_deals(np.uint64(seed), np.uint64(0), deals, rules, kinds,
+                                         params, out), repeats, limit, limit_rates)
     res["deals_per_s"] = deals / dt
     res["decisions_per_deal"] = float(out[:, C_DECISIONS].mean())
     res["decisions_per_s"] = float(out[:, C_DECISIONS].sum()) / dt
     echo(f"compiled random deals      {res['deals_per_s']:>14,.0f} deals/s   "
          f"({res['decisions_per_deal']:.1f} decisions/deal, "
          f"{res['decisions_per_s']:,.0f} decisions/s)")
+
+    if greedy_deals:
+        from sim.runner import make_seats
+
+        gk, gp = compiled_tables(make_seats("greedy"))
+        gout = np.zeros((greedy_deals, N_COLS), dtype=np.int64)
+        play_deals(np.uint64(seed), np.uint64(0), 2, rules, gk, gp, gout)
+        dt = _interleaved(lambda: play_deals(np.uint64(seed), np.uint64(0), greedy_deals, rules,
+                                             gk, gp, gout), repeats, limit, limit_rates)
+        res["greedy_deals_per_s"] = greedy_deals / dt
+        echo(f"greedy vs greedy deals     {res['greedy_deals_per_s']:>14,.0f} deals/s")
+
+    if limit:
+        res["limit_deals_per_s"] = max(limit_rates)
+        res["random_ratio_vs_limit"] = res["deals_per_s"] / res["limit_deals_per_s"]
+        echo(f"native yardstick (--limit) {res['limit_deals_per_s']:>14,.0f} random deals/s "
+             f"(best of {len(limit_rates)} runs interleaved with the above)")
+        line = f"  -> compiled random deals are {res['random_ratio_vs_limit']:.2f}x its speed"
+        if "greedy_deals_per_s" in res:
+            res["greedy_ratio_vs_limit"] = res["greedy_deals_per_s"] / res["limit_deals_per_s"]
+            line += f", greedy deals {res['greedy_ratio_vs_limit']:.2f}x"
+        echo(line)
 
     m = 200_000
     once = np.zeros(m, np.uint64)
@@ -232,20 +309,9 @@ def decision_times(spec: str, deals: int, seed: int = 1) -> np.ndarray:
 
 
 def strategy_speeds(repeats: int, seed: int, echo: Callable[[str], None]) -> dict[str, Any]:
-    """greedy deals/s and the median decision time of the search players."""
-    from sim.runner import make_seats
-
+    """The median decision time of the search players (greedy deals/s: ``run``)."""
     res: dict[str, Any] = {}
-    rules = DEFAULT_RULES.array()
-    kinds, params = compiled_tables(make_seats("greedy"))
-    n = 50_000
-    out = np.zeros((n, N_COLS), dtype=np.int64)
-    play_deals(np.uint64(seed), np.uint64(0), 2, rules, kinds, params, out)
-    dt, _ = _best(lambda: play_deals(np.uint64(seed), np.uint64(0), n, rules, kinds, params,
-                                     out), repeats)
-    res["greedy_deals_per_s"] = n / dt
-    echo(f"greedy vs greedy deals      {res['greedy_deals_per_s']:>13,.0f} deals/s")
-    res.update(plugin_speed(repeats, seed, n, echo))
+    res.update(plugin_speed(repeats, seed, 50_000, echo))
     for spec, deals in (("pimc", 3), ("ismcts", 2)):
         decision_times(spec, 1, seed + 99)  # compile / warm up
         t = decision_times(spec, deals, seed)

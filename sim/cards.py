@@ -137,6 +137,28 @@ KEY_OF_ID = np.argsort(ID_OF_KEY, axis=1).astype(np.int64)  # [trump, id] -> key
 POINTS_KEY = POINTS_ID[ID_OF_KEY]  # [trump, key] -> points
 
 
+
+def _key_runs(trump: int) -> list[tuple[int, int]]:
+    """(first key, length) of the runs of keys whose ids rise with the key."""
+    runs, start = [], 0
+    for k in range(1, N_TYPES + 1):
+        if k == N_TYPES or ID_OF_KEY[trump, k] < ID_OF_KEY[trump, k - 1]:
+            runs.append((start, k - start))
+            start = k
+    return runs
+
+
+# id layout -> key layout in a few bit-gathers (``pext``): for trump t, run r gathers the ids of
+# KEY_RUN_MASK[t, r] (ascending) into keys KEY_RUN_SHIFT[t, r] onward; KEY_RUNS[t] runs (<= 8)
+_RUNS = [_key_runs(t) for t in range(4)]
+KEY_RUNS = np.array([len(r) for r in _RUNS], dtype=np.int64)
+KEY_RUN_MASK = np.zeros((4, 8), dtype=np.uint64)
+KEY_RUN_SHIFT = np.zeros((4, 8), dtype=np.uint64)
+for _t, _runs in enumerate(_RUNS):
+    for _r, (_k, _n) in enumerate(_runs):
+        KEY_RUN_MASK[_t, _r] = np.uint64(sum(1 << int(ID_OF_KEY[_t, _k + i]) for i in range(_n)))
+        KEY_RUN_SHIFT[_t, _r] = _k
+
 def _strength_of_key(k: int) -> int:
     if k < 30:
         return k % 10  # side suit 4 … A

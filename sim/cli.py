@@ -237,10 +237,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.json:  # refuse a path that cannot be written before measuring for minutes
         _check_output_file(args.json, "JSON file")
+    if args.limit:
+        bench.check_limit(args.limit)
     res = bench.run(deals=args.deals, repeats=args.repeats,
                     reference_deals=args.reference_deals, python_deals=args.python_deals,
                     openspiel_games=0 if args.no_openspiel else args.openspiel_games,
-                    strategies=not args.no_strategies)
+                    strategies=not args.no_strategies, limit=args.limit)
     if args.json:
         _write_text_atomic(args.json, bench.to_json(res), "JSON file")
         print(f"figures written to {args.json}")
@@ -514,7 +516,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="OpenSpiel hearts games for the baseline, if installed (default 2000)")
     be.add_argument("--no-openspiel", action="store_true", help="skip the OpenSpiel baseline")
     be.add_argument("--no-strategies", action="store_true",
-                    help="skip greedy deals/s and the search players' decision times")
+                    help="skip the search players' decision times")
+    be.add_argument("--limit", metavar="BINARY",
+                    help="a native yardstick of the same random deals (e.g. a built "
+                         "shuangkou_limit), run interleaved; reports the ratios to it")
     be.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     be.set_defaults(func=cmd_bench)
 

@@ -17,14 +17,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ONE, ZERO, lsb, popcount
-from sim.cards import BIT, GROUP, GROUP_MASK, ID_OF_KEY, KEY_OF_ID, TRUMP_GROUP
+from sim.bits import ONE, USE_PDEP, ZERO, lsb, pext, popcount
+from sim.cards import (
+    BIT,
+    GROUP,
+    GROUP_MASK,
+    ID_OF_KEY,
+    KEY_OF_ID,
+    KEY_RUN_MASK,
+    KEY_RUN_SHIFT,
+    KEY_RUNS,
+    TRUMP_GROUP,
+)
 from sim.jit import kernel
 from sim.movegen import legal_givebacks, legal_set, set_all, show_mask
 from sim.rng import bounded, draw, stream_key
 from sim.rules import R_KOU_PAIR, R_KOU_SINGLE, R_MAX_REDEALS
 from sim.scoring import settle_kernel
-from sim.trick import trick_points, trick_winner
+from sim.trick import trick_points, trick_winner_inline
 
 # phases; while not DONE the phase is also the kind of decision awaited from S_TO_ACT
 CALL, GIVEBACK, PLAY, DONE = 0, 1, 2, 3
@@ -135,11 +145,15 @@ def _shuffle(st, u):
     if fs < 0:
         for i in range(108):
             st[S_DECK + i] = i // 2
+        key = u[U_KEY]  # stream 0 in locals: next_draw(u, 0) without a store per draw
+        ctr = u[U_CTR]
         for i in range(107, 0, -1):
-            j = bounded(next_draw(u, 0), i + 1)
+            j = bounded(draw(key, ctr), i + 1)
+            ctr += ONE
             t = st[S_DECK + i]
             st[S_DECK + i] = st[S_DECK + j]
             st[S_DECK + j] = t
+        u[U_CTR] = ctr
     else:
         _shuffle_fixed(st, u, fs)
     for s in range(4):
@@ -290,14 +304,21 @@ def _start_play(st, u):
     for s in range(4):
         o = ZERO
         w = ZERO
-        m = u[U_ONCE + s]
-        while m:
-            c = lsb(m)
-            m = m & (m - ONE)
-            k = KEY_OF_ID[t, c]
-            o |= BIT[k]
-            if u[U_TWICE + s] & BIT[c]:
-                w |= BIT[k]
+        if USE_PDEP:  # a few bit-gathers (sim.cards.KEY_RUN_MASK)
+            x = u[U_ONCE + s]
+            y = u[U_TWICE + s]
+            for r in range(KEY_RUNS[t]):
+                o |= pext(x, KEY_RUN_MASK[t, r]) << KEY_RUN_SHIFT[t, r]
+                w |= pext(y, KEY_RUN_MASK[t, r]) << KEY_RUN_SHIFT[t, r]
+        else:
+            m = u[U_ONCE + s]
+            while m:
+                c = lsb(m)
+                m = m & (m - ONE)
+                k = KEY_OF_ID[t, c]
+                o |= BIT[k]
+                if u[U_TWICE + s] & BIT[c]:
+                    w |= BIT[k]
         u[U_ONCE + s] = o
         u[U_TWICE + s] = w
         u[U_FIRST_ONCE + s] = o
@@ -321,37 +342,61 @@ def _next_chance(st):
 
 @kernel
 def advance(st, u, rules):
-    """Run the deal forward to the next decision (or to the end); see module docstring."""
-    while st[S_PHASE] == CALL:
-        r = st[S_ROUND]
-        if r == 0 or (r < 27 and st[S_CHANCE] == 4):
+    """Run the deal forward to the next decision (or to the end); see module docstring.
+
+    The calling counters live in locals while it runs (written back wherever it stops): the
+    loop visits some 130 dealing rounds and calling chances per deal.
+    """
+    if st[S_PHASE] != CALL:
+        return  # GIVEBACK and PLAY already name S_TO_ACT; DONE has nothing to do
+    r = st[S_ROUND]
+    chance = st[S_CHANCE]
+    passrun = st[S_PASSRUN]
+    cur = st[S_CUR_CARD]
+    while True:
+        if r == 0 or (r < 27 and chance == 4):
             for s in range(4):  # R5: dealing round r + 1, one card each
                 add_card(u, s, st[S_DECK + 4 * r + s])
-            st[S_ROUND] = r + 1
-            st[S_CHANCE] = 0
-            st[S_PASSRUN] = 0
+            r += 1
+            chance = 0
+            passrun = 0
             continue
-        if r == 27 and st[S_PASSRUN] >= 4:  # R7: four passes in a row end calling
+        if r == 27 and passrun >= 4:  # R7: four passes in a row end calling
             if st[S_CUR_SEAT] >= 0:
-                _start_play(st, u)
-            elif st[S_REDEALS] < rules[R_MAX_REDEALS]:  # R11: nobody showed, deal again
+                break
+            if st[S_REDEALS] < rules[R_MAX_REDEALS]:  # R11: nobody showed, deal again
                 st[S_REDEALS] += 1
-                _shuffle(st, u)
-            else:  # R11: void
-                st[S_VOID] = 1
-                st[S_PHASE] = DONE
-            continue
-        seat = st[S_CHANCE]
+                _shuffle(st, u)  # resets the calling state, as below
+                r = 0
+                chance = 0
+                passrun = 0
+                cur = -1
+                continue
+            break  # R11: void
+        seat = chance
         if r < 27 and seat == 0:
             pairs = u[U_TWICE] | u[U_TWICE + 1] | u[U_TWICE + 2] | u[U_TWICE + 3]
-            if show_mask(pairs, pairs, st[S_CUR_CARD]) == ZERO:
-                st[S_CHANCE] = 4  # R7: nobody can show this round; four forced passes
+            if show_mask(pairs, pairs, cur) == ZERO:
+                chance = 4  # R7: nobody can show this round; four forced passes
                 continue
-        if show_mask(u[U_ONCE + seat], u[U_TWICE + seat], st[S_CUR_CARD]):
-            st[S_TO_ACT] = seat
-            return
-        apply_pass(st)  # no legal show: a forced pass, nobody is asked
-    # GIVEBACK and PLAY already name S_TO_ACT; DONE has nothing to do
+        if show_mask(u[U_ONCE + seat], u[U_TWICE + seat], cur):
+            break  # seat's decision
+        if r == 27:  # no legal show: a forced pass, nobody is asked (apply_pass)
+            passrun += 1  # R7: only passes after round 27 count
+            chance = (chance + 1) % 4
+        else:
+            chance += 1
+    st[S_ROUND] = r
+    st[S_CHANCE] = chance
+    st[S_PASSRUN] = passrun
+    if r == 27 and passrun >= 4:
+        if st[S_CUR_SEAT] >= 0:
+            _start_play(st, u)
+        else:
+            st[S_VOID] = 1
+            st[S_PHASE] = DONE
+    else:
+        st[S_TO_ACT] = chance
 
 
 @kernel
@@ -442,7 +487,7 @@ def apply_play(st, u, rules, a, b):
         return
     trump = st[S_TRUMP]
     leader = st[S_LEADER]
-    w = trick_winner(st, S_TRICK_A, S_TRICK_B, 4)
+    w = trick_winner_inline(st, S_TRICK_A, S_TRICK_B, 4)
     winner = (leader + w) % 4
     pts = trick_points(st, S_TRICK_A, S_TRICK_B, 4, trump)
     t = st[S_NTRICKS]
@@ -476,6 +521,11 @@ def apply_play(st, u, rules, a, b):
     st[S_TO_ACT] = winner
     st[S_POS] = 0
 
+
+# ``apply_play`` inlined (numba IR inlining) where a deal's plays run back to back: the compiled
+# deal loop (``sim.loop.finish_deal``). Other callers keep the call, so the cold compile does not
+# grow with every strategy that plays moves.
+apply_play_inline = kernel(inline="always")(getattr(apply_play, "py_func", apply_play))
 
 @kernel
 def play_set(st, u, seat):
@@ -535,6 +585,9 @@ def apply_code(st, u, rules, code):
         apply_giveback(st, u, code & 63, (code >> 6) - 1)
     advance(st, u, rules)
 
+
+# ``apply_code`` inlined into the compiled deal loop for the calling decisions
+apply_code_inline = kernel(inline="always")(getattr(apply_code, "py_func", apply_code))
 
 @kernel
 def apply_then_legal(st, u, rules, code, out):

@@ -11,6 +11,7 @@ from numba import njit
 
 from sim.engine import (
     DONE,
+    PLAY,
     S_ATT_POINTS,
     S_CALLER,
     S_CALLS,
@@ -32,14 +33,23 @@ from sim.engine import (
     TRICK_W,
     U_SIZE,
     advance,
-    apply_code,
+    apply_code_inline,
+    apply_play_inline,
     init_deal,
     init_deal_fixed,
     trumps_held,
 )
 from sim.jit import kernel
-from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, KIND_RANDOM, UINT_SCRATCH, decide
-from strategies.random import random_decide
+from strategies.compiled import (
+    FLOAT_SCRATCH,
+    INT_SCRATCH,
+    KIND_GREEDY,
+    KIND_RANDOM,
+    UINT_SCRATCH,
+    decide,
+)
+from strategies.greedy import greedy_decide_inline
+from strategies.random import random_decide_inline
 
 # columns of a summary row (one per deal)
 (C_REDEALS, C_VOID, C_CALLER, C_TRUMP, C_ATT_POINTS, C_MULT, C_SCORE, C_SETTLE0, C_SETTLE1,
@@ -65,11 +75,17 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
     advance(st, u, rules)
     while st[S_PHASE] != DONE:
         seat = st[S_TO_ACT]
-        if kinds[seat] == KIND_RANDOM:  # the hot path of bulk simulation, without dispatch
-            code = random_decide(st, u, seat, params[seat, 0], buf)
+        kind = kinds[seat]
+        if kind == KIND_RANDOM:  # the hot path of bulk simulation: no call, no dispatch
+            code = random_decide_inline(st, u, seat, params[seat, 0], buf)
+        elif kind == KIND_GREEDY:  # greedy (and greedy-vs-random tournaments): no dispatch
+            code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
         else:
             code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
-        apply_code(st, u, rules, code)
+        if st[S_PHASE] == PLAY:  # apply_code's trick-play branch, inlined
+            apply_play_inline(st, u, rules, code & 63, (code >> 6) - 1)
+        else:
+            apply_code_inline(st, u, rules, code)
 
 
 @kernel
@@ -103,9 +119,9 @@ def play_deals(seed, first, n, rules, kinds, params, out):
     """
     st = np.zeros(ST_SIZE, dtype=np.int64)
     u = np.zeros(U_SIZE, dtype=np.uint64)
-    buf = np.zeros(INT_SCRATCH, dtype=np.int64)
-    fws = np.zeros(FLOAT_SCRATCH, dtype=np.float64)
-    uws = np.zeros(UINT_SCRATCH, dtype=np.uint64)
+    buf = np.empty(INT_SCRATCH, dtype=np.int64)  # not zeroed: ~10 MB, mostly never touched
+    fws = np.empty(FLOAT_SCRATCH, dtype=np.float64)  # (no kernel reads scratch unwritten)
+    uws = np.empty(UINT_SCRATCH, dtype=np.uint64)
     for i in range(n):
         play_deal(st, u, rules, seed, first + np.uint64(i), kinds, params, buf, fws, uws)
         summarize(st, u, out[i])
@@ -116,9 +132,9 @@ def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, 
     """``play_deals`` with the card ids ``fix_cards`` dealt to ``fix_seat`` in every deal."""
     st = np.zeros(ST_SIZE, dtype=np.int64)
     u = np.zeros(U_SIZE, dtype=np.uint64)
-    buf = np.zeros(INT_SCRATCH, dtype=np.int64)
-    fws = np.zeros(FLOAT_SCRATCH, dtype=np.float64)
-    uws = np.zeros(UINT_SCRATCH, dtype=np.uint64)
+    buf = np.empty(INT_SCRATCH, dtype=np.int64)  # not zeroed: ~10 MB, mostly never touched
+    fws = np.empty(FLOAT_SCRATCH, dtype=np.float64)  # (no kernel reads scratch unwritten)
+    uws = np.empty(UINT_SCRATCH, dtype=np.uint64)
     for i in range(n):
         init_deal_fixed(st, u, seed, first + np.uint64(i), fix_seat, fix_cards)
         finish_deal(st, u, rules, kinds, params, buf, fws, uws)

@@ -131,6 +131,9 @@ def set_kth(mode, m1, m2, k):
     return np.int64(-1)  # unreachable for k < set_count
 
 
+# ``set_kth`` inlined into its caller (the random player's every play: see strategies.random)
+set_kth_inline = kernel(inline="always")(getattr(set_kth, "py_func", set_kth))
+
 @kernel
 def set_all(mode, m1, m2, out):
     """Write every play of a legal set into ``out`` in canonical order; returns the count."""

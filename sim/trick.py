@@ -45,3 +45,7 @@ def trick_points(t, ia, ib, n, trump):
         if t[ib + i] >= 0:
             p += POINTS_KEY[trump, t[ib + i]]
     return p
+
+
+# inlined into ``sim.engine.apply_play`` (once a trick, in every deal)
+trick_winner_inline = kernel(inline="always")(getattr(trick_winner, "py_func", trick_winner))

@@ -8,9 +8,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.engine import CALL, GIVEBACK, PLAY, S_PHASE, giveback_set, legal, next_draw, play_set
+from sim.bits import popcount, select
+from sim.engine import (
+    CALL,
+    GIVEBACK,
+    PLAY,
+    S_CUR_CARD,
+    S_PHASE,
+    U_ONCE,
+    U_TWICE,
+    giveback_set,
+    legal,
+    next_draw,
+    play_set,
+)
 from sim.jit import kernel
-from sim.movegen import set_count, set_kth
+from sim.movegen import set_count, show_mask
+from sim.movegen import set_kth_inline as set_kth
 from sim.rng import Stream, bounded
 from strategies.base import Strategy, param
 
@@ -30,16 +44,20 @@ def random_decide(st, u, seat, show_prob, buf):
     if st[S_PHASE] == GIVEBACK:  # the same, over the C(27, 2)-odd give-backs (R8)
         mode, m1, m2 = giveback_set(st, u, seat)
         return set_kth(mode, m1, m2, bounded(next_draw(u, stream), set_count(mode, m1, m2)))
-    n = legal(st, u, buf)
-    if st[S_PHASE] == CALL:
+    if st[S_PHASE] == CALL:  # the showable ids, lowest first as legal() lists them (R6)
+        m = show_mask(u[U_ONCE + seat], u[U_TWICE + seat], st[S_CUR_CARD])
         r = next_draw(u, stream)
         if (r >> _S32) < np.uint64(show_prob * 4294967296.0):
-            return buf[bounded(next_draw(u, stream), n)]
+            return select(m, bounded(next_draw(u, stream), popcount(m)))
         return np.int64(-1)
+    n = legal(st, u, buf)
     if n == 1:
         return buf[0]
     return buf[bounded(next_draw(u, stream), n)]
 
+
+# ``random_decide`` inlined into the compiled deal loop (``sim.loop.finish_deal``), its hot path
+random_decide_inline = kernel(inline="always")(getattr(random_decide, "py_func", random_decide))
 
 class RandomStrategy(Strategy):
     """Uniformly random legal plays; at a calling chance shows a random legal pair with
