@@ -59,7 +59,8 @@ def _kernel_of(module: str, qualname: str) -> Any:
     k = plugin_kernel(obj)
     from numba import jit
 
-    return jit(**{**k.targetoptions, "cache": False})(k.py_func)
+    # inlined into the generated loop (as the built-ins' hot paths are into sim.loop's)
+    return jit(**{**k.targetoptions, "cache": False, "inline": "always"})(k.py_func)
 
 
 def _check_kernel(cls: type) -> Any:
@@ -117,20 +118,25 @@ _HEAD = '''\
 import numpy as np
 from numba import jit
 
-from sim.engine import (DONE, S_DECK, S_PHASE, S_TO_ACT, ST_SIZE, U_SIZE, advance, apply_code,
-                        init_deal, init_deal_fixed)
+from sim.engine import (DONE, PLAY, S_DECK, S_PHASE, S_TO_ACT, ST_SIZE, U_SIZE, advance,
+                        apply_code_inline, apply_play_inline, init_deal, init_deal_fixed)
 from sim.loop import summarize
 from sim.plugins import PLUGIN_SCRATCH, _kernel_of
-from sim.view import is_legal, mask_into, mask_update, unmask_streams
-from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, KIND_RANDOM, UINT_SCRATCH
+from sim.view import is_legal, mask_into, unmask_streams
+from sim.view import mask_update as _mask_update
+
+mask_update = jit(nopython=True, nogil=True, _nrt=False, inline="always")(_mask_update.py_func)
+from strategies.compiled import (FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM,
+                                 UINT_SCRATCH)
 from strategies.compiled import decide as builtin_decide
-from strategies.random import random_decide
+from strategies.greedy import greedy_decide_inline
+from strategies.random import random_decide_inline
 
 '''
 
 _BODY = '''
 
-@jit(nopython=True, cache=True, nogil=True, _nrt=False)
+@jit(nopython=True, cache=True, nogil=True, _nrt=False, inline="always")
 def _plugin(kind, st, u, rules, seat, params, m_st, m_u, m_r, m_p, pbuf, status):
     status[1] = seat
     for i in range(rules.shape[0]):  # its own copies: a kernel cannot change the rules
@@ -167,8 +173,10 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p,
     while st[S_PHASE] != DONE:
         seat = st[S_TO_ACT]
         kind = kinds[seat]
-        if kind == KIND_RANDOM:
-            code = random_decide(st, u, seat, params[seat, 0], buf)
+        if kind == KIND_RANDOM:  # the built-ins' hot paths as in sim.loop.finish_deal
+            code = random_decide_inline(st, u, seat, params[seat, 0], buf)
+        elif kind == KIND_GREEDY:
+            code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
         elif kind < {n_builtin}:
             code = builtin_decide(kind, params, st, u, rules, seat, buf, fws, uws)
         else:
@@ -177,7 +185,10 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p,
                            m_p[seat], pbuf[seat], status)
             if status[2] != 0:
                 return
-        apply_code(st, u, rules, code)
+        if st[S_PHASE] == PLAY:
+            apply_play_inline(st, u, rules, code & 63, (code >> 6) - 1)
+        else:
+            apply_code_inline(st, u, rules, code)
 
 
 @jit(nopython=True, cache=True, nogil=True, _nrt=False)
