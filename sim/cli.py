@@ -135,8 +135,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     import numpy as np
 
     from sim import runner
-    from sim.loop import C_SCORE, C_SETTLE0, C_VOID
     from sim.rng import check_seed
+    from sim.tables import C_SCORE, C_SETTLE0, C_VOID
 
     _load_plugins(args.plugin)
     seed = check_seed(args.seed)

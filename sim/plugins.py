@@ -34,19 +34,18 @@ from numba.core.errors import NumbaError
 from sim._cache import CACHE_DIR
 from sim.errors import ConfigError, StrategyError
 from strategies.compiled import decide as builtin_decide
+from strategies.kinds import N_BUILTIN, PLUGIN_SCRATCH  # noqa: F401  (kinds 0-4: built-ins)
+from strategies.plugin import (  # noqa: F401  (re-exported)
+    choose_with_kernel,
+    compile_error,
+    compiled_params,
+    fresh_kernel,
+    kernel_error,
+    plugin_kernel,
+)
 
-N_BUILTIN = 5  # kinds 0-4 are the built-in kernels of strategies.compiled
 # status array of the generated loops: deal offset being played, seat deciding, error, code
 ST_DEAL, ST_SEAT, ST_ERROR, ST_CODE = range(4)
-PLUGIN_SCRATCH = 1 << 16  # int64 scratch of a plug-in kernel, one per seat (``buf``)
-
-
-def plugin_kernel(cls: type) -> Any:
-    """The ``kernel`` a strategy class (or a base) declares, or None."""
-    for klass in cls.__mro__:
-        if "kernel" in vars(klass):
-            return vars(klass)["kernel"]
-    return None
 
 
 def _kernel_of(module: str, qualname: str) -> Any:
@@ -56,10 +55,7 @@ def _kernel_of(module: str, qualname: str) -> Any:
     obj: Any = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
-    k = plugin_kernel(obj)
-    from numba import jit
-
-    return jit(**{**k.targetoptions, "cache": False})(k.py_func)
+    return fresh_kernel(plugin_kernel(obj))
 
 
 def _check_kernel(cls: type) -> Any:
@@ -119,12 +115,12 @@ from numba import jit
 
 from sim.engine import (DONE, S_DECK, S_PHASE, S_TO_ACT, ST_SIZE, U_SIZE, advance, apply_code,
                         init_deal, init_deal_fixed)
-from sim.loop import summarize
 from sim.plugins import PLUGIN_SCRATCH, _kernel_of
 from sim.view import is_legal, mask_into, mask_update, unmask_streams
-from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, KIND_RANDOM, UINT_SCRATCH
-from strategies.compiled import decide as builtin_decide
+from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_RANDOM, UINT_SCRATCH
 from strategies.random import random_decide
+from sim.loop import summarize
+from strategies.compiled import decide as builtin_decide
 
 '''
 
@@ -285,30 +281,6 @@ def _module(classes: Sequence[type]) -> Any:
     return mod
 
 
-def compiled_params(strategy: Any) -> list[float]:
-    """A plug-in's parameters as floats, in declaration order: bools 0/1, a string with
-    ``choices`` its index there, numbers as they are."""
-    out = []
-    for key, p in strategy.params().items():
-        v = getattr(strategy, key)
-        if isinstance(v, bool):
-            out.append(1.0 if v else 0.0)
-        elif isinstance(v, (int, float)):
-            out.append(float(v))
-        elif p.choices is not None:
-            out.append(float(p.choices.index(v)))
-        else:
-            raise ConfigError(f"parameter {key}={v!r} of strategy {strategy.name!r} cannot "
-                              f"reach a kernel as a number: give it choices, or override "
-                              f"compiled_params()")
-    from strategies.params import N_PARAMS
-
-    if len(out) > N_PARAMS:
-        raise ConfigError(f"strategy {strategy.name!r} has {len(out)} parameters for its "
-                          f"kernel; at most {N_PARAMS} reach it")
-    return out
-
-
 class Loops:
     """The compiled deal loops for one set of seats: the built-in ones (``sim.loop``) when no
     seat is a plug-in, else the generated module's, with errors named per seat."""
@@ -340,14 +312,7 @@ class Loops:
     def _fail(self, status: np.ndarray, seed: int, deal: int,
               e: BaseException | None = None) -> StrategyError:
         seat = int(status[ST_SEAT])
-        spec = self.seats[seat].spec()
-        where = (f"(seed {seed}, deal {deal}; replay with shuangkou play --seed {seed} "
-                 f"--first-deal {deal} --deals 1)")
-        if e is None:
-            return StrategyError(f"strategy {spec!r} in seat {seat} returned the illegal code "
-                                 f"{int(status[ST_CODE])} {where}")
-        return StrategyError(f"strategy {spec!r} in seat {seat} raised {type(e).__name__}: "
-                             f"{e} in its kernel {where}")
+        return kernel_error(self.seats[seat].spec(), seat, seed, deal, int(status[ST_CODE]), e)
 
     def _run(self, fn: Any, args: tuple, status: np.ndarray, seed: Any, first: Any) -> None:
         """``fn(*args)``; an error names deal ``first + status[ST_DEAL]``."""
@@ -355,10 +320,7 @@ class Loops:
         try:
             fn(*args)
         except NumbaError as e:  # a kernel that does not compile: its first line says why
-            names = ", ".join(c.name for c in self.classes)
-            first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()
-                          and not ln.startswith(("Failed in", "During"))), type(e).__name__)
-            raise ConfigError(f"compiled plug-in {names} does not compile: {first}") from None
+            raise compile_error(", ".join(c.name for c in self.classes), e) from None
         except Exception as e:  # noqa: BLE001 - anything a kernel raises is reported
             raise self._fail(status, int(seed), int(first) + int(status[ST_DEAL]), e) from None
         if status[ST_ERROR]:
@@ -418,36 +380,3 @@ class Loops:
 
         self._run(call, (), self.status, seed, deal)
         return out[0]
-
-
-def choose_with_kernel(strategy: Any, obs: Any, legal_choices: list) -> Any:
-    """``choose`` of a compiled plug-in from an observation: its kernel on the masked state,
-    with its own random streams restored (as ``strategies.tier.CompiledStrategy``)."""
-    from sim.engine import CALL, S_PHASE, U_CTR, U_KEY, legal
-    from strategies.compiled import new_scratch
-    from strategies.params import param_table
-
-    cache = getattr(strategy, "_plugin_cache", None)
-    if cache is None:
-        cache = strategy._plugin_cache = (Loops([strategy] * 4), new_scratch(),
-                                          param_table([strategy.compiled_params()] * 4))
-    loops, scratch, params = cache
-    st, u = (a.copy() for a in obs.arrays())
-    s = obs.seat
-    streams = getattr(strategy, "_streams", None)
-    if streams is not None:
-        for slot, (key, ctr) in zip((1 + s, 5 + s), streams):
-            u[U_KEY + slot] = key
-            u[U_CTR + slot] = ctr
-    seed, deal = getattr(strategy, "_deal_id", (0, 0))
-    code = loops.decide(int(loops.kinds[0]), params, st, u, obs.rules.array(), s, *scratch,
-                        seed=seed, deal=deal)
-    if streams is not None:
-        for i, slot in enumerate((1 + s, 5 + s)):
-            streams[i][1] = int(u[U_CTR + slot])
-    m_st, m_u = obs.arrays()
-    n = legal(m_st, m_u, scratch[0])
-    codes = scratch[0][:n].tolist()
-    if m_st[S_PHASE] == CALL:
-        return None if code < 0 else legal_choices[1 + codes.index(code)]
-    return legal_choices[codes.index(code)]

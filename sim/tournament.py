@@ -53,16 +53,8 @@ import numpy as np
 
 from sim.errors import ConfigError, WorkerError
 from sim.stats import SPRT, WDL, Histogram, Moments
+from sim.tables import DEAL_COLUMNS  # noqa: F401  (the per-deal table's columns)
 
-DEAL_COLUMNS: dict[str, type] = {
-    "seed": np.uint64, "deal": np.int64, "matchup": np.int16, "orientation": np.int8,
-    "seat0": np.int16, "seat1": np.int16, "seat2": np.int16, "seat3": np.int16,
-    "caller": np.int8, "trump": np.int8, "attacker_team": np.int8,
-    "attacker_points": np.int16, "attacker_score": np.int32, "multiplier": np.int16,
-    "settle0": np.int32, "settle1": np.int32, "settle2": np.int32, "settle3": np.int32,
-    "redeals": np.int16, "void": np.int8, "calls": np.int16, "overrides": np.int16,
-    "show_rank": np.int8, "caller_trumps": np.int8, "first_show_round": np.int8,
-}
 # summary-row columns (sim.loop.COLUMN_NAMES) copied into the table under the same name
 _FROM_ROWS = ("caller", "trump", "attacker_points", "multiplier", "redeals", "void", "calls",
               "overrides", "show_rank", "caller_trumps", "first_show_round")
@@ -326,8 +318,8 @@ def _prepare(task: Task) -> None:
 def _rows(task: Task, deals: np.ndarray, specs: Sequence[str]) -> np.ndarray:
     """Summary rows of ``deals`` (ascending) with seats ``specs`` (team A, team B)."""
     from sim import runner
-    from sim.loop import N_COLS
     from sim.rules import Rules
+    from sim.tables import N_COLS
 
     rules = Rules.from_dict(dict(task.rules))
     seats = runner.make_seats(list(specs))
@@ -356,7 +348,7 @@ def _columns(task: Task, deals: np.ndarray, orient: np.ndarray,
     positions they fill (a slice or index array); each column is cast and placed in one step,
     without an interleaved copy of the rows.
     """
-    from sim.loop import COLUMN_NAMES
+    from sim.tables import COLUMN_NAMES
 
     pos = {name: i for i, name in enumerate(COLUMN_NAMES)}
     g = deals.size

@@ -20,28 +20,22 @@ from its seat's streams, so a seat's choices never depend on which strategies si
 
 from __future__ import annotations
 
-import numpy as np
-
 from sim.jit import kernel
 from strategies.greedy import greedy_decide
+from strategies.kinds import (  # noqa: F401  (re-exported)
+    FLOAT_SCRATCH,
+    INT_SCRATCH,
+    KIND_GREEDY,
+    KIND_ISMCTS,
+    KIND_ORACLE,
+    KIND_PIMC,
+    KIND_RANDOM,
+    UINT_SCRATCH,
+)
 from strategies.params import N_PARAMS, PARAM_ROWS, ROLLOUT_ROW, param_table  # noqa: F401
 from strategies.random import random_decide
 from strategies.search import ismcts_decide, oracle_decide, pimc_decide
-
-KIND_RANDOM = 0
-KIND_GREEDY = 1
-KIND_PIMC = 2
-KIND_ISMCTS = 3
-KIND_ORACLE = 4
-INT_SCRATCH = 1 << 20
-FLOAT_SCRATCH = 1 << 18
-UINT_SCRATCH = 1 << 12
-
-
-def new_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(buf, fws, uws) scratch arrays for ``decide``."""
-    return (np.zeros(INT_SCRATCH, dtype=np.int64), np.zeros(FLOAT_SCRATCH, dtype=np.float64),
-            np.zeros(UINT_SCRATCH, dtype=np.uint64))
+from strategies.tier import new_scratch  # noqa: F401  (re-exported)
 
 
 @kernel
