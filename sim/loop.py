@@ -3,6 +3,10 @@
 Both are nothing but ``init_deal``/``advance``/``apply_code`` from ``sim.engine`` driven by the
 seats' compiled strategies, so they produce exactly what the Python step API produces.
 
+This module is the template of the loops a run uses: ``sim.plugins.builtin_loops`` copies its
+source with ``decide`` bound to a dispatch over only the run's strategy kinds (so a run
+compiles only the kernels of its players), one cached module per set of kinds. Its own
+``decide`` dispatches to every built-in kind (tests, benchmarks).
 """
 
 from __future__ import annotations

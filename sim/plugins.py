@@ -33,8 +33,7 @@ from numba.core.errors import NumbaError
 
 from sim._cache import CACHE_DIR
 from sim.errors import ConfigError, StrategyError
-from strategies.compiled import decide as builtin_decide
-from strategies.kinds import N_BUILTIN, PLUGIN_SCRATCH  # noqa: F401  (kinds 0-4: built-ins)
+from strategies.kinds import KIND_RANDOM, N_BUILTIN, PLUGIN_SCRATCH  # noqa: F401
 from strategies.plugin import (  # noqa: F401  (re-exported)
     choose_with_kernel,
     compile_error,
@@ -91,9 +90,9 @@ def _source_files(dispatcher: Any, seen: set[str]) -> None:
             _source_files(obj, seen)
 
 
-def _digest(classes: Sequence[type]) -> str:
+def _digest(classes: Sequence[type], builtin: str) -> str:
     h = hashlib.sha256()
-    h.update(_source(classes).encode())  # the module it makes, from the template in memory
+    h.update(_source(classes, builtin).encode())  # the module it makes, from the template in memory
     seen: set[str] = set()
     for cls in classes:
         h.update(f"{cls.__module__}:{cls.__qualname__}\0".encode())
@@ -119,8 +118,7 @@ from sim.plugins import PLUGIN_SCRATCH, _kernel_of
 from sim.view import is_legal, mask_into, mask_update, unmask_streams
 from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_RANDOM, UINT_SCRATCH
 from strategies.random import random_decide
-from sim.loop import summarize
-from strategies.compiled import decide as builtin_decide
+from {builtin} import decide as builtin_decide, summarize
 
 '''
 
@@ -239,9 +237,9 @@ def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, 
 '''
 
 
-def _source(classes: Sequence[type]) -> str:
+def _source(classes: Sequence[type], builtin: str = "sim.loop") -> str:
     names = ", ".join(f"{c.__module__}:{c.__qualname__}" for c in classes)
-    lines = [_HEAD.format(names=names)]
+    lines = [_HEAD.format(names=names, builtin=builtin)]
     branches = []
     for i, c in enumerate(classes):
         lines.append(f"_K{i} = _kernel_of({c.__module__!r}, {c.__qualname__!r})\n")
@@ -255,35 +253,91 @@ def _source(classes: Sequence[type]) -> str:
 _MODULES: dict[Any, Any] = {}
 
 
-def _module(classes: Sequence[type]) -> Any:
-    """The generated loops module for this set of plug-in classes (written once, cached)."""
-    if tuple(classes) in _MODULES:  # the same class objects: their source was hashed already
-        return _MODULES[tuple(classes)]
-    digest = _digest(classes)
-    if digest in _MODULES:
-        _MODULES[tuple(classes)] = _MODULES[digest]
-        return _MODULES[digest]
-    folder = os.path.join(CACHE_DIR, "plugins")
-    path = os.path.join(folder, f"loops_{digest}.py")
-    if not os.path.exists(path):  # write once: numba's cache is keyed by the file's mtime
-        os.makedirs(folder, exist_ok=True)
+def _load(name: str, path: str, source: str) -> Any:
+    """Write ``source`` to ``path`` once (numba's cache is keyed by the file's mtime) and
+    import it as module ``name``."""
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as f:
-            f.write(_source(classes))
+            f.write(source)
         os.replace(tmp, path)
-    name = f"_shuangkou_plugins_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
-    _MODULES[digest] = _MODULES[tuple(classes)] = mod
+    return mod
+
+
+_DECIDE_LINE = "from strategies.compiled import decide  # generated loops bind their own\n"
+
+
+def builtin_source(kinds: Sequence[int]) -> str:
+    """``sim.loop``'s source with ``decide`` dispatching to the built-in ``kinds`` only (any
+    other kind plays as random, as in ``strategies.compiled.decide``)."""
+    import sim.loop
+    from strategies.compiled import KERNEL_CALLS
+
+    with open(sim.loop.__file__, encoding="utf-8") as f:
+        template = f.read()
+    if _DECIDE_LINE not in template:  # pragma: no cover - guards an edit of sim/loop.py
+        raise RuntimeError("sim/loop.py lost the line that imports decide: the generated "
+                           "loops cannot bind their own")
+    lines = [f"# decide over the built-in kinds {tuple(kinds)} only (sim.plugins.builtin_loops)"]
+    body = []
+    for k in sorted(set(kinds) | {KIND_RANDOM}):
+        module, fn, call = KERNEL_CALLS[k]
+        lines.append(f"from {module} import {fn}")
+        if k != KIND_RANDOM:
+            body.append(f"    if kind == {k}:\n        return {call}")
+    body.append(f"    return {KERNEL_CALLS[KIND_RANDOM][2]}")
+    dispatch = "\n".join(lines) + (
+        "\n\n\n@kernel\ndef decide(kind, params, st, u, rules, seat, buf, fws, uws):\n"
+        "    \"\"\"The choice code of the compiled strategy ``kind`` for ``seat``.\"\"\"\n"
+        + "\n".join(body) + "\n")
+    head, tail = template.split(_DECIDE_LINE, 1)
+    return head + tail + "\n\n" + dispatch
+
+
+def builtin_loops(kinds: Sequence[int]) -> Any:
+    """The deal loops (``sim.loop``'s kernels) specialised for the built-in ``kinds`` a run
+    uses: a module generated into the kernel cache folder, named by a hash of its source
+    (the template, the kinds), so each set of kinds is compiled once and cached apart."""
+    key = ("builtin", tuple(sorted(set(kinds))))
+    if key in _MODULES:
+        return _MODULES[key]
+    source = builtin_source(key[1])
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    # the file is loop.py (numba names its cache files loop.play_deals-…: sim._cache finds
+    # them), in a folder of its own per digest
+    mod = _load(f"_shuangkou_loop_{digest}", os.path.join(CACHE_DIR, "loops", digest, "loop.py"),
+                source)
+    _MODULES[key] = mod
+    return mod
+
+
+def _module(classes: Sequence[type], kinds: Sequence[int] = ()) -> Any:
+    """The generated loops module for this set of plug-in classes and the built-in ``kinds``
+    beside them (written once, cached)."""
+    builtin = builtin_loops(kinds).__name__
+    key = (tuple(classes), builtin)
+    if key in _MODULES:  # the same class objects: their source was hashed already
+        return _MODULES[key]
+    digest = _digest(classes, builtin)
+    if digest in _MODULES:
+        _MODULES[key] = _MODULES[digest]
+        return _MODULES[digest]
+    path = os.path.join(CACHE_DIR, "plugins", f"loops_{digest}.py")
+    mod = _load(f"_shuangkou_plugins_{digest}", path, _source(classes, builtin))
+    _MODULES[digest] = _MODULES[key] = mod
     return mod
 
 
 class Loops:
-    """The compiled deal loops for one set of seats: the built-in ones (``sim.loop``) when no
-    seat is a plug-in, else the generated module's, with errors named per seat."""
+    """The compiled deal loops for one set of seats: the built-in loops specialised for the
+    seats' built-in kinds (``builtin_loops``) when no seat is a plug-in, else the generated
+    plug-in module's, with errors named per seat. Only the kernels of these seats compile."""
 
     def __init__(self, seats: Sequence[Any]) -> None:
         self.seats = list(seats)
@@ -291,11 +345,14 @@ class Loops:
                           and s.runs_compiled()},
                          key=lambda c: (c.__module__, c.__qualname__))
         self.classes = classes
-        self.mod = _module(classes) if classes else None
         kind = {c: N_BUILTIN + i for i, c in enumerate(classes)}
         self.kinds = np.array([kind[type(s)] if type(s) in kind
                                else (s.compiled_kind if s.runs_compiled() else -1)
                                for s in seats], dtype=np.int64)
+        builtin = sorted({int(k) for k in self.kinds if 0 <= k < N_BUILTIN})
+        self.builtin = builtin_loops(builtin)
+        self.mod = _module(classes, builtin) if classes else None
+        self.key = (self.builtin, self.mod)  # one compiled loop per key (tournament warm-up)
         self.status = np.zeros(4, dtype=np.int64)
         if self.mod is not None:
             from sim.engine import S_DECK, ST_SIZE, U_SIZE
@@ -331,9 +388,7 @@ class Loops:
                    params: np.ndarray, out: np.ndarray) -> None:
         """Rows ``0 … k-1`` of ``out`` are final even when deal ``first + k`` fails."""
         if self.mod is None:
-            from sim.loop import play_deals
-
-            play_deals(seed, first, n, rules, kinds, params, out)
+            self.builtin.play_deals(seed, first, n, rules, kinds, params, out)
             return
         status = np.zeros(4, dtype=np.int64)  # one per call: estimate runs threads
         self._run(self.mod.play_deals, (seed, first, n, rules, kinds, params, status, out),
@@ -343,9 +398,8 @@ class Loops:
                          kinds: np.ndarray, params: np.ndarray, fix_seat: int,
                          fix_cards: np.ndarray, out: np.ndarray) -> None:
         if self.mod is None:
-            from sim.loop import play_deals_fixed
-
-            play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, out)
+            self.builtin.play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat,
+                                          fix_cards, out)
             return
         status = np.zeros(4, dtype=np.int64)
         self._run(self.mod.play_deals_fixed, (seed, first, n, rules, kinds, params, fix_seat,
@@ -355,9 +409,7 @@ class Loops:
                   kinds: np.ndarray, params: np.ndarray, buf: np.ndarray, fws: np.ndarray,
                   uws: np.ndarray) -> None:
         if self.mod is None:
-            from sim.loop import play_deal
-
-            play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws)
+            self.builtin.play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws)
             return
         self._run(self.mod.play_deal, (st, u, rules, seed, deal, kinds, params, buf, fws, uws,
                                        self.m_st, self.m_u, self.m_r, self.m_p, self.pbuf,
@@ -370,7 +422,7 @@ class Loops:
         """One decision of the seat to act (the step API); ``seed``/``deal`` name it in an
         error."""
         if self.mod is None or kind < N_BUILTIN:
-            return int(builtin_decide(kind, params, st, u, rules, seat, buf, fws, uws))
+            return int(self.builtin.decide(kind, params, st, u, rules, seat, buf, fws, uws))
         out = [0]
 
         def call() -> None:

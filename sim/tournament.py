@@ -858,8 +858,8 @@ def _warm_up(cfg: Any) -> None:
     for a, b in cfg.matchups():
         seats = runner.make_seats([cfg.players[a], cfg.players[b]])
         tables = runner.compiled_tables(seats)
-        if tables is not None and tables.loops.mod not in warm:
-            warm.add(tables.loops.mod)  # one loop per set of compiled plug-ins (None: built-ins)
+        if tables is not None and tables.loops.key not in warm:
+            warm.add(tables.loops.key)  # one loop per set of strategy kinds
 
             def play_one(seats: list[Any] = seats) -> None:
                 runner.summaries(cfg.seed, cfg.first_deal, 1, seats, rules)

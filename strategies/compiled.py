@@ -37,6 +37,21 @@ from strategies.random import random_decide
 from strategies.search import ismcts_decide, oracle_decide, pimc_decide
 from strategies.tier import new_scratch  # noqa: F401  (re-exported)
 
+# kind -> (module, kernel, its call in ``decide``): the table the generated loops dispatch by
+# (sim.plugins.builtin_loops); keep it and ``decide`` in step
+KERNEL_CALLS = {
+    KIND_GREEDY: ("strategies.greedy", "greedy_decide",
+                  "greedy_decide(st, u, rules, seat, params, seat, buf)"),
+    KIND_PIMC: ("strategies.search", "pimc_decide",
+                "pimc_decide(st, u, rules, seat, params, buf, fws, uws)"),
+    KIND_ISMCTS: ("strategies.search", "ismcts_decide",
+                  "ismcts_decide(st, u, rules, seat, params, buf, fws, uws)"),
+    KIND_ORACLE: ("strategies.search", "oracle_decide",
+                  "oracle_decide(st, u, rules, seat, params, buf, fws, uws)"),
+    KIND_RANDOM: ("strategies.random", "random_decide",
+                  "random_decide(st, u, seat, params[seat, 0], buf)"),
+}
+
 
 @kernel
 def decide(kind, params, st, u, rules, seat, buf, fws, uws):

@@ -157,8 +157,11 @@ def test_generated_module_is_reused(tmp_path):
     from sim import plugins
 
     a = plugins.Loops(make_seats([CautiousC(), make("random")]))
-    b = plugins.Loops(make_seats([CautiousC(greed=3), make("greedy")]))
+    b = plugins.Loops(make_seats([CautiousC(greed=3), make("random")]))
     assert a.mod is b.mod and list(a.kinds) == [plugins.N_BUILTIN, 0] * 2
+    # beside other built-in kinds: another module (each run compiles only its kinds' kernels)
+    c = plugins.Loops(make_seats([CautiousC(greed=3), make("greedy")]))
+    assert c.mod is not a.mod and "greedy_decide" not in open(a.builtin.__file__).read()
     assert plugins.Loops(make_seats("random")).mod is None
     assert os.path.dirname(a.mod.__file__).startswith(os.environ.get("NUMBA_CACHE_DIR", ""))
     np.testing.assert_equal(a.kinds, [5, 0, 5, 0])
