@@ -273,17 +273,17 @@ def _load(name: str, path: str, source: str) -> Any:
 _DECIDE_LINE = "from strategies.compiled import decide  # generated loops bind their own\n"
 
 
-def builtin_source(kinds: Sequence[int]) -> str:
-    """``sim.loop``'s source with ``decide`` dispatching to the built-in ``kinds`` only (any
-    other kind plays as random, as in ``strategies.compiled.decide``)."""
-    import sim.loop
+def builtin_source(kinds: Sequence[int], template: str = "sim.loop") -> str:
+    """The source of ``template`` (``sim.loop``, or ``sim.batch``) with ``decide`` dispatching
+    to the built-in ``kinds`` only (any other kind plays as random, as in
+    ``strategies.compiled.decide``)."""
     from strategies.compiled import KERNEL_CALLS
 
-    with open(sim.loop.__file__, encoding="utf-8") as f:
-        template = f.read()
-    if _DECIDE_LINE not in template:  # pragma: no cover - guards an edit of sim/loop.py
-        raise RuntimeError("sim/loop.py lost the line that imports decide: the generated "
-                           "loops cannot bind their own")
+    with open(importlib.import_module(template).__file__ or "", encoding="utf-8") as f:
+        text = f.read()
+    if _DECIDE_LINE not in text:  # pragma: no cover - guards an edit of the template
+        raise RuntimeError(f"{template} lost the line that imports decide: the generated "
+                           f"loops cannot bind their own")
     lines = [f"# decide over the built-in kinds {tuple(kinds)} only (sim.plugins.builtin_loops)"]
     body = []
     for k in sorted(set(kinds) | {KIND_RANDOM}):
@@ -296,23 +296,25 @@ def builtin_source(kinds: Sequence[int]) -> str:
         "\n\n\n@kernel\ndef decide(kind, params, st, u, rules, seat, buf, fws, uws):\n"
         "    \"\"\"The choice code of the compiled strategy ``kind`` for ``seat``.\"\"\"\n"
         + "\n".join(body) + "\n")
-    head, tail = template.split(_DECIDE_LINE, 1)
+    head, tail = text.split(_DECIDE_LINE, 1)
     return head + tail + "\n\n" + dispatch
 
 
-def builtin_loops(kinds: Sequence[int]) -> Any:
-    """The deal loops (``sim.loop``'s kernels) specialised for the built-in ``kinds`` a run
-    uses: a module generated into the kernel cache folder, named by a hash of its source
-    (the template, the kinds), so each set of kinds is compiled once and cached apart."""
-    key = ("builtin", tuple(sorted(set(kinds))))
+def builtin_loops(kinds: Sequence[int], template: str = "sim.loop") -> Any:
+    """The compiled loops of ``template`` (``sim.loop``'s deal loops, or ``sim.batch``'s
+    step) specialised for the built-in ``kinds`` a run uses: a module generated into the
+    kernel cache folder, named by a hash of its source (the template, the kinds), so each set
+    of kinds is compiled once and cached apart, and no other player's kernel compiles."""
+    key = (template, tuple(sorted({int(k) for k in kinds})))
     if key in _MODULES:
         return _MODULES[key]
-    source = builtin_source(key[1])
+    source = builtin_source(key[1], template)
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-    # the file is loop.py (numba names its cache files loop.play_deals-…: sim._cache finds
-    # them), in a folder of its own per digest
-    mod = _load(f"_shuangkou_loop_{digest}", os.path.join(CACHE_DIR, "loops", digest, "loop.py"),
-                source)
+    # the file keeps the template's name (numba names its cache files loop.play_deals-…:
+    # sim._cache finds them), in a folder of its own per digest
+    stem = template.rsplit(".", 1)[1]
+    mod = _load(f"_shuangkou_{stem}_{digest}",
+                os.path.join(CACHE_DIR, "loops", digest, f"{stem}.py"), source)
     _MODULES[key] = mod
     return mod
 

@@ -56,3 +56,14 @@ def test_cache_key_covers_kernels_in_subfolders_and_what_they_import(tmp_path):
     assert {"strategies/deep/k.py", "strategies/deep/g.py", "sim/consts.py",
             "sim/more.py"} <= set(got)
     assert "sim/cli.py" not in got
+
+
+def test_batch_compiles_only_its_seats_kinds():
+    from sim.batch import Batch
+
+    src = plugins.builtin_source([], "sim.batch")  # the policy in every seat
+    assert "def batch_step(" in src and "greedy_decide" not in src and "pimc_decide" not in src
+    a = Batch(2, 1, seats=[None, "greedy", None, "greedy"], deals=2)
+    b = Batch(2, 1, seats=[None, "random", None, "greedy"], deals=2)
+    assert a._batch_step is not b._batch_step  # {greedy} and {random, greedy}
+    assert "pimc_decide" not in open(a._batch_step.py_func.__code__.co_filename).read()
