@@ -310,11 +310,9 @@ def builtin_loops(kinds: Sequence[int], template: str = "sim.loop") -> Any:
         return _MODULES[key]
     source = builtin_source(key[1], template)
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-    # the file keeps the template's name (numba names its cache files loop.play_deals-…:
-    # sim._cache finds them), in a folder of its own per digest
-    stem = template.rsplit(".", 1)[1]
-    mod = _load(f"_shuangkou_{stem}_{digest}",
-                os.path.join(CACHE_DIR, "loops", digest, f"{stem}.py"), source)
+    # numba names its cache files after the file: loop_<digest>.play_deals-… (Loops.kernel_name)
+    stem = f"{template.rsplit('.', 1)[1]}_{digest}"
+    mod = _load(f"_shuangkou_{stem}", os.path.join(CACHE_DIR, "loops", f"{stem}.py"), source)
     _MODULES[key] = mod
     return mod
 
@@ -366,6 +364,12 @@ class Loops:
             self.m_p = np.zeros((4, 64), dtype=np.float64)
             self.pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
             self.synced = np.zeros(4, dtype=np.int64)
+
+    def kernel_name(self, fn: str = "play_deals") -> str:
+        """The name numba's cache knows these loops' kernel ``fn`` by
+        (``sim._cache.kernels_cached``): whether this set of kinds is compiled yet."""
+        mod = self.mod if self.mod is not None else self.builtin
+        return os.path.splitext(os.path.basename(mod.__file__))[0] + "." + fn
 
     # --- errors --------------------------------------------------------------------------
     def _fail(self, status: np.ndarray, seed: int, deal: int,

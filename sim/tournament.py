@@ -840,10 +840,16 @@ def _watch_parent(parent: int) -> None:
     _WATCHDOG.append(t)
 
 
-def _kernels_cached() -> bool:
+def _kernels_cached(cfg: Any) -> bool:
+    """Whether the loops of every matchup (one per set of strategy kinds) are compiled."""
+    from sim import runner
     from sim._cache import kernels_cached
 
-    return kernels_cached()
+    for a, b in cfg.matchups():
+        tables = runner.compiled_tables(runner.make_seats([cfg.players[a], cfg.players[b]]))
+        if tables is not None and not kernels_cached(tables.loops.kernel_name()):
+            return False
+    return True
 
 
 def _warm_up(cfg: Any) -> None:
@@ -864,7 +870,7 @@ def _warm_up(cfg: Any) -> None:
             def play_one(seats: list[Any] = seats) -> None:
                 runner.summaries(cfg.seed, cfg.first_deal, 1, seats, rules)
 
-            if not compile_first(play_one):  # on a cold cache: with a notice
+            if not compile_first(play_one, kernel=tables.loops.kernel_name()):  # cold: a notice
                 play_one()  # load the kernels here before the workers start
 
 
@@ -1016,7 +1022,7 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     per_deal = games_per_deal(cfg)
     # progress counts deals (a duplicate deal is two games), as the config does
     total_deals = cfg.deals * len(cfg.matchups())  # arithmetic: the plan stays lazy
-    if not agg.finished and (cfg.jobs > 1 or cfg.backend == "dask" or not _kernels_cached()):
+    if not agg.finished and (cfg.jobs > 1 or cfg.backend == "dask" or not _kernels_cached(cfg)):
         _warm_up(cfg)  # before the clock and the bar: compile time is not deals/s
     t0 = time.perf_counter()
     deals_now = written = 0

@@ -32,8 +32,9 @@ def test_each_set_of_kinds_is_its_own_cached_module():
     assert a.builtin is b.builtin and a.builtin is not c.builtin and a.mod is None
     text = plugins.builtin_source([0, 1])
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    path = os.path.join(CACHE_DIR, "loops", digest, "loop.py")
+    path = os.path.join(CACHE_DIR, "loops", f"loop_{digest}.py")
     assert a.builtin.__file__ == path  # named by a hash of its source
+    assert a.kernel_name() == f"loop_{digest}.play_deals" != c.kernel_name()
     with open(path, encoding="utf-8") as f:
         assert f.read() == text
 
