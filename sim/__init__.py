@@ -8,26 +8,37 @@ The public API (see README.md and docs/):
 - ``play``: many deals through the compiled loop.
 - ``obs_spec``, ``action_of``, ``choice_of_action``: the fixed observation vector and action
   space of the fast tier (``sim.spaces``); ``Batch``: many deals stepped at once (``sim.batch``).
+
+Every name is loaded on first use (PEP 562): ``import sim`` or ``import sim.stats`` loads
+neither numba nor the engine; ``sim.Deal`` does. The layers (tests/test_layers.py):
+tables -> kernels -> Python API -> strategies -> harness -> CLI; stats and report read tables
+only. Every module that imports numba imports ``sim._cache`` first (through ``sim.jit``), so
+numba's cache folder is set before anything compiles.
 """
 
-from sim._cache import CACHE_DIR  # noqa: F401  (must run before numba compiles anything)
-from sim.api import legal_plays, trick_winner
-from sim.cards import card_points
-from sim.deal import Deal, Observation, ToAct
-from sim.errors import (
-                        ConfigError,
-                        IllegalPlayError,
-                        InvalidCardError,
-                        RecordError,
-                        RulesError,
-                        ShuangkouError,
-                        StrategyError,
-)
-from sim.rules import DEFAULT_RULES, Rules
-from sim.scoring import level, settle
-from sim.spaces import N_ACTIONS, OBS_SIZE, action_of, choice_of_action, obs_spec
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
+
+# public name -> the module that defines it
+_LAZY = {
+    "CACHE_DIR": "sim._cache",
+    "legal_plays": "sim.api", "trick_winner": "sim.api",
+    "Batch": "sim.batch",
+    "card_points": "sim.cards",
+    "Deal": "sim.deal", "Observation": "sim.deal", "ToAct": "sim.deal",
+    "ConfigError": "sim.errors", "IllegalPlayError": "sim.errors",
+    "InvalidCardError": "sim.errors", "RecordError": "sim.errors", "RulesError": "sim.errors",
+    "ShuangkouError": "sim.errors", "StrategyError": "sim.errors",
+    "DEFAULT_RULES": "sim.rules", "Rules": "sim.rules",
+    "settle": "sim.scoring",
+    "level": "sim.titles",
+    "N_ACTIONS": "sim.spaces", "OBS_SIZE": "sim.spaces", "action_of": "sim.spaces",
+    "choice_of_action": "sim.spaces", "obs_spec": "sim.spaces",
+}
 
 __all__ = [
     "ConfigError", "DEFAULT_RULES", "Deal", "IllegalPlayError", "InvalidCardError",
@@ -37,10 +48,14 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    # sim.Batch loads the compiled strategies (greedy, the search players): only on use,
-    # so that ``import sim`` stays light
-    if name == "Batch":
-        from sim.batch import Batch
-        return Batch
-    raise AttributeError(f"module 'sim' has no attribute {name!r}")
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sim' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

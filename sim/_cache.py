@@ -2,9 +2,11 @@
 
 numba's on-disk cache checks only the file that defines a function, not the files of the
 functions it calls: after editing ``strategies/greedy.py`` the cached deal loop would still
-run the old greedy. Keying the cache folder by a hash of every source file of ``sim`` and
-``strategies`` that defines kernels makes any change compile afresh (about 50 s) instead
-of running stale code.
+run the old greedy. Keying the cache folder by a hash of every source a kernel can be built
+from (``kernel_sources``: each module of ``sim`` and ``strategies``, subfolders included, that
+compiles code, and every project module those import, whose constants numba freezes in) makes
+any change compile afresh instead of running stale code. The deal loops generated per set of
+strategy kinds (``sim.plugins``) live inside that folder, named by a hash of their own text.
 The folder is ``$SHUANGKOU_CACHE_DIR`` if set, else ``$NUMBA_CACHE_DIR``, else
 ``~/.cache/shuangkou``, plus ``/kernels-<hash>``. ``configure`` sets ``NUMBA_CACHE_DIR`` to
 that folder, and worker processes inherit it: a ``NUMBA_CACHE_DIR`` that already ends in
@@ -26,17 +28,53 @@ from typing import Any, TextIO
 _KERNELS = re.compile(r"kernels-[0-9a-f]{16}")
 
 
+_COMPILES = re.compile(rb"numba|njit|@kernel|sim\.jit")  # a module that compiles code
+_FROM = re.compile(rb"^[ \t]*from[ \t]+((?:sim|strategies)(?:\.\w+)*)[ \t]+import[ \t]+"
+                   rb"(\([^)]*\)|[^\n]*)", re.M)
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+((?:sim|strategies)(?:\.\w+)*)", re.M)
+
+
+def kernel_sources(root: str) -> dict[str, bytes]:
+    """Every source a cached kernel can be built from: each module of ``sim`` and
+    ``strategies`` (subfolders too) that compiles code, and every project module it imports,
+    at any depth (numba freezes their constants into the kernels). Paths relative to
+    ``root``."""
+    texts: dict[str, bytes] = {}
+    for pkg in ("sim", "strategies"):
+        for dirpath, dirnames, files in os.walk(os.path.join(root, pkg)):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in files:
+                if name.endswith(".py"):
+                    path = os.path.join(dirpath, name)
+                    with open(path, "rb") as f:
+                        texts[os.path.relpath(path, root).replace(os.sep, "/")] = f.read()
+
+    def files_of(module: str) -> list[str]:
+        base = module.replace(".", "/")
+        return [p for p in (base + ".py", base + "/__init__.py") if p in texts]
+
+    todo = [p for p, t in texts.items() if _COMPILES.search(t)]
+    used = set(todo)
+    while todo:
+        text = texts[todo.pop()]
+        names = [m.group(1).decode() for m in _IMPORT.finditer(text)]
+        for m in _FROM.finditer(text):
+            module = m.group(1).decode()
+            names.append(module)
+            names += [f"{module}.{w}" for w in re.findall(r"\w+", m.group(2).decode())]
+        for name in names:
+            for p in files_of(name):
+                if p not in used:
+                    used.add(p)
+                    todo.append(p)
+    return {p: texts[p] for p in sorted(used)}
+
+
 def configure() -> str:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     h = hashlib.sha256()
-    for pkg in ("sim", "strategies"):
-        folder = os.path.join(root, pkg)
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".py"):
-                with open(os.path.join(folder, name), "rb") as f:
-                    text = f.read()
-                if b"@kernel" in text or b"njit" in text:  # only modules that compile code
-                    h.update(name.encode() + b"\0" + text)
+    for name, text in kernel_sources(root).items():
+        h.update(name.encode() + b"\0" + text)
     h.update(b"pdep" if __import__("sim._cpu", fromlist=["USE_PDEP"]).USE_PDEP else b"")
     numba_dir = os.environ.get("NUMBA_CACHE_DIR", "")
     if _KERNELS.fullmatch(os.path.basename(os.path.normpath(numba_dir or "."))):

@@ -52,7 +52,7 @@ from sim.movegen import MAX_CHOICES, set_count, set_kth, show_mask
 from sim.rng import check_deal, check_seed
 from sim.rules import DEFAULT_RULES, Rules
 from sim.spaces import N_ACTIONS, OBS_SIZE, code_of_action, fill_mask, fill_obs
-from strategies.compiled import decide
+from strategies.compiled import decide  # generated loops bind their own
 
 # The kernels take few arguments (every array argument costs time on each call from Python):
 # ``su`` holds each slot's u (as int64 bits) and st side by side, u first so that the words
@@ -361,6 +361,11 @@ class Batch:
                                   or not isinstance(deals, (int, np.integer)) or deals < 0):
             raise ConfigError(f"deals={deals!r} must be an integer >= 0 or None (endless)")
         self.kinds, self.params, self.seat_names, compiled = _seat_tables(seats)
+        from sim.plugins import builtin_loops
+
+        # this module's kernels with decide over the compiled seats' kinds only (sim.plugins)
+        self._batch_step = builtin_loops([k for k in self.kinds if k >= 0],
+                                         "sim.batch").batch_step
         self.records = bool(records)
         self._su = np.zeros((n, SU_W), dtype=np.int64)
         self._st = self._su[:, U_SIZE:]  # views, for Python code and tests
@@ -443,8 +448,8 @@ class Batch:
         return self._call(a, mode)
 
     def _call(self, a: np.ndarray, mode: int) -> Finished:
-        k, pending = batch_step(self._su, self._meta, self._ctl, a, mode, self.params,
-                                    self._fin)
+        k, pending = self._batch_step(self._su, self._meta, self._ctl, a, mode, self.params,
+                                          self._fin)
         if k == 0 and not pending:
             return Finished(_NO_ROWS, [] if self.records else None)
         if k > 0 and not pending:
@@ -459,8 +464,8 @@ class Batch:
             if not pending:
                 break
             mode = MODE_NONE  # the queue filled up: finish and restart the pending slots
-            k, pending = batch_step(self._su, self._meta, self._ctl, a, mode, self.params,
-                                    self._fin)
+            k, pending = self._batch_step(self._su, self._meta, self._ctl, a, mode, self.params,
+                                          self._fin)
         if len(parts) == 1:
             return parts[0]
         if not parts:

@@ -135,8 +135,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     import numpy as np
 
     from sim import runner
-    from sim.loop import C_SCORE, C_SETTLE0, C_VOID
     from sim.rng import check_seed
+    from sim.tables import C_SCORE, C_SETTLE0, C_VOID
 
     _load_plugins(args.plugin)
     seed = check_seed(args.seed)
@@ -149,10 +149,12 @@ def cmd_play(args: argparse.Namespace) -> int:
         if args.record != "-":
             print(f"wrote {n} record(s) to {args.record}")
         return 0
-    if runner.compiled_tables(seats) is not None:  # on a cold cache: say what the wait is
+    tables = runner.compiled_tables(seats)
+    if tables is not None:  # on a cold cache (these seats' loops): say what the wait is
         from sim._cache import compile_first
 
-        compile_first(lambda: runner.summaries(seed, args.first_deal, 1, seats, rules))
+        compile_first(lambda: runner.summaries(seed, args.first_deal, 1, seats, rules),
+                      kernel=tables.loops.kernel_name())
     # in blocks, keeping only sums: memory does not grow with --deals
     n_void = n_played = score_sum = 0
     tot = np.zeros(4, dtype=np.int64)
@@ -428,6 +430,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_estimate(args: argparse.Namespace) -> int:
     import json
 
+    from sim import runner
     from sim._cache import compile_first
     from sim.estimate import estimate, parse_hand
     from sim.rng import check_seed
@@ -436,9 +439,11 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     _check_deal_range(0, args.deals)
     seed, rules = check_seed(args.seed), _rules_from_args(args.rule)
     parse_hand(args.hand)  # bad input: its one line, before any compile notice
+    tables = runner.compiled_tables(runner.make_seats(args.seats))
     compile_first(lambda: estimate(args.hand, seat=args.seat, deals=1, seats=args.seats,
                                    seed=seed, rules=rules),
-                  kernel="loop.play_deals_fixed")  # on a cold cache: say what the wait is
+                  kernel=tables.loops.kernel_name("play_deals_fixed") if tables is not None
+                  else "loop.play_deals_fixed")  # on a cold cache: say what the wait is
     est = estimate(args.hand, seat=args.seat, deals=args.deals, seats=args.seats,
                    seed=seed, rules=rules, jobs=args.jobs)
     if args.json:

@@ -198,7 +198,7 @@ def estimate(hand: str | Sequence[str], seat: int = 0, deals: int = 100_000,
 
 def _chunk(seed: int, first: int, n: int, rules: np.ndarray, tables: tuple, seat: int,
            fixed: np.ndarray) -> dict[str, Any]:
-    from sim.loop import C_CALLER, C_SCORE, C_SETTLE0, C_VOID, N_COLS
+    from sim.tables import C_CALLER, C_SCORE, C_SETTLE0, C_VOID, N_COLS
 
     out = np.zeros((n, N_COLS), dtype=np.int64)
     tables.loops.play_deals_fixed(np.uint64(seed), np.uint64(first), n, rules, *tables, seat,

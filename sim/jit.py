@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from numba import njit
 
+import sim._cache  # noqa: F401  (sets numba's cache folder before any kernel is defined)
+
 
 def kernel(fn=None, **options):
     """``@kernel`` or ``@kernel(**numba_options)``: a cached, runtime-free numba function."""

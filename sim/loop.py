@@ -2,6 +2,11 @@
 
 Both are nothing but ``init_deal``/``advance``/``apply_code`` from ``sim.engine`` driven by the
 seats' compiled strategies, so they produce exactly what the Python step API produces.
+
+This module is the template of the loops a run uses: ``sim.plugins.builtin_loops`` copies its
+source with ``decide`` bound to a dispatch over only the run's strategy kinds (so a run
+compiles only the kernels of its players), one cached module per set of kinds. Its own
+``decide`` dispatches to every built-in kind (tests, benchmarks).
 """
 
 from __future__ import annotations
@@ -40,26 +45,33 @@ from sim.engine import (
     trumps_held,
 )
 from sim.jit import kernel
-from strategies.compiled import (
-    FLOAT_SCRATCH,
-    INT_SCRATCH,
-    KIND_GREEDY,
-    KIND_RANDOM,
-    UINT_SCRATCH,
-    decide,
+from sim.tables import (  # noqa: F401  (re-exported: the summary row's columns)
+    C_ATT_POINTS,
+    C_CALLER,
+    C_DECISIONS,
+    C_FIRST_SHOW_ROUND,
+    C_LAST_WINNER,
+    C_MULT,
+    C_NCALLS,
+    C_NTRICKS,
+    C_OVERRIDES,
+    C_REDEALS,
+    C_SCORE,
+    C_SETTLE0,
+    C_SETTLE1,
+    C_SETTLE2,
+    C_SETTLE3,
+    C_SHOW_RANK,
+    C_TRUMP,
+    C_TRUMP_LEN,
+    C_VOID,
+    COLUMN_NAMES,
+    N_COLS,
 )
-from strategies.greedy import greedy_decide_inline
-from strategies.random import random_decide_inline
-
-# columns of a summary row (one per deal)
-(C_REDEALS, C_VOID, C_CALLER, C_TRUMP, C_ATT_POINTS, C_MULT, C_SCORE, C_SETTLE0, C_SETTLE1,
- C_SETTLE2, C_SETTLE3, C_NCALLS, C_OVERRIDES, C_SHOW_RANK, C_TRUMP_LEN, C_DECISIONS,
- C_NTRICKS, C_LAST_WINNER, C_FIRST_SHOW_ROUND) = range(19)
-N_COLS = 19
-COLUMN_NAMES = ("redeals", "void", "caller", "trump", "attacker_points", "multiplier",
-                "attacker_score", "settle0", "settle1", "settle2", "settle3", "calls",
-                "overrides", "show_rank", "caller_trumps", "decisions", "tricks",
-                "last_winner", "first_show_round")
+from strategies.compiled import decide  # generated loops bind their own
+from strategies.greedy import greedy_decide_inline  # generated loops without greedy: a stub
+from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM, UINT_SCRATCH
+from strategies.random import random_decide, random_decide_inline  # noqa: F401
 
 
 @kernel

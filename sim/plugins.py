@@ -33,20 +33,18 @@ from numba.core.errors import NumbaError
 
 from sim._cache import CACHE_DIR
 from sim.errors import ConfigError, StrategyError
-from strategies.compiled import decide as builtin_decide
+from strategies.kinds import KIND_GREEDY, KIND_RANDOM, N_BUILTIN, PLUGIN_SCRATCH  # noqa: F401
+from strategies.plugin import (  # noqa: F401  (re-exported)
+    choose_with_kernel,
+    compile_error,
+    compiled_params,
+    fresh_kernel,
+    kernel_error,
+    plugin_kernel,
+)
 
-N_BUILTIN = 5  # kinds 0-4 are the built-in kernels of strategies.compiled
 # status array of the generated loops: deal offset being played, seat deciding, error, code
 ST_DEAL, ST_SEAT, ST_ERROR, ST_CODE = range(4)
-PLUGIN_SCRATCH = 1 << 16  # int64 scratch of a plug-in kernel, one per seat (``buf``)
-
-
-def plugin_kernel(cls: type) -> Any:
-    """The ``kernel`` a strategy class (or a base) declares, or None."""
-    for klass in cls.__mro__:
-        if "kernel" in vars(klass):
-            return vars(klass)["kernel"]
-    return None
 
 
 def _kernel_of(module: str, qualname: str) -> Any:
@@ -56,11 +54,8 @@ def _kernel_of(module: str, qualname: str) -> Any:
     obj: Any = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
-    k = plugin_kernel(obj)
-    from numba import jit
-
     # inlined into the generated loop (as the built-ins' hot paths are into sim.loop's)
-    return jit(**{**k.targetoptions, "cache": False, "inline": "always"})(k.py_func)
+    return fresh_kernel(plugin_kernel(obj), inline=True)
 
 
 def _check_kernel(cls: type) -> Any:
@@ -96,9 +91,9 @@ def _source_files(dispatcher: Any, seen: set[str]) -> None:
             _source_files(obj, seen)
 
 
-def _digest(classes: Sequence[type]) -> str:
+def _digest(classes: Sequence[type], builtin: str) -> str:
     h = hashlib.sha256()
-    h.update(_source(classes).encode())  # the module it makes, from the template in memory
+    h.update(_source(classes, builtin).encode())  # the module it makes, from the template in memory
     seen: set[str] = set()
     for cls in classes:
         h.update(f"{cls.__module__}:{cls.__qualname__}\0".encode())
@@ -120,17 +115,14 @@ from numba import jit
 
 from sim.engine import (DONE, PLAY, S_DECK, S_PHASE, S_TO_ACT, ST_SIZE, U_SIZE, advance,
                         apply_code_inline, apply_play_inline, init_deal, init_deal_fixed)
-from sim.loop import summarize
 from sim.plugins import PLUGIN_SCRATCH, _kernel_of
 from sim.view import is_legal, mask_into, unmask_streams
 from sim.view import mask_update as _mask_update
+from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM, UINT_SCRATCH
+from {builtin} import decide as builtin_decide, summarize
+from {builtin} import greedy_decide_inline, random_decide_inline
 
 mask_update = jit(nopython=True, nogil=True, _nrt=False, inline="always")(_mask_update.py_func)
-from strategies.compiled import (FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM,
-                                 UINT_SCRATCH)
-from strategies.compiled import decide as builtin_decide
-from strategies.greedy import greedy_decide_inline
-from strategies.random import random_decide_inline
 
 '''
 
@@ -254,9 +246,9 @@ def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, 
 '''
 
 
-def _source(classes: Sequence[type]) -> str:
+def _source(classes: Sequence[type], builtin: str = "sim.loop") -> str:
     names = ", ".join(f"{c.__module__}:{c.__qualname__}" for c in classes)
-    lines = [_HEAD.format(names=names)]
+    lines = [_HEAD.format(names=names, builtin=builtin)]
     branches = []
     for i, c in enumerate(classes):
         lines.append(f"_K{i} = _kernel_of({c.__module__!r}, {c.__qualname__!r})\n")
@@ -270,59 +262,99 @@ def _source(classes: Sequence[type]) -> str:
 _MODULES: dict[Any, Any] = {}
 
 
-def _module(classes: Sequence[type]) -> Any:
-    """The generated loops module for this set of plug-in classes (written once, cached)."""
-    if tuple(classes) in _MODULES:  # the same class objects: their source was hashed already
-        return _MODULES[tuple(classes)]
-    digest = _digest(classes)
-    if digest in _MODULES:
-        _MODULES[tuple(classes)] = _MODULES[digest]
-        return _MODULES[digest]
-    folder = os.path.join(CACHE_DIR, "plugins")
-    path = os.path.join(folder, f"loops_{digest}.py")
-    if not os.path.exists(path):  # write once: numba's cache is keyed by the file's mtime
-        os.makedirs(folder, exist_ok=True)
+def _load(name: str, path: str, source: str) -> Any:
+    """Write ``source`` to ``path`` once (numba's cache is keyed by the file's mtime) and
+    import it as module ``name``."""
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as f:
-            f.write(_source(classes))
+            f.write(source)
         os.replace(tmp, path)
-    name = f"_shuangkou_plugins_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
-    _MODULES[digest] = _MODULES[tuple(classes)] = mod
     return mod
 
 
-def compiled_params(strategy: Any) -> list[float]:
-    """A plug-in's parameters as floats, in declaration order: bools 0/1, a string with
-    ``choices`` its index there, numbers as they are."""
-    out = []
-    for key, p in strategy.params().items():
-        v = getattr(strategy, key)
-        if isinstance(v, bool):
-            out.append(1.0 if v else 0.0)
-        elif isinstance(v, (int, float)):
-            out.append(float(v))
-        elif p.choices is not None:
-            out.append(float(p.choices.index(v)))
-        else:
-            raise ConfigError(f"parameter {key}={v!r} of strategy {strategy.name!r} cannot "
-                              f"reach a kernel as a number: give it choices, or override "
-                              f"compiled_params()")
-    from strategies.params import N_PARAMS
+_DECIDE_LINE = "from strategies.compiled import decide  # generated loops bind their own\n"
+_GREEDY_LINE = ("from strategies.greedy import greedy_decide_inline  # generated loops without "
+                "greedy: a stub\n")
+_GREEDY_STUB = ("@kernel\ndef greedy_decide_inline(st, u, rules, seat, params, pseat, buf):\n"
+                "    return -1  # no seat plays greedy in these loops: never called\n\n\n")
 
-    if len(out) > N_PARAMS:
-        raise ConfigError(f"strategy {strategy.name!r} has {len(out)} parameters for its "
-                          f"kernel; at most {N_PARAMS} reach it")
-    return out
+
+def builtin_source(kinds: Sequence[int], template: str = "sim.loop") -> str:
+    """The source of ``template`` (``sim.loop``, or ``sim.batch``) with ``decide`` dispatching
+    to the built-in ``kinds`` only (any other kind plays as random, as in
+    ``strategies.compiled.decide``)."""
+    from strategies.compiled import KERNEL_CALLS
+
+    with open(importlib.import_module(template).__file__ or "", encoding="utf-8") as f:
+        text = f.read()
+    if _DECIDE_LINE not in text:  # pragma: no cover - guards an edit of the template
+        raise RuntimeError(f"{template} lost the line that imports decide: the generated "
+                           f"loops cannot bind their own")
+    lines = [f"# decide over the built-in kinds {tuple(kinds)} only (sim.plugins.builtin_loops)"]
+    body = []
+    for k in sorted(set(kinds) | {KIND_RANDOM}):
+        module, fn, call = KERNEL_CALLS[k]
+        lines.append(f"from {module} import {fn}")
+        if k != KIND_RANDOM:
+            body.append(f"    if kind == {k}:\n        return {call}")
+    body.append(f"    return {KERNEL_CALLS[KIND_RANDOM][2]}")
+    dispatch = "\n".join(lines) + (
+        "\n\n\n@kernel\ndef decide(kind, params, st, u, rules, seat, buf, fws, uws):\n"
+        "    \"\"\"The choice code of the compiled strategy ``kind`` for ``seat``.\"\"\"\n"
+        + "\n".join(body) + "\n")
+    if KIND_GREEDY not in kinds:  # its inlined hot path would compile greedy all the same
+        if template == "sim.loop" and _GREEDY_LINE not in text:  # pragma: no cover
+            raise RuntimeError(f"{template} lost the line that imports greedy_decide_inline")
+        text = text.replace(_GREEDY_LINE, _GREEDY_STUB)
+    head, tail = text.split(_DECIDE_LINE, 1)
+    return head + tail + "\n\n" + dispatch
+
+
+def builtin_loops(kinds: Sequence[int], template: str = "sim.loop") -> Any:
+    """The compiled loops of ``template`` (``sim.loop``'s deal loops, or ``sim.batch``'s
+    step) specialised for the built-in ``kinds`` a run uses: a module generated into the
+    kernel cache folder, named by a hash of its source (the template, the kinds), so each set
+    of kinds is compiled once and cached apart, and no other player's kernel compiles."""
+    key = (template, tuple(sorted({int(k) for k in kinds})))
+    if key in _MODULES:
+        return _MODULES[key]
+    source = builtin_source(key[1], template)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    # numba names its cache files after the file: loop_<digest>.play_deals-… (Loops.kernel_name)
+    stem = f"{template.rsplit('.', 1)[1]}_{digest}"
+    mod = _load(f"_shuangkou_{stem}", os.path.join(CACHE_DIR, "loops", f"{stem}.py"), source)
+    _MODULES[key] = mod
+    return mod
+
+
+def _module(classes: Sequence[type], kinds: Sequence[int] = ()) -> Any:
+    """The generated loops module for this set of plug-in classes and the built-in ``kinds``
+    beside them (written once, cached)."""
+    builtin = builtin_loops(kinds).__name__
+    key = (tuple(classes), builtin)
+    if key in _MODULES:  # the same class objects: their source was hashed already
+        return _MODULES[key]
+    digest = _digest(classes, builtin)
+    if digest in _MODULES:
+        _MODULES[key] = _MODULES[digest]
+        return _MODULES[digest]
+    path = os.path.join(CACHE_DIR, "plugins", f"loops_{digest}.py")
+    mod = _load(f"_shuangkou_plugins_{digest}", path, _source(classes, builtin))
+    _MODULES[digest] = _MODULES[key] = mod
+    return mod
 
 
 class Loops:
-    """The compiled deal loops for one set of seats: the built-in ones (``sim.loop``) when no
-    seat is a plug-in, else the generated module's, with errors named per seat."""
+    """The compiled deal loops for one set of seats: the built-in loops specialised for the
+    seats' built-in kinds (``builtin_loops``) when no seat is a plug-in, else the generated
+    plug-in module's, with errors named per seat. Only the kernels of these seats compile."""
 
     def __init__(self, seats: Sequence[Any]) -> None:
         self.seats = list(seats)
@@ -330,11 +362,14 @@ class Loops:
                           and s.runs_compiled()},
                          key=lambda c: (c.__module__, c.__qualname__))
         self.classes = classes
-        self.mod = _module(classes) if classes else None
         kind = {c: N_BUILTIN + i for i, c in enumerate(classes)}
         self.kinds = np.array([kind[type(s)] if type(s) in kind
                                else (s.compiled_kind if s.runs_compiled() else -1)
                                for s in seats], dtype=np.int64)
+        builtin = sorted({int(k) for k in self.kinds if 0 <= k < N_BUILTIN})
+        self.builtin = builtin_loops(builtin)
+        self.mod = _module(classes, builtin) if classes else None
+        self.key = (self.builtin, self.mod)  # one compiled loop per key (tournament warm-up)
         self.status = np.zeros(4, dtype=np.int64)
         if self.mod is not None:
             from sim.engine import S_DECK, ST_SIZE, U_SIZE
@@ -347,18 +382,17 @@ class Loops:
             self.pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
             self.synced = np.zeros(4, dtype=np.int64)
 
+    def kernel_name(self, fn: str = "play_deals") -> str:
+        """The name numba's cache knows these loops' kernel ``fn`` by
+        (``sim._cache.kernels_cached``): whether this set of kinds is compiled yet."""
+        mod = self.mod if self.mod is not None else self.builtin
+        return os.path.splitext(os.path.basename(mod.__file__))[0] + "." + fn
+
     # --- errors --------------------------------------------------------------------------
     def _fail(self, status: np.ndarray, seed: int, deal: int,
               e: BaseException | None = None) -> StrategyError:
         seat = int(status[ST_SEAT])
-        spec = self.seats[seat].spec()
-        where = (f"(seed {seed}, deal {deal}; replay with shuangkou play --seed {seed} "
-                 f"--first-deal {deal} --deals 1)")
-        if e is None:
-            return StrategyError(f"strategy {spec!r} in seat {seat} returned the illegal code "
-                                 f"{int(status[ST_CODE])} {where}")
-        return StrategyError(f"strategy {spec!r} in seat {seat} raised {type(e).__name__}: "
-                             f"{e} in its kernel {where}")
+        return kernel_error(self.seats[seat].spec(), seat, seed, deal, int(status[ST_CODE]), e)
 
     def _run(self, fn: Any, args: tuple, status: np.ndarray, seed: Any, first: Any) -> None:
         """``fn(*args)``; an error names deal ``first + status[ST_DEAL]``."""
@@ -366,10 +400,7 @@ class Loops:
         try:
             fn(*args)
         except NumbaError as e:  # a kernel that does not compile: its first line says why
-            names = ", ".join(c.name for c in self.classes)
-            first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()
-                          and not ln.startswith(("Failed in", "During"))), type(e).__name__)
-            raise ConfigError(f"compiled plug-in {names} does not compile: {first}") from None
+            raise compile_error(", ".join(c.name for c in self.classes), e) from None
         except Exception as e:  # noqa: BLE001 - anything a kernel raises is reported
             raise self._fail(status, int(seed), int(first) + int(status[ST_DEAL]), e) from None
         if status[ST_ERROR]:
@@ -380,9 +411,7 @@ class Loops:
                    params: np.ndarray, out: np.ndarray) -> None:
         """Rows ``0 … k-1`` of ``out`` are final even when deal ``first + k`` fails."""
         if self.mod is None:
-            from sim.loop import play_deals
-
-            play_deals(seed, first, n, rules, kinds, params, out)
+            self.builtin.play_deals(seed, first, n, rules, kinds, params, out)
             return
         status = np.zeros(4, dtype=np.int64)  # one per call: estimate runs threads
         self._run(self.mod.play_deals, (seed, first, n, rules, kinds, params, status, out),
@@ -392,9 +421,8 @@ class Loops:
                          kinds: np.ndarray, params: np.ndarray, fix_seat: int,
                          fix_cards: np.ndarray, out: np.ndarray) -> None:
         if self.mod is None:
-            from sim.loop import play_deals_fixed
-
-            play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, out)
+            self.builtin.play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat,
+                                          fix_cards, out)
             return
         status = np.zeros(4, dtype=np.int64)
         self._run(self.mod.play_deals_fixed, (seed, first, n, rules, kinds, params, fix_seat,
@@ -404,9 +432,7 @@ class Loops:
                   kinds: np.ndarray, params: np.ndarray, buf: np.ndarray, fws: np.ndarray,
                   uws: np.ndarray) -> None:
         if self.mod is None:
-            from sim.loop import play_deal
-
-            play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws)
+            self.builtin.play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws)
             return
         self._run(self.mod.play_deal, (st, u, rules, seed, deal, kinds, params, buf, fws, uws,
                                        self.m_st, self.m_u, self.m_r, self.m_p, self.pbuf,
@@ -419,7 +445,7 @@ class Loops:
         """One decision of the seat to act (the step API); ``seed``/``deal`` name it in an
         error."""
         if self.mod is None or kind < N_BUILTIN:
-            return int(builtin_decide(kind, params, st, u, rules, seat, buf, fws, uws))
+            return int(self.builtin.decide(kind, params, st, u, rules, seat, buf, fws, uws))
         out = [0]
 
         def call() -> None:
@@ -429,36 +455,3 @@ class Loops:
 
         self._run(call, (), self.status, seed, deal)
         return out[0]
-
-
-def choose_with_kernel(strategy: Any, obs: Any, legal_choices: list) -> Any:
-    """``choose`` of a compiled plug-in from an observation: its kernel on the masked state,
-    with its own random streams restored (as ``strategies.tier.CompiledStrategy``)."""
-    from sim.engine import CALL, S_PHASE, U_CTR, U_KEY, legal
-    from strategies.compiled import new_scratch
-    from strategies.params import param_table
-
-    cache = getattr(strategy, "_plugin_cache", None)
-    if cache is None:
-        cache = strategy._plugin_cache = (Loops([strategy] * 4), new_scratch(),
-                                          param_table([strategy.compiled_params()] * 4))
-    loops, scratch, params = cache
-    st, u = (a.copy() for a in obs.arrays())
-    s = obs.seat
-    streams = getattr(strategy, "_streams", None)
-    if streams is not None:
-        for slot, (key, ctr) in zip((1 + s, 5 + s), streams):
-            u[U_KEY + slot] = key
-            u[U_CTR + slot] = ctr
-    seed, deal = getattr(strategy, "_deal_id", (0, 0))
-    code = loops.decide(int(loops.kinds[0]), params, st, u, obs.rules.array(), s, *scratch,
-                        seed=seed, deal=deal)
-    if streams is not None:
-        for i, slot in enumerate((1 + s, 5 + s)):
-            streams[i][1] = int(u[U_CTR + slot])
-    m_st, m_u = obs.arrays()
-    n = legal(m_st, m_u, scratch[0])
-    codes = scratch[0][:n].tolist()
-    if m_st[S_PHASE] == CALL:
-        return None if code < 0 else legal_choices[1 + codes.index(code)]
-    return legal_choices[codes.index(code)]

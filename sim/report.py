@@ -154,7 +154,7 @@ def _strategy(i: int, players: Sequence[str], oracle: Sequence[bool],
               sides: Sequence[tuple[dict[str, Any], str]], rules: Mapping[str, int]
               ) -> dict[str, Any]:
     """A player's figures over all its matchups (A's results as they are, B's negated)."""
-    from sim.scoring import level
+    from sim.titles import level
 
     pairs, wdl, merged = Moments(), WDL(), None
     strata = []  # one per matchup: the interval treats matchups as strata (stratified_ci)

@@ -6,6 +6,7 @@ import numpy as np
 
 from sim.jit import kernel
 from sim.rules import DEFAULT_RULES, R_CAP, R_STEP, R_UNIT, Rules
+from sim.titles import LEVELS, level  # noqa: F401  (the R25 titles: a numpy-free table)
 
 
 @kernel
@@ -33,20 +34,3 @@ def settle(attacker_score: int, rules: Rules | None = None) -> tuple[int, int]:
         raise ValueError(f"attacker score {attacker_score!r} must be >= 0 (R22, R23)")
     a = int(settle_kernel(int(attacker_score), (rules or DEFAULT_RULES).array()))
     return a, -a
-
-
-LEVELS: tuple[tuple[int, str], ...] = (
-    (80000, "宗师"), (51200, "大师"), (34000, "博士导师"), (22600, "教授"), (15000, "副教授"),
-    (9800, "讲师"), (6400, "博士后"), (4200, "博士"), (2600, "研究生"), (1600, "本科生"),
-    (960, "大专生"), (500, "高中生"), (200, "初中生"), (0, "小学生"),
-)
-
-
-def level(skill: int | float) -> str:
-    """The R25 title of a skill value: ``level(1600) == '本科生'``, below 0 is ``'幼儿园'``."""
-    if isinstance(skill, bool) or not isinstance(skill, (int, float, np.integer, np.floating)):
-        raise ValueError(f"skill value {skill!r} must be a number")
-    for threshold, title in LEVELS:
-        if skill >= threshold:
-            return title
-    return "幼儿园"

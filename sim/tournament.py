@@ -53,16 +53,8 @@ import numpy as np
 
 from sim.errors import ConfigError, WorkerError
 from sim.stats import SPRT, WDL, Histogram, Moments
+from sim.tables import DEAL_COLUMNS  # noqa: F401  (the per-deal table's columns)
 
-DEAL_COLUMNS: dict[str, type] = {
-    "seed": np.uint64, "deal": np.int64, "matchup": np.int16, "orientation": np.int8,
-    "seat0": np.int16, "seat1": np.int16, "seat2": np.int16, "seat3": np.int16,
-    "caller": np.int8, "trump": np.int8, "attacker_team": np.int8,
-    "attacker_points": np.int16, "attacker_score": np.int32, "multiplier": np.int16,
-    "settle0": np.int32, "settle1": np.int32, "settle2": np.int32, "settle3": np.int32,
-    "redeals": np.int16, "void": np.int8, "calls": np.int16, "overrides": np.int16,
-    "show_rank": np.int8, "caller_trumps": np.int8, "first_show_round": np.int8,
-}
 # summary-row columns (sim.loop.COLUMN_NAMES) copied into the table under the same name
 _FROM_ROWS = ("caller", "trump", "attacker_points", "multiplier", "redeals", "void", "calls",
               "overrides", "show_rank", "caller_trumps", "first_show_round")
@@ -326,8 +318,8 @@ def _prepare(task: Task) -> None:
 def _rows(task: Task, deals: np.ndarray, specs: Sequence[str]) -> np.ndarray:
     """Summary rows of ``deals`` (ascending) with seats ``specs`` (team A, team B)."""
     from sim import runner
-    from sim.loop import N_COLS
     from sim.rules import Rules
+    from sim.tables import N_COLS
 
     rules = Rules.from_dict(dict(task.rules))
     seats = runner.make_seats(list(specs))
@@ -356,7 +348,7 @@ def _columns(task: Task, deals: np.ndarray, orient: np.ndarray,
     positions they fill (a slice or index array); each column is cast and placed in one step,
     without an interleaved copy of the rows.
     """
-    from sim.loop import COLUMN_NAMES
+    from sim.tables import COLUMN_NAMES
 
     pos = {name: i for i, name in enumerate(COLUMN_NAMES)}
     g = deals.size
@@ -848,10 +840,16 @@ def _watch_parent(parent: int) -> None:
     _WATCHDOG.append(t)
 
 
-def _kernels_cached() -> bool:
+def _kernels_cached(cfg: Any) -> bool:
+    """Whether the loops of every matchup (one per set of strategy kinds) are compiled."""
+    from sim import runner
     from sim._cache import kernels_cached
 
-    return kernels_cached()
+    for a, b in cfg.matchups():
+        tables = runner.compiled_tables(runner.make_seats([cfg.players[a], cfg.players[b]]))
+        if tables is not None and not kernels_cached(tables.loops.kernel_name()):
+            return False
+    return True
 
 
 def _warm_up(cfg: Any) -> None:
@@ -866,13 +864,13 @@ def _warm_up(cfg: Any) -> None:
     for a, b in cfg.matchups():
         seats = runner.make_seats([cfg.players[a], cfg.players[b]])
         tables = runner.compiled_tables(seats)
-        if tables is not None and tables.loops.mod not in warm:
-            warm.add(tables.loops.mod)  # one loop per set of compiled plug-ins (None: built-ins)
+        if tables is not None and tables.loops.key not in warm:
+            warm.add(tables.loops.key)  # one loop per set of strategy kinds
 
             def play_one(seats: list[Any] = seats) -> None:
                 runner.summaries(cfg.seed, cfg.first_deal, 1, seats, rules)
 
-            if not compile_first(play_one):  # on a cold cache: with a notice
+            if not compile_first(play_one, kernel=tables.loops.kernel_name()):  # cold: a notice
                 play_one()  # load the kernels here before the workers start
 
 
@@ -1024,7 +1022,7 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     per_deal = games_per_deal(cfg)
     # progress counts deals (a duplicate deal is two games), as the config does
     total_deals = cfg.deals * len(cfg.matchups())  # arithmetic: the plan stays lazy
-    if not agg.finished and (cfg.jobs > 1 or cfg.backend == "dask" or not _kernels_cached()):
+    if not agg.finished and (cfg.jobs > 1 or cfg.backend == "dask" or not _kernels_cached(cfg)):
         _warm_up(cfg)  # before the clock and the bar: compile time is not deals/s
     t0 = time.perf_counter()
     deals_now = written = 0

@@ -153,7 +153,7 @@ class Strategy:
         A compiled plug-in (``kernel`` set) runs its kernel on the observation's masked state.
         """
         if self._plugin():
-            from sim.plugins import choose_with_kernel
+            from strategies.plugin import choose_with_kernel
 
             return choose_with_kernel(self, obs, legal)
         raise NotImplementedError
@@ -165,7 +165,7 @@ class Strategy:
         string with ``choices`` its index); each reaches the kernel as ``params[i]``.
         """
         if self._plugin():
-            from sim.plugins import compiled_params
+            from strategies.plugin import compiled_params
 
             return compiled_params(self)
         return []

@@ -20,28 +20,37 @@ from its seat's streams, so a seat's choices never depend on which strategies si
 
 from __future__ import annotations
 
-import numpy as np
-
 from sim.jit import kernel
 from strategies.greedy import greedy_decide
+from strategies.kinds import (  # noqa: F401  (re-exported)
+    FLOAT_SCRATCH,
+    INT_SCRATCH,
+    KIND_GREEDY,
+    KIND_ISMCTS,
+    KIND_ORACLE,
+    KIND_PIMC,
+    KIND_RANDOM,
+    UINT_SCRATCH,
+)
 from strategies.params import N_PARAMS, PARAM_ROWS, ROLLOUT_ROW, param_table  # noqa: F401
 from strategies.random import random_decide
 from strategies.search import ismcts_decide, oracle_decide, pimc_decide
+from strategies.tier import new_scratch  # noqa: F401  (re-exported)
 
-KIND_RANDOM = 0
-KIND_GREEDY = 1
-KIND_PIMC = 2
-KIND_ISMCTS = 3
-KIND_ORACLE = 4
-INT_SCRATCH = 1 << 20
-FLOAT_SCRATCH = 1 << 18
-UINT_SCRATCH = 1 << 12
-
-
-def new_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(buf, fws, uws) scratch arrays for ``decide``."""
-    return (np.zeros(INT_SCRATCH, dtype=np.int64), np.zeros(FLOAT_SCRATCH, dtype=np.float64),
-            np.zeros(UINT_SCRATCH, dtype=np.uint64))
+# kind -> (module, kernel, its call in ``decide``): the table the generated loops dispatch by
+# (sim.plugins.builtin_loops); keep it and ``decide`` in step
+KERNEL_CALLS = {
+    KIND_GREEDY: ("strategies.greedy", "greedy_decide",
+                  "greedy_decide(st, u, rules, seat, params, seat, buf)"),
+    KIND_PIMC: ("strategies.search", "pimc_decide",
+                "pimc_decide(st, u, rules, seat, params, buf, fws, uws)"),
+    KIND_ISMCTS: ("strategies.search", "ismcts_decide",
+                  "ismcts_decide(st, u, rules, seat, params, buf, fws, uws)"),
+    KIND_ORACLE: ("strategies.search", "oracle_decide",
+                  "oracle_decide(st, u, rules, seat, params, buf, fws, uws)"),
+    KIND_RANDOM: ("strategies.random", "random_decide",
+                  "random_decide(st, u, seat, params[seat, 0], buf)"),
+}
 
 
 @kernel

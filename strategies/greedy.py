@@ -345,6 +345,9 @@ class GreedyStrategy(CompiledStrategy):
     contest_at = param(0, int, lo=0, hi=400,
                        doc="trick points from which it tries to win before playing last")
 
+    def kernel_decide(self, params, st, u, rules, seat, buf, fws, uws):
+        return greedy_decide(st, u, rules, seat, params, seat, buf)
+
     def compiled_params(self) -> list[float]:
         return [self.show_at, self.min_cards, self.partner_margin, self.draw_share,
                 self.keep_pair_from, self.contest_at]

@@ -47,13 +47,20 @@ def register(cls: type[Strategy]) -> type[Strategy]:
     return cls
 
 
+def builtin_classes() -> list[type[Strategy]]:
+    """The strategies that ship with the package."""
+    from strategies.greedy import GreedyStrategy
+    from strategies.random import RandomStrategy
+    from strategies.search import IsmctsStrategy, OracleStrategy, PimcStrategy
+
+    return [RandomStrategy, GreedyStrategy, PimcStrategy, IsmctsStrategy, OracleStrategy]
+
+
 def _load_builtins() -> None:
     global _BUILTINS_LOADED
     if _BUILTINS_LOADED:
         return
     _BUILTINS_LOADED = True
-    from strategies import builtin_classes
-
     for cls in builtin_classes():
         _BUILTIN_NAMES.add(cls.name)
         _REGISTRY[cls.name] = cls  # before any plug-in: register() refuses their names

@@ -305,6 +305,9 @@ class PimcStrategy(CompiledStrategy):
     samples = param(64, int, lo=1, hi=100_000, doc="worlds sampled per decision")
     rollout = param("greedy", str, choices=_POLICIES, doc="rollout policy")
 
+    def kernel_decide(self, params, st, u, rules, seat, buf, fws, uws):
+        return pimc_decide(st, u, rules, seat, params, buf, fws, uws)
+
     def compiled_params(self) -> list[float]:
         return [self.samples, _POLICIES.index(self.rollout)]
 
@@ -317,6 +320,9 @@ class IsmctsStrategy(CompiledStrategy):
     iterations = param(1000, int, lo=1, hi=100_000, doc="iterations per decision")
     c = param(0.3, float, lo=0.0, hi=100.0, doc="UCB exploration constant")
     rollout = param("greedy", str, choices=_POLICIES, doc="rollout policy")
+
+    def kernel_decide(self, params, st, u, rules, seat, buf, fws, uws):
+        return ismcts_decide(st, u, rules, seat, params, buf, fws, uws)
 
     def compiled_params(self) -> list[float]:
         return [self.iterations, self.c, _POLICIES.index(self.rollout)]
@@ -334,6 +340,9 @@ class OracleStrategy(CompiledStrategy):
     iterations = param(1000, int, lo=1, hi=100_000, doc="MCTS iterations (search=mcts)")
     c = param(0.3, float, lo=0.0, hi=100.0, doc="UCB exploration constant (search=mcts)")
     rollout = param("egreedy", str, choices=_POLICIES, doc="rollout policy")
+
+    def kernel_decide(self, params, st, u, rules, seat, buf, fws, uws):
+        return oracle_decide(st, u, rules, seat, params, buf, fws, uws)
 
     def compiled_params(self) -> list[float]:
         if self.search == "mcts":

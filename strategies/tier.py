@@ -16,10 +16,28 @@ from sim.engine import CALL, S_PHASE, U_CTR, U_KEY, legal
 from sim.errors import StrategyError
 from sim.rng import stream_key
 from strategies.base import Strategy
+from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH
+from strategies.params import param_table
+
+
+def new_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(buf, fws, uws) scratch arrays for a compiled strategy's kernel."""
+    return (np.zeros(INT_SCRATCH, dtype=np.int64), np.zeros(FLOAT_SCRATCH, dtype=np.float64),
+            np.zeros(UINT_SCRATCH, dtype=np.uint64))
 
 
 class CompiledStrategy(Strategy):
-    """Base of the strategies that have a numba kernel (``compiled_kind``)."""
+    """Base of the strategies that have a numba kernel (``compiled_kind``).
+
+    A subclass runs its own kernel in ``kernel_decide`` (only that kernel compiles when a Python bot
+    asks it); the compiled deal loops (``sim.loop``) call the same kernel by ``compiled_kind``.
+    """
+
+    def kernel_decide(self, params: np.ndarray, st: np.ndarray, u: np.ndarray, rules: np.ndarray,
+               seat: int, buf: np.ndarray, fws: np.ndarray,
+               uws: np.ndarray) -> int:  # pragma: no cover - abstract
+        """The choice code of this strategy's kernel for ``seat`` (``strategies.compiled``)."""
+        raise NotImplementedError
 
     def begin_deal(self, seat: int, seed: int, deal: int) -> None:
         self.seat = seat
@@ -30,9 +48,6 @@ class CompiledStrategy(Strategy):
         if self.oracle:
             raise StrategyError(f"strategy {self.spec()!r} sees every hand: it runs only in "
                                 f"the compiled tier, not from an observation")
-        from strategies.compiled import decide, new_scratch
-        from strategies.params import param_table
-
         if getattr(self, "_scratch", None) is None:
             self._scratch = new_scratch()
             self._params = param_table([self.compiled_params()] * 4)
@@ -41,8 +56,7 @@ class CompiledStrategy(Strategy):
         for slot, (key, ctr) in zip((1 + s, 5 + s), self._streams):
             u[U_KEY + slot] = key
             u[U_CTR + slot] = ctr
-        code = int(decide(self.compiled_kind, self._params, st, u, obs.rules.array(), s,
-                          *self._scratch))
+        code = int(self.kernel_decide(self._params, st, u, obs.rules.array(), s, *self._scratch))
         for i, slot in enumerate((1 + s, 5 + s)):
             self._streams[i][1] = int(u[U_CTR + slot])
         m_st, m_u = obs.arrays()

@@ -157,8 +157,13 @@ def test_generated_module_is_reused(tmp_path):
     from sim import plugins
 
     a = plugins.Loops(make_seats([CautiousC(), make("random")]))
-    b = plugins.Loops(make_seats([CautiousC(greed=3), make("greedy")]))
+    b = plugins.Loops(make_seats([CautiousC(greed=3), make("random")]))
     assert a.mod is b.mod and list(a.kinds) == [plugins.N_BUILTIN, 0] * 2
+    # beside other built-in kinds: another module (each run compiles only its kinds' kernels)
+    c = plugins.Loops(make_seats([CautiousC(greed=3), make("greedy")]))
+    # (greedy's inlined branch of the deal loop is a stub there: greedy's module is not used)
+    assert c.mod is not a.mod and "from strategies.greedy" not in open(a.builtin.__file__).read()
+    assert "from strategies.greedy" in open(c.builtin.__file__).read()
     assert plugins.Loops(make_seats("random")).mod is None
     assert os.path.dirname(a.mod.__file__).startswith(os.environ.get("NUMBA_CACHE_DIR", ""))
     np.testing.assert_equal(a.kinds, [5, 0, 5, 0])

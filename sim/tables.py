@@ -1,0 +1,27 @@
+"""Tables of the result data, importable without the engine or numba: the columns of the
+compiled loop's summary rows (``sim.loop``) and of the per-deal table (``sim.tournament``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# columns of a summary row (one per deal), filled by sim.loop.summarize
+(C_REDEALS, C_VOID, C_CALLER, C_TRUMP, C_ATT_POINTS, C_MULT, C_SCORE, C_SETTLE0, C_SETTLE1,
+ C_SETTLE2, C_SETTLE3, C_NCALLS, C_OVERRIDES, C_SHOW_RANK, C_TRUMP_LEN, C_DECISIONS,
+ C_NTRICKS, C_LAST_WINNER, C_FIRST_SHOW_ROUND) = range(19)
+N_COLS = 19
+COLUMN_NAMES = ("redeals", "void", "caller", "trump", "attacker_points", "multiplier",
+                "attacker_score", "settle0", "settle1", "settle2", "settle3", "calls",
+                "overrides", "show_rank", "caller_trumps", "decisions", "tricks",
+                "last_winner", "first_show_round")
+
+# the per-deal table of a tournament (docs/results.md), with the integer type of each column
+DEAL_COLUMNS: dict[str, type] = {
+    "seed": np.uint64, "deal": np.int64, "matchup": np.int16, "orientation": np.int8,
+    "seat0": np.int16, "seat1": np.int16, "seat2": np.int16, "seat3": np.int16,
+    "caller": np.int8, "trump": np.int8, "attacker_team": np.int8,
+    "attacker_points": np.int16, "attacker_score": np.int32, "multiplier": np.int16,
+    "settle0": np.int32, "settle1": np.int32, "settle2": np.int32, "settle3": np.int32,
+    "redeals": np.int16, "void": np.int8, "calls": np.int16, "overrides": np.int16,
+    "show_rank": np.int8, "caller_trumps": np.int8, "first_show_round": np.int8,
+}

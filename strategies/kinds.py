@@ -1,0 +1,16 @@
+"""The numbers the compiled deal loops dispatch on: the built-in strategy kinds and the sizes
+of the scratch arrays. Plain constants (no numpy, no numba), so that every layer can read them
+(``tests/test_layers.py``)."""
+
+KIND_RANDOM = 0
+KIND_GREEDY = 1
+KIND_PIMC = 2
+KIND_ISMCTS = 3
+KIND_ORACLE = 4
+N_BUILTIN = 5  # plug-in kernels are numbered from here (sim.plugins)
+BUILTIN_NAMES = ("random", "greedy", "pimc", "ismcts", "oracle")  # by kind
+
+INT_SCRATCH = 1 << 20  # int64 scratch of a built-in kernel (``buf``)
+FLOAT_SCRATCH = 1 << 18  # float64 scratch (``fws``)
+UINT_SCRATCH = 1 << 12  # uint64 scratch (``uws``)
+PLUGIN_SCRATCH = 1 << 16  # int64 scratch of a plug-in kernel, one per seat (its ``buf``)

@@ -1,0 +1,121 @@
+"""Compiled plug-ins on the strategy side: a class's ``kernel``, its parameters as floats, and
+``choose`` from an observation (the kernel run on the masked state). The compiled deal loops
+that call plug-in kernels are generated on the harness side (``sim.plugins``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sim.errors import ConfigError, StrategyError
+from strategies.kinds import INT_SCRATCH, PLUGIN_SCRATCH
+
+
+def plugin_kernel(cls: type) -> Any:
+    """The ``kernel`` a strategy class (or a base) declares, or None."""
+    for klass in cls.__mro__:
+        if "kernel" in vars(klass):
+            return vars(klass)["kernel"]
+    return None
+
+
+def fresh_kernel(k: Any, inline: bool = False) -> Any:
+    """``k`` compiled anew, uncached: numba's own cache of a kernel knows its file only by
+    modification time and size (an edited helper module could run stale). ``inline``: numba
+    inlines it into its caller (the generated deal loops' hot path)."""
+    from numba import jit
+
+    extra = {"inline": "always"} if inline else {}
+    return jit(**{**k.targetoptions, "cache": False, **extra})(k.py_func)
+
+
+def compiled_params(strategy: Any) -> list[float]:
+    """A plug-in's parameters as floats, in declaration order: bools 0/1, a string with
+    ``choices`` its index there, numbers as they are."""
+    out = []
+    for key, p in strategy.params().items():
+        v = getattr(strategy, key)
+        if isinstance(v, bool):
+            out.append(1.0 if v else 0.0)
+        elif isinstance(v, (int, float)):
+            out.append(float(v))
+        elif p.choices is not None:
+            out.append(float(p.choices.index(v)))
+        else:
+            raise ConfigError(f"parameter {key}={v!r} of strategy {strategy.name!r} cannot "
+                              f"reach a kernel as a number: give it choices, or override "
+                              f"compiled_params()")
+    from strategies.params import N_PARAMS
+
+    if len(out) > N_PARAMS:
+        raise ConfigError(f"strategy {strategy.name!r} has {len(out)} parameters for its "
+                          f"kernel; at most {N_PARAMS} reach it")
+    return out
+
+
+def kernel_error(spec: str, seat: int, seed: int, deal: int, code: int = 0,
+                 e: BaseException | None = None) -> StrategyError:
+    """The one-line error of a plug-in kernel that returned an illegal code or raised."""
+    where = (f"(seed {seed}, deal {deal}; replay with shuangkou play --seed {seed} "
+             f"--first-deal {deal} --deals 1)")
+    if e is None:
+        return StrategyError(f"strategy {spec!r} in seat {seat} returned the illegal code "
+                             f"{code} {where}")
+    return StrategyError(f"strategy {spec!r} in seat {seat} raised {type(e).__name__}: "
+                         f"{e} in its kernel {where}")
+
+
+def compile_error(names: str, e: BaseException) -> ConfigError:
+    """The one-line error of a plug-in kernel that does not compile: its first line says why."""
+    first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()
+                  and not ln.startswith(("Failed in", "During"))), type(e).__name__)
+    return ConfigError(f"compiled plug-in {names} does not compile: {first}")
+
+
+def choose_with_kernel(strategy: Any, obs: Any, legal_choices: list) -> Any:
+    """``choose`` of a compiled plug-in from an observation: its kernel on the masked state,
+    with its own random streams restored (as ``strategies.tier.CompiledStrategy``), on its
+    own copies of the rules and parameters, exactly as the generated deal loops call it."""
+    from numba.core.errors import NumbaError
+
+    from sim.engine import CALL, S_DECK, S_PHASE, ST_SIZE, U_CTR, U_KEY, U_SIZE, legal
+    from sim.view import is_legal, mask_into, unmask_streams
+    from strategies.params import param_table
+
+    cache = getattr(strategy, "_plugin_cache", None)
+    if cache is None:
+        m_st = np.zeros(ST_SIZE, dtype=np.int64)
+        m_st[S_DECK:] = -1  # the deck and fixed cards: never shown
+        cache = strategy._plugin_cache = (
+            fresh_kernel(plugin_kernel(type(strategy))), np.zeros(INT_SCRATCH, dtype=np.int64),
+            param_table([strategy.compiled_params()] * 4), m_st,
+            np.zeros(U_SIZE, dtype=np.uint64), np.zeros(PLUGIN_SCRATCH, dtype=np.int64))
+    k, buf, params, m_st, m_u, pbuf = cache
+    st, u = (a.copy() for a in obs.arrays())
+    s = obs.seat
+    streams = getattr(strategy, "_streams", None)
+    if streams is not None:
+        for slot, (key, ctr) in zip((1 + s, 5 + s), streams):
+            u[U_KEY + slot] = key
+            u[U_CTR + slot] = ctr
+    seed, deal = getattr(strategy, "_deal_id", (0, 0))
+    mask_into(st, u, s, m_st, m_u)
+    try:
+        code = int(k(m_st, m_u, obs.rules.array().copy(), s, params[s].copy(), pbuf))
+    except NumbaError as e:
+        raise compile_error(strategy.name, e) from None
+    except Exception as e:  # noqa: BLE001 - anything a kernel raises is reported
+        raise kernel_error(strategy.spec(), s, int(seed), int(deal), e=e) from None
+    unmask_streams(u, m_u, s)
+    if not is_legal(st, u, code):
+        raise kernel_error(strategy.spec(), s, int(seed), int(deal), code=code)
+    if streams is not None:
+        for i, slot in enumerate((1 + s, 5 + s)):
+            streams[i][1] = int(u[U_CTR + slot])
+    m_st_, m_u_ = obs.arrays()
+    n = legal(m_st_, m_u_, buf)
+    codes = buf[:n].tolist()
+    if m_st_[S_PHASE] == CALL:
+        return None if code < 0 else legal_choices[1 + codes.index(code)]
+    return legal_choices[codes.index(code)]

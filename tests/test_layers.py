@@ -1,0 +1,239 @@
+"""The code's layers run one way (docs/engine.md "Layers"): every import of ``sim`` and
+``strategies`` (module-level and inside functions, and ``importlib.import_module("...")``
+with a literal name) goes from a layer to the same or a lower one, and no two modules import
+each other, directly or round a loop. ``import sim`` and the analysis modules load no numba.
+
+    L0 tables      notation and rules tables, errors, random streams, the jit decorator
+    L1 kernels     the compiled engine: state, move generation, tricks, scoring, view, spaces
+    L2 API         the Python step API and records: api, deal, record, replay, env
+    L3 strategies  strategies/* (their kernels are strategies too, above the API)
+    L4 harness     the compiled deal loops that dispatch to strategies (loop, batch, plugins),
+                   runner, config, tournament, estimate, bench
+    L5 CLI         sim.cli
+    analysis       stats, report: import only the numpy-free tables (no engine, no numba)
+    reference      the independent reference engine: imports nothing of the compiled core
+
+``sim/__init__.py`` is a lazy facade (PEP 562): ``import sim`` loads nothing; a module that
+uses ``sim.NAME`` is charged with an import of the module that defines NAME.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+LAYERS = {
+    0: ("sim._cache", "sim._cpu", "sim.jit", "sim.errors", "sim.cards", "sim.rules", "sim.rng",
+        "sim.bits",
+        "sim.titles", "sim.tables", "strategies.kinds", "strategies.params"),
+    1: ("sim.engine", "sim.movegen", "sim.trick", "sim.scoring", "sim.view", "sim.spaces"),
+    2: ("sim.api", "sim.deal", "sim.record", "sim.replay", "sim.env"),
+    3: ("strategies", "strategies.base", "strategies.registry", "strategies.tier",
+        "strategies.plugin", "strategies.random", "strategies.greedy", "strategies.sampler",
+        "strategies.search", "strategies.compiled", "strategies.example",
+        "strategies.example_compiled"),
+    4: ("sim.loop", "sim.batch", "sim.plugins", "sim.runner", "sim.config", "sim.tournament",
+        "sim.estimate", "sim.bench"),
+    5: ("sim.cli",),
+}
+# side modules: exactly what they may import
+PURE_TABLES = ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "sim.tables")
+SIDE = {"sim.stats": PURE_TABLES, "sim.report": PURE_TABLES + ("sim.stats",),
+        "sim.reference": PURE_TABLES}
+FACADE = "sim"  # sim/__init__.py: lazy, above everything
+
+
+def _modules() -> dict[str, str]:
+    out = {}
+    for pkg in ("sim", "strategies"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, pkg)):
+            for f in files:
+                if f.endswith(".py"):
+                    path = os.path.join(dirpath, f)
+                    name = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+                    out[name.removesuffix(".__init__")] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _lazy_table() -> dict[str, str]:
+    tree = ast.parse(open(MODULES[FACADE], encoding="utf-8").read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_LAZY":
+            return ast.literal_eval(node.value)
+    raise AssertionError("sim/__init__.py has no _LAZY table")
+
+
+LAZY = _lazy_table()
+
+
+def _resolve(module: str, name: str | None = None) -> str | None:
+    """The project module an ``import module`` / ``from module import name`` loads."""
+    if name and f"{module}.{name}" in MODULES:
+        return f"{module}.{name}"
+    if module == FACADE and name in LAZY:
+        return LAZY[name]
+    return module if module in MODULES else None
+
+
+def imports(mod: str) -> dict[str, tuple[bool, int]]:
+    """Project modules ``mod`` imports -> (at module level?, line)."""
+    tree = ast.parse(open(MODULES[mod], encoding="utf-8").read())
+    out: dict[str, tuple[bool, int]] = {}
+    sim_aliases: set[str] = set()
+
+    def add(target: str | None, top: bool, line: int) -> None:
+        if target and target != mod:
+            old = out.get(target)
+            out[target] = (top or (old is not None and old[0]), line)
+
+    def visit(node: ast.AST, top: bool) -> None:
+        for ch in ast.iter_child_nodes(node):
+            inner = top and not isinstance(ch, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                ast.Lambda))
+            if isinstance(ch, ast.Import):
+                for a in ch.names:
+                    if a.name == FACADE and a.asname in (None, FACADE):
+                        sim_aliases.add(a.asname or FACADE)
+                    elif a.name.split(".")[0] in ("sim", "strategies"):
+                        add(_resolve(a.name), top, ch.lineno)
+            elif isinstance(ch, ast.ImportFrom) and ch.module and ch.level == 0:
+                for a in ch.names:
+                    add(_resolve(ch.module, a.name), top, ch.lineno)
+            elif (isinstance(ch, ast.Call) and isinstance(ch.func, ast.Attribute)
+                  and ch.func.attr == "import_module" and ch.args
+                  and isinstance(ch.args[0], ast.Constant) and isinstance(ch.args[0].value, str)):
+                add(_resolve(ch.args[0].value), top, ch.lineno)
+            elif (isinstance(ch, ast.Attribute) and isinstance(ch.value, ast.Name)
+                  and ch.value.id in sim_aliases):
+                add(_resolve(FACADE, ch.attr), top, ch.lineno)
+            visit(ch, inner)
+
+    visit(tree, True)
+    return out
+
+
+def layer_of(mod: str) -> int | str:
+    for n, mods in LAYERS.items():
+        if mod in mods:
+            return n
+    if mod in SIDE or mod == FACADE:
+        return mod
+    raise AssertionError(f"module {mod} has no layer: add it to LAYERS in tests/test_layers.py")
+
+
+GRAPH = {m: imports(m) for m in MODULES}
+
+
+def test_every_module_has_a_layer():
+    for m in MODULES:
+        layer_of(m)
+    assert not set().union(*LAYERS.values()) - set(MODULES), "LAYERS names a missing module"
+
+
+def test_imports_run_one_way():
+    wrong = []
+    for m, deps in sorted(GRAPH.items()):
+        lm = layer_of(m)
+        for d, (_, line) in sorted(deps.items()):
+            ld = layer_of(d)
+            if m == FACADE:
+                ok = d not in SIDE and ld != 5  # the facade re-exports the library layers
+            elif m in SIDE:
+                ok = d in SIDE[m]
+            elif d in SIDE:
+                ok = d != "sim.reference" or lm == 5 or m == "sim.bench"
+            elif d == FACADE:
+                ok = True  # resolved through sim.NAME above
+            else:
+                ok = ld <= lm
+            if not ok:
+                wrong.append(f"{m} (L{lm}) imports {d} (L{ld}) at line {line}")
+    assert not wrong, "imports that run the wrong way:\n" + "\n".join(wrong)
+
+
+def test_no_import_cycles():
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def walk(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for d in GRAPH[m]:
+            if state.get(d) == 1:
+                cycles.append(" -> ".join(stack[stack.index(d):] + [d]))
+            elif d not in state:
+                walk(d)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(GRAPH):
+        if m not in state:
+            walk(m)
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def _top_closure(m: str) -> set[str]:
+    seen, todo = set(), [m]
+    while todo:
+        x = todo.pop()
+        for d, (top, _) in GRAPH[x].items():
+            if top and d not in seen:
+                seen.add(d)
+                todo.append(d)
+    return seen
+
+
+def test_numba_users_set_the_cache_folder_first():
+    """A module that imports numba also loads ``sim._cache`` at import (kernels are cached in
+    the folder keyed by the sources)."""
+    bad = []
+    for m, path in MODULES.items():
+        text = open(path, encoding="utf-8").read()
+        if m != "sim._cache" and ("from numba" in text or "import numba" in text):
+            top_numba = any(isinstance(n, (ast.Import, ast.ImportFrom))
+                            and "numba" in ((n.module or "") if isinstance(n, ast.ImportFrom)
+                                            else n.names[0].name)
+                            for n in ast.parse(text).body)
+            if top_numba and "sim._cache" not in _top_closure(m):
+                bad.append(m)
+    assert not bad, f"import numba without sim._cache: {bad}"
+
+
+def test_the_checker_sees_function_level_and_facade_imports(tmp_path):
+    """The walk is not blind: it finds imports inside functions and through ``sim.NAME``."""
+    deps = GRAPH["strategies.base"]
+    assert "strategies.plugin" in deps and not deps["strategies.plugin"][0]
+    assert GRAPH["strategies.example"].get("sim.api") is not None  # sim.trick_winner
+    assert "sim.stats" in GRAPH["sim.tournament"] and "sim.loop" in GRAPH["sim.runner"]
+
+
+def _loaded(code: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys\n"
+                          "print(' '.join(sorted(sys.modules)))"],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout.split()
+    return out
+
+
+@pytest.mark.parametrize("code", ["import sim", "import sim.stats", "import sim.report",
+                                  "import sim; sim.level(1600); sim.Rules; sim.ShuangkouError",
+                                  "import sim.tables, sim.titles, strategies.kinds"])
+def test_light_imports_load_no_numba(code):
+    mods = _loaded(code)
+    assert "numba" not in mods and "sim.engine" not in mods, code
+
+
+def test_sim_loads_the_engine_on_first_use():
+    mods = _loaded("import sim\nsim.Deal")
+    assert "numba" in mods and "sim.deal" in mods
+    mods = _loaded("import sim\nassert 'Deal' in dir(sim) and 'obs_spec' in sim.__all__")
+    assert "numba" not in mods

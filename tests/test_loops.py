@@ -1,0 +1,70 @@
+"""The deal loops are generated per set of strategy kinds a run uses (``sim.plugins``), and the
+kernel cache is keyed by every source a kernel can be built from (``sim._cache``)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from sim import plugins
+from sim._cache import CACHE_DIR, kernel_sources
+from sim.runner import make_seats
+
+
+def test_a_run_compiles_only_its_kinds():
+    src = plugins.builtin_source([0, 1])  # greedy vs random
+    assert "greedy_decide(" in src and "random_decide(" in src
+    for other in ("pimc_decide", "ismcts_decide", "oracle_decide", "strategies.search",
+                  "strategies.compiled import decide"):
+        assert other not in src
+    every = plugins.builtin_source([0, 1, 2, 3, 4])
+    assert all(f"{k}_decide(" in every for k in ("pimc", "ismcts", "oracle", "greedy"))
+    # the loop kernels are sim/loop.py's, unchanged
+    with open(plugins.__file__.replace("plugins.py", "loop.py"), encoding="utf-8") as f:
+        body = f.read().split("def finish_deal(")[1].split("@kernel")[0]
+    assert body in src and body in every
+
+
+def test_each_set_of_kinds_is_its_own_cached_module():
+    a = plugins.Loops(make_seats("greedy,random"))
+    b = plugins.Loops(make_seats("random,greedy"))  # the same set of kinds
+    c = plugins.Loops(make_seats("pimc(samples=2),random"))
+    assert a.builtin is b.builtin and a.builtin is not c.builtin and a.mod is None
+    text = plugins.builtin_source([0, 1])
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = os.path.join(CACHE_DIR, "loops", f"loop_{digest}.py")
+    assert a.builtin.__file__ == path  # named by a hash of its source
+    assert a.kernel_name() == f"loop_{digest}.play_deals" != c.kernel_name()
+    with open(path, encoding="utf-8") as f:
+        assert f.read() == text
+
+
+def test_cache_key_covers_kernels_in_subfolders_and_what_they_import(tmp_path):
+    def write(rel, text):
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+    write("sim/__init__.py", "")
+    write("sim/consts.py", "N = 3\n")  # no kernel, but frozen into one
+    write("sim/more.py", "M = 4\n")
+    write("sim/cli.py", "import sim.consts\n")  # imports, compiles nothing: not a source
+    write("strategies/__init__.py", "")
+    write("strategies/deep/k.py", "from sim.jit import kernel\nfrom sim import (\n  consts,\n)\n"
+          "@kernel\ndef f(x):\n    return x\n")
+    write("strategies/deep/g.py", "import numba\nimport sim.more\n")
+    got = kernel_sources(str(tmp_path))
+    assert {"strategies/deep/k.py", "strategies/deep/g.py", "sim/consts.py",
+            "sim/more.py"} <= set(got)
+    assert "sim/cli.py" not in got
+
+
+def test_batch_compiles_only_its_seats_kinds():
+    from sim.batch import Batch
+
+    src = plugins.builtin_source([], "sim.batch")  # the policy in every seat
+    assert "def batch_step(" in src and "greedy_decide" not in src and "pimc_decide" not in src
+    a = Batch(2, 1, seats=[None, "greedy", None, "greedy"], deals=2)
+    b = Batch(2, 1, seats=[None, "random", None, "greedy"], deals=2)
+    assert a._batch_step is not b._batch_step  # {greedy} and {random, greedy}
+    assert "pimc_decide" not in open(a._batch_step.py_func.__code__.co_filename).read()
