@@ -95,7 +95,8 @@ def configure() -> str:
 
 CACHE_DIR = configure()
 
-COMPILE_SECONDS = 60  # the first compile of the deal loop and every player (2-core machine)
+COMPILE_SECONDS = 20  # the first compile of the engine with greedy and random (2-core machine);
+# a run with search players compiles them too and takes longer (the notice says so)
 
 
 def kernels_cached(kernel: str = "loop.play_deals", path: str | None = None) -> bool:
@@ -114,7 +115,8 @@ def compile_first(run: Callable[[], Any], kernel: str = "loop.play_deals",
     if kernels_cached(kernel, path):
         return False
     out = stream or sys.stderr
-    print(f"compiling the engine for this machine (first run only, about {seconds} s)…",
+    print(f"compiling the engine for this machine (first run only, about {seconds} s; "
+          f"longer with search players)…",
           file=out, flush=True)
     t0 = time.perf_counter()
     run()

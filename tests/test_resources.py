@@ -299,7 +299,8 @@ def test_compile_notice_on_cold_cache_only(tmp_path):
     assert compile_first(lambda: calls.append(1), path=str(tmp_path), seconds=42, stream=out)
     text = out.getvalue().splitlines()
     assert calls == [1] and len(text) == 2
-    assert text[0] == "compiling the engine for this machine (first run only, about 42 s)…"
+    assert text[0] == ("compiling the engine for this machine (first run only, about 42 s; "
+                       "longer with search players)…")
     assert text[1].startswith("compiled in ") and str(tmp_path) in text[1]
     src = tmp_path / "sim_0123abcd"
     src.mkdir()
