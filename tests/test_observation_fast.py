@@ -1,0 +1,158 @@
+"""Observation's fields, read through the deal's shared caches (hands and the current trick
+updated by difference, tricks, calls and points kept as they grow), equal the fields computed
+the plain way from the masked state (``masked_state``) at every decision of many deals."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from sim.cards import CARD_NAMES, ID_OF_KEY, SUITS
+from sim.deal import Deal, Observation, masked_state, play_table
+from sim.engine import (
+    CALL_W,
+    PLAY,
+    S_ATT_POINTS,
+    S_CALLER,
+    S_CALLS,
+    S_CUR_CARD,
+    S_CUR_SEAT,
+    S_LEADER,
+    S_NCALLS,
+    S_NTRICKS,
+    S_PHASE,
+    S_POS,
+    S_REDEALS,
+    S_ROUND,
+    S_TRICK_A,
+    S_TRICK_B,
+    S_TRICKS,
+    S_TRUMP,
+    S_VOIDS,
+    TRICK_W,
+    U_FIRST_ONCE,
+    U_FIRST_TWICE,
+    U_ONCE,
+    U_TWICE,
+)
+from sim.record import _mask_cards
+
+FIELDS = ("trump", "hand", "round", "redeals", "calls", "shown", "caller", "attackers",
+          "attacking", "tricks", "trick", "leader", "lead", "attacker_points", "points_taken",
+          "voids", "first_hand")
+
+
+def _names(once, twice, t):
+    return [CARD_NAMES[c] for c in _mask_cards(once, twice, None if t < 0 else ID_OF_KEY[t])]
+
+
+def _play(table, a, b):
+    return list(table[a + (64 * (b + 1) if b >= 0 else 0)])
+
+
+def reference(deal: Deal, seat: int) -> dict:
+    """Every field from ``masked_state`` with plain Python, the way the fields were first
+    written (no caches)."""
+    st, u = masked_state(deal._st, deal._u, seat)
+    g = lambda i: int(st[i])  # noqa: E731
+    t = g(S_TRUMP)
+    table = play_table(t) if t >= 0 else None
+    calls = []
+    for i in range(g(S_NCALLS)):
+        r, s, card, took, ga, gb = (g(S_CALLS + i * CALL_W + k) for k in range(CALL_W))
+        calls.append({"round": r, "seat": s, "pair": CARD_NAMES[card],
+                      "took_from": took if took >= 0 else None,
+                      "gave": [CARD_NAMES[ga], CARD_NAMES[gb]]
+                      if took >= 0 and seat in (s, took) and ga >= 0 else None})
+    tricks, pts = [], [0, 0, 0, 0]
+    for i in range(g(S_NTRICKS) if t >= 0 else 0):
+        r = [g(S_TRICKS + i * TRICK_W + k) for k in range(TRICK_W)]
+        tricks.append({"leader": r[0], "winner": r[1], "points": r[2],
+                       "plays": [_play(table, r[3 + k], r[7 + k]) for k in range(4)]})
+        pts[r[1]] += r[2]
+    trick = []
+    if t >= 0 and g(S_PHASE) == PLAY:
+        trick = [_play(table, g(S_TRICK_A + k), g(S_TRICK_B + k)) for k in range(g(S_POS))]
+    caller = g(S_CALLER)
+    side = [x for x in SUITS if t >= 0 and x != SUITS[t]] + ["trump"]
+    return {
+        "trump": SUITS[t] if t >= 0 else None,
+        "hand": _names(int(u[U_ONCE + seat]), int(u[U_TWICE + seat]), t),
+        "round": g(S_ROUND), "redeals": g(S_REDEALS), "calls": calls,
+        "shown": (g(S_CUR_SEAT), CARD_NAMES[g(S_CUR_CARD)]) if g(S_CUR_SEAT) >= 0 else None,
+        "caller": caller if caller >= 0 else None,
+        "attackers": (caller % 2, caller % 2 + 2) if caller >= 0 else None,
+        "attacking": seat % 2 == caller % 2 if caller >= 0 else None,
+        "tricks": tricks, "trick": trick,
+        "leader": g(S_LEADER) if g(S_PHASE) == PLAY else None,
+        "lead": trick[0] if trick else None,
+        "attacker_points": g(S_ATT_POINTS), "points_taken": pts,
+        "voids": [{n for k, n in enumerate(side) if g(S_VOIDS + s) >> k & 1} if t >= 0
+                  else set() for s in range(4)],
+        "first_hand": _names(int(u[U_FIRST_ONCE + seat]), int(u[U_FIRST_TWICE + seat]), t)
+        if t >= 0 else [],
+    }
+
+
+@pytest.mark.parametrize("part", range(4))
+def test_every_field_equals_the_plain_computation_at_every_decision(part):
+    """25 deals per part, 100 in all: at each decision the seat to act and a random other
+    seat are observed, their fields read in a random order (and some not at all, so that the
+    shared caches are updated across gaps), and compared to the reference."""
+    rng = random.Random(part)
+    checked = 0
+    for d in range(25 * part, 25 * part + 25):
+        deal = Deal(11, d)
+        while not deal.done:
+            seat = deal.to_act.seat
+            for s in (seat, rng.randrange(4)):
+                if rng.random() < 0.3:
+                    continue
+                obs, ref = Observation(deal, s), reference(deal, s)
+                fields = list(FIELDS)
+                rng.shuffle(fields)
+                for f in fields[:rng.randrange(1, len(fields) + 1)]:
+                    assert getattr(obs, f) == ref[f], (d, s, f)
+                    checked += 1
+            codes = deal.legal_codes()
+            deal.apply_code(codes[rng.randrange(len(codes))])
+        for s in range(4):  # the final state too
+            obs, ref = Observation(deal, s), reference(deal, s)
+            assert all(getattr(obs, f) == ref[f] for f in FIELDS), (d, s)
+    assert checked > 10_000
+
+
+def test_fields_are_fresh_copies_and_a_read_observation_outlives_the_move():
+    deal = Deal(5, 1)
+    while deal.to_act.kind != "play" or not Observation(deal, deal.to_act.seat).trick:
+        deal.apply_code(deal.legal_codes()[-1])
+    seat = deal.to_act.seat
+    obs = Observation(deal, seat)
+    hand, trick, pts = obs.hand, obs.trick, obs.points_taken
+    ref = reference(deal, seat)
+    hand.clear()
+    trick[0].append("Kh")
+    pts[0] += 99
+    again = Observation(deal, seat)  # the deal's caches are untouched by the edits
+    assert again.hand == ref["hand"] and again.trick == ref["trick"]
+    assert again.points_taken == ref["points_taken"]
+    deal.apply_code(deal.legal_codes()[0])
+    # the first read took the snapshot: every field still describes the old decision
+    assert obs.first_hand == ref["first_hand"] and obs.tricks == ref["tricks"]
+    assert obs.calls == ref["calls"] and obs.voids == ref["voids"]
+    with pytest.raises(ValueError, match="stale observation"):
+        again2 = Observation.__new__(Observation)
+        Observation.__init__(again2, deal, seat)
+        deal.apply_code(deal.legal_codes()[0])
+        again2.hand  # noqa: B018
+
+
+def test_arrays_are_the_masked_state():
+    deal = Deal(3, 4)
+    for _ in range(60):
+        deal.apply_code(deal.legal_codes()[0])
+    for s in range(4):
+        st, u = Observation(deal, s).arrays()
+        m_st, m_u = masked_state(deal._st, deal._u, s)
+        assert (st == m_st).all() and (u == m_u).all()
