@@ -17,21 +17,33 @@ from sim.jit import kernel
 MAX_CHOICES = 54 + 54 * 53 // 2
 
 
+CODE_SHIFT = 6  # the second card sits above the first's 6 bits, plus one (-1: none)
+CODE_FIRST_MASK = 63
+N_CODES = 64 * 55  # every code is below this (the second card is at most key 53)
+
+
+@kernel
+def make_code(a, b):
+    """Code of a play or give-back: ``a`` alone when ``b == -1``, else ``a`` with ``b``."""
+    return a + ((b + 1) << CODE_SHIFT)
+
+
 @kernel
 def code2(a, b):
     """Code of the two-card play ``(a, b)``, ``a <= b`` (a pair when ``a == b``)."""
-    return a + 64 * (b + 1)
+    return make_code(a, b)
 
 
 @kernel
 def code_first(c):
-    return c & 63
+    """First card of a code."""
+    return c & CODE_FIRST_MASK
 
 
 @kernel
 def code_second(c):
     """Second card of a code, or -1 for a single."""
-    return (c >> 6) - 1
+    return (c >> CODE_SHIFT) - 1
 
 
 # A legal set is described by (mode, m1, m2): the rules cascade runs once (``legal_set``), and
