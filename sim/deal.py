@@ -36,6 +36,10 @@ from sim.cards import (
 )
 from sim.engine import (
     CALL,
+    CALL_GAVE_A,
+    CALL_GAVE_B,
+    CALL_SEAT,
+    CALL_TOOK,
     CALL_W,
     DONE,
     GIVEBACK,
@@ -66,7 +70,14 @@ from sim.engine import (
     S_TRUMP,
     S_VOIDS,
     ST_SIZE,
+    STREAM_SAMPLE,
+    STREAM_SEAT,
+    TRICK_A,
+    TRICK_B,
+    TRICK_LEADER,
+    TRICK_POINTS,
     TRICK_W,
+    TRICK_WINNER,
     U_CTR,
     U_FIRST_ONCE,
     U_FIRST_TWICE,
@@ -79,7 +90,7 @@ from sim.engine import (
     legal,
 )
 from sim.errors import IllegalPlayError, InvalidCardError
-from sim.movegen import MAX_CHOICES
+from sim.movegen import MAX_CHOICES, N_CODES, make_code
 from sim.record import _mask_cards, build_record
 from sim.rng import check_deal, check_seed
 from sim.rules import DEFAULT_RULES, Rules
@@ -111,25 +122,28 @@ class ToAct(NamedTuple):
 
 
 # --- choice notation <-> codes -----------------------------------------------------------
+_make_code = getattr(make_code, "py_func", make_code)  # plain Python here: no dispatch
+
+
 @lru_cache(maxsize=None)
 def play_table(trump: int) -> tuple[tuple[str, ...] | None, ...]:
     """Play code (key layout, sim.movegen) -> tuple of card names, for one trump suit."""
     ids = ID_OF_KEY[trump]
-    out: list[tuple[str, ...] | None] = [None] * (64 * 55)
+    out: list[tuple[str, ...] | None] = [None] * N_CODES
     for a in range(54):
         out[a] = (CARD_NAMES[ids[a]],)
         for b in range(a, 54):
-            out[a + 64 * (b + 1)] = (CARD_NAMES[ids[a]], CARD_NAMES[ids[b]])
+            out[_make_code(a, b)] = (CARD_NAMES[ids[a]], CARD_NAMES[ids[b]])
     return tuple(out)
 
 
 @lru_cache(maxsize=None)
 def giveback_table() -> tuple[tuple[str, str] | None, ...]:
     """Give-back code (id layout) -> pair of card names."""
-    out: list[tuple[str, str] | None] = [None] * (64 * 55)
+    out: list[tuple[str, str] | None] = [None] * N_CODES
     for a in range(54):
         for b in range(a, 54):
-            out[a + 64 * (b + 1)] = (CARD_NAMES[a], CARD_NAMES[b])
+            out[_make_code(a, b)] = (CARD_NAMES[a], CARD_NAMES[b])
     return tuple(out)
 
 
@@ -147,7 +161,7 @@ def _cards_arg(choice: Any, what: str) -> list[int]:
 def play_code(cards: Sequence[int], trump: int) -> int:
     """Code of a play given as card ids (one or two) under ``trump``."""
     keys = sorted(int(KEY_OF_ID[trump, c]) for c in cards)
-    return keys[0] if len(keys) == 1 else keys[0] + 64 * (keys[1] + 1)
+    return _make_code(keys[0], keys[1] if len(keys) == 2 else -1)
 
 
 def _names(ids: Sequence[int]) -> list[str]:
@@ -210,15 +224,15 @@ def masked_state(st: np.ndarray, u: np.ndarray, seat: int) -> tuple[np.ndarray, 
     m_st[S_FIX:S_FIX + 27] = -1
     for i in range(int(st[S_NCALLS])):
         j = S_CALLS + i * CALL_W
-        if seat not in (int(st[j + 1]), int(st[j + 3])):
-            m_st[j + 4] = -1
-            m_st[j + 5] = -1
+        if seat not in (int(st[j + CALL_SEAT]), int(st[j + CALL_TOOK])):
+            m_st[j + CALL_GAVE_A] = -1
+            m_st[j + CALL_GAVE_B] = -1
     for s in range(4):
         if s != seat:
             for off in (U_ONCE, U_TWICE, U_FIRST_ONCE, U_FIRST_TWICE):
                 m_u[off + s] = 0
     for slot in range(N_STREAMS):
-        if slot not in (1 + seat, 5 + seat):
+        if slot not in (STREAM_SEAT + seat, STREAM_SAMPLE + seat):
             m_u[U_KEY + slot] = 0
             m_u[U_CTR + slot] = 0
     return m_st, m_u
@@ -349,7 +363,8 @@ class Observation:
             n = int(st[S_NCALLS])
             if n == 0:
                 return []
-            key = (self.seat, int(st[S_REDEALS]), n, int(st[S_CALLS + (n - 1) * CALL_W + 4]))
+            gave = int(st[S_CALLS + (n - 1) * CALL_W + CALL_GAVE_A])
+            key = (self.seat, int(st[S_REDEALS]), n, gave)
             c = self._ccache.get(key)
             if c is None:
                 c = self._ccache[key] = build()
@@ -407,7 +422,7 @@ class Observation:
             table = play_table(t)
             a = st[S_TRICK_A:S_TRICK_A + pos].tolist()
             b = st[S_TRICK_B:S_TRICK_B + pos].tolist()
-            return [list(table[x + (64 * (y + 1) if y >= 0 else 0)]) for x, y in zip(a, b)]
+            return [list(table[_make_code(x, y)]) for x, y in zip(a, b)]
         return self._get("trick", f)
 
     @property
@@ -486,9 +501,9 @@ def _trick_dicts(st: np.ndarray, trump: int, first: int, n: int) -> list[dict[st
     rows = st[S_TRICKS + first * TRICK_W:S_TRICKS + n * TRICK_W].tolist()
     for j in range(0, len(rows), TRICK_W):
         r = rows[j:j + TRICK_W]
-        plays = [list(table[r[3 + k] + (64 * (r[7 + k] + 1) if r[7 + k] >= 0 else 0)])
-                 for k in range(4)]
-        out.append({"leader": r[0], "plays": plays, "winner": r[1], "points": r[2]})
+        plays = [list(table[_make_code(r[TRICK_A + k], r[TRICK_B + k])]) for k in range(4)]
+        out.append({"leader": r[TRICK_LEADER], "plays": plays, "winner": r[TRICK_WINNER],
+                    "points": r[TRICK_POINTS]})
     return out
 
 
@@ -695,7 +710,7 @@ class Deal:
         if ph == GIVEBACK:
             if len(cards) == 2:
                 a, b = sorted(cards)
-                code = a + 64 * (b + 1)
+                code = _make_code(a, b)
                 if code in codes:
                     return code
             raise IllegalPlayError(f"illegal give-back {choice!r} by seat {seat}: "

@@ -32,7 +32,12 @@ from sim.engine import (
     S_TRICKS,
     S_TRUMP,
     S_VOID,
+    TRICK_A,
+    TRICK_B,
+    TRICK_LEADER,
+    TRICK_POINTS,
     TRICK_W,
+    TRICK_WINNER,
     U_FIRST_ONCE,
     U_FIRST_TWICE,
     U_ONCE,
@@ -99,10 +104,11 @@ def build_record(st: np.ndarray, u: np.ndarray, seed: int, deal: int, rules: Rul
             j = S_TRICKS + t * TRICK_W
             plays = []
             for k in range(4):
-                a, b = int(st[j + 3 + k]), int(st[j + 7 + k])
+                a, b = int(st[j + TRICK_A + k]), int(st[j + TRICK_B + k])
                 plays.append([names[ids[a]]] if b < 0 else [names[ids[a]], names[ids[b]]])
-            tricks.append({"leader": int(st[j]), "plays": plays, "winner": int(st[j + 1]),
-                           "points": int(st[j + 2])})
+            tricks.append({"leader": int(st[j + TRICK_LEADER]), "plays": plays,
+                           "winner": int(st[j + TRICK_WINNER]),
+                           "points": int(st[j + TRICK_POINTS])})
         rec.update(caller=caller, trump=SUITS[trump], attackers=[caller % 2, caller % 2 + 2],
                    tricks=tricks, attacker_points=int(st[S_ATT_POINTS]),
                    last_trick_multiplier=int(st[S_MULT]), attacker_score=int(st[S_SCORE]),

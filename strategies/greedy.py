@@ -64,7 +64,7 @@ from sim.engine import (
     legal,
 )
 from sim.jit import kernel
-from sim.movegen import show_mask
+from sim.movegen import code_first, code_second, make_code, show_mask
 from sim.trick import trick_points, trick_winner
 from strategies.base import param
 from strategies.tier import CompiledStrategy
@@ -194,7 +194,7 @@ def greedy_giveback(st, u, seat):
             elif v < v2:
                 c2, v2 = c, v
     a, b = (c1, c2) if c1 <= c2 else (c2, c1)
-    return a + 64 * (b + 1)
+    return make_code(a, b)
 
 
 @kernel
@@ -206,7 +206,7 @@ def greedy_lead(st, u, seat, params, prow):
     left = st[S_LEFT]
     if left == 2 and w:  # R23: a pair on the last trick counts four times
         x = lsb(w)
-        return x + 64 * (x + 1)
+        return make_code(x, x)
     attacker = (seat & 1) == (st[S_CALLER] & 1)
     reserve = ZERO
     if attacker and left <= params[prow, P_KEEP_PAIR_FROM] and (w & TRUMP_MASK):
@@ -215,7 +215,7 @@ def greedy_lead(st, u, seat, params, prow):
     # a side pair nobody can beat
     best = strongest_side_master(st, seat, w, True, out1, out2)
     if best >= 0:
-        return best + 64 * (best + 1)
+        return make_code(best, best)
     # a side card that is the strongest left in its suit
     best = strongest_side_master(st, seat, o, False, out1, out2)
     if best >= 0:
@@ -268,8 +268,8 @@ def greedy_follow(st, u, rules, seat, params, prow, buf):
         best_v = -(1 << 30)
         for i in range(n):
             c = buf[i]
-            a = c & 63
-            b = (c >> 6) - 1
+            a = code_first(c)
+            b = code_second(c)
             pts = POINTS_KEY[trump, a] + (POINTS_KEY[trump, b] if b >= 0 else 0)
             cost = card_cost(a, trump) + (card_cost(b, trump) if b >= 0 else 0)
             v = (100 * pts - STRENGTH[a] - (STRENGTH[b] if b >= 0 else 0)) if safe else -cost
@@ -287,8 +287,8 @@ def greedy_follow(st, u, rules, seat, params, prow, buf):
     best_v = -(1 << 30)
     for i in range(n):  # winning candidates
         c = buf[i]
-        a = c & 63
-        b = (c >> 6) - 1
+        a = code_first(c)
+        b = code_second(c)
         if not beats(a, b, pair, lead_group, best_s, best_trump):
             continue
         if not contest and not is_master(st, seat, a, pair, out1, out2):
@@ -303,8 +303,8 @@ def greedy_follow(st, u, rules, seat, params, prow, buf):
     best_cost = 1 << 30
     for i in range(n):  # dump the cheapest
         c = buf[i]
-        a = c & 63
-        b = (c >> 6) - 1
+        a = code_first(c)
+        b = code_second(c)
         cost = card_cost(a, trump) + (card_cost(b, trump) if b >= 0 else 0)
         if cost < best_cost:
             best_cost = cost
