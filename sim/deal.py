@@ -72,9 +72,6 @@ from sim.engine import (
     ST_SIZE,
     STREAM_SAMPLE,
     STREAM_SEAT,
-    TRICK_A,
-    TRICK_B,
-    TRICK_LEADER,
     TRICK_POINTS,
     TRICK_W,
     TRICK_WINNER,
@@ -91,7 +88,7 @@ from sim.engine import (
 )
 from sim.errors import IllegalPlayError, InvalidCardError
 from sim.movegen import MAX_CHOICES, N_CODES, make_code
-from sim.record import _mask_cards, build_record
+from sim.record import _mask_cards, build_record, call_dicts, trick_dicts
 from sim.rng import check_deal, check_seed
 from sim.rules import DEFAULT_RULES, Rules
 from sim.spaces import (
@@ -344,17 +341,7 @@ class Observation:
         """Every show so far (public, R9); ``gave`` only where this seat gave or received.
         Shared by the seat's observations of the deal: read it, do not edit it."""
         def build() -> list[dict[str, Any]]:
-            st = self._st
-            out = []
-            for i in range(int(st[S_NCALLS])):
-                r, seat, card, took, ga, gb = (int(x) for x in
-                                               st[S_CALLS + i * CALL_W:S_CALLS + (i + 1) * CALL_W])
-                knows = self.seat in (seat, took)
-                out.append({"round": r, "seat": seat, "pair": CARD_NAMES[card],
-                            "took_from": took if took >= 0 else None,
-                            "gave": [CARD_NAMES[ga], CARD_NAMES[gb]]
-                            if took >= 0 and knows and ga >= 0 else None})
-            return out
+            return call_dicts(self._st, self.seat)
 
         def f() -> list[dict[str, Any]]:
             # the log only grows (or restarts at a redeal) and the last give-back is filled
@@ -404,7 +391,7 @@ class Observation:
             # completed tricks never change: the deal keeps them as dicts for every observer
             c = self._tcache
             if len(c) < n:
-                c.extend(_trick_dicts(st, self._trump, len(c), n))
+                c.extend(trick_dicts(st, self._trump, len(c), n))
             return c[:n]
         return self._get("tricks", f)
 
@@ -449,7 +436,7 @@ class Observation:
             if n:
                 rows = st[S_TRICKS:S_TRICKS + n * TRICK_W].tolist()
                 for j in range(0, len(rows), TRICK_W):
-                    pts[rows[j + 1]] += rows[j + 2]
+                    pts[rows[j + TRICK_WINNER]] += rows[j + TRICK_POINTS]
             return pts
         return list(self._get("points_taken", f))
 
@@ -492,19 +479,6 @@ _VOID_NAMES = tuple(
     tuple(tuple(n for g, n in enumerate([x for x in SUITS if x != SUITS[t]] + ["trump"])
                 if bits >> g & 1) for bits in range(16))
     for t in range(4))
-
-
-def _trick_dicts(st: np.ndarray, trump: int, first: int, n: int) -> list[dict[str, Any]]:
-    """Completed tricks ``first … n-1`` as dicts (``Observation.tricks``)."""
-    table = play_table(trump)
-    out = []
-    rows = st[S_TRICKS + first * TRICK_W:S_TRICKS + n * TRICK_W].tolist()
-    for j in range(0, len(rows), TRICK_W):
-        r = rows[j:j + TRICK_W]
-        plays = [list(table[_make_code(r[TRICK_A + k], r[TRICK_B + k])]) for k in range(4)]
-        out.append({"leader": r[TRICK_LEADER], "plays": plays, "winner": r[TRICK_WINNER],
-                    "points": r[TRICK_POINTS]})
-    return out
 
 
 # --- the deal ----------------------------------------------------------------------------

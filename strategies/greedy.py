@@ -65,7 +65,7 @@ from sim.engine import (
 )
 from sim.jit import kernel
 from sim.movegen import code_first, code_second, make_code, show_mask
-from sim.trick import trick_points, trick_winner
+from sim.trick import beats, trick_points, trick_winner
 from strategies.base import param
 from strategies.tier import CompiledStrategy
 
@@ -131,17 +131,6 @@ def strongest_side_master(st, seat, m, pair, out1, out2):
                     best < 0 or STRENGTH[k] > STRENGTH[best]):
                 best = k
     return best
-
-
-@kernel
-def beats(a, b, pair, lead_group, best_s, best_trump):
-    """Whether play ``(a, b)`` beats the play now winning (R20, R21)."""
-    if pair and b != a:
-        return False  # R21: only pairs win a pair lead
-    g = GROUP[a]
-    if g == TRUMP_GROUP:
-        return not best_trump or STRENGTH[a] > best_s
-    return g == lead_group and not best_trump and STRENGTH[a] > best_s
 
 
 @kernel

@@ -66,6 +66,7 @@ from sim.engine import (
     U_PLAYED_ONCE,
     U_PLAYED_TWICE,
     U_TWICE,
+    add_card,
     next_draw,
 )
 from sim.jit import kernel
@@ -470,11 +471,7 @@ def draw(st, u, seat, wu, w, base, fw, fbase):
         for j in (c // 4, c % 4):
             if j < 3:
                 s = (others0 + j) % 4
-                bb = BIT[key]
-                if wu[U_ONCE + s] & bb:
-                    wu[U_TWICE + s] |= bb
-                else:
-                    wu[U_ONCE + s] |= bb
+                add_card(wu, s, key)
                 x += j == 0
                 y += j == 1
 

@@ -79,3 +79,31 @@ def test_codes_round_trip(a, b):
     first = getattr(movegen.code_first, "py_func", movegen.code_first)
     second = getattr(movegen.code_second, "py_func", movegen.code_second)
     assert (first(c), second(c)) == (a, b)
+
+
+def test_one_beats_for_tricks_and_greedy():
+    from sim import trick
+    from strategies import greedy
+
+    assert greedy.beats is trick.beats  # R20/R21 written once
+
+
+def test_observations_and_records_share_one_decoder():
+    from sim import Deal
+    from strategies.random import RandomStrategy
+
+    for deal in range(3):
+        d = Deal(11, deal)
+        bots = [RandomStrategy() for _ in range(4)]
+        for s, b in enumerate(bots):
+            b.begin_deal(s, 11, deal)
+        while not d.done:
+            seat = d.to_act.seat
+            d.apply(bots[seat].choose(d.observation(seat), d.legal()))
+        rec = d.record()
+        for s in range(4):
+            obs = d.observation(s)
+            assert obs.tricks == rec["tricks"]
+            for mine, full in zip(obs.calls, rec["calls"], strict=True):
+                knows = s in (full["seat"], full["took_from"])
+                assert mine == (full if knows else {**full, "gave": None})
