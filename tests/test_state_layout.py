@@ -107,3 +107,24 @@ def test_observations_and_records_share_one_decoder():
             for mine, full in zip(obs.calls, rec["calls"], strict=True):
                 knows = s in (full["seat"], full["took_from"])
                 assert mine == (full if knows else {**full, "gave": None})
+
+
+def test_one_plugin_loader_appends_its_folders_only_for_a_plugin(tmp_path, monkeypatch):
+    import sys
+
+    from strategies import registry
+
+    (tmp_path / "sk_layout_probe_mod.py").write_text(
+        "from strategies import Strategy\n\n\n"
+        "class LayoutProbe(Strategy):\n"
+        "    name = 'layout-probe'\n\n"
+        "    def choose(self, obs, legal):\n"
+        "        return legal[0]\n")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    assert registry.load_plugins([], [str(tmp_path)]) == []
+    assert str(tmp_path) not in sys.path
+    assert registry.load_plugins(["sk_layout_probe_mod"], [str(tmp_path)]) == ["layout-probe"]
+    assert sys.path[-1] == str(tmp_path)  # appended: never shadows an installed module
+    registry.add_paths([str(tmp_path)])
+    assert sys.path.count(str(tmp_path)) == 1
