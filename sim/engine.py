@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ONE, USE_PDEP, ZERO, lsb, pext, popcount
+from sim.bits import ONE, USE_PDEP, ZERO, clear_lsb, lsb, pext, popcount
 from sim.cards import (
     BIT,
     GROUP,
@@ -415,7 +415,7 @@ def _start_play(st, u):
             m = u[U_ONCE + s]
             while m:
                 c = lsb(m)
-                m = m & (m - ONE)
+                m = clear_lsb(m)
                 k = KEY_OF_ID[t, c]
                 o |= BIT[k]
                 if u[U_TWICE + s] & BIT[c]:
@@ -659,7 +659,7 @@ def legal(st, u, out):
         while m:
             out[n] = lsb(m)
             n += 1
-            m = m & (m - ONE)
+            m = clear_lsb(m)
         return n
     if ph == GIVEBACK:
         mode, m1, m2 = giveback_set(st, u, seat)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ONE, ZERO, lsb, msb, popcount, select
+from sim.bits import ZERO, clear_lsb, lsb, msb, popcount, select
 from sim.cards import ABOVE_RANK, BIT, CLASS_MASK, GROUP, GROUP_MASK, SUITED_MASK
 from sim.jit import kernel
 
@@ -131,7 +131,7 @@ def set_kth(mode, m1, m2, k):
     m = m1
     while m:
         x = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         if mode == M_ANY2 and twice_has(m2, x):
             if k == 0:
                 return code2(x, x)
@@ -155,7 +155,7 @@ def set_all(mode, m1, m2, out):
         while m:
             out[n] = lsb(m)
             n += 1
-            m = m & (m - ONE)
+            m = clear_lsb(m)
         if mode == M_SINGLES:
             return n
         m = m2
@@ -163,7 +163,7 @@ def set_all(mode, m1, m2, out):
             x = lsb(m)
             out[n] = code2(x, x)
             n += 1
-            m = m & (m - ONE)
+            m = clear_lsb(m)
         return n
     if mode == M_PAIRS:
         m = m1
@@ -171,7 +171,7 @@ def set_all(mode, m1, m2, out):
             x = lsb(m)
             out[n] = code2(x, x)
             n += 1
-            m = m & (m - ONE)
+            m = clear_lsb(m)
         return n
     if mode == M_WITH:
         f = np.int64(m2)
@@ -179,12 +179,12 @@ def set_all(mode, m1, m2, out):
         while m:
             out[n] = _with_code(lsb(m), f)
             n += 1
-            m = m & (m - ONE)
+            m = clear_lsb(m)
         return n
     m = m1
     while m:
         x = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         if mode == M_ANY2 and twice_has(m2, x):
             out[n] = code2(x, x)
             n += 1
@@ -192,7 +192,7 @@ def set_all(mode, m1, m2, out):
         while rest:
             out[n] = code2(x, lsb(rest))
             n += 1
-            rest = rest & (rest - ONE)
+            rest = clear_lsb(rest)
     return n
 
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.bits import ONE, lsb
+from sim.bits import clear_lsb, lsb
 from sim.cards import BIT, CARD_NAMES, ID_OF_KEY, KEY_OF_ID, N_TYPES, SUITS, parse_card
 from sim.engine import (
     CALL,
@@ -253,7 +253,7 @@ def _counts(out, off, once, twice, trump):
     m = once
     while m:
         b = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         c = ID_OF_KEY[trump, b] if trump >= 0 else b
         out[off + c] = 2 if twice & BIT[b] else 1
 
@@ -329,12 +329,12 @@ def hand_ids(u, i_once, trump, out):
     ``U_ONCE + seat``, or ``U_FIRST_ONCE + seat``), in play (key) order once trump is known,
     else by id, with both copies of a pair; returns the count written to ``out``."""
     once = u[i_once]
-    twice = u[i_once + 4]
+    twice = u[i_once + U_TWICE - U_ONCE]  # U_FIRST_TWICE - U_FIRST_ONCE alike
     n = 0
     m = once
     while m:
         b = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         c = ID_OF_KEY[trump, b] if trump >= 0 else b
         out[n] = c
         n += 1

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ONE, ZERO, lsb, msb, popcount
+from sim.bits import ZERO, clear_lsb, lsb, msb, popcount
 from sim.cards import (
     ABOVE_STRENGTH,
     BIT,
@@ -146,7 +146,7 @@ def greedy_show(st, u, seat, params, prow):
     best_share = -1.0
     while m:
         c = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         t = TRUMP_IDS[c % 4]
         share = (popcount(o & t) + popcount(w & t)) / n
         if share > best_share:  # ascending ids: the lowest pair of the best suit
@@ -173,7 +173,7 @@ def greedy_giveback(st, u, seat):
     m = o
     while m:
         c = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         k = KEY_OF_ID[t, c]
         v = STRENGTH[k] + (10 if k >= 30 else 0) + 3 * POINTS_ID[c]
         for _ in range(2 if w & BIT[c] else 1):
@@ -228,7 +228,7 @@ def greedy_lead(st, u, seat, params, prow):
     m = cand
     while m:
         k = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         c = card_cost(k, trump)
         if c < best_cost:
             best_cost = c

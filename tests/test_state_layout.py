@@ -128,3 +128,8 @@ def test_one_plugin_loader_appends_its_folders_only_for_a_plugin(tmp_path, monke
     assert sys.path[-1] == str(tmp_path)  # appended: never shadows an installed module
     registry.add_paths([str(tmp_path)])
     assert sys.path.count(str(tmp_path)) == 1
+
+
+def test_hand_mask_pairs_sit_the_same_distance_apart():
+    # sim.spaces.hand_ids reads a hand's twice mask at i_once + U_TWICE - U_ONCE
+    assert engine.U_FIRST_TWICE - engine.U_FIRST_ONCE == engine.U_TWICE - engine.U_ONCE
