@@ -67,6 +67,7 @@ from sim.jit import kernel
 from sim.movegen import code_first, code_second, make_code, show_mask
 from sim.trick import beats, trick_points, trick_winner
 from strategies.base import param
+from strategies.kinds import KIND_GREEDY
 from strategies.tier import CompiledStrategy
 
 TRUMP_MASK = GROUP_MASK[TRUMP_GROUP]
@@ -323,7 +324,7 @@ class GreedyStrategy(CompiledStrategy):
     """Rule-based: shows long suits, wins cheaply, feeds partner, dumps low, draws trumps."""
 
     name = "greedy"
-    compiled_kind = 1
+    compiled_kind = KIND_GREEDY
     show_at = param(0.40, float, lo=0.0, hi=1.0, doc="share of would-be trumps needed to show")
     min_cards = param(10, int, lo=1, hi=27, doc="cards in hand before it shows")
     partner_margin = param(0.10, float, lo=0.0, hi=1.0, doc="extra share to override partner")

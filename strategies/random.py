@@ -28,6 +28,7 @@ from sim.movegen import set_count, show_mask
 from sim.movegen import set_kth_inline as set_kth
 from sim.rng import STREAM_SEAT0, Stream, bounded
 from strategies.base import Strategy, param
+from strategies.kinds import KIND_RANDOM
 
 _S32 = np.uint64(32)
 
@@ -66,7 +67,7 @@ class RandomStrategy(Strategy):
 
     name = "random"
     show_prob = param(0.25, float, lo=0.0, hi=1.0, doc="chance of showing when a show is legal")
-    compiled_kind = 0
+    compiled_kind = KIND_RANDOM
 
     def begin_deal(self, seat: int, seed: int, deal: int) -> None:
         self.seat = seat

@@ -54,6 +54,7 @@ from sim.movegen import MAX_CHOICES, code_first, code_second
 from sim.rng import bounded
 from strategies.base import param
 from strategies.greedy import greedy_decide
+from strategies.kinds import KIND_ISMCTS, KIND_ORACLE, KIND_PIMC
 from strategies.params import ROLLOUT_ROW
 from strategies.random import random_decide
 from strategies.sampler import FLOAT_REGION, REGION, draw_consistent, prepare_any
@@ -303,7 +304,7 @@ class PimcStrategy(CompiledStrategy):
     """Determinization Monte Carlo: rolls every play out on sampled worlds."""
 
     name = "pimc"
-    compiled_kind = 2
+    compiled_kind = KIND_PIMC
     samples = param(64, int, lo=1, hi=100_000, doc="worlds sampled per decision")
     rollout = param("greedy", str, choices=_POLICIES, doc="rollout policy")
 
@@ -318,7 +319,7 @@ class IsmctsStrategy(CompiledStrategy):
     """Single-observer information-set MCTS (Cowling, Powley, Whitehouse 2012)."""
 
     name = "ismcts"
-    compiled_kind = 3
+    compiled_kind = KIND_ISMCTS
     iterations = param(1000, int, lo=1, hi=100_000, doc="iterations per decision")
     c = param(0.3, float, lo=0.0, hi=100.0, doc="UCB exploration constant")
     rollout = param("greedy", str, choices=_POLICIES, doc="rollout policy")
@@ -334,7 +335,7 @@ class OracleStrategy(CompiledStrategy):
     """Analysis only: sees every hand; searches the true deal (an upper bound)."""
 
     name = "oracle"
-    compiled_kind = 4
+    compiled_kind = KIND_ORACLE
     oracle = True
     search = param("rollouts", str, choices=("rollouts", "mcts"),
                    doc="rollouts: every play rolled out `samples` times; mcts: a tree search")
