@@ -6,10 +6,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sim.cards import BIT, CARD_NAMES, ID_OF_KEY, KEY_OF_ID, check_counts, parse_cards, parse_suit
+from sim.cards import CARD_NAMES, ID_OF_KEY, KEY_OF_ID, check_counts, parse_cards, parse_suit
 from sim.deal import play_table
 from sim.errors import InvalidCardError
 from sim.movegen import MAX_CHOICES, gen_plays
+from sim.record import _mask_cards
 from sim.trick import trick_winner as _trick_winner
 
 
@@ -115,11 +116,4 @@ def hand_masks(hand: Sequence[str] | str, trump: str | None = None) -> tuple[int
 def mask_names(once: int, twice: int, trump: str | None = None) -> list[str]:
     """Card names of a (once, twice) mask pair (inverse of ``hand_masks``)."""
     ids = None if trump is None else ID_OF_KEY[parse_suit(trump)]
-    out = []
-    for b in range(54):
-        if once & int(BIT[b]):
-            name = CARD_NAMES[b if ids is None else int(ids[b])]
-            out.append(name)
-            if twice & int(BIT[b]):
-                out.append(name)
-    return out
+    return [CARD_NAMES[c] for c in _mask_cards(int(once), int(twice), ids)]

@@ -31,6 +31,7 @@ from sim.engine import (
     S_TRICK_B,
     S_TRICKS,
     ST_SIZE,
+    TRICK_A,
     TRICK_W,
     U_ONCE,
     U_SIZE,
@@ -77,7 +78,7 @@ def collect_situations(seed, n_deals, rules, kinds, params, once, twice, la, lb,
         for i in range(st[S_NTRICKS]):
             if t < tricks.shape[0]:
                 for k in range(8):
-                    tricks[t, k] = st[S_TRICKS + i * TRICK_W + 3 + k]
+                    tricks[t, k] = st[S_TRICKS + i * TRICK_W + TRICK_A + k]
                 t += 1
     return m, t
 

@@ -36,12 +36,9 @@ def _rules_from_args(pairs: Sequence[str] | None) -> Any:
 
 
 def _load_plugins(mods: Sequence[str] | None) -> None:
-    from strategies.registry import load_plugin
+    from strategies.registry import load_plugins
 
-    for m in mods or []:
-        if os.getcwd() not in sys.path:  # appended: never shadows an installed module
-            sys.path.append(os.getcwd())
-        load_plugin(m)
+    load_plugins(mods or [], [os.getcwd()])
 
 
 def _int_at_least(text: str, lo: int) -> int:

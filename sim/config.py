@@ -362,16 +362,13 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
 
 def _load_plugins(mods: tuple[str, ...], base_dir: str, source: str) -> None:
     """Import plug-in modules, looking next to the config and in the working directory."""
-    from strategies.registry import load_plugin
+    from strategies.registry import load_plugins
 
     # appended, and only when there is a plug-in to find: a module next to the config (e.g. a
     # stray matplotlib.py) must never shadow an installed one
-    for d in (os.getcwd(), base_dir) if mods else ():
-        if d and d not in sys.path:
-            sys.path.append(d)
     for i, m in enumerate(mods):
         try:
-            load_plugin(m)
+            load_plugins([m], (os.getcwd(), base_dir))
         except ShuangkouError as e:
             raise ConfigError(f"{source}: key 'plugins[{i}]' = {m!r}: {e}") from None
 

@@ -37,6 +37,10 @@ from sim.cards import (
 )
 from sim.engine import (
     CALL,
+    CALL_GAVE_A,
+    CALL_GAVE_B,
+    CALL_SEAT,
+    CALL_TOOK,
     CALL_W,
     DONE,
     GIVEBACK,
@@ -67,6 +71,8 @@ from sim.engine import (
     S_TRUMP,
     S_VOIDS,
     ST_SIZE,
+    STREAM_SAMPLE,
+    STREAM_SEAT,
     TRICK_W,
     U_CTR,
     U_FIRST_ONCE,
@@ -80,7 +86,7 @@ from sim.engine import (
     legal,
 )
 from sim.errors import IllegalPlayError, InvalidCardError
-from sim.movegen import MAX_CHOICES
+from sim.movegen import MAX_CHOICES, N_CODES, make_code
 from sim.record import _mask_cards, build_record
 from sim.rng import check_deal, check_seed
 from sim.rules import DEFAULT_RULES, Rules
@@ -111,25 +117,28 @@ class ToAct(NamedTuple):
 
 
 # --- choice notation <-> codes -----------------------------------------------------------
+_make_code = getattr(make_code, "py_func", make_code)  # plain Python here: no dispatch
+
+
 @lru_cache(maxsize=None)
 def play_table(trump: int) -> tuple[tuple[str, ...] | None, ...]:
     """Play code (key layout, sim.movegen) -> tuple of card names, for one trump suit."""
     ids = ID_OF_KEY[trump]
-    out: list[tuple[str, ...] | None] = [None] * (64 * 55)
+    out: list[tuple[str, ...] | None] = [None] * N_CODES
     for a in range(54):
         out[a] = (CARD_NAMES[ids[a]],)
         for b in range(a, 54):
-            out[a + 64 * (b + 1)] = (CARD_NAMES[ids[a]], CARD_NAMES[ids[b]])
+            out[_make_code(a, b)] = (CARD_NAMES[ids[a]], CARD_NAMES[ids[b]])
     return tuple(out)
 
 
 @lru_cache(maxsize=None)
 def giveback_table() -> tuple[tuple[str, str] | None, ...]:
     """Give-back code (id layout) -> pair of card names."""
-    out: list[tuple[str, str] | None] = [None] * (64 * 55)
+    out: list[tuple[str, str] | None] = [None] * N_CODES
     for a in range(54):
         for b in range(a, 54):
-            out[a + 64 * (b + 1)] = (CARD_NAMES[a], CARD_NAMES[b])
+            out[_make_code(a, b)] = (CARD_NAMES[a], CARD_NAMES[b])
     return tuple(out)
 
 
@@ -147,7 +156,7 @@ def _cards_arg(choice: Any, what: str) -> list[int]:
 def play_code(cards: Sequence[int], trump: int) -> int:
     """Code of a play given as card ids (one or two) under ``trump``."""
     keys = sorted(int(KEY_OF_ID[trump, c]) for c in cards)
-    return keys[0] if len(keys) == 1 else keys[0] + 64 * (keys[1] + 1)
+    return _make_code(keys[0], keys[1] if len(keys) == 2 else -1)
 
 
 def _names(ids: Sequence[int]) -> list[str]:
@@ -210,15 +219,15 @@ def masked_state(st: np.ndarray, u: np.ndarray, seat: int) -> tuple[np.ndarray, 
     m_st[S_FIX:S_FIX + 27] = -1
     for i in range(int(st[S_NCALLS])):
         j = S_CALLS + i * CALL_W
-        if seat not in (int(st[j + 1]), int(st[j + 3])):
-            m_st[j + 4] = -1
-            m_st[j + 5] = -1
+        if seat not in (int(st[j + CALL_SEAT]), int(st[j + CALL_TOOK])):
+            m_st[j + CALL_GAVE_A] = -1
+            m_st[j + CALL_GAVE_B] = -1
     for s in range(4):
         if s != seat:
             for off in (U_ONCE, U_TWICE, U_FIRST_ONCE, U_FIRST_TWICE):
                 m_u[off + s] = 0
     for slot in range(N_STREAMS):
-        if slot not in (1 + seat, 5 + seat):
+        if slot not in (STREAM_SEAT + seat, STREAM_SAMPLE + seat):
             m_u[U_KEY + slot] = 0
             m_u[U_CTR + slot] = 0
     return m_st, m_u
@@ -809,7 +818,7 @@ class Deal:
         if ph == GIVEBACK:
             if len(cards) == 2:
                 a, b = sorted(cards)
-                code = a + 64 * (b + 1)
+                code = _make_code(a, b)
                 if code in codes:
                     return code
             raise IllegalPlayError(f"illegal give-back {choice!r} by seat {seat}: "

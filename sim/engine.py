@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ONE, USE_PDEP, ZERO, lsb, pext, popcount
+from sim.bits import ONE, USE_PDEP, ZERO, clear_lsb, lsb, pext, popcount
 from sim.cards import (
     BIT,
     GROUP,
@@ -30,7 +30,10 @@ from sim.cards import (
     TRUMP_GROUP,
 )
 from sim.jit import kernel
-from sim.movegen import legal_givebacks, legal_set, set_all, show_mask
+from sim.movegen import code_first, code_second, legal_givebacks, legal_set, set_all, show_mask
+from sim.rng import STREAM_CARDS as RNG_CARDS
+from sim.rng import STREAM_SEAT0 as RNG_SEAT0
+from sim.rng import STREAM_STRATEGY0 as RNG_STRATEGY0
 from sim.rng import bounded, draw, stream_key
 from sim.rules import R_KOU_PAIR, R_KOU_SINGLE, R_MAX_REDEALS
 from sim.scoring import settle_kernel
@@ -40,55 +43,152 @@ from sim.trick import trick_points, trick_winner_inline
 CALL, GIVEBACK, PLAY, DONE = 0, 1, 2, 3
 KIND_NAMES = ("show", "giveback", "play", "done")
 
-# --- st layout ---------------------------------------------------------------------------
-S_PHASE = 0
-S_TO_ACT = 1
-S_ROUND = 2  # dealing round 1–27 reached (R5)
-S_CHANCE = 3  # seat whose calling chance is next (R7)
-S_PASSRUN = 4  # passes in a row after round 27 (R7)
-S_CUR_CARD = 5  # id of the pair on the table, -1 if none (R6)
-S_CUR_SEAT = 6  # who showed it, -1 if none
-S_GIVE_TO = 7  # who receives the give-back (R8)
-S_REDEALS = 8
-S_VOID = 9
-S_TRUMP = 10
-S_CALLER = 11
-S_NCALLS = 12
-S_LEADER = 13
-S_POS = 14  # plays made in the current trick
-S_NTRICKS = 15  # tricks completed
-S_LEFT = 16  # cards left in each hand during play
-S_ATT_POINTS = 17
-S_MULT = 18
-S_SCORE = 19
-S_SETTLE = 20  # 4 seats
-S_DECISIONS = 24
-S_NOVERRIDES = 25
-S_TRICK_A = 26  # current trick, by position: first card
-S_TRICK_B = 30  # second card or -1
-S_FIX_SEAT = 34  # seat whose hand must contain the fixed cards (-1: none; shuangkou estimate)
-S_FIX_N = 35  # how many fixed cards
-S_VOIDS = 36  # 4 seats: bit g set once the seat has shown it holds no card of group g (R18, R19)
-S_CALLS = 40  # MAX_CALLS records of CALL_W: round, seat, card, took_from, gave_a, gave_b
-CALL_W = 6
-MAX_CALLS = 16  # shows strictly rise through 13 ranks (R6), so 13 at most
-S_DECK = S_CALLS + MAX_CALLS * CALL_W
-S_TRICKS = S_DECK + 108  # 27 records of TRICK_W: leader, winner, points, a[4], b[4]
-TRICK_W = 11
-S_FIX = S_TRICKS + 27 * TRICK_W  # the fixed card ids
-ST_SIZE = S_FIX + 27
+# --- state layout: declared once --------------------------------------------------------
+# Each layout is a tuple of (name, size) fields, laid out back to back in order; ``_layout``
+# turns it into offsets, bound below to module-level ints (numba freezes them as constants).
+# tests/test_state_layout.py checks that no two fields overlap and pins every offset (records
+# and the compiled caches depend on them).
 
-# --- u layout ----------------------------------------------------------------------------
-U_ONCE = 0  # 4 seats
-U_TWICE = 4
-U_KEY = 8  # stream keys: 0 = cards, 1–4 = seats, 5–8 = the seats' sampling streams
-U_CTR = 17  # counters of the same streams
+
+def _layout(fields: tuple[tuple[str, int], ...]) -> tuple[dict[str, int], int]:
+    """Offsets of ``fields`` laid out back to back, and the total size."""
+    off: dict[str, int] = {}
+    at = 0
+    for name, size in fields:
+        if name in off or size < 1:
+            raise ValueError(f"bad layout field {name!r} (size {size})")
+        off[name] = at
+        at += size
+    return off, at
+
+
+# a call record: one show, and what the override it made took and gave back (R8)
+CALL_FIELDS = (
+    ("CALL_ROUND", 1),  # dealing round of the show
+    ("CALL_SEAT", 1),
+    ("CALL_CARD", 1),  # id of the pair shown
+    ("CALL_TOOK", 1),  # seat whose pair it took, -1 if none
+    ("CALL_GAVE_A", 1),  # the two ids given back, -1 if none
+    ("CALL_GAVE_B", 1),
+)
+_CALL, CALL_W = _layout(CALL_FIELDS)
+CALL_ROUND = _CALL["CALL_ROUND"]
+CALL_SEAT = _CALL["CALL_SEAT"]
+CALL_CARD = _CALL["CALL_CARD"]
+CALL_TOOK = _CALL["CALL_TOOK"]
+CALL_GAVE_A = _CALL["CALL_GAVE_A"]
+CALL_GAVE_B = _CALL["CALL_GAVE_B"]
+MAX_CALLS = 16  # shows strictly rise through 13 ranks (R6), so 13 at most
+
+# a trick record (key layout)
+TRICK_FIELDS = (
+    ("TRICK_LEADER", 1),
+    ("TRICK_WINNER", 1),
+    ("TRICK_POINTS", 1),
+    ("TRICK_A", 4),  # first card of each play, from the leader on
+    ("TRICK_B", 4),  # second card or -1
+)
+_TRICK, TRICK_W = _layout(TRICK_FIELDS)
+TRICK_LEADER = _TRICK["TRICK_LEADER"]
+TRICK_WINNER = _TRICK["TRICK_WINNER"]
+TRICK_POINTS = _TRICK["TRICK_POINTS"]
+TRICK_A = _TRICK["TRICK_A"]
+TRICK_B = _TRICK["TRICK_B"]
+
+ST_FIELDS = (
+    ("S_PHASE", 1),
+    ("S_TO_ACT", 1),
+    ("S_ROUND", 1),  # dealing round 1–27 reached (R5)
+    ("S_CHANCE", 1),  # seat whose calling chance is next (R7)
+    ("S_PASSRUN", 1),  # passes in a row after round 27 (R7)
+    ("S_CUR_CARD", 1),  # id of the pair on the table, -1 if none (R6)
+    ("S_CUR_SEAT", 1),  # who showed it, -1 if none
+    ("S_GIVE_TO", 1),  # who receives the give-back (R8)
+    ("S_REDEALS", 1),
+    ("S_VOID", 1),
+    ("S_TRUMP", 1),
+    ("S_CALLER", 1),
+    ("S_NCALLS", 1),
+    ("S_LEADER", 1),
+    ("S_POS", 1),  # plays made in the current trick
+    ("S_NTRICKS", 1),  # tricks completed
+    ("S_LEFT", 1),  # cards left in each hand during play
+    ("S_ATT_POINTS", 1),
+    ("S_MULT", 1),
+    ("S_SCORE", 1),
+    ("S_SETTLE", 4),  # 4 seats
+    ("S_DECISIONS", 1),
+    ("S_NOVERRIDES", 1),
+    ("S_TRICK_A", 4),  # current trick, by position: first card
+    ("S_TRICK_B", 4),  # second card or -1
+    ("S_FIX_SEAT", 1),  # seat whose hand must contain the fixed cards (-1: none; estimate)
+    ("S_FIX_N", 1),  # how many fixed cards
+    ("S_VOIDS", 4),  # 4 seats: bit g set once the seat has shown it holds no card of group g
+    ("S_CALLS", MAX_CALLS * CALL_W),  # MAX_CALLS call records (CALL_FIELDS)
+    ("S_DECK", 108),
+    ("S_TRICKS", 27 * TRICK_W),  # 27 trick records (TRICK_FIELDS)
+    ("S_FIX", 27),  # the fixed card ids
+)
+_ST, ST_SIZE = _layout(ST_FIELDS)
+S_PHASE = _ST["S_PHASE"]
+S_TO_ACT = _ST["S_TO_ACT"]
+S_ROUND = _ST["S_ROUND"]
+S_CHANCE = _ST["S_CHANCE"]
+S_PASSRUN = _ST["S_PASSRUN"]
+S_CUR_CARD = _ST["S_CUR_CARD"]
+S_CUR_SEAT = _ST["S_CUR_SEAT"]
+S_GIVE_TO = _ST["S_GIVE_TO"]
+S_REDEALS = _ST["S_REDEALS"]
+S_VOID = _ST["S_VOID"]
+S_TRUMP = _ST["S_TRUMP"]
+S_CALLER = _ST["S_CALLER"]
+S_NCALLS = _ST["S_NCALLS"]
+S_LEADER = _ST["S_LEADER"]
+S_POS = _ST["S_POS"]
+S_NTRICKS = _ST["S_NTRICKS"]
+S_LEFT = _ST["S_LEFT"]
+S_ATT_POINTS = _ST["S_ATT_POINTS"]
+S_MULT = _ST["S_MULT"]
+S_SCORE = _ST["S_SCORE"]
+S_SETTLE = _ST["S_SETTLE"]
+S_DECISIONS = _ST["S_DECISIONS"]
+S_NOVERRIDES = _ST["S_NOVERRIDES"]
+S_TRICK_A = _ST["S_TRICK_A"]
+S_TRICK_B = _ST["S_TRICK_B"]
+S_FIX_SEAT = _ST["S_FIX_SEAT"]
+S_FIX_N = _ST["S_FIX_N"]
+S_VOIDS = _ST["S_VOIDS"]
+S_CALLS = _ST["S_CALLS"]
+S_DECK = _ST["S_DECK"]
+S_TRICKS = _ST["S_TRICKS"]
+S_FIX = _ST["S_FIX"]
+
+# random-stream slots in u (key at U_KEY + slot, counter at U_CTR + slot); the stream ids they
+# are keyed with are sim.rng's STREAM_* (a seat's sampling slot 5 + s holds stream 16 + s)
+STREAM_CARDS = 0  # the deck (stream 0)
+STREAM_SEAT = 1  # slot STREAM_SEAT + seat: the seat's strategy stream (stream 1 + seat)
+STREAM_SAMPLE = 5  # slot STREAM_SAMPLE + seat: the seat's sampling stream (stream 16 + seat)
 N_STREAMS = 9
-U_FIRST_ONCE = 26  # hands at the first lead (key layout), for records and observations
-U_FIRST_TWICE = 30
-U_PLAYED_ONCE = 34  # keys played so far at least once / twice (public)
-U_PLAYED_TWICE = 35
-U_SIZE = 36
+
+U_FIELDS = (
+    ("U_ONCE", 4),  # 4 seats
+    ("U_TWICE", 4),
+    ("U_KEY", N_STREAMS),  # stream keys, by slot (STREAM_*)
+    ("U_CTR", N_STREAMS),  # counters of the same streams
+    ("U_FIRST_ONCE", 4),  # hands at the first lead (key layout), for records and observations
+    ("U_FIRST_TWICE", 4),
+    ("U_PLAYED_ONCE", 1),  # keys played so far at least once / twice (public)
+    ("U_PLAYED_TWICE", 1),
+)
+_U, U_SIZE = _layout(U_FIELDS)
+U_ONCE = _U["U_ONCE"]
+U_TWICE = _U["U_TWICE"]
+U_KEY = _U["U_KEY"]
+U_CTR = _U["U_CTR"]
+U_FIRST_ONCE = _U["U_FIRST_ONCE"]
+U_FIRST_TWICE = _U["U_FIRST_TWICE"]
+U_PLAYED_ONCE = _U["U_PLAYED_ONCE"]
+U_PLAYED_TWICE = _U["U_PLAYED_TWICE"]
 
 
 def new_state() -> tuple[np.ndarray, np.ndarray]:
@@ -145,15 +245,15 @@ def _shuffle(st, u):
     if fs < 0:
         for i in range(108):
             st[S_DECK + i] = i // 2
-        key = u[U_KEY]  # stream 0 in locals: next_draw(u, 0) without a store per draw
-        ctr = u[U_CTR]
+        key = u[U_KEY + STREAM_CARDS]  # in locals: next_draw without a store per draw
+        ctr = u[U_CTR + STREAM_CARDS]
         for i in range(107, 0, -1):
             j = bounded(draw(key, ctr), i + 1)
             ctr += ONE
             t = st[S_DECK + i]
             st[S_DECK + i] = st[S_DECK + j]
             st[S_DECK + j] = t
-        u[U_CTR] = ctr
+        u[U_CTR + STREAM_CARDS] = ctr
     else:
         _shuffle_fixed(st, u, fs)
     for s in range(4):
@@ -214,7 +314,7 @@ def _shuffle_fixed(st, u, fs):
     for k in range(kmax):
         w *= (m1 - k) / (k + 1) * 0.5 * (r_free - k) / (npool - r_free + k + 1)
         total += w
-    x = (next_draw(u, 0) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+    x = (next_draw(u, STREAM_CARDS) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
     k = 0
     w = 1.0
     acc = 1.0
@@ -223,14 +323,14 @@ def _shuffle_fixed(st, u, fs):
         k += 1
         acc += w
     for i in range(k):  # which singles the seat holds twice: a partial Fisher-Yates
-        j = i + bounded(next_draw(u, 0), m1 - i)
+        j = i + bounded(next_draw(u, STREAM_CARDS), m1 - i)
         t = singles[i]
         singles[i] = singles[j]
         singles[j] = t
         hand[h] = singles[i]
         h += 1
     for i in range(r_free - k):  # its other cards: a uniform subset of the unnamed copies
-        j = i + bounded(next_draw(u, 0), npool - i)
+        j = i + bounded(next_draw(u, STREAM_CARDS), npool - i)
         t = pool[i]
         pool[i] = pool[j]
         pool[j] = t
@@ -244,12 +344,12 @@ def _shuffle_fixed(st, u, fs):
         rest[n] = pool[i]
         n += 1
     for i in range(26, 0, -1):
-        j = bounded(next_draw(u, 0), i + 1)
+        j = bounded(next_draw(u, STREAM_CARDS), i + 1)
         t = hand[i]
         hand[i] = hand[j]
         hand[j] = t
     for i in range(80, 0, -1):
-        j = bounded(next_draw(u, 0), i + 1)
+        j = bounded(next_draw(u, STREAM_CARDS), i + 1)
         t = rest[i]
         rest[i] = rest[j]
         rest[j] = t
@@ -279,10 +379,11 @@ def init_deal_fixed(st, u, seed, deal, fix_seat, fix_cards):
     st[S_FIX_N] = fix_cards.shape[0]
     for k in range(fix_cards.shape[0]):
         st[S_FIX + k] = fix_cards[k]
-    for s in range(5):  # cards, then the four seats' strategy streams
-        u[U_KEY + s] = stream_key(seed, deal, np.uint64(s))
-    for s in range(4):  # the seats' sampling streams (16 + seat)
-        u[U_KEY + 5 + s] = stream_key(seed, deal, np.uint64(16 + s))
+    u[U_KEY + STREAM_CARDS] = stream_key(seed, deal, np.uint64(RNG_CARDS))
+    for s in range(4):  # the seats' strategy and sampling streams
+        u[U_KEY + STREAM_SEAT + s] = stream_key(seed, deal, np.uint64(RNG_SEAT0 + s))
+    for s in range(4):
+        u[U_KEY + STREAM_SAMPLE + s] = stream_key(seed, deal, np.uint64(RNG_STRATEGY0 + s))
     for s in range(N_STREAMS):
         u[U_CTR + s] = ZERO
     u[U_PLAYED_ONCE] = ZERO
@@ -314,7 +415,7 @@ def _start_play(st, u):
             m = u[U_ONCE + s]
             while m:
                 c = lsb(m)
-                m = m & (m - ONE)
+                m = clear_lsb(m)
                 k = KEY_OF_ID[t, c]
                 o |= BIT[k]
                 if u[U_TWICE + s] & BIT[c]:
@@ -413,12 +514,12 @@ def apply_show(st, u, card):
     prev = st[S_CUR_SEAT]
     prev_card = st[S_CUR_CARD]
     i = S_CALLS + st[S_NCALLS] * CALL_W
-    st[i] = st[S_ROUND]
-    st[i + 1] = seat
-    st[i + 2] = card
-    st[i + 3] = -1
-    st[i + 4] = -1
-    st[i + 5] = -1
+    st[i + CALL_ROUND] = st[S_ROUND]
+    st[i + CALL_SEAT] = seat
+    st[i + CALL_CARD] = card
+    st[i + CALL_TOOK] = -1
+    st[i + CALL_GAVE_A] = -1
+    st[i + CALL_GAVE_B] = -1
     st[S_NCALLS] += 1
     st[S_CUR_CARD] = card
     st[S_CUR_SEAT] = seat
@@ -431,7 +532,7 @@ def apply_show(st, u, card):
         u[U_TWICE + prev] &= ~b
         u[U_ONCE + seat] |= b
         u[U_TWICE + seat] |= b
-        st[i + 3] = prev
+        st[i + CALL_TOOK] = prev
         st[S_GIVE_TO] = prev
         st[S_NOVERRIDES] += 1
         st[S_PHASE] = GIVEBACK  # ... and the overrider gives two cards back
@@ -454,8 +555,8 @@ def apply_giveback(st, u, a, b):
     add_card(u, to, a)
     add_card(u, to, b)
     i = S_CALLS + (st[S_NCALLS] - 1) * CALL_W
-    st[i + 4] = a
-    st[i + 5] = b
+    st[i + CALL_GAVE_A] = a
+    st[i + CALL_GAVE_B] = b
     st[S_DECISIONS] += 1
     st[S_PHASE] = CALL
 
@@ -492,12 +593,12 @@ def apply_play(st, u, rules, a, b):
     pts = trick_points(st, S_TRICK_A, S_TRICK_B, 4, trump)
     t = st[S_NTRICKS]
     j = S_TRICKS + t * TRICK_W
-    st[j] = leader
-    st[j + 1] = winner
-    st[j + 2] = pts
+    st[j + TRICK_LEADER] = leader
+    st[j + TRICK_WINNER] = winner
+    st[j + TRICK_POINTS] = pts
     for k in range(4):
-        st[j + 3 + k] = st[S_TRICK_A + k]
-        st[j + 7 + k] = st[S_TRICK_B + k]
+        st[j + TRICK_A + k] = st[S_TRICK_A + k]
+        st[j + TRICK_B + k] = st[S_TRICK_B + k]
     st[S_NTRICKS] = t + 1
     attacker = (winner & 1) == (st[S_CALLER] & 1)
     if attacker:
@@ -558,7 +659,7 @@ def legal(st, u, out):
         while m:
             out[n] = lsb(m)
             n += 1
-            m = m & (m - ONE)
+            m = clear_lsb(m)
         return n
     if ph == GIVEBACK:
         mode, m1, m2 = giveback_set(st, u, seat)
@@ -574,7 +675,7 @@ def apply_code(st, u, rules, code):
     """Carry out a choice given as a code of ``legal`` (-1 = pass at a show decision)."""
     ph = st[S_PHASE]
     if ph == PLAY:  # trick play never needs advance(): the next seat is always asked
-        apply_play(st, u, rules, code & 63, (code >> 6) - 1)
+        apply_play(st, u, rules, code_first(code), code_second(code))
         return
     if ph == CALL:
         if code < 0:
@@ -582,7 +683,7 @@ def apply_code(st, u, rules, code):
         else:
             apply_show(st, u, code)
     elif ph == GIVEBACK:
-        apply_giveback(st, u, code & 63, (code >> 6) - 1)
+        apply_giveback(st, u, code_first(code), code_second(code))
     advance(st, u, rules)
 
 

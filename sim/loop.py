@@ -36,6 +36,7 @@ from sim.engine import (
     S_VOID,
     ST_SIZE,
     TRICK_W,
+    TRICK_WINNER,
     U_SIZE,
     advance,
     apply_code_inline,
@@ -45,6 +46,7 @@ from sim.engine import (
     trumps_held,
 )
 from sim.jit import kernel
+from sim.movegen import code_first, code_second
 from sim.tables import (  # noqa: F401  (re-exported: the summary row's columns)
     C_ATT_POINTS,
     C_CALLER,
@@ -95,7 +97,7 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
         else:
             code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
         if st[S_PHASE] == PLAY:  # apply_code's trick-play branch, inlined
-            apply_play_inline(st, u, rules, code & 63, (code >> 6) - 1)
+            apply_play_inline(st, u, rules, code_first(code), code_second(code))
         else:
             apply_code_inline(st, u, rules, code)
 
@@ -119,7 +121,7 @@ def summarize(st, u, row):
     row[C_DECISIONS] = st[S_DECISIONS]
     row[C_NTRICKS] = st[S_NTRICKS]
     n = st[S_NTRICKS]
-    row[C_LAST_WINNER] = st[S_TRICKS + (n - 1) * TRICK_W + 1] if n > 0 else -1
+    row[C_LAST_WINNER] = st[S_TRICKS + (n - 1) * TRICK_W + TRICK_WINNER] if n > 0 else -1
     row[C_FIRST_SHOW_ROUND] = st[S_CALLS] if st[S_NCALLS] > 0 else -1
 
 

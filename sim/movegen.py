@@ -10,28 +10,40 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ONE, ZERO, lsb, msb, popcount, select
+from sim.bits import ZERO, clear_lsb, lsb, msb, popcount, select
 from sim.cards import ABOVE_RANK, BIT, CLASS_MASK, GROUP, GROUP_MASK, SUITED_MASK
 from sim.jit import kernel
 
 MAX_CHOICES = 54 + 54 * 53 // 2
 
 
+CODE_SHIFT = 6  # the second card sits above the first's 6 bits, plus one (-1: none)
+CODE_FIRST_MASK = 63
+N_CODES = 64 * 55  # every code is below this (the second card is at most key 53)
+
+
+@kernel
+def make_code(a, b):
+    """Code of a play or give-back: ``a`` alone when ``b == -1``, else ``a`` with ``b``."""
+    return a + ((b + 1) << CODE_SHIFT)
+
+
 @kernel
 def code2(a, b):
     """Code of the two-card play ``(a, b)``, ``a <= b`` (a pair when ``a == b``)."""
-    return a + 64 * (b + 1)
+    return make_code(a, b)
 
 
 @kernel
 def code_first(c):
-    return c & 63
+    """First card of a code."""
+    return c & CODE_FIRST_MASK
 
 
 @kernel
 def code_second(c):
     """Second card of a code, or -1 for a single."""
-    return (c >> 6) - 1
+    return (c >> CODE_SHIFT) - 1
 
 
 # A legal set is described by (mode, m1, m2): the rules cascade runs once (``legal_set``), and
@@ -119,7 +131,7 @@ def set_kth(mode, m1, m2, k):
     m = m1
     while m:
         x = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         if mode == M_ANY2 and twice_has(m2, x):
             if k == 0:
                 return code2(x, x)
@@ -143,7 +155,7 @@ def set_all(mode, m1, m2, out):
         while m:
             out[n] = lsb(m)
             n += 1
-            m = m & (m - ONE)
+            m = clear_lsb(m)
         if mode == M_SINGLES:
             return n
         m = m2
@@ -151,7 +163,7 @@ def set_all(mode, m1, m2, out):
             x = lsb(m)
             out[n] = code2(x, x)
             n += 1
-            m = m & (m - ONE)
+            m = clear_lsb(m)
         return n
     if mode == M_PAIRS:
         m = m1
@@ -159,7 +171,7 @@ def set_all(mode, m1, m2, out):
             x = lsb(m)
             out[n] = code2(x, x)
             n += 1
-            m = m & (m - ONE)
+            m = clear_lsb(m)
         return n
     if mode == M_WITH:
         f = np.int64(m2)
@@ -167,12 +179,12 @@ def set_all(mode, m1, m2, out):
         while m:
             out[n] = _with_code(lsb(m), f)
             n += 1
-            m = m & (m - ONE)
+            m = clear_lsb(m)
         return n
     m = m1
     while m:
         x = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         if mode == M_ANY2 and twice_has(m2, x):
             out[n] = code2(x, x)
             n += 1
@@ -180,7 +192,7 @@ def set_all(mode, m1, m2, out):
         while rest:
             out[n] = code2(x, lsb(rest))
             n += 1
-            rest = rest & (rest - ONE)
+            rest = clear_lsb(rest)
     return n
 
 

@@ -115,6 +115,7 @@ from numba import jit
 
 from sim.engine import (DONE, PLAY, S_DECK, S_PHASE, S_TO_ACT, ST_SIZE, U_SIZE, advance,
                         apply_code_inline, apply_play_inline, init_deal, init_deal_fixed)
+from sim.movegen import code_first, code_second
 from sim.plugins import PLUGIN_SCRATCH, _kernel_of
 from sim.view import is_legal, mask_into, unmask_streams
 from sim.view import mask_update as _mask_update
@@ -178,7 +179,7 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p,
             if status[2] != 0:
                 return
         if st[S_PHASE] == PLAY:
-            apply_play_inline(st, u, rules, code & 63, (code >> 6) - 1)
+            apply_play_inline(st, u, rules, code_first(code), code_second(code))
         else:
             apply_code_inline(st, u, rules, code)
 

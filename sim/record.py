@@ -18,6 +18,12 @@ import numpy as np
 
 from sim.cards import CARD_NAMES, ID_OF_KEY, SUITS
 from sim.engine import (
+    CALL_CARD,
+    CALL_GAVE_A,
+    CALL_GAVE_B,
+    CALL_ROUND,
+    CALL_SEAT,
+    CALL_TOOK,
     CALL_W,
     S_ATT_POINTS,
     S_CALLER,
@@ -32,7 +38,12 @@ from sim.engine import (
     S_TRICKS,
     S_TRUMP,
     S_VOID,
+    TRICK_A,
+    TRICK_B,
+    TRICK_LEADER,
+    TRICK_POINTS,
     TRICK_W,
+    TRICK_WINNER,
     U_FIRST_ONCE,
     U_FIRST_TWICE,
     U_ONCE,
@@ -68,18 +79,48 @@ def hands_of(st: np.ndarray, u: np.ndarray) -> list[list[int]]:
             for s in range(4)]
 
 
+def call_dicts(st: np.ndarray, viewer: int | None = None) -> list[dict[str, Any]]:
+    """The call log of ``st`` as dicts (docs/record.md ``calls``): the one decoder of call
+    records. ``gave`` is shown where ``viewer`` gave or received it (R9), everywhere if
+    ``viewer`` is None, and never while the give-back is still to come."""
+    names = CARD_NAMES
+    out = []
+    rows = st[S_CALLS:S_CALLS + int(st[S_NCALLS]) * CALL_W].tolist()
+    for j in range(0, len(rows), CALL_W):
+        r = rows[j:j + CALL_W]
+        seat, took, ga, gb = r[CALL_SEAT], r[CALL_TOOK], r[CALL_GAVE_A], r[CALL_GAVE_B]
+        knows = viewer is None or viewer in (seat, took)
+        out.append({"round": r[CALL_ROUND], "seat": seat, "pair": names[r[CALL_CARD]],
+                    "took_from": took if took >= 0 else None,
+                    "gave": [names[ga], names[gb]] if took >= 0 and knows and ga >= 0
+                    else None})
+    return out
+
+
+def trick_dicts(st: np.ndarray, trump: int, first: int, n: int) -> list[dict[str, Any]]:
+    """Completed tricks ``first … n-1`` of ``st`` as dicts (docs/record.md ``tricks``): the
+    one decoder of trick records. Plays are card names, by position from the leader."""
+    ids = ID_OF_KEY[trump].tolist()
+    names = [CARD_NAMES[c] for c in ids]  # by key
+    out = []
+    rows = st[S_TRICKS + first * TRICK_W:S_TRICKS + n * TRICK_W].tolist()
+    for j in range(0, len(rows), TRICK_W):
+        r = rows[j:j + TRICK_W]
+        plays = []
+        for k in range(4):
+            a, b = r[TRICK_A + k], r[TRICK_B + k]
+            plays.append([names[a]] if b < 0 else [names[a], names[b]])
+        out.append({"leader": r[TRICK_LEADER], "plays": plays, "winner": r[TRICK_WINNER],
+                    "points": r[TRICK_POINTS]})
+    return out
+
+
 def build_record(st: np.ndarray, u: np.ndarray, seed: int, deal: int, rules: Rules,
                  seats: Sequence[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The record of a finished deal held in kernel state ``(st, u)``."""
     names = CARD_NAMES
     void = bool(st[S_VOID])
-    calls = []
-    for i in range(int(st[S_NCALLS])):
-        r, seat, card, took, ga, gb = (int(x) for x in st[S_CALLS + i * CALL_W:
-                                                        S_CALLS + (i + 1) * CALL_W])
-        calls.append({"round": r, "seat": seat, "pair": names[card],
-                      "took_from": took if took >= 0 else None,
-                      "gave": [names[ga], names[gb]] if took >= 0 else None})
+    calls = call_dicts(st)
     rec: dict[str, Any] = {
         "format": FORMAT, "seed": int(seed), "deal": int(deal), "rules": rules.to_dict(),
         "seats": list(seats), "redeals": int(st[S_REDEALS]), "void": void,
@@ -93,16 +134,7 @@ def build_record(st: np.ndarray, u: np.ndarray, seed: int, deal: int, rules: Rul
     if not void:
         caller = int(st[S_CALLER])
         trump = int(st[S_TRUMP])
-        ids = ID_OF_KEY[trump]
-        tricks = []
-        for t in range(int(st[S_NTRICKS])):
-            j = S_TRICKS + t * TRICK_W
-            plays = []
-            for k in range(4):
-                a, b = int(st[j + 3 + k]), int(st[j + 7 + k])
-                plays.append([names[ids[a]]] if b < 0 else [names[ids[a]], names[ids[b]]])
-            tricks.append({"leader": int(st[j]), "plays": plays, "winner": int(st[j + 1]),
-                           "points": int(st[j + 2])})
+        tricks = trick_dicts(st, trump, 0, int(st[S_NTRICKS]))
         rec.update(caller=caller, trump=SUITS[trump], attackers=[caller % 2, caller % 2 + 2],
                    tricks=tricks, attacker_points=int(st[S_ATT_POINTS]),
                    last_trick_multiplier=int(st[S_MULT]), attacker_score=int(st[S_SCORE]),

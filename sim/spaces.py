@@ -37,10 +37,15 @@ from typing import Any
 
 import numpy as np
 
-from sim.bits import ONE, lsb
+from sim.bits import clear_lsb, lsb
 from sim.cards import BIT, CARD_NAMES, ID_OF_KEY, KEY_OF_ID, N_TYPES, SUITS, parse_card
 from sim.engine import (
     CALL,
+    CALL_CARD,
+    CALL_GAVE_A,
+    CALL_GAVE_B,
+    CALL_SEAT,
+    CALL_TOOK,
     CALL_W,
     DONE,
     GIVEBACK,
@@ -71,7 +76,11 @@ from sim.engine import (
     S_TRUMP,
     S_VOIDS,
     ST_SIZE,
+    STREAM_SAMPLE,
+    STREAM_SEAT,
+    TRICK_POINTS,
     TRICK_W,
+    TRICK_WINNER,
     U_CTR,
     U_FIRST_ONCE,
     U_FIRST_TWICE,
@@ -86,7 +95,7 @@ from sim.engine import (
 )
 from sim.errors import IllegalPlayError
 from sim.jit import kernel
-from sim.movegen import MAX_CHOICES
+from sim.movegen import MAX_CHOICES, code_first, code_second, make_code
 
 # --- the action space --------------------------------------------------------------------
 A_PASS = 0
@@ -113,8 +122,8 @@ def action_of_code(ph, trump, code):
     """The action of an engine code (``sim.engine.legal``; -1 = pass) in phase ``ph``."""
     if ph == CALL:
         return np.int64(A_PASS) if code < 0 else A_SHOW + code
-    a = code & 63
-    b = (code >> 6) - 1
+    a = code_first(code)
+    b = code_second(code)
     if ph == GIVEBACK:
         return A_TWO + PAIR_INDEX[a, b]
     ia = ID_OF_KEY[trump, a]
@@ -134,7 +143,7 @@ def code_of_action(ph, trump, action):
         return np.int64(-2)
     if ph == GIVEBACK:
         if A_TWO <= action < N_ACTIONS:
-            return PAIR_A[action - A_TWO] + 64 * (PAIR_B[action - A_TWO] + 1)
+            return make_code(PAIR_A[action - A_TWO], PAIR_B[action - A_TWO])
         return np.int64(-2)
     if ph != PLAY:
         return np.int64(-2)
@@ -145,7 +154,7 @@ def code_of_action(ph, trump, action):
         kb = KEY_OF_ID[trump, PAIR_B[action - A_TWO]]
         if ka > kb:
             ka, kb = kb, ka
-        return ka + 64 * (kb + 1)
+        return make_code(ka, kb)
     return np.int64(-2)
 
 
@@ -244,7 +253,7 @@ def _counts(out, off, once, twice, trump):
     m = once
     while m:
         b = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         c = ID_OF_KEY[trump, b] if trump >= 0 else b
         out[off + c] = 2 if twice & BIT[b] else 1
 
@@ -282,19 +291,19 @@ def fill_obs(st, u, seat, out):
     out[O_GAVE + 1] = -1
     for i in range(st[S_NCALLS]):
         j = S_CALLS + i * CALL_W
-        shower = st[j + 1]
-        out[O_LAST_SHOW + shower] = st[j + 2]
-        took = st[j + 3]
-        if took >= 0 and st[j + 4] >= 0 and (seat == shower or seat == took):
-            out[O_GAVE] = st[j + 4]
-            out[O_GAVE + 1] = st[j + 5]
+        shower = st[j + CALL_SEAT]
+        out[O_LAST_SHOW + shower] = st[j + CALL_CARD]
+        took = st[j + CALL_TOOK]
+        if took >= 0 and st[j + CALL_GAVE_A] >= 0 and (seat == shower or seat == took):
+            out[O_GAVE] = st[j + CALL_GAVE_A]
+            out[O_GAVE + 1] = st[j + CALL_GAVE_B]
     for s in range(4):
         v = st[S_VOIDS + s]
         for g in range(4):
             out[O_VOIDS + 4 * s + g] = (v >> g) & 1
     for t in range(st[S_NTRICKS]):
         j = S_TRICKS + t * TRICK_W
-        out[O_POINTS + st[j + 1]] += st[j + 2]
+        out[O_POINTS + st[j + TRICK_WINNER]] += st[j + TRICK_POINTS]
     out[O_ATT_POINTS] = st[S_ATT_POINTS]
     out[O_TRICKS] = st[S_NTRICKS]
     if ph == PLAY:
@@ -320,12 +329,12 @@ def hand_ids(u, i_once, trump, out):
     ``U_ONCE + seat``, or ``U_FIRST_ONCE + seat``), in play (key) order once trump is known,
     else by id, with both copies of a pair; returns the count written to ``out``."""
     once = u[i_once]
-    twice = u[i_once + 4]
+    twice = u[i_once + U_TWICE - U_ONCE]  # U_FIRST_TWICE - U_FIRST_ONCE alike
     n = 0
     m = once
     while m:
         b = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         c = ID_OF_KEY[trump, b] if trump >= 0 else b
         out[n] = c
         n += 1
@@ -351,9 +360,9 @@ def mask_into(st, u, seat, m_st, m_u):
         m_st[S_FIX + i] = -1
     for i in range(st[S_NCALLS]):
         j = S_CALLS + i * CALL_W
-        if seat != st[j + 1] and seat != st[j + 3]:
-            m_st[j + 4] = -1
-            m_st[j + 5] = -1
+        if seat != st[j + CALL_SEAT] and seat != st[j + CALL_TOOK]:
+            m_st[j + CALL_GAVE_A] = -1
+            m_st[j + CALL_GAVE_B] = -1
     for s in range(4):
         if s != seat:
             m_u[U_ONCE + s] = 0
@@ -361,7 +370,7 @@ def mask_into(st, u, seat, m_st, m_u):
             m_u[U_FIRST_ONCE + s] = 0
             m_u[U_FIRST_TWICE + s] = 0
     for slot in range(N_STREAMS):
-        if slot != 1 + seat and slot != 5 + seat:
+        if slot != STREAM_SEAT + seat and slot != STREAM_SAMPLE + seat:
             m_u[U_KEY + slot] = 0
             m_u[U_CTR + slot] = 0
 

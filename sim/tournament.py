@@ -305,13 +305,10 @@ def _prepare(task: Task) -> None:
     key = (task.sys_path, task.plugins)
     if key in _PREPARED:
         return
-    for p in task.sys_path:
-        if p not in sys.path:
-            sys.path.append(p)
-    from strategies.registry import load_plugin
+    from strategies.registry import add_paths, load_plugins
 
-    for m in task.plugins:
-        load_plugin(m)
+    add_paths(task.sys_path)  # also without plug-ins: module:Class players are found there
+    load_plugins(task.plugins)
     _PREPARED.add(key)
 
 

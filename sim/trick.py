@@ -7,6 +7,19 @@ from sim.jit import kernel
 
 
 @kernel
+def beats(a, b, pair, lead_group, best_s, best_trump):
+    """Whether play ``(a, b)`` (``b = -1``: a single) beats the play now winning, which has
+    strength ``best_s`` and is a trump if ``best_trump``, in a trick led in ``lead_group``
+    (a pair lead if ``pair``): R20, R21. Ties: the earlier play stays (R20)."""
+    if pair and b != a:
+        return False  # R21: two cards that are not a pair never win a pair lead
+    g = GROUP[a]
+    if g == TRUMP_GROUP:
+        return not best_trump or STRENGTH[a] > best_s  # R20/R21: trump beats side
+    return g == lead_group and not best_trump and STRENGTH[a] > best_s
+
+
+@kernel
 def trick_winner(t, ia, ib, n):
     """Position (0 = the lead) of the winning play among the first ``n`` plays (key layout).
 
@@ -24,15 +37,8 @@ def trick_winner(t, ia, ib, n):
     best_trump = lead_group == TRUMP_GROUP
     for i in range(1, n):
         a = t[ia + i]
-        if pair and t[ib + i] != a:
-            continue  # R21: two cards that are not a pair never win
-        g = GROUP[a]
-        s = STRENGTH[a]
-        if g == TRUMP_GROUP:
-            if not best_trump or s > best_s:  # R20/R21: trump beats side; stronger wins
-                best, best_s, best_trump = i, s, True
-        elif g == lead_group and not best_trump and s > best_s:  # ties: earlier stays (R20)
-            best, best_s = i, s
+        if beats(a, t[ib + i], pair, lead_group, best_s, best_trump):
+            best, best_s, best_trump = i, STRENGTH[a], GROUP[a] == TRUMP_GROUP
     return best
 
 

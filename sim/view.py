@@ -23,6 +23,11 @@ from sim.bits import ZERO, lsb, popcount
 from sim.cards import BIT, GROUP, ID_OF_KEY, KEY_OF_ID, POINTS_ID, POINTS_KEY, STRENGTH
 from sim.engine import (
     CALL,
+    CALL_CARD,
+    CALL_GAVE_A,
+    CALL_GAVE_B,
+    CALL_SEAT,
+    CALL_TOOK,
     CALL_W,
     DONE,
     GIVEBACK,
@@ -50,7 +55,14 @@ from sim.engine import (
     S_TRICKS,
     S_TRUMP,
     S_VOIDS,
+    STREAM_SAMPLE,
+    STREAM_SEAT,
+    TRICK_A,
+    TRICK_B,
+    TRICK_LEADER,
+    TRICK_POINTS,
     TRICK_W,
+    TRICK_WINNER,
     U_CTR,
     U_FIRST_ONCE,
     U_FIRST_TWICE,
@@ -73,6 +85,7 @@ from sim.movegen import (
     M_SINGLES,
     M_WITH,
     MAX_CHOICES,
+    N_CODES,
     code2,
     code_first,
     code_second,
@@ -250,7 +263,7 @@ def is_legal(st, u, code):
             return False
         return (show_mask(u[U_ONCE + seat], u[U_TWICE + seat], st[S_CUR_CARD])
                 & BIT[code]) != ZERO
-    if code < 0 or code >= 64 * 55:
+    if code < 0 or code >= N_CODES:
         return False
     a = code_first(code)
     b = code_second(code)
@@ -320,27 +333,27 @@ def n_calls(st):
 @kernel
 def call_seat(st, i):
     """Seat of show ``i`` (0 = first)."""
-    return st[S_CALLS + i * CALL_W + 1]
+    return st[S_CALLS + i * CALL_W + CALL_SEAT]
 
 
 @kernel
 def call_card(st, i):
     """Card id of the pair of show ``i``."""
-    return st[S_CALLS + i * CALL_W + 2]
+    return st[S_CALLS + i * CALL_W + CALL_CARD]
 
 
 @kernel
 def call_took_from(st, i):
     """Seat whose pair show ``i`` overrode (R8), -1 if none."""
-    return st[S_CALLS + i * CALL_W + 3]
+    return st[S_CALLS + i * CALL_W + CALL_TOOK]
 
 
 @kernel
 def call_gave(st, i):
     """Give-back of show ``i`` as a code over ids, or -1 if none or not known to this seat
     (only the giver and the receiver see it, R9)."""
-    a = st[S_CALLS + i * CALL_W + 4]
-    b = st[S_CALLS + i * CALL_W + 5]
+    a = st[S_CALLS + i * CALL_W + CALL_GAVE_A]
+    b = st[S_CALLS + i * CALL_W + CALL_GAVE_B]
     if a < 0 or b < 0:
         return np.int64(-1)
     return code2(a, b) if a <= b else code2(b, a)
@@ -413,31 +426,31 @@ def n_tricks(st):
 @kernel
 def trick_leader(st, t):
     """Leader of completed trick ``t`` (0 = first)."""
-    return st[S_TRICKS + t * TRICK_W]
+    return st[S_TRICKS + t * TRICK_W + TRICK_LEADER]
 
 
 @kernel
 def trick_winner_seat(st, t):
     """Seat that won completed trick ``t``."""
-    return st[S_TRICKS + t * TRICK_W + 1]
+    return st[S_TRICKS + t * TRICK_W + TRICK_WINNER]
 
 
 @kernel
 def trick_points(st, t):
     """Points (R3) in completed trick ``t``."""
-    return st[S_TRICKS + t * TRICK_W + 2]
+    return st[S_TRICKS + t * TRICK_W + TRICK_POINTS]
 
 
 @kernel
 def trick_card_first(st, t, i):
     """First card (key) of play ``i`` (from the leader) of completed trick ``t``."""
-    return st[S_TRICKS + t * TRICK_W + 3 + i]
+    return st[S_TRICKS + t * TRICK_W + TRICK_A + i]
 
 
 @kernel
 def trick_card_second(st, t, i):
     """Second card (key) of play ``i`` of completed trick ``t``, -1 for a single."""
-    return st[S_TRICKS + t * TRICK_W + 7 + i]
+    return st[S_TRICKS + t * TRICK_W + TRICK_B + i]
 
 
 @kernel
@@ -524,13 +537,13 @@ def lowest_bit(m):
 @kernel
 def random_u64(u, seat):
     """The next number of ``seat``'s own strategy stream (docs/engine.md), as uint64."""
-    return next_draw(u, 1 + seat)
+    return next_draw(u, STREAM_SEAT + seat)
 
 
 @kernel
 def random_below(u, seat, n):
     """A uniform index in 0 … n-1 from ``seat``'s own stream."""
-    return bounded(next_draw(u, 1 + seat), n)
+    return bounded(next_draw(u, STREAM_SEAT + seat), n)
 
 
 # --- what a plug-in is shown ------------------------------------------------------------------
@@ -551,9 +564,9 @@ def mask_into(st, u, seat, m_st, m_u):
     m_st[S_FIX_N] = 0
     for i in range(st[S_NCALLS]):
         j = S_CALLS + i * CALL_W
-        if seat != st[j + 1] and seat != st[j + 3]:
-            m_st[j + 4] = -1
-            m_st[j + 5] = -1
+        if seat != st[j + CALL_SEAT] and seat != st[j + CALL_TOOK]:
+            m_st[j + CALL_GAVE_A] = -1
+            m_st[j + CALL_GAVE_B] = -1
     for i in range(u.shape[0]):
         m_u[i] = u[i]
     for s in range(4):
@@ -563,7 +576,7 @@ def mask_into(st, u, seat, m_st, m_u):
             m_u[U_FIRST_ONCE + s] = ZERO
             m_u[U_FIRST_TWICE + s] = ZERO
     for slot in range(N_STREAMS):
-        if slot != 1 + seat and slot != 5 + seat:
+        if slot != STREAM_SEAT + seat and slot != STREAM_SAMPLE + seat:
             m_u[U_KEY + slot] = ZERO
             m_u[U_CTR + slot] = ZERO
 
@@ -585,18 +598,18 @@ def mask_update(st, u, seat, m_st, m_u, synced):
             j = S_CALLS + i * CALL_W
             for k in range(CALL_W):
                 m_st[j + k] = st[j + k]
-            if seat != st[j + 1] and seat != st[j + 3]:
-                m_st[j + 4] = -1
-                m_st[j + 5] = -1
+            if seat != st[j + CALL_SEAT] and seat != st[j + CALL_TOOK]:
+                m_st[j + CALL_GAVE_A] = -1
+                m_st[j + CALL_GAVE_B] = -1
     for i in range(S_TRICKS + synced[seat] * TRICK_W, S_TRICKS + t * TRICK_W):
         m_st[i] = st[i]
     synced[seat] = t
     m_u[U_ONCE + seat] = u[U_ONCE + seat]
     m_u[U_TWICE + seat] = u[U_TWICE + seat]
-    m_u[U_KEY + 1 + seat] = u[U_KEY + 1 + seat]
-    m_u[U_KEY + 5 + seat] = u[U_KEY + 5 + seat]
-    m_u[U_CTR + 1 + seat] = u[U_CTR + 1 + seat]
-    m_u[U_CTR + 5 + seat] = u[U_CTR + 5 + seat]
+    m_u[U_KEY + STREAM_SEAT + seat] = u[U_KEY + STREAM_SEAT + seat]
+    m_u[U_KEY + STREAM_SAMPLE + seat] = u[U_KEY + STREAM_SAMPLE + seat]
+    m_u[U_CTR + STREAM_SEAT + seat] = u[U_CTR + STREAM_SEAT + seat]
+    m_u[U_CTR + STREAM_SAMPLE + seat] = u[U_CTR + STREAM_SAMPLE + seat]
     m_u[U_FIRST_ONCE + seat] = u[U_FIRST_ONCE + seat]
     m_u[U_FIRST_TWICE + seat] = u[U_FIRST_TWICE + seat]
     m_u[U_PLAYED_ONCE] = u[U_PLAYED_ONCE]
@@ -606,5 +619,5 @@ def mask_update(st, u, seat, m_st, m_u, synced):
 @kernel
 def unmask_streams(u, m_u, seat):
     """Carry the seat's own stream counters back from the masked copy (its draws count)."""
-    u[U_CTR + 1 + seat] = m_u[U_CTR + 1 + seat]
-    u[U_CTR + 5 + seat] = m_u[U_CTR + 5 + seat]
+    u[U_CTR + STREAM_SEAT + seat] = m_u[U_CTR + STREAM_SEAT + seat]
+    u[U_CTR + STREAM_SAMPLE + seat] = m_u[U_CTR + STREAM_SAMPLE + seat]

@@ -141,11 +141,11 @@ class Strategy:
         if self._plugin():  # a compiled plug-in asked from Python keeps its own streams
             import numpy as np
 
-            from sim.rng import stream_key
+            from sim.rng import STREAM_SEAT0, STREAM_STRATEGY0, stream_key
 
             self._deal_id = (seed, deal)
             self._streams = [[int(stream_key(np.uint64(seed), np.uint64(deal), np.uint64(s))), 0]
-                             for s in (1 + seat, 16 + seat)]
+                             for s in (STREAM_SEAT0 + seat, STREAM_STRATEGY0 + seat)]
 
     def choose(self, obs: Any, legal: list) -> Any:  # pragma: no cover - abstract
         """Return one element of ``legal`` (canonical order, docs/engine.md).

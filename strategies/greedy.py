@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ONE, ZERO, lsb, msb, popcount
+from sim.bits import ZERO, clear_lsb, lsb, msb, popcount
 from sim.cards import (
     ABOVE_STRENGTH,
     BIT,
@@ -64,9 +64,10 @@ from sim.engine import (
     legal,
 )
 from sim.jit import kernel
-from sim.movegen import show_mask
-from sim.trick import trick_points, trick_winner
+from sim.movegen import code_first, code_second, make_code, show_mask
+from sim.trick import beats, trick_points, trick_winner
 from strategies.base import param
+from strategies.kinds import KIND_GREEDY
 from strategies.tier import CompiledStrategy
 
 TRUMP_MASK = GROUP_MASK[TRUMP_GROUP]
@@ -134,17 +135,6 @@ def strongest_side_master(st, seat, m, pair, out1, out2):
 
 
 @kernel
-def beats(a, b, pair, lead_group, best_s, best_trump):
-    """Whether play ``(a, b)`` beats the play now winning (R20, R21)."""
-    if pair and b != a:
-        return False  # R21: only pairs win a pair lead
-    g = GROUP[a]
-    if g == TRUMP_GROUP:
-        return not best_trump or STRENGTH[a] > best_s
-    return g == lead_group and not best_trump and STRENGTH[a] > best_s
-
-
-@kernel
 def greedy_show(st, u, seat, params, prow):
     """Show decision: a card id to show, or -1 to pass (module docstring)."""
     o = u[U_ONCE + seat]
@@ -157,7 +147,7 @@ def greedy_show(st, u, seat, params, prow):
     best_share = -1.0
     while m:
         c = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         t = TRUMP_IDS[c % 4]
         share = (popcount(o & t) + popcount(w & t)) / n
         if share > best_share:  # ascending ids: the lowest pair of the best suit
@@ -184,7 +174,7 @@ def greedy_giveback(st, u, seat):
     m = o
     while m:
         c = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         k = KEY_OF_ID[t, c]
         v = STRENGTH[k] + (10 if k >= 30 else 0) + 3 * POINTS_ID[c]
         for _ in range(2 if w & BIT[c] else 1):
@@ -194,7 +184,7 @@ def greedy_giveback(st, u, seat):
             elif v < v2:
                 c2, v2 = c, v
     a, b = (c1, c2) if c1 <= c2 else (c2, c1)
-    return a + 64 * (b + 1)
+    return make_code(a, b)
 
 
 @kernel
@@ -206,7 +196,7 @@ def greedy_lead(st, u, seat, params, prow):
     left = st[S_LEFT]
     if left == 2 and w:  # R23: a pair on the last trick counts four times
         x = lsb(w)
-        return x + 64 * (x + 1)
+        return make_code(x, x)
     attacker = (seat & 1) == (st[S_CALLER] & 1)
     reserve = ZERO
     if attacker and left <= params[prow, P_KEEP_PAIR_FROM] and (w & TRUMP_MASK):
@@ -215,7 +205,7 @@ def greedy_lead(st, u, seat, params, prow):
     # a side pair nobody can beat
     best = strongest_side_master(st, seat, w, True, out1, out2)
     if best >= 0:
-        return best + 64 * (best + 1)
+        return make_code(best, best)
     # a side card that is the strongest left in its suit
     best = strongest_side_master(st, seat, o, False, out1, out2)
     if best >= 0:
@@ -239,7 +229,7 @@ def greedy_lead(st, u, seat, params, prow):
     m = cand
     while m:
         k = lsb(m)
-        m = m & (m - ONE)
+        m = clear_lsb(m)
         c = card_cost(k, trump)
         if c < best_cost:
             best_cost = c
@@ -268,8 +258,8 @@ def greedy_follow(st, u, rules, seat, params, prow, buf):
         best_v = -(1 << 30)
         for i in range(n):
             c = buf[i]
-            a = c & 63
-            b = (c >> 6) - 1
+            a = code_first(c)
+            b = code_second(c)
             pts = POINTS_KEY[trump, a] + (POINTS_KEY[trump, b] if b >= 0 else 0)
             cost = card_cost(a, trump) + (card_cost(b, trump) if b >= 0 else 0)
             v = (100 * pts - STRENGTH[a] - (STRENGTH[b] if b >= 0 else 0)) if safe else -cost
@@ -287,8 +277,8 @@ def greedy_follow(st, u, rules, seat, params, prow, buf):
     best_v = -(1 << 30)
     for i in range(n):  # winning candidates
         c = buf[i]
-        a = c & 63
-        b = (c >> 6) - 1
+        a = code_first(c)
+        b = code_second(c)
         if not beats(a, b, pair, lead_group, best_s, best_trump):
             continue
         if not contest and not is_master(st, seat, a, pair, out1, out2):
@@ -303,8 +293,8 @@ def greedy_follow(st, u, rules, seat, params, prow, buf):
     best_cost = 1 << 30
     for i in range(n):  # dump the cheapest
         c = buf[i]
-        a = c & 63
-        b = (c >> 6) - 1
+        a = code_first(c)
+        b = code_second(c)
         cost = card_cost(a, trump) + (card_cost(b, trump) if b >= 0 else 0)
         if cost < best_cost:
             best_cost = cost
@@ -334,7 +324,7 @@ class GreedyStrategy(CompiledStrategy):
     """Rule-based: shows long suits, wins cheaply, feeds partner, dumps low, draws trumps."""
 
     name = "greedy"
-    compiled_kind = 1
+    compiled_kind = KIND_GREEDY
     show_at = param(0.40, float, lo=0.0, hi=1.0, doc="share of would-be trumps needed to show")
     min_cards = param(10, int, lo=1, hi=27, doc="cards in hand before it shows")
     partner_margin = param(0.10, float, lo=0.0, hi=1.0, doc="extra share to override partner")

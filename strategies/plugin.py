@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from sim.engine import STREAM_SAMPLE, STREAM_SEAT
 from sim.errors import ConfigError, StrategyError
 from strategies.kinds import INT_SCRATCH, PLUGIN_SCRATCH
 
@@ -96,7 +97,7 @@ def choose_with_kernel(strategy: Any, obs: Any, legal_choices: list) -> Any:
     s = obs.seat
     streams = getattr(strategy, "_streams", None)
     if streams is not None:
-        for slot, (key, ctr) in zip((1 + s, 5 + s), streams):
+        for slot, (key, ctr) in zip((STREAM_SEAT + s, STREAM_SAMPLE + s), streams):
             u[U_KEY + slot] = key
             u[U_CTR + slot] = ctr
     seed, deal = getattr(strategy, "_deal_id", (0, 0))
@@ -111,7 +112,7 @@ def choose_with_kernel(strategy: Any, obs: Any, legal_choices: list) -> Any:
     if not is_legal(st, u, code):
         raise kernel_error(strategy.spec(), s, int(seed), int(deal), code=code)
     if streams is not None:
-        for i, slot in enumerate((1 + s, 5 + s)):
+        for i, slot in enumerate((STREAM_SEAT + s, STREAM_SAMPLE + s)):
             streams[i][1] = int(u[U_CTR + slot])
     m_st_, m_u_ = obs.arrays()
     n = legal(m_st_, m_u_, buf)

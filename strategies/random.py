@@ -15,6 +15,7 @@ from sim.engine import (
     PLAY,
     S_CUR_CARD,
     S_PHASE,
+    STREAM_SEAT,
     U_ONCE,
     U_TWICE,
     giveback_set,
@@ -25,8 +26,9 @@ from sim.engine import (
 from sim.jit import kernel
 from sim.movegen import set_count, show_mask
 from sim.movegen import set_kth_inline as set_kth
-from sim.rng import Stream, bounded
+from sim.rng import STREAM_SEAT0, Stream, bounded
 from strategies.base import Strategy, param
+from strategies.kinds import KIND_RANDOM
 
 _S32 = np.uint64(32)
 
@@ -34,7 +36,7 @@ _S32 = np.uint64(32)
 @kernel
 def random_decide(st, u, seat, show_prob, buf):
     """Choice code for ``seat``: at a show decision pass (-1) or a random show, else uniform."""
-    stream = 1 + seat
+    stream = STREAM_SEAT + seat
     if st[S_PHASE] == PLAY:  # count and index the legal set, no list needed
         mode, m1, m2 = play_set(st, u, seat)
         n = set_count(mode, m1, m2)
@@ -65,11 +67,11 @@ class RandomStrategy(Strategy):
 
     name = "random"
     show_prob = param(0.25, float, lo=0.0, hi=1.0, doc="chance of showing when a show is legal")
-    compiled_kind = 0
+    compiled_kind = KIND_RANDOM
 
     def begin_deal(self, seat: int, seed: int, deal: int) -> None:
         self.seat = seat
-        self._rng = Stream(seed, deal, 1 + seat)
+        self._rng = Stream(seed, deal, STREAM_SEAT0 + seat)
 
     def choose(self, obs, legal):
         rng = self._rng

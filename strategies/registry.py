@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import sys
+from collections.abc import Iterable
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -82,6 +84,24 @@ def load_plugin(module: str) -> list[str]:
             register(obj)
             names.append(obj.name)
     return names
+
+
+def add_paths(dirs: Iterable[str]) -> None:
+    """Make modules in ``dirs`` importable: appended to ``sys.path`` (so a module there never
+    shadows an installed one), each once."""
+    for d in dirs:
+        if d and d not in sys.path:
+            sys.path.append(d)
+
+
+def load_plugins(mods: Iterable[str], dirs: Iterable[str] = ()) -> list[str]:
+    """The one plug-in loader (the CLI's ``--plugin``, a config's ``plugins``, a tournament
+    worker): ``add_paths(dirs)`` if there is a module to load, then ``load_plugin`` each;
+    returns the names registered."""
+    mods = list(mods)
+    if mods:
+        add_paths(dirs)
+    return [name for m in mods for name in load_plugin(m)]
 
 
 def _error_text(e: BaseException) -> str:

@@ -40,6 +40,11 @@ import numpy as np
 from sim.bits import ZERO
 from sim.cards import BIT, GROUP, KEY_OF_ID, STRENGTH
 from sim.engine import (
+    CALL_CARD,
+    CALL_GAVE_A,
+    CALL_GAVE_B,
+    CALL_SEAT,
+    CALL_TOOK,
     CALL_W,
     S_CALLS,
     S_LEADER,
@@ -52,11 +57,16 @@ from sim.engine import (
     S_TRICKS,
     S_TRUMP,
     S_VOIDS,
+    STREAM_SAMPLE,
+    TRICK_A,
+    TRICK_B,
+    TRICK_LEADER,
     TRICK_W,
     U_ONCE,
     U_PLAYED_ONCE,
     U_PLAYED_TWICE,
     U_TWICE,
+    add_card,
     next_draw,
 )
 from sim.jit import kernel
@@ -131,12 +141,12 @@ def track_calls(st, seat, w, base):
     me = 1 << seat
     for i in range(st[S_NCALLS]):
         j = S_CALLS + i * CALL_W
-        x = st[j + 1]
-        pair = st[j + 2]
-        y = st[j + 3]
+        x = st[j + CALL_SEAT]
+        pair = st[j + CALL_CARD]
+        y = st[j + CALL_TOOK]
         bx = 1 << x
         if y >= 0:  # the previous pair moves from y to x (R8)
-            prev = st[j - CALL_W + 2]
+            prev = st[j - CALL_W + CALL_CARD]
             for k in range(n):
                 if w[base + E_CARD + k] == prev:
                     w[base + E_MASK + k] = bx
@@ -153,7 +163,7 @@ def track_calls(st, seat, w, base):
         if y >= 0:
             by = 1 << y
             if (me & (bx | by)) != 0:  # this seat gave or received: it knows the cards (R9)
-                for g in (st[j + 4], st[j + 5]):
+                for g in (st[j + CALL_GAVE_A], st[j + CALL_GAVE_B]):
                     k = _find(w, base, n, g, bx, 0)
                     if k >= 0:
                         w[base + E_MASK + k] = by
@@ -192,12 +202,12 @@ def _play_at(st, t, p):
     if t == st[S_NTRICKS]:
         return st[S_TRICK_A + p], st[S_TRICK_B + p]
     j = S_TRICKS + t * TRICK_W
-    return st[j + 3 + p], st[j + 7 + p]
+    return st[j + TRICK_A + p], st[j + TRICK_B + p]
 
 
 @kernel
 def _leader_of(st, t):
-    return st[S_LEADER] if t == st[S_NTRICKS] else st[S_TRICKS + t * TRICK_W]
+    return st[S_LEADER] if t == st[S_NTRICKS] else st[S_TRICKS + t * TRICK_W + TRICK_LEADER]
 
 
 @kernel
@@ -451,7 +461,8 @@ def draw(st, u, seat, wu, w, base, fw, fbase):
     y = 0
     for t in range(nt):
         here = bt[t * layer + x * sx + y]
-        r = (next_draw(u, 5 + seat) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * here
+        r = ((next_draw(u, STREAM_SAMPLE + seat) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+             * here)
         c = np.int64(_options(w, base, t, x, y, n0, n1, bt, (t + 1) * layer, sx, r))
         if c < 0:  # rounding at the top of the range: take the last placement
             c = np.int64(_options(w, base, t, x, y, n0, n1, bt, (t + 1) * layer, sx,
@@ -460,11 +471,7 @@ def draw(st, u, seat, wu, w, base, fw, fbase):
         for j in (c // 4, c % 4):
             if j < 3:
                 s = (others0 + j) % 4
-                bb = BIT[key]
-                if wu[U_ONCE + s] & bb:
-                    wu[U_TWICE + s] |= bb
-                else:
-                    wu[U_ONCE + s] |= bb
+                add_card(wu, s, key)
                 x += j == 0
                 y += j == 1
 
@@ -508,8 +515,8 @@ def sample_hands(obs, n: int, key: int = 12345) -> list[list[list[str]]]:
 
     st, u = (a.copy() for a in obs.arrays())
     seat = obs.seat
-    u[U_KEY + 5 + seat] = np.uint64(key)
-    u[U_CTR + 5 + seat] = np.uint64(0)
+    u[U_KEY + STREAM_SAMPLE + seat] = np.uint64(key)
+    u[U_CTR + STREAM_SAMPLE + seat] = np.uint64(0)
     ids = ID_OF_KEY[int(st[S_TRUMP])]
     w = np.zeros(REGION, dtype=np.int64)
     fw = np.zeros(FLOAT_REGION, dtype=np.float64)

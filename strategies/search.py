@@ -40,6 +40,8 @@ from sim.engine import (
     S_SETTLE,
     S_TO_ACT,
     ST_SIZE,
+    STREAM_SAMPLE,
+    STREAM_SEAT,
     U_CTR,
     U_KEY,
     U_SIZE,
@@ -48,10 +50,11 @@ from sim.engine import (
     next_draw,
 )
 from sim.jit import kernel
-from sim.movegen import MAX_CHOICES
+from sim.movegen import MAX_CHOICES, code_first, code_second
 from sim.rng import bounded
 from strategies.base import param
 from strategies.greedy import greedy_decide
+from strategies.kinds import KIND_ISMCTS, KIND_ORACLE, KIND_PIMC
 from strategies.params import ROLLOUT_ROW
 from strategies.random import random_decide
 from strategies.sampler import FLOAT_REGION, REGION, draw_consistent, prepare_any
@@ -78,11 +81,11 @@ def rollout(st, u, rules, policy, params, buf):
     while st[S_PHASE] == PLAY:
         s = st[S_TO_ACT]
         if policy == POLICY_GREEDY or (policy == POLICY_EGREEDY and
-                                       (next_draw(u, 1 + s) >> np.uint64(32)) >= EPSILON):
+                                       (next_draw(u, STREAM_SEAT + s) >> np.uint64(32)) >= EPSILON):
             c = greedy_decide(st, u, rules, s, params, np.int64(ROLLOUT_ROW), buf)
         else:
             c = random_decide(st, u, s, 0.25, buf)
-        apply_play(st, u, rules, c & 63, (c >> 6) - 1)
+        apply_play(st, u, rules, code_first(c), code_second(c))
 
 
 @kernel
@@ -101,8 +104,8 @@ def _reseed_rollouts(u, ru, seat):
     seats drew, which this seat may not know (R9); the masked observation zeroes them.
     """
     for s in range(4):
-        ru[U_KEY + 1 + s] = next_draw(u, 5 + seat)
-        ru[U_CTR + 1 + s] = 0
+        ru[U_KEY + STREAM_SEAT + s] = next_draw(u, STREAM_SAMPLE + seat)
+        ru[U_CTR + STREAM_SEAT + s] = 0
 
 
 @kernel
@@ -138,7 +141,7 @@ def _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n, samples, 
             copy_into(rst, st, S_CALLS)  # a rollout needs only the scalars and the trick
             copy_into(ru, wu, U_SIZE)
             c = buf[R_CAND + i]
-            apply_play(rst, ru, rules, c & 63, (c >> 6) - 1)
+            apply_play(rst, ru, rules, code_first(c), code_second(c))
             rollout(rst, ru, rules, policy, params, buf)
             fws[i] += deal_value(rst, seat)
     best = 0
@@ -258,7 +261,7 @@ def _tree_search(st, u, rules, seat, params, buf, fws, uws, sample):
                         best_score = sc
                         best = ch
             if untried > 0 and nodes < cap:
-                code = buf[R_CAND + bounded(next_draw(u, 5 + seat), untried)]
+                code = buf[R_CAND + bounded(next_draw(u, STREAM_SAMPLE + seat), untried)]
                 ch = nodes
                 nodes += 1
                 parent[ch] = node
@@ -270,13 +273,13 @@ def _tree_search(st, u, rules, seat, params, buf, fws, uws, sample):
                 visits[ch] = 0
                 avail[ch] = 1
                 reward[ch] = 0.0
-                apply_play(rst, ru, rules, code & 63, (code >> 6) - 1)
+                apply_play(rst, ru, rules, code_first(code), code_second(code))
                 node = ch
                 break
             if best < 0:  # tree full: finish with the rollout
                 break
             code = act[best]
-            apply_play(rst, ru, rules, code & 63, (code >> 6) - 1)
+            apply_play(rst, ru, rules, code_first(code), code_second(code))
             node = best
         rollout(rst, ru, rules, policy, params, buf)
         while node >= 0:  # back up, each node from the side of the seat that moved into it
@@ -301,7 +304,7 @@ class PimcStrategy(CompiledStrategy):
     """Determinization Monte Carlo: rolls every play out on sampled worlds."""
 
     name = "pimc"
-    compiled_kind = 2
+    compiled_kind = KIND_PIMC
     samples = param(64, int, lo=1, hi=100_000, doc="worlds sampled per decision")
     rollout = param("greedy", str, choices=_POLICIES, doc="rollout policy")
 
@@ -316,7 +319,7 @@ class IsmctsStrategy(CompiledStrategy):
     """Single-observer information-set MCTS (Cowling, Powley, Whitehouse 2012)."""
 
     name = "ismcts"
-    compiled_kind = 3
+    compiled_kind = KIND_ISMCTS
     iterations = param(1000, int, lo=1, hi=100_000, doc="iterations per decision")
     c = param(0.3, float, lo=0.0, hi=100.0, doc="UCB exploration constant")
     rollout = param("greedy", str, choices=_POLICIES, doc="rollout policy")
@@ -332,7 +335,7 @@ class OracleStrategy(CompiledStrategy):
     """Analysis only: sees every hand; searches the true deal (an upper bound)."""
 
     name = "oracle"
-    compiled_kind = 4
+    compiled_kind = KIND_ORACLE
     oracle = True
     search = param("rollouts", str, choices=("rollouts", "mcts"),
                    doc="rollouts: every play rolled out `samples` times; mcts: a tree search")

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from sim.engine import CALL, S_PHASE, U_CTR, U_KEY, legal
+from sim.engine import CALL, S_PHASE, STREAM_SAMPLE, STREAM_SEAT, U_CTR, U_KEY, legal
 from sim.errors import StrategyError
-from sim.rng import stream_key
+from sim.rng import STREAM_SEAT0, STREAM_STRATEGY0, stream_key
 from strategies.base import Strategy
 from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH
 from strategies.params import param_table
@@ -42,7 +42,7 @@ class CompiledStrategy(Strategy):
     def begin_deal(self, seat: int, seed: int, deal: int) -> None:
         self.seat = seat
         self._streams = [[int(stream_key(np.uint64(seed), np.uint64(deal), np.uint64(s))), 0]
-                         for s in (1 + seat, 16 + seat)]
+                         for s in (STREAM_SEAT0 + seat, STREAM_STRATEGY0 + seat)]
 
     def choose(self, obs: Any, legal_choices: list) -> Any:
         if self.oracle:
@@ -53,11 +53,11 @@ class CompiledStrategy(Strategy):
             self._params = param_table([self.compiled_params()] * 4)
         st, u = (a.copy() for a in obs.arrays())
         s = obs.seat
-        for slot, (key, ctr) in zip((1 + s, 5 + s), self._streams):
+        for slot, (key, ctr) in zip((STREAM_SEAT + s, STREAM_SAMPLE + s), self._streams):
             u[U_KEY + slot] = key
             u[U_CTR + slot] = ctr
         code = int(self.kernel_decide(self._params, st, u, obs.rules.array(), s, *self._scratch))
-        for i, slot in enumerate((1 + s, 5 + s)):
+        for i, slot in enumerate((STREAM_SEAT + s, STREAM_SAMPLE + s)):
             self._streams[i][1] = int(u[U_CTR + slot])
         m_st, m_u = obs.arrays()
         n = legal(m_st, m_u, self._scratch[0])
