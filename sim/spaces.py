@@ -49,17 +49,12 @@ from sim.engine import (
     CALL_W,
     DONE,
     GIVEBACK,
-    N_STREAMS,
     PLAY,
     S_ATT_POINTS,
     S_CALLER,
     S_CALLS,
     S_CUR_CARD,
     S_CUR_SEAT,
-    S_DECK,
-    S_FIX,
-    S_FIX_N,
-    S_FIX_SEAT,
     S_GIVE_TO,
     S_LEADER,
     S_LEFT,
@@ -76,15 +71,9 @@ from sim.engine import (
     S_TRUMP,
     S_VOIDS,
     ST_SIZE,
-    STREAM_SAMPLE,
-    STREAM_SEAT,
     TRICK_POINTS,
     TRICK_W,
     TRICK_WINNER,
-    U_CTR,
-    U_FIRST_ONCE,
-    U_FIRST_TWICE,
-    U_KEY,
     U_ONCE,
     U_PLAYED_ONCE,
     U_PLAYED_TWICE,
@@ -96,6 +85,7 @@ from sim.engine import (
 from sim.errors import IllegalPlayError
 from sim.jit import kernel
 from sim.movegen import MAX_CHOICES, code_first, code_second, make_code
+from sim.view import mask_into as _view_mask_into
 
 # --- the action space --------------------------------------------------------------------
 A_PASS = 0
@@ -344,35 +334,9 @@ def hand_ids(u, i_once, trump, out):
     return n
 
 
-@kernel
-def mask_into(st, u, seat, m_st, m_u):
-    """``sim.deal.masked_state`` compiled: copies of ``(st, u)`` into ``(m_st, m_u)`` holding
-    only what ``seat`` may know (R9)."""
-    for i in range(st.shape[0]):
-        m_st[i] = st[i]
-    for i in range(u.shape[0]):
-        m_u[i] = u[i]
-    for i in range(108):
-        m_st[S_DECK + i] = -1
-    m_st[S_FIX_SEAT] = -1
-    m_st[S_FIX_N] = 0
-    for i in range(27):
-        m_st[S_FIX + i] = -1
-    for i in range(st[S_NCALLS]):
-        j = S_CALLS + i * CALL_W
-        if seat != st[j + CALL_SEAT] and seat != st[j + CALL_TOOK]:
-            m_st[j + CALL_GAVE_A] = -1
-            m_st[j + CALL_GAVE_B] = -1
-    for s in range(4):
-        if s != seat:
-            m_u[U_ONCE + s] = 0
-            m_u[U_TWICE + s] = 0
-            m_u[U_FIRST_ONCE + s] = 0
-            m_u[U_FIRST_TWICE + s] = 0
-    for slot in range(N_STREAMS):
-        if slot != STREAM_SEAT + seat and slot != STREAM_SAMPLE + seat:
-            m_u[U_KEY + slot] = 0
-            m_u[U_CTR + slot] = 0
+# what a seat may know (R9), the compiled twin of ``sim.deal.masked_state``: one kernel,
+# ``sim.view.mask_into`` (the plug-in loops use it too), re-exported here
+mask_into = _view_mask_into
 
 
 # --- the step API's packed state (sim.Deal) ------------------------------------------------
