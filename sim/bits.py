@@ -11,6 +11,8 @@ pure-Python equivalents, so the kernels run as plain Python (slowly) for debuggi
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from llvmlite import ir
 from numba import types
@@ -38,38 +40,29 @@ def _ctpop(typingctx, x):
     return sig, codegen
 
 
-@intrinsic
-def _pdep(typingctx, src, mask):
-    """x86 BMI2 ``pdep``: the low bits of ``src`` deposited at the set bits of ``mask``.
+def _bmi2(op: str, doc: str) -> Any:
+    """The x86 BMI2 instruction ``op`` (``pdep``/``pext``) on two uint64 as a numba intrinsic.
     Compiles only for a CPU with BMI2: call it only when ``USE_PDEP``."""
-    if not (isinstance(src, types.Integer) and isinstance(mask, types.Integer)):
-        return None
-    sig = types.uint64(types.uint64, types.uint64)
+    @intrinsic
+    def bmi2(typingctx, src, mask):
+        if not (isinstance(src, types.Integer) and isinstance(mask, types.Integer)):
+            return None
+        sig = types.uint64(types.uint64, types.uint64)
 
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, i64]),
-                                            "llvm.x86.bmi.pdep.64")
-        return builder.call(fn, args)
+        def codegen(context, builder, signature, args):
+            i64 = ir.IntType(64)
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(i64, [i64, i64]), f"llvm.x86.bmi.{op}.64")
+            return builder.call(fn, args)
 
-    return sig, codegen
+        return sig, codegen
+
+    bmi2.__doc__ = doc
+    return bmi2
 
 
-@intrinsic
-def _pext(typingctx, src, mask):
-    """x86 BMI2 ``pext``: the bits of ``src`` at the set bits of ``mask``, packed low.
-    Compiles only for a CPU with BMI2: call it only when ``USE_PDEP``."""
-    if not (isinstance(src, types.Integer) and isinstance(mask, types.Integer)):
-        return None
-    sig = types.uint64(types.uint64, types.uint64)
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, i64]),
-                                            "llvm.x86.bmi.pext.64")
-        return builder.call(fn, args)
-
-    return sig, codegen
+_pdep = _bmi2("pdep", "``pdep``: the low bits of ``src`` deposited at the set bits of ``mask``.")
+_pext = _bmi2("pext", "``pext``: the bits of ``src`` at the set bits of ``mask``, packed low.")
 
 
 _ctz = trailing_zeros
