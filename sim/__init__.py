@@ -12,8 +12,8 @@ The public API (see README.md and docs/):
 Every name is loaded on first use (PEP 562): ``import sim`` or ``import sim.stats`` loads
 neither numba nor the engine; ``sim.Deal`` does. The layers (tests/test_layers.py):
 tables -> kernels -> Python API -> strategies -> harness -> CLI; stats and report read tables
-only. Every module that imports numba imports ``sim._cache`` first (through ``sim.jit``), so
-numba's cache folder is set before anything compiles.
+only. Every module that imports numba imports ``sim.core._cache`` first (through
+``sim.core.jit``), so numba's cache folder is set before anything compiles.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ __version__ = "0.1.0"
 
 # public name -> the module that defines it
 _LAZY = {
-    "CACHE_DIR": "sim._cache",
+    "CACHE_DIR": "sim.core._cache",
     "legal_plays": "sim.api", "trick_winner": "sim.api",
     "Batch": "sim.batch",
     "card_points": "sim.cards",
@@ -34,7 +34,7 @@ _LAZY = {
     "InvalidCardError": "sim.errors", "RecordError": "sim.errors", "RulesError": "sim.errors",
     "ShuangkouError": "sim.errors", "StrategyError": "sim.errors",
     "DEFAULT_RULES": "sim.rules", "Rules": "sim.rules",
-    "settle": "sim.scoring",
+    "settle": "sim.core.scoring",
     "level": "sim.titles",
     "N_ACTIONS": "sim.spaces", "OBS_SIZE": "sim.spaces", "action_of": "sim.spaces",
     "choice_of_action": "sim.spaces", "obs_spec": "sim.spaces",

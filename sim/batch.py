@@ -22,8 +22,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sim.bits import popcount, select
-from sim.engine import (
+from sim.core.bits import popcount, select
+from sim.core.engine import (
     CALL,
     DONE,
     PLAY,
@@ -46,10 +46,10 @@ from sim.engine import (
     legal,
     play_set,
 )
+from sim.core.jit import kernel
+from sim.core.movegen import MAX_CHOICES, set_count, set_kth, show_mask
+from sim.core.rng import check_deal, check_seed
 from sim.errors import ConfigError, IllegalPlayError
-from sim.jit import kernel
-from sim.movegen import MAX_CHOICES, set_count, set_kth, show_mask
-from sim.rng import check_deal, check_seed
 from sim.rules import DEFAULT_RULES, Rules
 from sim.spaces import N_ACTIONS, OBS_SIZE, code_of_action, fill_mask, fill_obs
 from strategies.compiled import decide  # generated loops bind their own

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from sim.engine import (
+from sim.core.engine import (
     DONE,
     PLAY,
     S_NTRICKS,
@@ -40,12 +40,12 @@ from sim.engine import (
     apply_code,
     init_deal,
 )
+from sim.core.movegen import MAX_CHOICES, gen_plays
+from sim.core.trick import trick_winner
 from sim.errors import ConfigError
 from sim.loop import C_DECISIONS, N_COLS, play_deals
-from sim.movegen import MAX_CHOICES, gen_plays
 from sim.rules import DEFAULT_RULES
 from sim.runner import compiled_tables
-from sim.trick import trick_winner
 from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH, decide
 from strategies.params import param_table
 

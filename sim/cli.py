@@ -16,7 +16,7 @@ from typing import Any
 
 from sim.errors import ConfigError, OutputError, RecordError, ShuangkouError
 
-MAX_DEAL = 2**63 - 1  # deal indices are 0 … 2**63-1 (docs/engine.md, sim.rng.check_deal)
+MAX_DEAL = 2**63 - 1  # deal indices are 0 … 2**63-1 (docs/engine.md, sim.core.rng.check_deal)
 
 
 def _rules_from_args(pairs: Sequence[str] | None) -> Any:
@@ -132,8 +132,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     import numpy as np
 
     from sim import runner
-    from sim.rng import check_seed
-    from sim.tables import C_SCORE, C_SETTLE0, C_VOID
+    from sim.core.rng import check_seed
+    from sim.core.tables import C_SCORE, C_SETTLE0, C_VOID
 
     _load_plugins(args.plugin)
     seed = check_seed(args.seed)
@@ -148,7 +148,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         return 0
     tables = runner.compiled_tables(seats)
     if tables is not None:  # on a cold cache (these seats' loops): say what the wait is
-        from sim._cache import compile_first
+        from sim.core._cache import compile_first
 
         compile_first(lambda: runner.summaries(seed, args.first_deal, 1, seats, rules),
                       kernel=tables.loops.kernel_name())
@@ -302,7 +302,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.deals is not None:
         overrides["deals"] = args.deals
     if args.seed is not None:
-        from sim.rng import check_seed
+        from sim.core.rng import check_seed
 
         overrides["seed"] = check_seed(args.seed)
     if args.jobs is not None:
@@ -428,9 +428,9 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     import json
 
     from sim import runner
-    from sim._cache import compile_first
+    from sim.core._cache import compile_first
+    from sim.core.rng import check_seed
     from sim.estimate import estimate, parse_hand
-    from sim.rng import check_seed
 
     _load_plugins(args.plugin)
     _check_deal_range(0, args.deals)

@@ -521,7 +521,7 @@ class _Validator:
 def parse_filter(text: str) -> list[tuple[str, str, int]]:
     """Parse ``"attacker_score >= 200 and multiplier == 4"`` into ``(column, op, value)``
     terms (all must hold). Columns are those of the per-deal table (``sim.tournament``)."""
-    from sim.tables import DEAL_COLUMNS
+    from sim.core.tables import DEAL_COLUMNS
 
     terms = []
     for part in re.split(r"\band\b", text.strip()):

@@ -1,6 +1,6 @@
 """A deal step by step, for Python code: bots, a person at a prompt, an RL loop.
 
-``Deal`` drives the same kernels as the compiled whole-deal loop (``sim.engine``); it only adds
+``Deal`` drives the same kernels as the compiled whole-deal loop (``sim.core.engine``); it only adds
 notation, validation and observations at the edge::
 
     deal = Deal(seed=7, deal=3)
@@ -35,7 +35,7 @@ from sim.cards import (
     TRUMP_GROUP,
     parse_card,
 )
-from sim.engine import (
+from sim.core.engine import (
     CALL,
     CALL_GAVE_A,
     CALL_GAVE_B,
@@ -85,10 +85,10 @@ from sim.engine import (
     init_deal,
     legal,
 )
+from sim.core.movegen import MAX_CHOICES, N_CODES, make_code
+from sim.core.rng import check_deal, check_seed
 from sim.errors import IllegalPlayError, InvalidCardError
-from sim.movegen import MAX_CHOICES, N_CODES, make_code
 from sim.record import _mask_cards, build_record
-from sim.rng import check_deal, check_seed
 from sim.rules import DEFAULT_RULES, Rules
 from sim.spaces import (
     N_ACTIONS,
@@ -122,7 +122,7 @@ _make_code = getattr(make_code, "py_func", make_code)  # plain Python here: no d
 
 @lru_cache(maxsize=None)
 def play_table(trump: int) -> tuple[tuple[str, ...] | None, ...]:
-    """Play code (key layout, sim.movegen) -> tuple of card names, for one trump suit."""
+    """Play code (key layout, sim.core.movegen) -> tuple of card names, for one trump suit."""
     ids = ID_OF_KEY[trump]
     out: list[tuple[str, ...] | None] = [None] * N_CODES
     for a in range(54):

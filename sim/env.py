@@ -36,8 +36,8 @@ except ImportError as e:  # pragma: no cover - depends on the installation
     raise ImportError("sim.env needs pettingzoo and gymnasium: pip install 'shuangkou[rl]'") \
         from e
 
+from sim.core.engine import DONE
 from sim.deal import Deal
-from sim.engine import DONE
 from sim.rules import DEFAULT_RULES, Rules
 from sim.spaces import N_ACTIONS, OBS_FIELDS, OBS_OFFSETS, OBS_SIZE
 

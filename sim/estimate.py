@@ -2,7 +2,7 @@
 
 ``shuangkou estimate --hand "Kh Kh 5h 5h BJ" --seat 0`` plays many deals in which seat 0 is
 dealt those cards (an ordinary uniform deal conditioned on the seat holding at least those
-cards: ``Kh`` is at least one Kh; ``sim.engine._shuffle_fixed``) and reports how often that
+cards: ``Kh`` is at least one Kh; ``sim.core.engine._shuffle_fixed``) and reports how often that
 seat becomes the caller, how its team does when it attacks, and its mean settlement, each
 with a 95% confidence interval. The deals are ``sim.loop.play_deals_fixed`` deals of the given
 seed, so an estimate is reproducible and the same for any ``jobs``.
@@ -158,7 +158,7 @@ def estimate(hand: str | Sequence[str], seat: int = 0, deals: int = 100_000,
 
     from sim import runner
     from sim.cards import CARD_NAMES
-    from sim.rng import check_seed
+    from sim.core.rng import check_seed
     from sim.rules import DEFAULT_RULES
 
     ids = parse_hand(hand)
@@ -198,7 +198,7 @@ def estimate(hand: str | Sequence[str], seat: int = 0, deals: int = 100_000,
 
 def _chunk(seed: int, first: int, n: int, rules: np.ndarray, tables: tuple, seat: int,
            fixed: np.ndarray) -> dict[str, Any]:
-    from sim.tables import C_CALLER, C_SCORE, C_SETTLE0, C_VOID, N_COLS
+    from sim.core.tables import C_CALLER, C_SCORE, C_SETTLE0, C_VOID, N_COLS
 
     out = np.zeros((n, N_COLS), dtype=np.int64)
     tables.loops.play_deals_fixed(np.uint64(seed), np.uint64(first), n, rules, *tables, seat,

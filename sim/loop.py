@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from sim.engine import (
+from sim.core.engine import (
     DONE,
     PLAY,
     S_ATT_POINTS,
@@ -45,9 +45,9 @@ from sim.engine import (
     init_deal_fixed,
     trumps_held,
 )
-from sim.jit import kernel
-from sim.movegen import code_first, code_second
-from sim.tables import (  # noqa: F401  (re-exported: the summary row's columns)
+from sim.core.jit import kernel
+from sim.core.movegen import code_first, code_second
+from sim.core.tables import (  # noqa: F401  (re-exported: the summary row's columns)
     C_ATT_POINTS,
     C_CALLER,
     C_DECISIONS,

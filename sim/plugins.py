@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numba.core.errors import NumbaError
 
-from sim._cache import CACHE_DIR
+from sim.core._cache import CACHE_DIR
 from sim.errors import ConfigError, StrategyError
 from strategies.kinds import KIND_GREEDY, KIND_RANDOM, N_BUILTIN, PLUGIN_SCRATCH  # noqa: F401
 from strategies.plugin import (  # noqa: F401  (re-exported)
@@ -113,9 +113,9 @@ _HEAD = '''\
 import numpy as np
 from numba import jit
 
-from sim.engine import (DONE, PLAY, S_DECK, S_PHASE, S_TO_ACT, ST_SIZE, U_SIZE, advance,
+from sim.core.engine import (DONE, PLAY, S_DECK, S_PHASE, S_TO_ACT, ST_SIZE, U_SIZE, advance,
                         apply_code_inline, apply_play_inline, init_deal, init_deal_fixed)
-from sim.movegen import code_first, code_second
+from sim.core.movegen import code_first, code_second
 from sim.plugins import PLUGIN_SCRATCH, _kernel_of
 from sim.view import is_legal, mask_into, unmask_streams
 from sim.view import mask_update as _mask_update
@@ -373,7 +373,7 @@ class Loops:
         self.key = (self.builtin, self.mod)  # one compiled loop per key (tournament warm-up)
         self.status = np.zeros(4, dtype=np.int64)
         if self.mod is not None:
-            from sim.engine import S_DECK, ST_SIZE, U_SIZE
+            from sim.core.engine import S_DECK, ST_SIZE, U_SIZE
 
             self.m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
             self.m_st[:, S_DECK:] = -1  # the deck and fixed cards: never shown

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from sim.cards import CARD_NAMES, ID_OF_KEY, SUITS
-from sim.engine import (
+from sim.core.engine import (
     CALL_CARD,
     CALL_GAVE_A,
     CALL_GAVE_B,

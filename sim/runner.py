@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
+from sim.core.engine import DONE, new_state
+from sim.core.rng import check_deal, check_seed
 from sim.deal import Deal, Observation
-from sim.engine import DONE, new_state
 from sim.errors import ConfigError, IllegalPlayError, StrategyError
 from sim.loop import N_COLS, summarize
 from sim.plugins import Loops
 from sim.record import build_record
-from sim.rng import check_deal, check_seed
 from sim.rules import DEFAULT_RULES, Rules
 from strategies.base import Strategy
 from strategies.compiled import new_scratch

@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from sim.bits import clear_lsb, lsb
 from sim.cards import BIT, CARD_NAMES, ID_OF_KEY, KEY_OF_ID, N_TYPES, SUITS, parse_card
-from sim.engine import (
+from sim.core.bits import clear_lsb, lsb
+from sim.core.engine import (
     CALL,
     CALL_CARD,
     CALL_GAVE_A,
@@ -82,9 +82,9 @@ from sim.engine import (
     apply_then_legal,
     legal,
 )
+from sim.core.jit import kernel
+from sim.core.movegen import MAX_CHOICES, code_first, code_second, make_code
 from sim.errors import IllegalPlayError
-from sim.jit import kernel
-from sim.movegen import MAX_CHOICES, code_first, code_second, make_code
 from sim.view import mask_into as _view_mask_into
 
 # --- the action space --------------------------------------------------------------------
@@ -109,7 +109,7 @@ del _i, _a, _b
 
 @kernel
 def action_of_code(ph, trump, code):
-    """The action of an engine code (``sim.engine.legal``; -1 = pass) in phase ``ph``."""
+    """The action of an engine code (``sim.core.engine.legal``; -1 = pass) in phase ``ph``."""
     if ph == CALL:
         return np.int64(A_PASS) if code < 0 else A_SHOW + code
     a = code_first(code)

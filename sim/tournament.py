@@ -51,9 +51,9 @@ from typing import Any
 
 import numpy as np
 
+from sim.core.tables import DEAL_COLUMNS  # noqa: F401  (the per-deal table's columns)
 from sim.errors import ConfigError, WorkerError
 from sim.stats import SPRT, WDL, Histogram, Moments
-from sim.tables import DEAL_COLUMNS  # noqa: F401  (the per-deal table's columns)
 
 # summary-row columns (sim.loop.COLUMN_NAMES) copied into the table under the same name
 _FROM_ROWS = ("caller", "trump", "attacker_points", "multiplier", "redeals", "void", "calls",
@@ -315,8 +315,8 @@ def _prepare(task: Task) -> None:
 def _rows(task: Task, deals: np.ndarray, specs: Sequence[str]) -> np.ndarray:
     """Summary rows of ``deals`` (ascending) with seats ``specs`` (team A, team B)."""
     from sim import runner
+    from sim.core.tables import N_COLS
     from sim.rules import Rules
-    from sim.tables import N_COLS
 
     rules = Rules.from_dict(dict(task.rules))
     seats = runner.make_seats(list(specs))
@@ -345,7 +345,7 @@ def _columns(task: Task, deals: np.ndarray, orient: np.ndarray,
     positions they fill (a slice or index array); each column is cast and placed in one step,
     without an interleaved copy of the rows.
     """
-    from sim.tables import COLUMN_NAMES
+    from sim.core.tables import COLUMN_NAMES
 
     pos = {name: i for i, name in enumerate(COLUMN_NAMES)}
     g = deals.size
@@ -840,7 +840,7 @@ def _watch_parent(parent: int) -> None:
 def _kernels_cached(cfg: Any) -> bool:
     """Whether the loops of every matchup (one per set of strategy kinds) are compiled."""
     from sim import runner
-    from sim._cache import kernels_cached
+    from sim.core._cache import kernels_cached
 
     for a, b in cfg.matchups():
         tables = runner.compiled_tables(runner.make_seats([cfg.players[a], cfg.players[b]]))
@@ -853,7 +853,7 @@ def _warm_up(cfg: Any) -> None:
     """Compile the kernels once here, before the workers start, so that each worker loads
     them from the on-disk cache instead of compiling its own copy (about 50 s each)."""
     from sim import runner
-    from sim._cache import compile_first
+    from sim.core._cache import compile_first
     from sim.rules import Rules
 
     rules = Rules.from_dict(dict(cfg.rules))

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ZERO, lsb, popcount
 from sim.cards import BIT, GROUP, ID_OF_KEY, KEY_OF_ID, POINTS_ID, POINTS_KEY, STRENGTH
-from sim.engine import (
+from sim.core.bits import ZERO, lsb, popcount
+from sim.core.engine import (
     CALL,
     CALL_CARD,
     CALL_GAVE_A,
@@ -76,8 +76,8 @@ from sim.engine import (
     next_draw,
     play_set,
 )
-from sim.jit import kernel
-from sim.movegen import (
+from sim.core.jit import kernel
+from sim.core.movegen import (
     M_ANY2,
     M_CHOOSE2,
     M_LEAD,
@@ -91,8 +91,8 @@ from sim.movegen import (
     code_second,
     show_mask,
 )
-from sim.rng import bounded
-from sim.trick import trick_winner
+from sim.core.rng import bounded
+from sim.core.trick import trick_winner
 
 __all__ = [
     "CALL",

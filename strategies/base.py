@@ -141,7 +141,7 @@ class Strategy:
         if self._plugin():  # a compiled plug-in asked from Python keeps its own streams
             import numpy as np
 
-            from sim.rng import STREAM_SEAT0, STREAM_STRATEGY0, stream_key
+            from sim.core.rng import STREAM_SEAT0, STREAM_STRATEGY0, stream_key
 
             self._deal_id = (seed, deal)
             self._streams = [[int(stream_key(np.uint64(seed), np.uint64(deal), np.uint64(s))), 0]

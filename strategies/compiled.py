@@ -3,7 +3,7 @@
 Every compiled strategy kernel has the shape
 ``(st, u, rules, seat, params, buf, fws, uws) -> code``:
 
-* ``st``, ``u``: the deal state (``sim.engine``). A kernel reads only its own seat's hand and
+* ``st``, ``u``: the deal state (``sim.core.engine``). A kernel reads only its own seat's hand and
   public knowledge (the call log's public fields and its own give-backs, the tricks, the
   current trick, voids, played cards) — never the deck, other hands or others' give-backs.
   ``tests/test_strategies.py`` proves it: every kernel decides the same on a masked state.
@@ -14,13 +14,13 @@ Every compiled strategy kernel has the shape
   (``uint64[UINT_SCRATCH]``): scratch space; the first ``MAX_CHOICES`` slots of ``buf`` hold
   choice lists.
 
-It returns a choice code of ``sim.engine.legal`` (-1 passes at a show decision) and draws only
+It returns a choice code of ``sim.core.engine.legal`` (-1 passes at a show decision) and draws only
 from its seat's streams, so a seat's choices never depend on which strategies sit elsewhere.
 """
 
 from __future__ import annotations
 
-from sim.jit import kernel
+from sim.core.jit import kernel
 from strategies.greedy import greedy_decide
 from strategies.kinds import (  # noqa: F401  (re-exported)
     FLOAT_SCRATCH,

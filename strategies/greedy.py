@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ZERO, clear_lsb, lsb, msb, popcount
 from sim.cards import (
     ABOVE_STRENGTH,
     BIT,
@@ -43,7 +42,8 @@ from sim.cards import (
     TRUMP_GROUP,
     TRUMP_IDS,
 )
-from sim.engine import (
+from sim.core.bits import ZERO, clear_lsb, lsb, msb, popcount
+from sim.core.engine import (
     CALL,
     GIVEBACK,
     S_CALLER,
@@ -63,9 +63,9 @@ from sim.engine import (
     U_TWICE,
     legal,
 )
-from sim.jit import kernel
-from sim.movegen import code_first, code_second, make_code, show_mask
-from sim.trick import beats, trick_points, trick_winner
+from sim.core.jit import kernel
+from sim.core.movegen import code_first, code_second, make_code, show_mask
+from sim.core.trick import beats, trick_points, trick_winner
 from strategies.base import param
 from strategies.kinds import KIND_GREEDY
 from strategies.tier import CompiledStrategy

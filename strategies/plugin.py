@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.engine import STREAM_SAMPLE, STREAM_SEAT
+from sim.core.engine import STREAM_SAMPLE, STREAM_SEAT
 from sim.errors import ConfigError, StrategyError
 from strategies.kinds import INT_SCRATCH, PLUGIN_SCRATCH
 
@@ -80,7 +80,7 @@ def choose_with_kernel(strategy: Any, obs: Any, legal_choices: list) -> Any:
     own copies of the rules and parameters, exactly as the generated deal loops call it."""
     from numba.core.errors import NumbaError
 
-    from sim.engine import CALL, S_DECK, S_PHASE, ST_SIZE, U_CTR, U_KEY, U_SIZE, legal
+    from sim.core.engine import CALL, S_DECK, S_PHASE, ST_SIZE, U_CTR, U_KEY, U_SIZE, legal
     from sim.view import is_legal, mask_into, unmask_streams
     from strategies.params import param_table
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import popcount, select
-from sim.engine import (
+from sim.core.bits import popcount, select
+from sim.core.engine import (
     CALL,
     GIVEBACK,
     PLAY,
@@ -23,10 +23,10 @@ from sim.engine import (
     next_draw,
     play_set,
 )
-from sim.jit import kernel
-from sim.movegen import set_count, show_mask
-from sim.movegen import set_kth_inline as set_kth
-from sim.rng import STREAM_SEAT0, Stream, bounded
+from sim.core.jit import kernel
+from sim.core.movegen import set_count, show_mask
+from sim.core.movegen import set_kth_inline as set_kth
+from sim.core.rng import STREAM_SEAT0, Stream, bounded
 from strategies.base import Strategy, param
 from strategies.kinds import KIND_RANDOM
 

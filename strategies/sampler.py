@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ZERO
 from sim.cards import BIT, GROUP, KEY_OF_ID, STRENGTH
-from sim.engine import (
+from sim.core.bits import ZERO
+from sim.core.engine import (
     CALL_CARD,
     CALL_GAVE_A,
     CALL_GAVE_B,
@@ -69,8 +69,8 @@ from sim.engine import (
     add_card,
     next_draw,
 )
-from sim.jit import kernel
-from sim.movegen import M_ANY2, M_CHOOSE2, M_LEAD, M_PAIRS, M_SINGLES, M_WITH, legal_set
+from sim.core.jit import kernel
+from sim.core.movegen import M_ANY2, M_CHOOSE2, M_LEAD, M_PAIRS, M_SINGLES, M_WITH, legal_set
 
 MAX_TRIES = 50
 MAX_ENTRIES = 64
@@ -180,7 +180,7 @@ def track_calls(st, seat, w, base):
 
 @kernel
 def _in_set(mode, m1, m2, a, b):
-    """Whether play ``(a, b)`` (``b = -1`` single) belongs to a legal set (sim.movegen)."""
+    """Whether play ``(a, b)`` (``b = -1`` single) belongs to a legal set (sim.core.movegen)."""
     if b < 0:
         return (mode == M_LEAD or mode == M_SINGLES) and (m1 & BIT[a]) != ZERO
     if a == b:
@@ -511,7 +511,7 @@ def sample_hands(obs, n: int, key: int = 12345) -> list[list[list[str]]]:
     the sampling stream.
     """
     from sim.cards import CARD_NAMES, ID_OF_KEY
-    from sim.engine import U_CTR, U_KEY
+    from sim.core.engine import U_CTR, U_KEY
 
     st, u = (a.copy() for a in obs.arrays())
     seat = obs.seat

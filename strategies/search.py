@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from sim.engine import (
+from sim.core.engine import (
     PLAY,
     S_CALLER,
     S_CALLS,
@@ -49,9 +49,9 @@ from sim.engine import (
     legal,
     next_draw,
 )
-from sim.jit import kernel
-from sim.movegen import MAX_CHOICES, code_first, code_second
-from sim.rng import bounded
+from sim.core.jit import kernel
+from sim.core.movegen import MAX_CHOICES, code_first, code_second
+from sim.core.rng import bounded
 from strategies.base import param
 from strategies.greedy import greedy_decide
 from strategies.kinds import KIND_ISMCTS, KIND_ORACLE, KIND_PIMC

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from sim.engine import CALL, S_PHASE, STREAM_SAMPLE, STREAM_SEAT, U_CTR, U_KEY, legal
+from sim.core.engine import CALL, S_PHASE, STREAM_SAMPLE, STREAM_SEAT, U_CTR, U_KEY, legal
+from sim.core.rng import STREAM_SEAT0, STREAM_STRATEGY0, stream_key
 from sim.errors import StrategyError
-from sim.rng import STREAM_SEAT0, STREAM_STRATEGY0, stream_key
 from strategies.base import Strategy
 from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH
 from strategies.params import param_table

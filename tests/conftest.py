@@ -48,7 +48,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session", autouse=True)
 def _engine_compiled() -> None:
     """Compile (or load) the deal loops before any test, so that no test's stderr depends on
-    whether the kernel cache was cold: ``sim._cache.compile_first`` prints its first-run notice
+    whether the kernel cache was cold: ``sim.core._cache.compile_first`` prints its first-run notice
     only then, and tests that expect a one-line error would see it in front."""
     from sim import runner
     from sim.estimate import estimate

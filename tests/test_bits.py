@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from sim import _cpu, bits
+from sim.core import _cpu, bits
 
 
 def _masks(n=300, seed=5):

@@ -51,7 +51,7 @@ def test_same_for_any_jobs_and_reproducible():
 def test_fixed_cards_reach_the_seat():
     # the deals estimate plays: seat 2 is dealt both BJ and the 5h every time (card i of the
     # deck goes to seat i % 4, R5)
-    from sim.engine import S_DECK, init_deal_fixed, new_state
+    from sim.core.engine import S_DECK, init_deal_fixed, new_state
 
     st, u = new_state()
     fixed = np.array(parse_hand("BJ BJ 5h"), dtype=np.int64)
@@ -139,7 +139,7 @@ def _decks(seed: int, n: int, seat: int, fixed: list[int]) -> np.ndarray:
     if _decks_fn is None:
         from numba import njit
 
-        from sim.engine import S_DECK, ST_SIZE, U_SIZE, init_deal_fixed
+        from sim.core.engine import S_DECK, ST_SIZE, U_SIZE, init_deal_fixed
 
         @njit
         def run(seed, n, fix_seat, fix_cards):

@@ -29,10 +29,11 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LAYERS = {
-    0: ("sim._cache", "sim._cpu", "sim.jit", "sim.errors", "sim.cards", "sim.rules", "sim.rng",
-        "sim.bits",
-        "sim.titles", "sim.tables", "strategies.kinds", "strategies.params"),
-    1: ("sim.engine", "sim.movegen", "sim.trick", "sim.scoring", "sim.view", "sim.spaces"),
+    0: ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "strategies.kinds",
+        "strategies.params", "sim.core", "sim.core._cache", "sim.core._cpu", "sim.core.jit",
+        "sim.core.rng", "sim.core.bits", "sim.core.tables"),
+    1: ("sim.core.engine", "sim.core.movegen", "sim.core.trick", "sim.core.scoring", "sim.view",
+        "sim.spaces"),
     2: ("sim.api", "sim.deal", "sim.record", "sim.replay", "sim.env"),
     3: ("strategies", "strategies.base", "strategies.registry", "strategies.tier",
         "strategies.plugin", "strategies.random", "strategies.greedy", "strategies.sampler",
@@ -43,7 +44,7 @@ LAYERS = {
     5: ("sim.cli",),
 }
 # side modules: exactly what they may import
-PURE_TABLES = ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "sim.tables")
+PURE_TABLES = ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "sim.core.tables")
 SIDE = {"sim.stats": PURE_TABLES, "sim.report": PURE_TABLES + ("sim.stats",),
         "sim.reference": PURE_TABLES}
 FACADE = "sim"  # sim/__init__.py: lazy, above everything
@@ -194,19 +195,19 @@ def _top_closure(m: str) -> set[str]:
 
 
 def test_numba_users_set_the_cache_folder_first():
-    """A module that imports numba also loads ``sim._cache`` at import (kernels are cached in
+    """A module that imports numba also loads ``sim.core._cache`` at import (kernels are cached in
     the folder keyed by the sources)."""
     bad = []
     for m, path in MODULES.items():
         text = open(path, encoding="utf-8").read()
-        if m != "sim._cache" and ("from numba" in text or "import numba" in text):
+        if m != "sim.core._cache" and ("from numba" in text or "import numba" in text):
             top_numba = any(isinstance(n, (ast.Import, ast.ImportFrom))
                             and "numba" in ((n.module or "") if isinstance(n, ast.ImportFrom)
                                             else n.names[0].name)
                             for n in ast.parse(text).body)
-            if top_numba and "sim._cache" not in _top_closure(m):
+            if top_numba and "sim.core._cache" not in _top_closure(m):
                 bad.append(m)
-    assert not bad, f"import numba without sim._cache: {bad}"
+    assert not bad, f"import numba without sim.core._cache: {bad}"
 
 
 def test_the_checker_sees_function_level_and_facade_imports(tmp_path):
@@ -226,10 +227,10 @@ def _loaded(code: str) -> list[str]:
 
 @pytest.mark.parametrize("code", ["import sim", "import sim.stats", "import sim.report",
                                   "import sim; sim.level(1600); sim.Rules; sim.ShuangkouError",
-                                  "import sim.tables, sim.titles, strategies.kinds"])
+                                  "import sim.core.tables, sim.titles, strategies.kinds"])
 def test_light_imports_load_no_numba(code):
     mods = _loaded(code)
-    assert "numba" not in mods and "sim.engine" not in mods, code
+    assert "numba" not in mods and "sim.core.engine" not in mods, code
 
 
 def test_sim_loads_the_engine_on_first_use():

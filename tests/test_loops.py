@@ -1,5 +1,5 @@
 """The deal loops are generated per set of strategy kinds a run uses (``sim.plugins``), and the
-kernel cache is keyed by every source a kernel can be built from (``sim._cache``)."""
+kernel cache is keyed by every source a kernel can be built from (``sim.core._cache``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import hashlib
 import os
 
 from sim import plugins
-from sim._cache import CACHE_DIR, kernel_sources
+from sim.core._cache import CACHE_DIR, kernel_sources
 from sim.runner import make_seats
 
 
@@ -50,12 +50,17 @@ def test_cache_key_covers_kernels_in_subfolders_and_what_they_import(tmp_path):
     write("sim/more.py", "M = 4\n")
     write("sim/cli.py", "import sim.consts\n")  # imports, compiles nothing: not a source
     write("strategies/__init__.py", "")
-    write("strategies/deep/k.py", "from sim.jit import kernel\nfrom sim import (\n  consts,\n)\n"
-          "@kernel\ndef f(x):\n    return x\n")
+    write("strategies/deep/k.py", "from sim.core.jit import kernel\nfrom sim import (\n"
+          "  consts,\n)\n@kernel\ndef f(x):\n    return x\n")
+    write("sim/core/__init__.py", "")
+    write("sim/core/k.py", "from sim.core.jit import kernel\nfrom sim.core import low\n")
+    write("sim/core/low.py", "L = 5\n")  # imported by a kernel module of a subpackage
+    write("sim/core/unused.py", "U = 6\n")
     write("strategies/deep/g.py", "import numba\nimport sim.more\n")
     got = kernel_sources(str(tmp_path))
     assert {"strategies/deep/k.py", "strategies/deep/g.py", "sim/consts.py",
-            "sim/more.py"} <= set(got)
+            "sim/more.py", "sim/core/k.py", "sim/core/low.py"} <= set(got)
+    assert "sim/core/unused.py" not in got
     assert "sim/cli.py" not in got
 
 

@@ -9,8 +9,7 @@ import random
 import pytest
 
 from sim.cards import CARD_NAMES, ID_OF_KEY, SUITS
-from sim.deal import Deal, Observation, masked_state, play_table
-from sim.engine import (
+from sim.core.engine import (
     CALL_W,
     PLAY,
     S_ATT_POINTS,
@@ -36,6 +35,7 @@ from sim.engine import (
     U_ONCE,
     U_TWICE,
 )
+from sim.deal import Deal, Observation, masked_state, play_table
 from sim.record import _mask_cards
 
 FIELDS = ("trump", "hand", "round", "redeals", "calls", "shown", "caller", "attackers",

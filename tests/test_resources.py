@@ -34,7 +34,7 @@ def _py(code, env, timeout=60):
 def test_cache_folder_is_stable_under_inherited_numba_cache_dir(tmp_path):
     """configure() sets NUMBA_CACHE_DIR; a process that inherits it (a loky worker) must get
     the same folder, not kernels-H/kernels-H (which compiled everything again)."""
-    code = "import sim._cache as c; print(c.CACHE_DIR); print(c.configure())"
+    code = "import sim.core._cache as c; print(c.CACHE_DIR); print(c.configure())"
     first = _py(code, _env(NUMBA_CACHE_DIR=str(tmp_path))).split()
     assert first[0] == first[1]  # configure() again in the same process: same folder
     assert os.path.dirname(first[0]) == str(tmp_path)
@@ -47,12 +47,12 @@ def test_cache_folder_is_stable_under_inherited_numba_cache_dir(tmp_path):
 
 def test_loky_workers_use_the_parents_cache_folder(tmp_path):
     code = """
-        import sim._cache as c
+        import sim.core._cache as c
         from joblib import Parallel, delayed
 
         def where(_):
-            import sim._cache
-            return sim._cache.CACHE_DIR
+            import sim.core._cache
+            return sim.core._cache.CACHE_DIR
 
         print(c.CACHE_DIR)
         print(*set(Parallel(n_jobs=2, backend="loky")(delayed(where)(i) for i in range(4))))
@@ -277,7 +277,7 @@ def test_loky_workers_exit_after_kill_9_of_the_run(tmp_path):
 
 # --- item 15: the first compile is announced ------------------------------------------------
 def test_cold_cache_detection(tmp_path):
-    from sim._cache import CACHE_DIR, kernels_cached
+    from sim.core._cache import CACHE_DIR, kernels_cached
 
     assert not kernels_cached(path=str(tmp_path))
     src = tmp_path / "sim_0123abcd"
@@ -293,7 +293,7 @@ def test_cold_cache_detection(tmp_path):
 def test_compile_notice_on_cold_cache_only(tmp_path):
     import io
 
-    from sim._cache import compile_first
+    from sim.core._cache import compile_first
 
     calls, out = [], io.StringIO()
     assert compile_first(lambda: calls.append(1), path=str(tmp_path), seconds=42, stream=out)
@@ -315,7 +315,8 @@ def test_tournament_announces_compiling_and_leaves_it_out_of_deals_per_second(
     import json
     import time
 
-    from sim import _cache, tournament
+    from sim import tournament
+    from sim.core import _cache
 
     cfg = _cfg(tmp_path, players=["random", "greedy"], deals=40, **{"run.chunk_size": 20})
     real = time.perf_counter

@@ -19,8 +19,8 @@ from sim.cards import (
     parse_cards,
     parse_suit,
 )
+from sim.core.movegen import MAX_CHOICES, count_plays, gen_plays
 from sim.errors import InvalidCardError
-from sim.movegen import MAX_CHOICES, count_plays, gen_plays
 from sim.runner import iter_records, make_seats
 
 
@@ -120,7 +120,7 @@ def test_R21_unpaired_trumps_never_win():
 @pytest.mark.parametrize("rules", [sim.Rules(), sim.Rules(kou_di_single=3, kou_di_pair=8)],
                          ids=["default", "variant"])
 def test_R23_last_trick_multiplier_in_the_compiled_engine(rules):
-    # the compiled engine's last-trick multiplier and score (sim/engine.py) on seeded deals,
+    # the compiled engine's last-trick multiplier and score (sim/core/engine.py) on seeded deals,
     # against R22-R24 recomputed from each record's tricks: an attacker winning the last trick
     # multiplies its points by kou_di_pair (pair lead) or kou_di_single (single lead), a
     # defender win by 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim.engine import new_state
+from sim.core.engine import new_state
 from sim.loop import play_deal
 from sim.rules import DEFAULT_RULES
 from sim.runner import compiled_tables, make_seats

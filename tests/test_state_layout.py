@@ -1,11 +1,11 @@
-"""The deal state layout is declared once (sim.engine *_FIELDS): fields never overlap, stay
+"""The deal state layout is declared once (sim.core.engine *_FIELDS): fields never overlap, stay
 inside the arrays, and keep today's offsets (records and observations are read by offset)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sim import engine, movegen
+from sim.core import engine, movegen
 
 # today's offsets, pinned: a change here changes every record
 PINNED_ST = {
@@ -82,7 +82,7 @@ def test_codes_round_trip(a, b):
 
 
 def test_one_beats_for_tricks_and_greedy():
-    from sim import trick
+    from sim.core import trick
     from strategies import greedy
 
     assert greedy.beats is trick.beats  # R20/R21 written once

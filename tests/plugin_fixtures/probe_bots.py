@@ -7,7 +7,7 @@ import numba
 import numpy as np
 
 from sim import view
-from sim.engine import S_DECK, S_FIX, S_TRICKS, U_FIRST_ONCE, U_FIRST_TWICE, U_ONCE, U_TWICE
+from sim.core.engine import S_DECK, S_FIX, S_TRICKS, U_FIRST_ONCE, U_FIRST_TWICE, U_ONCE, U_TWICE
 from strategies.base import Strategy, param
 
 

@@ -4,7 +4,7 @@ All masks are ``np.uint64``; never mix them with signed integers in an expressio
 would promote to float). Single bits come from ``sim.cards.BIT``.
 
 ``select`` (the k-th set bit, one per random choice) uses the x86 BMI2 instruction ``pdep``
-where ``sim._cpu`` allows it, else a bit-by-bit loop (``select_portable``); both give the same
+where ``sim.core._cpu`` allows it, else a bit-by-bit loop (``select_portable``); both give the same
 answers (tests/test_bits.py). Under ``NUMBA_DISABLE_JIT=1`` the LLVM intrinsics are replaced by
 pure-Python equivalents, so the kernels run as plain Python (slowly) for debugging.
 """
@@ -20,8 +20,8 @@ from numba.core import cgutils, config
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from numba.extending import intrinsic
 
-from sim._cpu import USE_PDEP
-from sim.jit import kernel
+from sim.core._cpu import USE_PDEP
+from sim.core.jit import kernel
 
 ONE = np.uint64(1)
 ZERO = np.uint64(0)

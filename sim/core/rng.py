@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.core.jit import kernel
 from sim.errors import ConfigError
-from sim.jit import kernel
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ONE, USE_PDEP, ZERO, clear_lsb, lsb, pext, popcount
 from sim.cards import (
     BIT,
     GROUP,
@@ -29,15 +28,16 @@ from sim.cards import (
     KEY_RUNS,
     TRUMP_GROUP,
 )
-from sim.jit import kernel
-from sim.movegen import code_first, code_second, legal_givebacks, legal_set, set_all, show_mask
-from sim.rng import STREAM_CARDS as RNG_CARDS
-from sim.rng import STREAM_SEAT0 as RNG_SEAT0
-from sim.rng import STREAM_STRATEGY0 as RNG_STRATEGY0
-from sim.rng import bounded, draw, stream_key
+from sim.core.bits import ONE, USE_PDEP, ZERO, clear_lsb, lsb, pext, popcount
+from sim.core.jit import kernel
+from sim.core.movegen import code_first, code_second, legal_givebacks, legal_set, set_all, show_mask
+from sim.core.rng import STREAM_CARDS as RNG_CARDS
+from sim.core.rng import STREAM_SEAT0 as RNG_SEAT0
+from sim.core.rng import STREAM_STRATEGY0 as RNG_STRATEGY0
+from sim.core.rng import bounded, draw, stream_key
+from sim.core.scoring import settle_kernel
+from sim.core.trick import trick_points, trick_winner_inline
 from sim.rules import R_KOU_PAIR, R_KOU_SINGLE, R_MAX_REDEALS
-from sim.scoring import settle_kernel
-from sim.trick import trick_points, trick_winner_inline
 
 # phases; while not DONE the phase is also the kind of decision awaited from S_TO_ACT
 CALL, GIVEBACK, PLAY, DONE = 0, 1, 2, 3

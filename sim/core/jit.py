@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from numba import njit
 
-import sim._cache  # noqa: F401  (sets numba's cache folder before any kernel is defined)
+import sim.core._cache  # noqa: F401  (sets numba's cache folder before any kernel is defined)
 
 
 def kernel(fn=None, **options):

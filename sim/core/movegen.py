@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.bits import ZERO, clear_lsb, lsb, msb, popcount, select
 from sim.cards import ABOVE_RANK, BIT, CLASS_MASK, GROUP, GROUP_MASK, SUITED_MASK
-from sim.jit import kernel
+from sim.core.bits import ZERO, clear_lsb, lsb, msb, popcount, select
+from sim.core.jit import kernel
 
 MAX_CHOICES = 54 + 54 * 53 // 2
 

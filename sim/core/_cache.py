@@ -28,7 +28,7 @@ from typing import Any, TextIO
 _KERNELS = re.compile(r"kernels-[0-9a-f]{16}")
 
 
-_COMPILES = re.compile(rb"numba|njit|@kernel|sim\.jit")  # a module that compiles code
+_COMPILES = re.compile(rb"numba|njit|@kernel|sim\.core\.jit")  # a module that compiles code
 _FROM = re.compile(rb"^[ \t]*from[ \t]+((?:sim|strategies)(?:\.\w+)*)[ \t]+import[ \t]+"
                    rb"(\([^)]*\)|[^\n]*)", re.M)
 _IMPORT = re.compile(rb"^[ \t]*import[ \t]+((?:sim|strategies)(?:\.\w+)*)", re.M)
@@ -71,11 +71,11 @@ def kernel_sources(root: str) -> dict[str, bytes]:
 
 
 def configure() -> str:
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # sim/core/
     h = hashlib.sha256()
     for name, text in kernel_sources(root).items():
         h.update(name.encode() + b"\0" + text)
-    h.update(b"pdep" if __import__("sim._cpu", fromlist=["USE_PDEP"]).USE_PDEP else b"")
+    h.update(b"pdep" if __import__("sim.core._cpu", fromlist=["USE_PDEP"]).USE_PDEP else b"")
     numba_dir = os.environ.get("NUMBA_CACHE_DIR", "")
     if _KERNELS.fullmatch(os.path.basename(os.path.normpath(numba_dir or "."))):
         numba_dir = os.path.dirname(os.path.normpath(numba_dir))  # set by configure(): inherited

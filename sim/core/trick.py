@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sim.cards import GROUP, POINTS_KEY, STRENGTH, TRUMP_GROUP
-from sim.jit import kernel
+from sim.core.jit import kernel
 
 
 @kernel
@@ -53,5 +53,5 @@ def trick_points(t, ia, ib, n, trump):
     return p
 
 
-# inlined into ``sim.engine.apply_play`` (once a trick, in every deal)
+# inlined into ``sim.core.engine.apply_play`` (once a trick, in every deal)
 trick_winner_inline = kernel(inline="always")(getattr(trick_winner, "py_func", trick_winner))

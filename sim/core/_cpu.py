@@ -1,12 +1,12 @@
 """Which optional instructions the kernels use, decided once at import, before anything compiles.
 
-Only one so far: ``pdep`` (x86 BMI2) for ``sim.bits.select``, the k-th set bit of a mask that
+Only one so far: ``pdep`` (x86 BMI2) for ``sim.core.bits.select``, the k-th set bit of a mask that
 every random choice makes (3 ns instead of a bit-by-bit loop's 13). It is used when numba
 compiles for a CPU that has BMI2 (the host unless ``NUMBA_CPU_NAME`` says otherwise), except on
 AMD before Zen 3, where ``pdep`` is microcoded and slower than the loop.
 ``SHUANGKOU_PDEP=0`` forces the portable loop. The choice is part of the kernel cache key
-(``sim._cache``), so kernels compiled with ``pdep`` are never loaded where it is missing.
-This module must not import numba: ``sim._cache`` reads it before numba is configured.
+(``sim.core._cache``), so kernels compiled with ``pdep`` are never loaded where it is missing.
+This module must not import numba: ``sim.core._cache`` reads it before numba is configured.
 """
 
 from __future__ import annotations

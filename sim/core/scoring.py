@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.jit import kernel
+from sim.core.jit import kernel
 from sim.rules import DEFAULT_RULES, R_CAP, R_STEP, R_UNIT, Rules
 from sim.titles import LEVELS, level  # noqa: F401  (the R25 titles: a numpy-free table)
 
