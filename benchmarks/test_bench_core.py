@@ -16,8 +16,8 @@ import os
 import numpy as np
 import pytest
 
-from sim import bench
-from sim.loop import C_DECISIONS, N_COLS, play_deals
+from sim.harness import bench
+from sim.harness.loop import C_DECISIONS, N_COLS, play_deals
 from sim.rules import DEFAULT_RULES
 
 RULES = DEFAULT_RULES.array()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim import bench
+from sim.harness import bench
 
 
 def _best_rate(benchmark, fn, rounds=5):

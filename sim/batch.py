@@ -361,9 +361,10 @@ class Batch:
                                   or not isinstance(deals, (int, np.integer)) or deals < 0):
             raise ConfigError(f"deals={deals!r} must be an integer >= 0 or None (endless)")
         self.kinds, self.params, self.seat_names, compiled = _seat_tables(seats)
-        from sim.plugins import builtin_loops
+        from sim.harness.plugins import builtin_loops
 
-        # this module's kernels with decide over the compiled seats' kinds only (sim.plugins)
+        # this module's kernels with decide over the compiled seats' kinds only
+        # (sim.harness.plugins)
         self._batch_step = builtin_loops([k for k in self.kinds if k >= 0],
                                          "sim.batch").batch_step
         self.records = bool(records)

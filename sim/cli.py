@@ -131,9 +131,9 @@ _PLAY_BLOCK = 1 << 14  # deals per block of summary rows (152 bytes each) in `pl
 def cmd_play(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from sim import runner
     from sim.core.rng import check_seed
     from sim.core.tables import C_SCORE, C_SETTLE0, C_VOID
+    from sim.harness import runner
 
     _load_plugins(args.plugin)
     seed = check_seed(args.seed)
@@ -232,7 +232,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 # --- bench --------------------------------------------------------------------------------
 def cmd_bench(args: argparse.Namespace) -> int:
-    from sim import bench
+    from sim.harness import bench
 
     if args.json:  # refuse a path that cannot be written before measuring for minutes
         _check_output_file(args.json, "JSON file")
@@ -294,8 +294,8 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
-    from sim.config import load_config
-    from sim.tournament import run_tournament
+    from sim.harness.config import load_config
+    from sim.harness.tournament import run_tournament
 
     _load_plugins(args.plugin)
     overrides: dict[str, Any] = {}
@@ -319,7 +319,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.no_plots:
         overrides["output.plots"] = False
     cfg = load_config(args.config, overrides)
-    from sim.tournament import cap_jobs
+    from sim.harness.tournament import cap_jobs
 
     cfg, capped = cap_jobs(cfg, force=args.force_jobs)
     if capped:
@@ -328,7 +328,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     quiet = getattr(args, "quiet", False)
     if resume is None:  # this very run is already finished there: only re-render it
         from sim import report
-        from sim.tournament import load_state
+        from sim.harness.tournament import load_state
 
         report.write_all(load_state(cfg.out), cfg.out, plots=cfg.plots,
                          echo=None if quiet else print)
@@ -352,7 +352,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
-# what a run writes into its results folder (sim.tournament, sim.report); --force removes these
+# what a run writes into its results folder (sim.harness.tournament, sim.report); --force
+# removes these
 _RUN_FILES = ("config.json", "config.toml", "run.json", "summary.json", "summary.md",
               "report.html", "records.jsonl")
 
@@ -368,7 +369,7 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
     """
     import glob
 
-    from sim.tournament import CHUNK_DIR, DEALS_DIR, _locked, _read_config
+    from sim.harness.tournament import CHUNK_DIR, DEALS_DIR, _locked, _read_config
 
     out = cfg.out
     if os.path.exists(out) and not os.path.isdir(out):
@@ -414,7 +415,7 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from sim import report
-    from sim.tournament import load_state
+    from sim.harness.tournament import load_state
 
     _load_plugins(args.plugin)
     state = load_state(args.run_dir)
@@ -427,10 +428,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_estimate(args: argparse.Namespace) -> int:
     import json
 
-    from sim import runner
     from sim.core._cache import compile_first
     from sim.core.rng import check_seed
-    from sim.estimate import estimate, parse_hand
+    from sim.harness import runner
+    from sim.harness.estimate import estimate, parse_hand
 
     _load_plugins(args.plugin)
     _check_deal_range(0, args.deals)

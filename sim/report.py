@@ -1,7 +1,7 @@
 """Tournament reports: tables, plots and a self-contained HTML page from a run's statistics.
 
-Input is the plain *state* of a run (``sim.tournament.Aggregate.state`` or
-``sim.tournament.load_state``): the resolved config, the players and, per matchup, the
+Input is the plain *state* of a run (``sim.harness.tournament.Aggregate.state`` or
+``sim.harness.tournament.load_state``): the resolved config, the players and, per matchup, the
 serialised ``sim.stats`` accumulators. Nothing here plays a deal or imports the engine, so
 ``shuangkou report results/NAME`` re-renders everything from stored results.
 

@@ -38,7 +38,7 @@ from strategies.search import ismcts_decide, oracle_decide, pimc_decide
 from strategies.tier import new_scratch  # noqa: F401  (re-exported)
 
 # kind -> (module, kernel, its call in ``decide``): the table the generated loops dispatch by
-# (sim.plugins.builtin_loops); keep it and ``decide`` in step
+# (sim.harness.plugins.builtin_loops); keep it and ``decide`` in step
 KERNEL_CALLS = {
     KIND_GREEDY: ("strategies.greedy", "greedy_decide",
                   "greedy_decide(st, u, rules, seat, params, seat, buf)"),

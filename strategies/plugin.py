@@ -1,6 +1,6 @@
 """Compiled plug-ins on the strategy side: a class's ``kernel``, its parameters as floats, and
 ``choose`` from an observation (the kernel run on the masked state). The compiled deal loops
-that call plug-in kernels are generated on the harness side (``sim.plugins``)."""
+that call plug-in kernels are generated on the harness side (``sim.harness.plugins``)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import sim
 from sim.batch import Batch
 from sim.deal import Deal
 from sim.errors import ConfigError, IllegalPlayError
-from sim.runner import make_seats
+from sim.harness.runner import make_seats
 from sim.spaces import OBS_SIZE
 from strategies.compiled import decide, new_scratch
 from strategies.params import param_table

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from sim import bench
 from sim.cli import main
+from sim.harness import bench
 
 
 def _fake_limit(tmp_path, body):

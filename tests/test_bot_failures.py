@@ -16,10 +16,10 @@ import threading
 import pytest
 
 from sim.cli import main
-from sim.config import from_dict
 from sim.errors import ConfigError, StrategyError
-from sim.runner import iter_records, make_seats, summaries
-from sim.tournament import run_tournament
+from sim.harness.config import from_dict
+from sim.harness.runner import iter_records, make_seats, summaries
+from sim.harness.tournament import run_tournament
 from strategies.registry import load_plugin, make, resolve
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

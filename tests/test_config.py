@@ -8,8 +8,8 @@ import os
 import pytest
 
 from sim.cli import main
-from sim.config import BACKENDS, FORMATS, from_dict, load_config, parse_filter, tomllib
 from sim.errors import ConfigError
+from sim.harness.config import BACKENDS, FORMATS, from_dict, load_config, parse_filter, tomllib
 from strategies.registry import available, parse_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

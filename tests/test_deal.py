@@ -6,7 +6,7 @@ import pytest
 
 from sim import Deal, IllegalPlayError, Rules
 from sim.deal import play_python
-from sim.runner import iter_records, make_seats
+from sim.harness.runner import iter_records, make_seats
 from strategies.random import RandomStrategy
 
 

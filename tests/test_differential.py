@@ -17,8 +17,8 @@ import pytest
 from joblib import Parallel, delayed
 
 from sim import reference as ref
+from sim.harness.runner import iter_records, make_seats
 from sim.rules import Rules
-from sim.runner import iter_records, make_seats
 
 CONFIGS = {
     # name: (seed, first deal, deals, seat show probabilities, rules)

@@ -11,7 +11,7 @@ import pytest
 
 from sim.cli import main
 from sim.errors import ConfigError, InvalidCardError
-from sim.estimate import estimate, parse_hand, wilson
+from sim.harness.estimate import estimate, parse_hand, wilson
 
 KINGS = "Kh Kh Ks Ks Kd Kd"  # three pairs of the highest show rank: nobody can override
 
@@ -231,8 +231,8 @@ def test_second_copy_has_its_exact_probability():
 def test_calling_rate_matches_rejection_sampling():
     # with max_redeals = 0 an ordinary deal is played from its first shuffle, so keeping the
     # ordinary deals in which seat 0 holds a Kh is exactly estimate's distribution
-    from sim import runner
-    from sim.loop import C_CALLER, C_VOID, N_COLS, play_deals
+    from sim.harness import runner
+    from sim.harness.loop import C_CALLER, C_VOID, N_COLS, play_deals
     from sim.rules import Rules
 
     rules = Rules(max_redeals=0)

@@ -1,14 +1,14 @@
-"""The deal loops are generated per set of strategy kinds a run uses (``sim.plugins``), and the
-kernel cache is keyed by every source a kernel can be built from (``sim.core._cache``)."""
+"""The deal loops are generated per set of strategy kinds a run uses (``sim.harness.plugins``),
+and the kernel cache is keyed by every source a kernel can be built from (``sim.core._cache``)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 
-from sim import plugins
 from sim.core._cache import CACHE_DIR, kernel_sources
-from sim.runner import make_seats
+from sim.harness import plugins
+from sim.harness.runner import make_seats
 
 
 def test_a_run_compiles_only_its_kinds():
@@ -19,7 +19,7 @@ def test_a_run_compiles_only_its_kinds():
         assert other not in src
     every = plugins.builtin_source([0, 1, 2, 3, 4])
     assert all(f"{k}_decide(" in every for k in ("pimc", "ismcts", "oracle", "greedy"))
-    # the loop kernels are sim/loop.py's, unchanged
+    # the loop kernels are sim/harness/loop.py's, unchanged
     with open(plugins.__file__.replace("plugins.py", "loop.py"), encoding="utf-8") as f:
         body = f.read().split("def finish_deal(")[1].split("@kernel")[0]
     assert body in src and body in every

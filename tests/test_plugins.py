@@ -1,4 +1,4 @@
-"""Compiled plug-ins (sim.plugins): a user's numba kernel in the compiled deal loop."""
+"""Compiled plug-ins (sim.harness.plugins): a user's numba kernel in the compiled deal loop."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from sim.cli import main
 from sim.errors import StrategyError
-from sim.runner import iter_records, make_seats, summaries
+from sim.harness.runner import iter_records, make_seats, summaries
 from strategies.example import Cautious
 from strategies.example_compiled import CautiousC
 from strategies.registry import make
@@ -68,7 +68,7 @@ def test_plugin_sees_only_the_masked_state():
                                      make("random")])
     assert (plain == tampering).all()
     list(iter_records(1, 0, 5, [Probe(), Cautious(), make("random"), Probe()]))
-    from sim.estimate import estimate
+    from sim.harness.estimate import estimate
 
     assert estimate("Kh Kh 5h 5h BJ", seat=0, deals=50, seats=[Probe(), make("random")]).deals \
         == 50
@@ -154,7 +154,7 @@ def test_tournament_with_compiled_plugin_any_backend_and_jobs(tmp_path):
 
 
 def test_generated_module_is_reused(tmp_path):
-    from sim import plugins
+    from sim.harness import plugins
 
     a = plugins.Loops(make_seats([CautiousC(), make("random")]))
     b = plugins.Loops(make_seats([CautiousC(greed=3), make("random")]))
@@ -218,8 +218,8 @@ def test_view_accessors_agree_with_the_observation():
     import sim
     from sim import Deal, view
     from sim.cards import CARD_NAMES, SUITS
+    from sim.harness.runner import _Asker
     from sim.rules import DEFAULT_RULES
-    from sim.runner import _Asker
 
     @njit
     def legal_table(st, u, out):

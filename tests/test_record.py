@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sim.errors import RecordError
+from sim.harness.runner import iter_records, make_seats
 from sim.record import FIELDS, read_records, write_records
-from sim.runner import iter_records, make_seats
 
 
 def test_round_trip_plain_and_gz(tmp_path):

@@ -11,10 +11,10 @@ import pytest
 
 from sim import level
 from sim.cli import main
-from sim.config import from_dict
+from sim.harness.config import from_dict
+from sim.harness.tournament import load_deals, load_state, run_tournament
 from sim.report import derive, markdown, tables
 from sim.stats import Moments
-from sim.tournament import load_deals, load_state, run_tournament
 
 EAGER, PLAIN = "random(show_prob=0.9)", "random"
 

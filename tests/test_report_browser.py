@@ -158,8 +158,8 @@ def browser():
 
 
 def test_report_html_renders_every_plot_without_errors(tmp_path, browser):
-    from sim.config import from_dict
-    from sim.tournament import run_tournament
+    from sim.harness.config import from_dict
+    from sim.harness.tournament import run_tournament
 
     players = ["random(show_prob=0.9)", "random", "random(show_prob=0.3)"]
     cfg = from_dict({"name": "browser", "format": "round-robin", "players": players,

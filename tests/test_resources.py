@@ -63,7 +63,7 @@ def test_loky_workers_use_the_parents_cache_folder(tmp_path):
 
 # --- item 8: the chunk plan is lazy ---------------------------------------------------------
 def _cfg(tmp_path, **kw):
-    from sim.config import from_dict
+    from sim.harness.config import from_dict
 
     raw = {"name": "r", "players": ["random", "random(show_prob=0.9)"], "deals": 600,
            "seed": 3, "run": {"chunk_size": 200, "progress": False},
@@ -80,7 +80,7 @@ def _cfg(tmp_path, **kw):
 def test_chunk_plan_does_not_grow_with_deals(tmp_path):
     import tracemalloc
 
-    from sim.tournament import Chunk, plan_chunks
+    from sim.harness.tournament import Chunk, plan_chunks
 
     cfg = _cfg(tmp_path, format="round-robin",
                players=["random", "greedy", "random(show_prob=0.9)"],
@@ -103,7 +103,7 @@ def test_chunk_plan_does_not_grow_with_deals(tmp_path):
 
 
 def test_huge_run_starts_without_building_its_plan(tmp_path):
-    from sim.tournament import load_state, run_tournament
+    from sim.harness.tournament import load_state, run_tournament
 
     cfg = _cfg(tmp_path, deals=10**12, **{"run.chunk_size": 50})
     assert run_tournament(cfg, stop_after=2) is None  # returns at once: nothing was built
@@ -178,7 +178,8 @@ def test_silent_server_is_not_waited_for_forever(tmp_path):
     addr = f"tcp://127.0.0.1:{server.getsockname()[1]}"
     code = f"""
         import sys
-        from sim import cli, tournament
+        from sim import cli
+        from sim.harness import tournament
         tournament.SCHEDULER_TIMEOUT = 1.0
         sys.exit(cli.main(["tournament", {_toml(tmp_path)!r}, "--scheduler", {addr!r}]))
         """
@@ -199,8 +200,8 @@ def test_silent_server_is_not_waited_for_forever(tmp_path):
                                   "tcp://:8786", "tcp://10.0.0.5:99999", "tcp://a b:1"])
 def test_malformed_scheduler_address_is_one_line(tmp_path, capsys, addr):
     from sim import cli
-    from sim.config import load_config
     from sim.errors import ConfigError
+    from sim.harness.config import load_config
 
     with pytest.raises(ConfigError, match="tcp://HOST:PORT"):  # refused when read, at once
         load_config(_toml(tmp_path), {"run.scheduler": addr, "run.backend": "dask"})
@@ -212,7 +213,7 @@ def test_malformed_scheduler_address_is_one_line(tmp_path, capsys, addr):
 @pytest.mark.parametrize("addr", ["tcp://10.0.0.5:8786", "tls://sched.example:8786",
                                   "localhost:8786", "tcp://[::1]:8786"])
 def test_wellformed_scheduler_addresses_are_accepted(tmp_path, addr):
-    from sim.config import load_config
+    from sim.harness.config import load_config
 
     assert load_config(_toml(tmp_path), {"run.scheduler": addr,
                                          "run.backend": "dask"}).scheduler == addr
@@ -223,7 +224,7 @@ def test_jobs_capped_at_cpu_count_with_a_message(tmp_path, capsys):
     import json
 
     from sim import cli
-    from sim.tournament import cpu_count
+    from sim.harness.tournament import cpu_count
 
     cpus = cpu_count()
     toml = _toml(tmp_path, 'backend = "threading"')
@@ -315,8 +316,8 @@ def test_tournament_announces_compiling_and_leaves_it_out_of_deals_per_second(
     import json
     import time
 
-    from sim import tournament
     from sim.core import _cache
+    from sim.harness import tournament
 
     cfg = _cfg(tmp_path, players=["random", "greedy"], deals=40, **{"run.chunk_size": 20})
     real = time.perf_counter

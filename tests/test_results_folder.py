@@ -22,9 +22,9 @@ import textwrap
 import pytest
 
 from sim.cli import main
-from sim.config import from_dict
 from sim.errors import ConfigError, WorkerError
-from sim.tournament import load_deals, load_state, run_tournament
+from sim.harness.config import from_dict
+from sim.harness.tournament import load_deals, load_state, run_tournament
 
 EAGER, PLAIN = "random(show_prob=0.9)", "random"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -286,7 +286,7 @@ def test_results_config_toml_needs_plugin_named(tmp_path, plugged):
 # --- item 9: one writer per folder --------------------------------------------------------------
 HOLD = textwrap.dedent('''\
     import sys, time
-    from sim.tournament import _locked
+    from sim.harness.tournament import _locked
     with _locked(sys.argv[1]):
         print("locked", flush=True)
         time.sleep(120)

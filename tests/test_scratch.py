@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from sim.core.engine import new_state
-from sim.loop import play_deal
+from sim.harness.loop import play_deal
+from sim.harness.runner import compiled_tables, make_seats
 from sim.rules import DEFAULT_RULES
-from sim.runner import compiled_tables, make_seats
 from strategies.compiled import new_scratch
 
 SPECS = ["random", "greedy", "pimc(samples=3)", "ismcts(iterations=30)",

@@ -10,10 +10,10 @@ import hashlib
 import numpy as np
 import pytest
 
-from sim.loop import COLUMN_NAMES
+from sim.harness.loop import COLUMN_NAMES
+from sim.harness.runner import iter_records, make_seats, summaries
 from sim.record import dumps
 from sim.rules import Rules
-from sim.runner import iter_records, make_seats, summaries
 from strategies.registry import make
 
 SIGNATURE = "5d4ac9250e09cc9d69cc60fcf156c968581790e4b17e4d15e171e94641feb9e6"
@@ -97,7 +97,7 @@ def test_python_bot_records_signature():
     assert got == "874dfcdc5636cf0a7c7ec0b6e1cda0e12b2ff7366e5705734d97c2fa3947d2b8"
 
 
-# sha256 of the summary rows (sim.loop.COLUMN_NAMES, by name) of the compiled bulk loop
+# sha256 of the summary rows (sim.harness.loop.COLUMN_NAMES, by name) of the compiled bulk loop
 SUMMARY_SIGNATURES = {
     "random": ("random", 7, 5000,
                "a275ed7b7d6ec34581c56c1c1686b13428f7cae26936a8436491e8573e7195cd"),

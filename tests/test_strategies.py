@@ -10,7 +10,7 @@ import pytest
 
 from sim import Deal, StrategyError
 from sim import reference as ref
-from sim.runner import iter_records, make_seats
+from sim.harness.runner import iter_records, make_seats
 from strategies import make
 from strategies.sampler import sample_hands
 

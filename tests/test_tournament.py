@@ -18,12 +18,12 @@ import time
 import numpy as np
 import pytest
 
-from sim import reference, runner
-from sim.config import from_dict, load_config
+from sim import reference
 from sim.errors import ConfigError, StrategyError
-from sim.loop import C_SETTLE0
-from sim.stats import Moments
-from sim.tournament import (
+from sim.harness import runner
+from sim.harness.config import from_dict, load_config
+from sim.harness.loop import C_SETTLE0
+from sim.harness.tournament import (
     DEAL_COLUMNS,
     load_deals,
     load_state,
@@ -33,6 +33,7 @@ from sim.tournament import (
     tally_games,
     tally_to_json,
 )
+from sim.stats import Moments
 
 EAGER, PLAIN = "random(show_prob=0.9)", "random"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

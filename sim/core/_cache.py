@@ -6,7 +6,7 @@ run the old greedy. Keying the cache folder by a hash of every source a kernel c
 from (``kernel_sources``: each module of ``sim`` and ``strategies``, subfolders included, that
 compiles code, and every project module those import, whose constants numba freezes in) makes
 any change compile afresh instead of running stale code. The deal loops generated per set of
-strategy kinds (``sim.plugins``) live inside that folder, named by a hash of their own text.
+strategy kinds (``sim.harness.plugins``) live inside that folder, named by a hash of their own text.
 The folder is ``$SHUANGKOU_CACHE_DIR`` if set, else ``$NUMBA_CACHE_DIR``, else
 ``~/.cache/shuangkou``, plus ``/kernels-<hash>``. ``configure`` sets ``NUMBA_CACHE_DIR`` to
 that folder, and worker processes inherit it: a ``NUMBA_CACHE_DIR`` that already ends in

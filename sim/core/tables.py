@@ -1,11 +1,12 @@
 """Tables of the result data, importable without the engine or numba: the columns of the
-compiled loop's summary rows (``sim.loop``) and of the per-deal table (``sim.tournament``)."""
+compiled loop's summary rows (``sim.harness.loop``) and of the per-deal table
+(``sim.harness.tournament``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-# columns of a summary row (one per deal), filled by sim.loop.summarize
+# columns of a summary row (one per deal), filled by sim.harness.loop.summarize
 (C_REDEALS, C_VOID, C_CALLER, C_TRUMP, C_ATT_POINTS, C_MULT, C_SCORE, C_SETTLE0, C_SETTLE1,
  C_SETTLE2, C_SETTLE3, C_NCALLS, C_OVERRIDES, C_SHOW_RANK, C_TRUMP_LEN, C_DECISIONS,
  C_NTRICKS, C_LAST_WINNER, C_FIRST_SHOW_ROUND) = range(19)

@@ -116,7 +116,7 @@ from numba import jit
 from sim.core.engine import (DONE, PLAY, S_DECK, S_PHASE, S_TO_ACT, ST_SIZE, U_SIZE, advance,
                         apply_code_inline, apply_play_inline, init_deal, init_deal_fixed)
 from sim.core.movegen import code_first, code_second
-from sim.plugins import PLUGIN_SCRATCH, _kernel_of
+from sim.harness.plugins import PLUGIN_SCRATCH, _kernel_of
 from sim.view import is_legal, mask_into, unmask_streams
 from sim.view import mask_update as _mask_update
 from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM, UINT_SCRATCH
@@ -247,7 +247,7 @@ def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, 
 '''
 
 
-def _source(classes: Sequence[type], builtin: str = "sim.loop") -> str:
+def _source(classes: Sequence[type], builtin: str = "sim.harness.loop") -> str:
     names = ", ".join(f"{c.__module__}:{c.__qualname__}" for c in classes)
     lines = [_HEAD.format(names=names, builtin=builtin)]
     branches = []
@@ -287,7 +287,7 @@ _GREEDY_STUB = ("@kernel\ndef greedy_decide_inline(st, u, rules, seat, params, p
                 "    return -1  # no seat plays greedy in these loops: never called\n\n\n")
 
 
-def builtin_source(kinds: Sequence[int], template: str = "sim.loop") -> str:
+def builtin_source(kinds: Sequence[int], template: str = "sim.harness.loop") -> str:
     """The source of ``template`` (``sim.loop``, or ``sim.batch``) with ``decide`` dispatching
     to the built-in ``kinds`` only (any other kind plays as random, as in
     ``strategies.compiled.decide``)."""
@@ -311,14 +311,14 @@ def builtin_source(kinds: Sequence[int], template: str = "sim.loop") -> str:
         "    \"\"\"The choice code of the compiled strategy ``kind`` for ``seat``.\"\"\"\n"
         + "\n".join(body) + "\n")
     if KIND_GREEDY not in kinds:  # its inlined hot path would compile greedy all the same
-        if template == "sim.loop" and _GREEDY_LINE not in text:  # pragma: no cover
+        if template == "sim.harness.loop" and _GREEDY_LINE not in text:  # pragma: no cover
             raise RuntimeError(f"{template} lost the line that imports greedy_decide_inline")
         text = text.replace(_GREEDY_LINE, _GREEDY_STUB)
     head, tail = text.split(_DECIDE_LINE, 1)
     return head + tail + "\n\n" + dispatch
 
 
-def builtin_loops(kinds: Sequence[int], template: str = "sim.loop") -> Any:
+def builtin_loops(kinds: Sequence[int], template: str = "sim.harness.loop") -> Any:
     """The compiled loops of ``template`` (``sim.loop``'s deal loops, or ``sim.batch``'s
     step) specialised for the built-in ``kinds`` a run uses: a module generated into the
     kernel cache folder, named by a hash of its source (the template, the kinds), so each set

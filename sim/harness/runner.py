@@ -1,6 +1,6 @@
 """Play deals with any mix of compiled and Python strategies.
 
-All seats compiled: the compiled loop (``sim.loop``). Otherwise each deal runs through the
+All seats compiled: the compiled loop (``sim.harness.loop``). Otherwise each deal runs through the
 step API and compiled seats are asked through their kernel on the same state, so one deal can
 mix both tiers and a deal's record never depends on which path played it.
 
@@ -31,8 +31,8 @@ from sim.core.engine import DONE, new_state
 from sim.core.rng import check_deal, check_seed
 from sim.deal import Deal, Observation
 from sim.errors import ConfigError, IllegalPlayError, StrategyError
-from sim.loop import N_COLS, summarize
-from sim.plugins import Loops
+from sim.harness.loop import N_COLS, summarize
+from sim.harness.plugins import Loops
 from sim.record import build_record
 from sim.rules import DEFAULT_RULES, Rules
 from strategies.base import Strategy
@@ -71,8 +71,8 @@ def split_specs(text: str) -> list[str]:
 
 
 class Tables(tuple):
-    """``(kinds, params)`` for the compiled loop; ``.loops`` (``sim.plugins.Loops``) runs them,
-    with the generated loops when a seat is a compiled plug-in."""
+    """``(kinds, params)`` for the compiled loop; ``.loops`` (``sim.harness.plugins.Loops``) runs
+    them, with the generated loops when a seat is a compiled plug-in."""
 
     loops: Any
 
@@ -381,7 +381,7 @@ def _iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
 
 def summaries(seed: int, first: int, n: int, seats: Sequence[Strategy],
               rules: Rules | None = None, timeout: float | None = None) -> np.ndarray:
-    """Summary rows (``sim.loop.COLUMN_NAMES``) of deals ``first … first+n-1``."""
+    """Summary rows (``sim.harness.loop.COLUMN_NAMES``) of deals ``first … first+n-1``."""
     seed, first = check_seed(seed), check_deal(first, "first deal")
     timeout = check_timeout(timeout)
     rules = rules or DEFAULT_RULES

@@ -4,8 +4,8 @@
 dealt those cards (an ordinary uniform deal conditioned on the seat holding at least those
 cards: ``Kh`` is at least one Kh; ``sim.core.engine._shuffle_fixed``) and reports how often that
 seat becomes the caller, how its team does when it attacks, and its mean settlement, each
-with a 95% confidence interval. The deals are ``sim.loop.play_deals_fixed`` deals of the given
-seed, so an estimate is reproducible and the same for any ``jobs``.
+with a 95% confidence interval. The deals are ``sim.harness.loop.play_deals_fixed`` deals of
+the given seed, so an estimate is reproducible and the same for any ``jobs``.
 """
 
 from __future__ import annotations
@@ -156,9 +156,9 @@ def estimate(hand: str | Sequence[str], seat: int = 0, deals: int = 100_000,
     """
     from joblib import Parallel, delayed
 
-    from sim import runner
     from sim.cards import CARD_NAMES
     from sim.core.rng import check_seed
+    from sim.harness import runner
     from sim.rules import DEFAULT_RULES
 
     ids = parse_hand(hand)

@@ -55,7 +55,7 @@ from sim.core.tables import DEAL_COLUMNS  # noqa: F401  (the per-deal table's co
 from sim.errors import ConfigError, WorkerError
 from sim.stats import SPRT, WDL, Histogram, Moments
 
-# summary-row columns (sim.loop.COLUMN_NAMES) copied into the table under the same name
+# summary-row columns (sim.harness.loop.COLUMN_NAMES) copied into the table under the same name
 _FROM_ROWS = ("caller", "trump", "attacker_points", "multiplier", "redeals", "void", "calls",
               "overrides", "show_rank", "caller_trumps", "first_show_round")
 # string columns of the Parquet table (dictionary-encoded: one copy of each name per file)
@@ -314,8 +314,8 @@ def _prepare(task: Task) -> None:
 
 def _rows(task: Task, deals: np.ndarray, specs: Sequence[str]) -> np.ndarray:
     """Summary rows of ``deals`` (ascending) with seats ``specs`` (team A, team B)."""
-    from sim import runner
     from sim.core.tables import N_COLS
+    from sim.harness import runner
     from sim.rules import Rules
 
     rules = Rules.from_dict(dict(task.rules))
@@ -341,7 +341,7 @@ def _columns(task: Task, deals: np.ndarray, orient: np.ndarray,
              parts: Sequence[tuple[Any, np.ndarray]]) -> dict[str, np.ndarray]:
     """The table columns of a chunk's games.
 
-    ``parts`` are ``(where, rows)``: summary rows (``sim.loop.COLUMN_NAMES``) and the game
+    ``parts`` are ``(where, rows)``: summary rows (``sim.harness.loop.COLUMN_NAMES``) and the game
     positions they fill (a slice or index array); each column is cast and placed in one step,
     without an interleaved copy of the rows.
     """
@@ -373,7 +373,7 @@ def _columns(task: Task, deals: np.ndarray, orient: np.ndarray,
 
 
 def _filter_mask(cols: Mapping[str, np.ndarray], text: str) -> np.ndarray:
-    from sim.config import parse_filter
+    from sim.harness.config import parse_filter
 
     ops = {"==": np.equal, "!=": np.not_equal, ">=": np.greater_equal, "<=": np.less_equal,
            ">": np.greater, "<": np.less}
@@ -385,7 +385,7 @@ def _filter_mask(cols: Mapping[str, np.ndarray], text: str) -> np.ndarray:
 
 def _records(task: Task, picks: Sequence[tuple[int, int]]) -> bytes:
     """JSON Lines records of the (deal, orientation) games ``picks``."""
-    from sim import runner
+    from sim.harness import runner
     from sim.record import dumps
     from sim.rules import Rules
 
@@ -662,7 +662,7 @@ class Aggregate:
 
 # --- the run ------------------------------------------------------------------------------
 def _read_config(run_dir: str) -> Any:
-    from sim.config import from_dict
+    from sim.harness.config import from_dict
 
     path = os.path.join(run_dir, "config.json")
     try:
@@ -839,8 +839,8 @@ def _watch_parent(parent: int) -> None:
 
 def _kernels_cached(cfg: Any) -> bool:
     """Whether the loops of every matchup (one per set of strategy kinds) are compiled."""
-    from sim import runner
     from sim.core._cache import kernels_cached
+    from sim.harness import runner
 
     for a, b in cfg.matchups():
         tables = runner.compiled_tables(runner.make_seats([cfg.players[a], cfg.players[b]]))
@@ -852,8 +852,8 @@ def _kernels_cached(cfg: Any) -> bool:
 def _warm_up(cfg: Any) -> None:
     """Compile the kernels once here, before the workers start, so that each worker loads
     them from the on-disk cache instead of compiling its own copy (about 50 s each)."""
-    from sim import runner
     from sim.core._cache import compile_first
+    from sim.harness import runner
     from sim.rules import Rules
 
     rules = Rules.from_dict(dict(cfg.rules))
@@ -973,7 +973,7 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
 
     Parameters
     ----------
-    cfg : a ``sim.config.TournamentConfig``; results go to ``cfg.out``.
+    cfg : a ``sim.harness.config.TournamentConfig``; results go to ``cfg.out``.
     resume : finish the run in ``cfg.out``: play only chunks without a file there. Refused if
         the stored config differs from ``cfg`` in anything that changes results.
     progress : show the tqdm bar (default ``cfg.progress``).

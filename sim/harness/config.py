@@ -520,7 +520,7 @@ class _Validator:
 # --- record filter --------------------------------------------------------------------------
 def parse_filter(text: str) -> list[tuple[str, str, int]]:
     """Parse ``"attacker_score >= 200 and multiplier == 4"`` into ``(column, op, value)``
-    terms (all must hold). Columns are those of the per-deal table (``sim.tournament``)."""
+    terms (all must hold). Columns are those of the per-deal table (``sim.harness.tournament``)."""
     from sim.core.tables import DEAL_COLUMNS
 
     terms = []

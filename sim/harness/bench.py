@@ -43,9 +43,9 @@ from sim.core.engine import (
 from sim.core.movegen import MAX_CHOICES, gen_plays
 from sim.core.trick import trick_winner
 from sim.errors import ConfigError
-from sim.loop import C_DECISIONS, N_COLS, play_deals
+from sim.harness.loop import C_DECISIONS, N_COLS, play_deals
+from sim.harness.runner import compiled_tables
 from sim.rules import DEFAULT_RULES
-from sim.runner import compiled_tables
 from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH, decide
 from strategies.params import param_table
 
@@ -191,7 +191,7 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
          f"{res['decisions_per_s']:,.0f} decisions/s)")
 
     if greedy_deals:
-        from sim.runner import make_seats
+        from sim.harness.runner import make_seats
 
         gk, gp = compiled_tables(make_seats("greedy"))
         gout = np.zeros((greedy_deals, N_COLS), dtype=np.int64)
@@ -233,7 +233,7 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
 
     if python_deals:
         from sim.deal import Deal
-        from sim.runner import _Asker
+        from sim.harness.runner import _Asker
         from strategies.random import RandomStrategy
 
         asker = _Asker([RandomStrategy() for _ in range(4)], DEFAULT_RULES, None,
@@ -288,7 +288,7 @@ def decision_times(spec: str, deals: int, seed: int = 1) -> np.ndarray:
     take microseconds and would flatter the median).
     """
     from sim.deal import Deal
-    from sim.runner import make_seats
+    from sim.harness.runner import make_seats
     from strategies.compiled import new_scratch
 
     seats = make_seats([spec, "greedy", "greedy", "greedy"])
@@ -329,7 +329,7 @@ def plugin_speed(repeats: int, seed: int, n: int, echo: Callable[[str], None]) -
     itself (docs/strategies.md, "Compiled bots") and its ratio to ``greedy`` vs ``greedy``,
     the two measured in turns in this run (the machine's speed drifts); also the time to make
     the plug-in's loops ready (compiled on first use, then loaded from the cache)."""
-    from sim.runner import make_seats
+    from sim.harness.runner import make_seats
 
     rules = DEFAULT_RULES.array()
     out = np.zeros((n, N_COLS), dtype=np.int64)
