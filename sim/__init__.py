@@ -9,7 +9,7 @@ The public API (see README.md and docs/):
 - ``obs_spec``, ``action_of``, ``choice_of_action``: the fixed observation vector and action
   space of the fast tier (``sim.spaces``); ``Batch``: many deals stepped at once (``sim.batch``).
 
-Every name is loaded on first use (PEP 562): ``import sim`` or ``import sim.stats`` loads
+Every name is loaded on first use (PEP 562): ``import sim`` or ``import sim.analysis.stats`` loads
 neither numba nor the engine; ``sim.Deal`` does. The layers (tests/test_layers.py):
 tables -> kernels -> Python API -> strategies -> harness -> CLI; stats and report read tables
 only. Every module that imports numba imports ``sim.core._cache`` first (through

@@ -327,7 +327,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     resume = _prepare_results_folder(cfg, args)
     quiet = getattr(args, "quiet", False)
     if resume is None:  # this very run is already finished there: only re-render it
-        from sim import report
+        from sim.analysis import report
         from sim.harness.tournament import load_state
 
         report.write_all(load_state(cfg.out), cfg.out, plots=cfg.plots,
@@ -352,7 +352,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
-# what a run writes into its results folder (sim.harness.tournament, sim.report); --force
+# what a run writes into its results folder (sim.harness.tournament, sim.analysis.report); --force
 # removes these
 _RUN_FILES = ("config.json", "config.toml", "run.json", "summary.json", "summary.md",
               "report.html", "records.jsonl")
@@ -414,7 +414,7 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from sim import report
+    from sim.analysis import report
     from sim.harness.tournament import load_state
 
     _load_plugins(args.plugin)

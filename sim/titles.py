@@ -1,4 +1,5 @@
-"""The R25 skill titles: a plain table, importable without numpy or numba (``sim.report``)."""
+"""The R25 skill titles: a plain table, importable without numpy or numba
+(``sim.analysis.report``)."""
 
 from __future__ import annotations
 

@@ -46,7 +46,8 @@ LAYERS = {
 }
 # side modules: exactly what they may import
 PURE_TABLES = ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "sim.core.tables")
-SIDE = {"sim.stats": PURE_TABLES, "sim.report": PURE_TABLES + ("sim.stats",),
+SIDE = {"sim.analysis": (), "sim.analysis.stats": PURE_TABLES,
+        "sim.analysis.report": PURE_TABLES + ("sim.analysis.stats",),
         "sim.reference": PURE_TABLES}
 FACADE = "sim"  # sim/__init__.py: lazy, above everything
 
@@ -216,7 +217,7 @@ def test_the_checker_sees_function_level_and_facade_imports(tmp_path):
     deps = GRAPH["strategies.base"]
     assert "strategies.plugin" in deps and not deps["strategies.plugin"][0]
     assert GRAPH["strategies.example"].get("sim.api") is not None  # sim.trick_winner
-    assert "sim.stats" in GRAPH["sim.harness.tournament"]
+    assert "sim.analysis.stats" in GRAPH["sim.harness.tournament"]
     assert "sim.harness.loop" in GRAPH["sim.harness.runner"]
 
 
@@ -227,7 +228,8 @@ def _loaded(code: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("code", ["import sim", "import sim.stats", "import sim.report",
+@pytest.mark.parametrize("code", ["import sim", "import sim.analysis.stats",
+                                  "import sim.analysis.report",
                                   "import sim; sim.level(1600); sim.Rules; sim.ShuangkouError",
                                   "import sim.core.tables, sim.titles, strategies.kinds"])
 def test_light_imports_load_no_numba(code):

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from sim import level
+from sim.analysis.report import derive, markdown, tables
+from sim.analysis.stats import Moments
 from sim.cli import main
 from sim.harness.config import from_dict
 from sim.harness.tournament import load_deals, load_state, run_tournament
-from sim.report import derive, markdown, tables
-from sim.stats import Moments
 
 EAGER, PLAIN = "random(show_prob=0.9)", "random"
 
@@ -162,7 +162,7 @@ def test_round_robin_cross_table_and_ratings(tmp_path):
     merged = p0[0].merge(p0[1])
     assert r0["hi"] - r0["lo"] < merged.ci()[1] - merged.ci()[0]
     # the ratings' variance counts drawn pairs as results of score 1/2
-    from sim.stats import WDL, bradley_terry, elo_from_bt
+    from sim.analysis.stats import WDL, bradley_terry, elo_from_bt
 
     wins, draws = np.zeros((3, 3)), np.zeros((3, 3))
     for m, t in zip(s["matchups"], s["tallies"], strict=True):
@@ -221,7 +221,7 @@ def test_sprt_verdict_is_true_first_and_warns_of_bias(tmp_path):
 
 def test_dollar_signs_in_labels_are_plain_text(done):
     # a spec or plug-in name with "$" must not be parsed as mathtext (which raised)
-    from sim.report import render_plots
+    from sim.analysis.report import render_plots
 
     _, s = done
     odd = ["pay$x^$me", "a$b"]
@@ -231,7 +231,7 @@ def test_dollar_signs_in_labels_are_plain_text(done):
 
 
 def test_plots_name_matchups_put_sides_side_by_side_and_rate_in_elo(done, monkeypatch):
-    from sim import report
+    from sim.analysis import report
 
     _, s = done
     figs = []
@@ -259,7 +259,7 @@ def test_plots_name_matchups_put_sides_side_by_side_and_rate_in_elo(done, monkey
 
 
 def test_long_tables_are_folded_in_html(done):
-    from sim.report import FOLD_ROWS, to_html
+    from sim.analysis.report import FOLD_ROWS, to_html
 
     _, s = done
     page = to_html(s, {})

@@ -1,4 +1,4 @@
-"""Tests of sim/stats.py: quantiles, streamed moments, histograms, W/D/L, SPRT and ratings.
+"""Tests of sim/analysis/stats.py: quantiles, streamed moments, histograms, W/D/L, SPRT and ratings.
 
 Every random test uses a fixed seed; statistical tolerances are several standard errors wide,
 so the assertions hold for almost every seed, not just the chosen one.
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.stats import (
+from sim.analysis.stats import (
     ELO_PER_NAT,
     SPRT,
     T_NORMAL_FROM,

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from sim import reference
+from sim.analysis.stats import Moments
 from sim.errors import ConfigError, StrategyError
 from sim.harness import runner
 from sim.harness.config import from_dict, load_config
@@ -33,7 +34,6 @@ from sim.harness.tournament import (
     tally_games,
     tally_to_json,
 )
-from sim.stats import Moments
 
 EAGER, PLAIN = "random(show_prob=0.9)", "random"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from sim.analysis.stats import WDL, Histogram, Moments, norm_ppf
 from sim.errors import ConfigError, InvalidCardError
-from sim.stats import WDL, Histogram, Moments, norm_ppf
 
 CHUNK = 20_000  # deals per compiled call: small enough to stream, big enough to be free
 

@@ -16,10 +16,10 @@ How a run is organised
   (``chunks/c000123.npz`` and its table ``deals/c000123.parquet``, written atomically as soon
   as it finishes) and of the SPRT's looks.
 - **Determinism.** Per-deal results depend only on seed, deal and seats; chunk statistics are
-  exact sums and counts (``sim.stats``) merged in chunk order; so every table is identical for
-  any ``--jobs``, backend and chunk size. The only chunk-size effect: an SPRT looks after each
-  chunk *in chunk order* (whatever order they finish in), so it stops at the same chunk for a
-  given chunk size, and at a chunk boundary.
+  exact sums and counts (``sim.analysis.stats``) merged in chunk order; so every table is
+  identical for any ``--jobs``, backend and chunk size. The only chunk-size effect: an SPRT
+  looks after each chunk *in chunk order* (whatever order they finish in), so it stops at the
+  same chunk for a given chunk size, and at a chunk boundary.
 - **Resume.** The finished chunk files are the run's state. ``--resume`` reads them, checks the
   stored config's hash and plays only the missing chunks; a killed run loses at most the chunks
   that were in flight.
@@ -51,9 +51,9 @@ from typing import Any
 
 import numpy as np
 
+from sim.analysis.stats import SPRT, WDL, Histogram, Moments
 from sim.core.tables import DEAL_COLUMNS  # noqa: F401  (the per-deal table's columns)
 from sim.errors import ConfigError, WorkerError
-from sim.stats import SPRT, WDL, Histogram, Moments
 
 # summary-row columns (sim.harness.loop.COLUMN_NAMES) copied into the table under the same name
 _FROM_ROWS = ("caller", "trump", "attacker_points", "multiplier", "redeals", "void", "calls",
@@ -123,7 +123,7 @@ def games_per_deal(cfg: Any) -> int:
     return 2 if cfg.duplicate else 1
 
 
-# --- statistics of one chunk (pure: plain arrays in, sim.stats accumulators out) ------------
+# --- statistics of one chunk (pure: plain arrays in, sim.analysis.stats accumulators out) ---
 def new_tally() -> dict[str, Any]:
     """Empty accumulators of one matchup (see ``tally_games`` for their meaning)."""
     t: dict[str, Any] = {
@@ -641,7 +641,7 @@ class Aggregate:
         return self.next
 
     def state(self) -> dict[str, Any]:
-        """Plain data for ``sim.report``: config, players, matchups with their tallies."""
+        """Plain data for ``sim.analysis.report``: config, players, matchups with their tallies."""
         cfg = self.cfg
         ms = cfg.matchups()
         return {
@@ -986,7 +986,7 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
     Returns
     -------
     dict
-        The ``summary.json`` contents (see ``sim.report``).
+        The ``summary.json`` contents (see ``sim.analysis.report``).
     """
     out = cfg.out
     chunks = plan_chunks(cfg)
@@ -1009,7 +1009,7 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
 def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after: int | None,
                 echo: Any, plugins: Sequence[str]) -> dict[str, Any] | None:
     """``run_tournament`` once it holds the results folder's lock."""
-    from sim import report
+    from sim.analysis import report
 
     out = cfg.out
     _write_config(out, cfg)

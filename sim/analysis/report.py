@@ -2,7 +2,7 @@
 
 Input is the plain *state* of a run (``sim.harness.tournament.Aggregate.state`` or
 ``sim.harness.tournament.load_state``): the resolved config, the players and, per matchup, the
-serialised ``sim.stats`` accumulators. Nothing here plays a deal or imports the engine, so
+serialised ``sim.analysis.stats`` accumulators. Nothing here plays a deal or imports the engine, so
 ``shuangkou report results/NAME`` re-renders everything from stored results.
 
 Outputs in the results folder:
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.stats import WDL, Histogram, Moments, bradley_terry, elo_from_bt, stratified_ci
+from sim.analysis.stats import WDL, Histogram, Moments, bradley_terry, elo_from_bt, stratified_ci
 
 RANKS = "A23456789TJQK"
 MATCH_DEALS = 100  # a standard match: R25 skill change and title are reported per this many
