@@ -73,7 +73,7 @@ def test_trick_evaluations(benchmark, situations):
 
 
 def test_reference_engine_baseline(benchmark):
-    from sim import reference
+    from sim.reference import oracle as reference
 
     benchmark.pedantic(lambda: [reference.play_deal(1, d) for d in range(20)], rounds=2)
     rate = _rate(benchmark, 20)

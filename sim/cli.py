@@ -196,29 +196,29 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def _render_checked(rec: dict[str, Any], path: str) -> str:
     """``render(rec)``, or one line naming what is wrong with a malformed record: the checks
     of ``shuangkou validate`` (structure first; the full replay if rendering still fails)."""
-    from sim import reference
+    from sim.reference import validator
     from sim.replay import render
 
-    problems = reference.check_structure(rec)
+    problems = validator.check_structure(rec)
     if not problems:
         try:
             return render(rec)
         except ShuangkouError:
             raise
         except Exception:
-            problems = reference.validate_record(rec, check_shuffle=False) or problems
+            problems = validator.validate_record(rec, check_shuffle=False) or problems
     what = str(problems[0]) if problems else "malformed record"
     raise RecordError(f"{path!r}: {what} (shuangkou validate lists every problem)")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from sim import reference
     from sim.record import read_records
+    from sim.reference import validator
 
     n = bad = 0
     for rec in read_records(args.file):
         n += 1
-        problems = reference.validate_record(rec, check_shuffle=not args.no_shuffle_check)
+        problems = validator.validate_record(rec, check_shuffle=not args.no_shuffle_check)
         for p in problems:
             print(str(p))
         bad += bool(problems)

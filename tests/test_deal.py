@@ -128,7 +128,7 @@ def test_record_before_end_is_an_error():
 
 
 def test_observation_voids_match_the_tricks():
-    from sim import reference as ref
+    from sim.reference import oracle as ref
 
     d = Deal(9, 4)
     bots = [RandomStrategy() for _ in range(4)]

@@ -1,4 +1,4 @@
-"""The compiled core against the plain-Python reference engine (sim/reference.py).
+"""The compiled core against the plain-Python reference engine (sim/reference/oracle.py).
 
 10,000 seeded deals under four configurations (ordinary, eager shows with many overrides,
 shy shows with redeals and void deals, changed rules variants) must give identical records
@@ -16,8 +16,8 @@ import random
 import pytest
 from joblib import Parallel, delayed
 
-from sim import reference as ref
 from sim.harness.runner import iter_records, make_seats
+from sim.reference import oracle as ref
 from sim.rules import Rules
 
 CONFIGS = {

@@ -20,7 +20,7 @@ from collections import Counter
 import pytest
 
 import sim
-from sim import reference as ref
+from sim.reference import oracle as ref
 from sim.rules import Rules
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")

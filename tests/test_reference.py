@@ -1,4 +1,4 @@
-"""Tests of the plain-Python reference engine (sim/reference.py).
+"""Tests of the plain-Python reference engine (sim/reference/oracle.py).
 
 Every worked example of docs/rules.md is a test named after its ruling; the random-number
 generator is pinned to values computed independently from docs/engine.md's formulas.
@@ -12,12 +12,11 @@ from collections import Counter
 
 import pytest
 
-from sim import reference as R
-from sim.reference import (
+from sim.reference import oracle as R
+from sim.reference.oracle import (
     DEFAULT_RULES,
     RandomPlayer,
     Rng,
-    Violation,
     card_from_id,
     card_id,
     card_points,
@@ -35,8 +34,8 @@ from sim.reference import (
     settle,
     strength,
     trick_winner,
-    validate_record,
 )
+from sim.reference.validator import Violation, validate_record
 
 H = "h"  # the worked examples of docs/rules.md use trump suit hearts
 ALL_TYPES = [card_from_id(i) for i in range(54)]

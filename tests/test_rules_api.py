@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import sim
-from sim import reference as ref
 from sim.cards import (
     CARD_NAMES,
     GROUP,
@@ -22,6 +21,7 @@ from sim.cards import (
 from sim.core.movegen import MAX_CHOICES, count_plays, gen_plays
 from sim.errors import InvalidCardError
 from sim.harness.runner import iter_records, make_seats
+from sim.reference import oracle as ref
 
 
 # --- R2 notation ---------------------------------------------------------------------------

@@ -18,7 +18,6 @@ import time
 import numpy as np
 import pytest
 
-from sim import reference
 from sim.analysis.stats import Moments
 from sim.errors import ConfigError, StrategyError
 from sim.harness import runner
@@ -34,6 +33,7 @@ from sim.harness.tournament import (
     tally_games,
     tally_to_json,
 )
+from sim.reference import validator
 
 EAGER, PLAIN = "random(show_prob=0.9)", "random"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -325,7 +325,7 @@ def test_records_first_k_and_filter(tmp_path):
     assert [(r["deal"], r["tournament"]["orientation"]) for r in filtered] == hits[:5]
     assert all(r["last_trick_multiplier"] == 4 for r in filtered)
     for r in recs[:4]:
-        assert reference.validate_record(r) == []
+        assert validator.validate_record(r) == []
 
 
 # --- strategies: Python tier, plug-ins, errors ------------------------------------------------

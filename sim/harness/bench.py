@@ -248,7 +248,7 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
              f"(step API, Python strategy objects)")
 
     if reference_deals:
-        from sim import reference
+        from sim.reference import oracle as reference
 
         dt, _ = _best(lambda: [reference.play_deal(seed, d) for d in range(reference_deals)], 1)
         res["reference_deals_per_s"] = reference_deals / dt

@@ -1,4 +1,4 @@
-"""Write tests/data/perft.jsonl from the plain-Python reference engine (sim/reference.py).
+"""Write tests/data/perft.jsonl from the plain-Python reference engine (sim/reference/oracle.py).
 
     python tests/data/make_perft.py          # rewrite the file
     python tests/data/make_perft.py --check  # exit 1 if the file differs from what it writes
@@ -36,7 +36,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from sim import reference as ref  # noqa: E402  (plain Python: compiles nothing)
+from sim.reference import oracle as ref  # noqa: E402  (plain Python: compiles nothing)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "perft.jsonl")
 SEED = 606
