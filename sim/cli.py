@@ -328,7 +328,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     quiet = getattr(args, "quiet", False)
     if resume is None:  # this very run is already finished there: only re-render it
         from sim.analysis import report
-        from sim.harness.tournament import load_state
+        from sim.harness.results import load_state
 
         report.write_all(load_state(cfg.out), cfg.out, plots=cfg.plots,
                          echo=None if quiet else print)
@@ -369,7 +369,7 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
     """
     import glob
 
-    from sim.harness.tournament import CHUNK_DIR, DEALS_DIR, _locked, _read_config
+    from sim.harness.results import CHUNK_DIR, DEALS_DIR, locked, read_config
 
     out = cfg.out
     if os.path.exists(out) and not os.path.isdir(out):
@@ -387,7 +387,7 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
         if args.resume:
             raise ConfigError("--force and --resume exclude each other: --force starts the run "
                               "again, --resume finishes the one in the results folder")
-        with _locked(out):  # never under the feet of a run still writing there
+        with locked(out):  # never under the feet of a run still writing there
             for name in _RUN_FILES:
                 _remove_quietly(os.path.join(out, name))
             for path in (glob.glob(os.path.join(out, CHUNK_DIR, "*.npz"))
@@ -399,7 +399,7 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
         return False
     if args.resume:
         return True
-    diffs = _read_config(out).differences(cfg)
+    diffs = read_config(out).differences(cfg)
     if diffs:
         raise ConfigError(f"results folder {out!r} already holds a different run "
                           f"({'; '.join(diffs)}, stored -> now): add --force to replace it, "
@@ -415,7 +415,7 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from sim.analysis import report
-    from sim.harness.tournament import load_state
+    from sim.harness.results import load_state
 
     _load_plugins(args.plugin)
     state = load_state(args.run_dir)

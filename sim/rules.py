@@ -11,7 +11,7 @@ import numpy as np
 from sim.errors import RulesError
 
 # The allowed range of every variant (docs/rules.md, Variants). The bounds keep every per-deal
-# number exact in int64 kernels and in the per-deal table (sim.harness.tournament.DEAL_COLUMNS):
+# number exact in int64 kernels and in the per-deal table (sim.core.tables.DEAL_COLUMNS):
 # - the last-trick multiplier is at most 31, inside the multiplier histogram (0 … 31) and int16;
 # - the attacker score is then at most 200 + 30 * 80 = 2,600 (the last trick, a pair trick of
 #   at most 80 points, counts 31 times; R22-R23), well inside int32;

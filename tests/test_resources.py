@@ -80,7 +80,7 @@ def _cfg(tmp_path, **kw):
 def test_chunk_plan_does_not_grow_with_deals(tmp_path):
     import tracemalloc
 
-    from sim.harness.tournament import Chunk, plan_chunks
+    from sim.harness.chunks import Chunk, plan_chunks
 
     cfg = _cfg(tmp_path, format="round-robin",
                players=["random", "greedy", "random(show_prob=0.9)"],
@@ -103,7 +103,8 @@ def test_chunk_plan_does_not_grow_with_deals(tmp_path):
 
 
 def test_huge_run_starts_without_building_its_plan(tmp_path):
-    from sim.harness.tournament import load_state, run_tournament
+    from sim.harness.results import load_state
+    from sim.harness.tournament import run_tournament
 
     cfg = _cfg(tmp_path, deals=10**12, **{"run.chunk_size": 50})
     assert run_tournament(cfg, stop_after=2) is None  # returns at once: nothing was built

@@ -24,7 +24,8 @@ import pytest
 from sim.cli import main
 from sim.errors import ConfigError, WorkerError
 from sim.harness.config import from_dict
-from sim.harness.tournament import load_deals, load_state, run_tournament
+from sim.harness.results import load_deals, load_state
+from sim.harness.tournament import run_tournament
 
 EAGER, PLAIN = "random(show_prob=0.9)", "random"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -286,8 +287,8 @@ def test_results_config_toml_needs_plugin_named(tmp_path, plugged):
 # --- item 9: one writer per folder --------------------------------------------------------------
 HOLD = textwrap.dedent('''\
     import sys, time
-    from sim.harness.tournament import _locked
-    with _locked(sys.argv[1]):
+    from sim.harness.results import locked
+    with locked(sys.argv[1]):
         print("locked", flush=True)
         time.sleep(120)
 ''')

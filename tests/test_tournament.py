@@ -19,20 +19,14 @@ import numpy as np
 import pytest
 
 from sim.analysis.stats import Moments
+from sim.core.tables import DEAL_COLUMNS
 from sim.errors import ConfigError, StrategyError
 from sim.harness import runner
+from sim.harness.chunks import plan_chunks, tally_from_json, tally_games, tally_to_json
 from sim.harness.config import from_dict, load_config
 from sim.harness.loop import C_SETTLE0
-from sim.harness.tournament import (
-    DEAL_COLUMNS,
-    load_deals,
-    load_state,
-    plan_chunks,
-    run_tournament,
-    tally_from_json,
-    tally_games,
-    tally_to_json,
-)
+from sim.harness.results import load_deals, load_state
+from sim.harness.tournament import run_tournament
 from sim.reference import validator
 
 EAGER, PLAIN = "random(show_prob=0.9)", "random"

@@ -1,0 +1,289 @@
+"""The chunks of a tournament: the plan that cuts a run into chunks, what a played chunk holds,
+and its tallies (statistics of one chunk, merged in run order by ``Aggregate``).
+
+Pure: plain arrays in, ``sim.analysis.stats`` accumulators out; no engine, no files (those
+are ``sim.harness.results``), no workers (``sim.harness.tournament``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from sim.analysis.stats import SPRT, WDL, Histogram, Moments
+
+FORMAT = "shuangkou-tournament/1"  # the format tag of chunk files and of summary.json
+
+
+SIDES = ("A", "B")
+
+
+# histogram ranges; values outside land in under/overflow and every mean stays exact
+SCORE_BINS = (0, 600, 5)  # attacker score, 5-point bins (R22-R23)
+
+
+SETTLE_BINS = (-400, 401, 1)  # per-player settlement of one deal (R24)
+
+
+@dataclasses.dataclass(frozen=True)
+class Chunk:
+    """``n`` deals from ``first`` of matchup ``matchup``; ``index`` is its place in run order."""
+
+    index: int
+    matchup: int
+    first: int
+    n: int
+
+    @property
+    def filename(self) -> str:
+        return f"c{self.index:06d}.npz"
+
+
+class ChunkPlan(Sequence[Chunk]):
+    """The chunks of a run, in run order, computed on demand: chunk ``i`` is chunk
+    ``i // matchups`` of matchup ``i % matchups``. Its size does not grow with the deals (a
+    plan of 10**12 deals is a few integers), and nothing is built before the run starts."""
+
+    def __init__(self, deals: int, chunk_size: int, first_deal: int, n_matchups: int) -> None:
+        self.deals, self.chunk_size = deals, chunk_size
+        self.first_deal, self.n_matchups = first_deal, n_matchups
+        self._len = -(-deals // chunk_size) * n_matchups  # exact: no float for huge deals
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._len))]
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError(f"chunk {i} is outside the plan (0 … {self._len - 1})")
+        k, m = divmod(i, self.n_matchups)
+        n = min(self.chunk_size, self.deals - k * self.chunk_size)
+        return Chunk(i, m, self.first_deal + k * self.chunk_size, n)
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return (self[i] for i in range(self._len))
+
+
+def plan_chunks(cfg: Any) -> ChunkPlan:
+    """Every chunk of a run, in run order (chunk ``k`` of every matchup, then ``k + 1``)."""
+    return ChunkPlan(cfg.deals, cfg.chunk_size, cfg.first_deal, len(cfg.matchups()))
+
+
+def games_per_deal(cfg: Any) -> int:
+    return 2 if cfg.duplicate else 1
+
+
+def new_tally() -> dict[str, Any]:
+    """Empty accumulators of one matchup (see ``tally_games`` for their meaning)."""
+    t: dict[str, Any] = {
+        "games": 0, "void": 0, "redealt": 0, "pairs": Moments(), "wdl": WDL(),
+        "score": Histogram(*SCORE_BINS), "redeals": Histogram(0, 16, 1),
+        "mult": Histogram(0, 32, 1), "calls": Moments(), "overrides": Moments(),
+        "first_show_round": Moments(),
+    }
+    for s in SIDES:
+        t.update({
+            f"{s}.settle": Histogram(*SETTLE_BINS), f"{s}.attacks": 0,
+            f"{s}.att_settle": Moments(), f"{s}.def_settle": Moments(),
+            f"{s}.att_score": Histogram(*SCORE_BINS), f"{s}.att_mult": Histogram(0, 32, 1),
+            f"{s}.show_rank": Histogram(0, 13, 1), f"{s}.trump_len": Histogram(0, 55, 1),
+            f"{s}.overrides": Moments(),
+        })
+    return t
+
+
+def _moments(v: np.ndarray, halves: bool = False) -> Moments:
+    """``Moments`` of integer values (of twice the values with ``halves``) from exact integer
+    sums: the same numbers ``Moments.add`` keeps, without its float dot product, which costs
+    more than the deals on some BLAS builds."""
+    v = v.astype(np.int64, copy=False)
+    total, total_sq = int(v.sum()), int(np.einsum("i,i->", v, v))
+    if halves:
+        return Moments(int(v.size), total / 2, total_sq / 4)  # powers of 2: still exact
+    return Moments(int(v.size), float(total), float(total_sq))
+
+
+def _hist(v: np.ndarray, bins: tuple[int, int, int]) -> Histogram:
+    """``Histogram(*bins).add(v)`` for integer ``v``, in integer arithmetic (same result)."""
+    h = Histogram(*bins)
+    v = v.astype(np.int64, copy=False)
+    if not v.size:
+        return h
+    lo, hi, width = bins
+    under, over = v < lo, v >= hi
+    inside = v[~(under | over)] - lo
+    h.counts += np.bincount(inside // width, minlength=h.counts.size)
+    h.underflow, h.overflow = int(under.sum()), int(over.sum())
+    h.min, h.max = float(v.min()), float(v.max())
+    h.lattice = bool(np.all(inside % width == 0))
+    h.moments = _moments(v)
+    return h
+
+
+def tally_games(cols: Mapping[str, np.ndarray], duplicate: bool) -> dict[str, Any]:
+    """Accumulators of one matchup's games, from per-deal table columns.
+
+    Parameters
+    ----------
+    cols : ``DEAL_COLUMNS`` arrays of one matchup, shape ``(g,)``; with ``duplicate`` the games
+        come in pairs (rows ``2i`` and ``2i + 1`` are the same deal in orientations 0 and 1).
+    duplicate : whether the unit of observation is a pair of rows or a single row.
+
+    Returns
+    -------
+    dict
+        ``pairs``/``wdl``: the per-pair result ``x`` (A's mean settlement per deal per player);
+        ``games``, ``void``, ``redealt`` (games with at least one redeal), ``redeals``;
+        ``score`` (attacker score), ``mult`` (last-trick multiplier), ``calls``, ``overrides``,
+        ``first_show_round`` over non-void games; per side ``S`` in A, B: ``S.settle`` (its
+        per-player settlement, every game), ``S.attacks`` (games it attacked), ``S.att_settle``
+        / ``S.def_settle`` (settlement when attacking / defending), ``S.att_score``,
+        ``S.att_mult``, and calling statistics of the games it called: ``S.show_rank``
+        (rank index of the winning show, A=0 … K=12), ``S.trump_len`` (trumps the caller held at
+        the first lead), ``S.overrides``.
+    """
+    t = new_tally()
+    o = cols["orientation"]
+    g = o.size
+    if g == 0:
+        return t
+    a0 = o == 0  # seat o is one of A's, seat 1 - o one of B's
+    side_settle = {"A": np.where(a0, cols["settle0"], cols["settle1"]).astype(np.int64),
+                   "B": np.where(a0, cols["settle1"], cols["settle0"]).astype(np.int64)}
+    void = cols["void"] != 0
+    played = ~void
+    team = cols["attacker_team"].astype(np.int64)
+    a_attacks = played & (team == o)
+    attacks = {"A": a_attacks, "B": played & ~a_attacks}
+    if duplicate:
+        x2 = side_settle["A"][0::2] + side_settle["A"][1::2]  # twice the pair's mean
+    else:
+        x2 = 2 * side_settle["A"]
+    score = cols["attacker_score"]
+    mult = cols["multiplier"]
+    overrides = cols["overrides"]
+    redeals = cols["redeals"].astype(np.int64)
+    t["games"] = int(g)
+    t["void"] = int(void.sum())
+    t["redealt"] = int((redeals > 0).sum())
+    t["pairs"] = _moments(x2, halves=True)
+    t["wdl"] = WDL(int((x2 > 0).sum()), int((x2 == 0).sum()), int((x2 < 0).sum()))
+    t["score"] = _hist(score[played], SCORE_BINS)
+    t["redeals"] = _hist(redeals, (0, 16, 1))
+    t["mult"] = _hist(mult[played], (0, 32, 1))
+    t["calls"] = _moments(cols["calls"][played])
+    t["overrides"] = _moments(overrides[played])
+    t["first_show_round"] = _moments(cols["first_show_round"][played])
+    for s in SIDES:
+        att, own = attacks[s], side_settle[s]
+        t[f"{s}.settle"] = _hist(own, SETTLE_BINS)
+        t[f"{s}.attacks"] = int(att.sum())
+        t[f"{s}.att_settle"] = _moments(own[att])
+        t[f"{s}.def_settle"] = _moments(own[played & ~att])
+        t[f"{s}.att_score"] = _hist(score[att], SCORE_BINS)
+        t[f"{s}.att_mult"] = _hist(mult[att], (0, 32, 1))
+        # the caller's team attacks (R10), so the side that attacks is the side that called
+        t[f"{s}.show_rank"] = _hist(cols["show_rank"][att], (0, 13, 1))
+        t[f"{s}.trump_len"] = _hist(cols["caller_trumps"][att], (0, 55, 1))
+        t[f"{s}.overrides"] = _moments(overrides[att])
+    return t
+
+
+def merge_tally(into: dict[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+    """Add ``other``'s accumulators to ``into`` (exact: counts and sums)."""
+    for k, v in other.items():
+        if isinstance(v, int):
+            into[k] = into.get(k, 0) + v
+        else:
+            into[k] += v
+    return into
+
+
+def tally_to_json(t: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v if isinstance(v, int) else v.to_dict() for k, v in t.items()}
+
+
+_TYPES = {"Moments": Moments, "Histogram": Histogram, "WDL": WDL}
+
+
+def tally_from_json(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v if isinstance(v, int) else _TYPES[v["type"]].from_dict(v) for k, v in d.items()}
+
+
+@dataclasses.dataclass
+class ChunkResult:
+    """A played chunk: its statistics (JSON-ready), table columns and records (JSONL bytes)."""
+
+    chunk: Chunk
+    tally: dict[str, Any]
+    columns: dict[str, np.ndarray] | None
+    records_first: bytes
+    records_filter: bytes
+    seconds: float
+    players: tuple[str, str] = ("", "")  # A's and B's specs, for the table's name columns
+
+
+class Aggregate:
+    """Chunk statistics merged in run order, with the SPRT's looks after each chunk.
+
+    Chunks may arrive in any order; they are merged only once every earlier chunk is in, so the
+    SPRT sees the same sequence for any number of jobs and any backend.
+    """
+
+    def __init__(self, cfg: Any, chunks: Sequence[Chunk]) -> None:
+        self.cfg = cfg
+        self.chunks = chunks  # a ChunkPlan: not materialised
+        self.tallies = [new_tally() for _ in cfg.matchups()]
+        self.sprt = SPRT(cfg.sprt.mu0, cfg.sprt.mu1, cfg.sprt.alpha, cfg.sprt.beta,
+                         cfg.sprt.min_pairs) if cfg.sprt else None
+        self.pending: dict[int, dict[str, Any]] = {}
+        self.next = 0  # chunks 0 … next-1 are merged
+        self.stop_at: int | None = None  # last chunk of a run the SPRT decided
+
+    @property
+    def finished(self) -> bool:
+        return self.stop_at is not None or self.next == len(self.chunks)
+
+    def add(self, chunk: Chunk, tally: dict[str, Any]) -> None:
+        if self.stop_at is not None and chunk.index > self.stop_at:
+            return
+        self.pending[chunk.index] = tally
+        while self.next in self.pending and self.stop_at is None:
+            t = self.pending.pop(self.next)
+            merge_tally(self.tallies[self.chunks[self.next].matchup], t)
+            if self.sprt is not None:
+                p = t["pairs"]
+                if self.sprt.update_stats(p.n, p.total, p.total_sq) != "continue":
+                    self.stop_at = self.next
+            self.next += 1
+        if self.stop_at is not None:
+            self.pending.clear()
+
+    @property
+    def merged_chunks(self) -> int:
+        return self.next
+
+    def state(self) -> dict[str, Any]:
+        """Plain data for ``sim.analysis.report``: config, players, matchups with their tallies."""
+        cfg = self.cfg
+        ms = cfg.matchups()
+        return {
+            "format": FORMAT,
+            "config": cfg.to_dict(),
+            "config_hash": cfg.hash(),
+            "players": list(cfg.players),
+            "oracle": list(cfg.oracle),
+            "matchups": [{"index": m, "a": a, "b": b, "tally": tally_to_json(self.tallies[m])}
+                         for m, (a, b) in enumerate(ms)],
+            "sprt": self.sprt.to_dict() if self.sprt else None,
+            "chunks_merged": self.next,
+            "chunks_total": len(self.chunks),
+            "complete": self.finished,
+            "stopped_by_sprt": self.stop_at is not None,
+        }

@@ -1,0 +1,374 @@
+"""A tournament's results folder (docs/results.md): chunk files and per-deal tables written
+atomically, the one-writer lock, the stored config, and reading it all back (``iter_deals``,
+``load_deals``, ``load_state``) without replaying anything.
+
+The per-deal table
+------------------
+Each chunk's Parquet file holds the columns ``DEAL_COLUMNS`` for its deals (in deal order,
+orientation 0 before 1), then the names ``LABEL_COLUMNS``. ``load_deals(run_dir)``
+concatenates them into a dict of numpy arrays, so
+``pandas.DataFrame(load_deals("results/quick"))`` is a data frame. ``seat0 … seat3`` are indices
+into the players list of ``config.json`` (``summary.json`` "players"); ``attacker_team`` is 0
+for seats 0+2, 1 for seats 1+3, -1 for a void deal; side A attacks when ``attacker_team ==
+orientation``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import glob
+import json
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from sim.core.tables import DEAL_COLUMNS
+from sim.errors import ConfigError
+from sim.harness.chunks import (
+    FORMAT,
+    Aggregate,
+    Chunk,
+    ChunkResult,
+    games_per_deal,
+    plan_chunks,
+    tally_from_json,
+)
+
+# string columns of the Parquet table (dictionary-encoded: one copy of each name per file)
+LABEL_COLUMNS = ("matchup_label", "player_a", "player_b")
+CHUNK_DIR = "chunks"
+DEALS_DIR = "deals"  # the per-deal table: deals/c000123.parquet beside chunks/c000123.npz
+LOCK_FILE = ".lock"  # held (flock) by the one process writing a results folder; holds its pid
+
+
+def atomic_write(path: str, write: Any, mode: str = "wb") -> None:
+    """Write through a temporary file in the same folder, then ``os.replace`` it: a reader or
+    a resumed run sees the whole file or none of it, even if this process is killed."""
+    tmp = os.path.join(os.path.dirname(path), f".tmp-{os.getpid()}-{os.path.basename(path)}")
+    try:
+        with open(tmp, mode) as f:
+            write(f)
+        os.replace(tmp, path)
+    except OSError:  # disk full, …: no partial file is left behind
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def deals_path(chunk_path: str) -> str:
+    """``RUN/deals/c000123.parquet`` for the chunk file ``RUN/chunks/c000123.npz``."""
+    folder, name = os.path.split(chunk_path)
+    return os.path.join(os.path.dirname(folder), DEALS_DIR,
+                        os.path.splitext(name)[0] + ".parquet")
+
+
+def write_deals(path: str, res: ChunkResult) -> None:
+    """The chunk's per-deal table as Parquet: ``DEAL_COLUMNS`` with their integer types, then
+    ``LABEL_COLUMNS`` as dictionary-encoded strings; zstd-compressed column by column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols = res.columns or {}
+    g = cols["deal"].size
+    a, b = res.players
+    fields = {k: pa.array(cols[k]) for k in DEAL_COLUMNS}
+    zeros = pa.array(np.zeros(g, dtype=np.int8))
+    for k, v in zip(LABEL_COLUMNS, (f"{a} vs {b}", a, b)):
+        fields[k] = pa.DictionaryArray.from_arrays(zeros, pa.array([v], pa.string()))
+    table = pa.table(fields)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    atomic_write(path, lambda f: pq.write_table(table, f, compression="zstd"))
+
+
+def save_chunk(out: str, res: ChunkResult, config_hash: str) -> None:
+    meta = {"format": FORMAT, "config_hash": config_hash,
+            **dataclasses.asdict(res.chunk), "seconds": res.seconds}
+    path = os.path.join(out, CHUNK_DIR, res.chunk.filename)
+    if res.columns:  # before the chunk file: a chunk file means its table is complete
+        write_deals(deals_path(path), res)
+    arrays: dict[str, np.ndarray] = {}
+    arrays["_meta"] = np.array(json.dumps(meta))
+    arrays["_stats"] = np.array(json.dumps(res.tally))
+    arrays["_records_first"] = np.frombuffer(res.records_first, dtype=np.uint8)
+    arrays["_records_filter"] = np.frombuffer(res.records_filter, dtype=np.uint8)
+    atomic_write(path, lambda f: np.savez(f, **arrays))
+
+
+def chunk_files(run_dir: str) -> list[str]:
+    return sorted(glob.glob(os.path.join(run_dir, CHUNK_DIR, "c[0-9]*.npz")))
+
+
+def read_meta(path: str) -> dict[str, Any]:
+    with np.load(path) as z:
+        return json.loads(str(z["_meta"]))
+
+
+def read_stats(path: str) -> dict[str, Any]:
+    with np.load(path) as z:
+        return tally_from_json(json.loads(str(z["_stats"])))
+
+
+def checked_chunks(run_dir: str, cfg: Any, chunks: Sequence[Chunk],
+                    stats: bool = False) -> Iterator[tuple[str, Chunk, Any]]:
+    """``(path, chunk, stats or None)`` of every chunk file, once each is checked to be
+    readable, of this run (config hash and chunk plan) and named after the chunk it holds:
+    one identity for the statistics, the per-deal table and the set of finished chunks. A
+    file that fails is named in one line, with what to do about it."""
+    h = cfg.hash()
+    for path in chunk_files(run_dir):
+        try:
+            meta = read_meta(path)
+            i = meta["index"]
+            plan = {k: meta[k] for k in ("index", "matchup", "first", "n")}
+            tally = read_stats(path) if stats else None
+        except Exception as e:  # a torn or foreign file: zip, npy, JSON or key errors
+            raise ConfigError(f"chunk file {path!r} is corrupt ({type(e).__name__}: {e}): "
+                              f"delete it, then --resume plays its chunk again") from None
+        if meta.get("config_hash") != h or not isinstance(i, int) or not 0 <= i < len(chunks) \
+                or dataclasses.asdict(chunks[i]) != plan:
+            raise ConfigError(f"chunk file {path!r} belongs to another run (config hash or "
+                              f"chunk plan differs): delete it, or choose another --out")
+        if os.path.basename(path) != chunks[i].filename:
+            raise ConfigError(f"chunk file {path!r} holds chunk {i}, whose file is "
+                              f"{chunks[i].filename!r} (a renamed or stray copy): delete "
+                              f"{path!r}, then --resume plays any missing chunk")
+        yield path, chunks[i], tally
+
+
+def iter_deals(run_dir: str, columns: Sequence[str] | None = None
+               ) -> Iterator[dict[str, np.ndarray]]:
+    """The per-deal table chunk by chunk (run order), as dicts of numpy arrays.
+
+    Streams: only one chunk is in memory at a time. ``columns`` selects columns (default all
+    ``DEAL_COLUMNS``; the name columns ``LABEL_COLUMNS`` come as arrays of str on request).
+    """
+    import pyarrow.parquet as pq
+
+    cols = list(columns or DEAL_COLUMNS)
+    bad = [c for c in cols if c not in DEAL_COLUMNS and c not in LABEL_COLUMNS]
+    if bad:
+        raise ConfigError(f"per-deal column {bad[0]!r} does not exist: allowed are "
+                          f"{', '.join([*DEAL_COLUMNS, *LABEL_COLUMNS])}")
+    files = chunk_files(run_dir)
+    if not files:
+        raise ConfigError(f"{run_dir!r} holds no finished chunks ({CHUNK_DIR}/c*.npz): is it a "
+                          f"tournament results folder?")
+    cfg = read_config(run_dir)
+    games = games_per_deal(cfg)
+    for path, chunk, _ in list(checked_chunks(run_dir, cfg, plan_chunks(cfg))):
+        dpath = deals_path(path)
+        if os.path.exists(dpath):
+            try:
+                table = pq.read_table(dpath, columns=list(dict.fromkeys([*cols, "deal"])))
+                deal = table.column("deal").to_numpy()
+            except Exception as e:  # a torn or foreign file
+                raise ConfigError(f"per-deal file {dpath!r} is corrupt ({type(e).__name__}: "
+                                  f"{e}): delete it and {path!r}, then --resume plays the "
+                                  f"chunk again") from None
+            # the same identity as the chunk file: its deal range, every game of it
+            if deal.size != chunk.n * games or deal.size and (
+                    deal.min() != chunk.first or deal.max() != chunk.first + chunk.n - 1):
+                raise ConfigError(f"per-deal file {dpath!r} does not hold chunk {chunk.index} "
+                                  f"(deals {chunk.first}-{chunk.first + chunk.n - 1}): delete "
+                                  f"it and {path!r}, then --resume plays the chunk again")
+            yield {c: table.column(c).to_numpy() for c in cols}
+            continue
+        with np.load(path) as z:  # a run written before the Parquet table: columns in here
+            if "deal" not in z.files and cfg.deal_table:
+                raise ConfigError(f"per-deal file {dpath!r} of chunk file {path!r} is "
+                                  f"missing: delete {path!r}, then --resume plays the chunk "
+                                  f"again")
+            if "deal" not in z.files:
+                raise ConfigError(f"{run_dir!r} has no per-deal table: the run was made with "
+                                  f"output.deal_table = false")
+            try:
+                part = {c: z[c] for c in cols}
+            except Exception as e:  # a damaged column: say which file
+                raise ConfigError(f"chunk file {path!r} is corrupt ({type(e).__name__}: "
+                                  f"{e}): delete it, then --resume plays its chunk again") \
+                    from None
+        yield part
+
+
+def load_deals(run_dir: str, columns: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+    """The whole per-deal table of a run as a dict of numpy arrays (``DEAL_COLUMNS``).
+
+    ``pandas.DataFrame(load_deals("results/quick"))`` gives a data frame. Rows come chunk by
+    chunk in run order; within a matchup, in (deal, orientation) order. For runs too large for
+    memory use ``iter_deals`` or pick ``columns``.
+    """
+    parts = list(iter_deals(run_dir, columns))
+    return {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+
+
+def read_config(run_dir: str) -> Any:
+    from sim.harness.config import from_dict
+
+    path = os.path.join(run_dir, "config.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{run_dir!r} is not a tournament results folder (no config.json)") \
+            from None
+    except (OSError, ValueError) as e:  # ValueError: bad JSON or bad UTF-8
+        raise ConfigError(f"{path!r} cannot be read: {e}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path!r} is corrupt: it holds a JSON {type(raw).__name__}, not the "
+                          f"config object")
+    raw.pop("_base_dir", None)  # written by older versions; never put on sys.path
+    # a results folder is data: nothing it names is imported (plug-ins: --plugin)
+    return from_dict(raw, source=path, imports=False)
+
+
+def write_config(out: str, cfg: Any) -> None:
+    d = cfg.to_dict()
+    d["_oracle"] = list(cfg.oracle)  # for reports, which import no strategy; not hashed
+    text = json.dumps(d, indent=2, ensure_ascii=False) + "\n"
+    atomic_write(os.path.join(out, "config.json"), lambda f: f.write(text), "w")
+    atomic_write(os.path.join(out, "config.toml"), lambda f: f.write(cfg.to_toml()), "w")
+
+
+def load_done(out: str, cfg: Any, chunks: Sequence[Chunk], agg: Aggregate,
+               clean: bool = False) -> int:
+    """Feed finished chunk files to ``agg``; returns how many there were. ``clean`` (the
+    writer, holding the lock): remove temporary files of dead processes."""
+    tmps = glob.glob(os.path.join(out, CHUNK_DIR, ".tmp-*")) + \
+        glob.glob(os.path.join(out, DEALS_DIR, ".tmp-*"))
+    for tmp in tmps if clean else ():
+        pid = os.path.basename(tmp)[5:].partition("-")[0]
+        if not (pid.isdigit() and pid_alive(int(pid))):
+            os.remove(tmp)  # a write that a kill interrupted: its chunk is simply played again
+    n = 0
+    for _, chunk, tally in checked_chunks(out, cfg, chunks, stats=True):
+        agg.add(chunk, tally)
+        n += 1
+    return n
+
+
+def pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # alive, another user's
+        return True
+    return True
+
+
+def lock_holder(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+@contextlib.contextmanager
+def locked(out: str) -> Iterator[None]:
+    """Hold ``out/.lock`` while writing ``out``: one writer per results folder. The lock is
+    an flock, so the kernel drops it when its holder dies (a stale file is simply taken);
+    where there is no fcntl, an O_EXCL file whose pid is checked for life."""
+    path = os.path.join(out, LOCK_FILE)
+
+    def busy(pid: str) -> ConfigError:
+        return ConfigError(f"results folder {out!r} is being written by another shuangkou "
+                           f"process (pid {pid}): wait for it to finish, or stop it and run "
+                           f"again with --resume")
+
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        fcntl = None
+    while True:
+        if fcntl is None:  # pragma: no cover - not POSIX
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                pid = lock_holder(path)
+                if pid.isdigit() and pid_alive(int(pid)):
+                    raise busy(pid) from None
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)  # stale: its process is gone
+                continue
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise busy(lock_holder(path)) from None
+        try:
+            if os.fstat(fd).st_ino == os.stat(path).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # the holder removed the file between our open and flock: again
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(path)
+        os.close(fd)
+
+
+def drop_after(out: str, stop_at: int) -> None:
+    """Remove chunk files past the SPRT's decision: they are not part of the result."""
+    for path in chunk_files(out):
+        if int(os.path.basename(path)[1:7]) > stop_at:
+            os.remove(path)
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(deals_path(path))
+
+
+def write_records(out: str, cfg: Any, agg: Aggregate) -> None:
+    """``records.jsonl``: the first-K records, then the filtered ones (``record_limit`` per
+    matchup), gathered from the chunk files in run order."""
+    if not cfg.records and not cfg.record_filter:
+        return
+    last = agg.merged_chunks - 1
+    taken = [0] * len(cfg.matchups())
+    path = os.path.join(out, "records.jsonl")
+
+    def write(f: Any) -> None:
+        for p in chunk_files(out):
+            i = int(os.path.basename(p)[1:7])
+            if i > last:
+                continue
+            m = agg.chunks[i].matchup
+            with np.load(p) as z:
+                f.write(z["_records_first"].tobytes())
+                lines = z["_records_filter"].tobytes().splitlines(keepends=True)
+            keep = lines[:max(0, cfg.record_limit - taken[m])]
+            taken[m] += len(keep)
+            f.write(b"".join(keep))
+
+    atomic_write(path, write)
+
+
+def load_state(run_dir: str) -> dict[str, Any]:
+    """The statistics of a results folder, rebuilt from its chunk files (no replaying).
+
+    Works for an unfinished run too (``complete`` is then false).
+    """
+    cfg = read_config(run_dir)
+    chunks = plan_chunks(cfg)
+    agg = Aggregate(cfg, chunks)
+    load_done(run_dir, cfg, chunks, agg)
+    state = agg.state()
+    state["complete"] = agg.finished
+    try:
+        with open(os.path.join(run_dir, "run.json"), encoding="utf-8") as f:
+            state["run"] = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        state["run"] = None
+    return state
