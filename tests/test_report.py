@@ -10,11 +10,13 @@ import numpy as np
 import pytest
 
 from sim import level
-from sim.analysis.report import derive, markdown, tables
+from sim.analysis.report import markdown
 from sim.analysis.stats import Moments
+from sim.analysis.summary import derive, tables
 from sim.cli import main
 from sim.harness.config import from_dict
-from sim.harness.tournament import load_deals, load_state, run_tournament
+from sim.harness.results import load_deals, load_state
+from sim.harness.tournament import run_tournament
 
 EAGER, PLAIN = "random(show_prob=0.9)", "random"
 

@@ -1,0 +1,394 @@
+"""The summary of a tournament: every figure derived from a run's statistics (``derive``,
+written to ``summary.json``) and the tables built from them (``tables``, in ``summary.md`` and
+``report.html``). Rendering them (markdown, plots, HTML, files) is ``sim.analysis.report``.
+
+Conventions: a *pair* is one duplicate pair of deals (or one deal without duplicate) and its
+result ``x`` is side A's mean settlement per deal per player; every "mean settlement" is per
+deal per player, with a 95% confidence interval over pairs. Win/draw/loss count pairs by the
+sign of ``x``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from sim.analysis.stats import WDL, Histogram, Moments, bradley_terry, elo_from_bt, stratified_ci
+
+RANKS = "A23456789TJQK"
+
+
+MATCH_DEALS = 100  # a standard match: R25 skill change and title are reported per this many
+
+
+PERCENTILES = (5, 25, 50, 75, 95)
+
+
+ORACLE_MARK = " [oracle]"
+
+
+def tally_of(d: Mapping[str, Any]) -> dict[str, Any]:
+    types = {"Moments": Moments, "Histogram": Histogram, "WDL": WDL}
+    return {k: v if isinstance(v, int) else types[v["type"]].from_dict(v) for k, v in d.items()}
+
+
+def _ci(m: Moments) -> dict[str, float]:
+    lo, hi = m.ci(0.95)
+    return {"n": m.n, "mean": m.mean, "lo": lo, "hi": hi, "sd": m.sd}
+
+
+def _score_stats(h: Histogram) -> dict[str, Any]:
+    """Attacker-score distribution: mean, percentiles, tails, 5-point bins."""
+    out: dict[str, Any] = {"n": h.n, "mean": h.mean()}
+    for q in PERCENTILES:
+        out[f"p{q}"] = h.percentile(q)
+    out["p_ge_120"] = h.prob_ge(120)
+    out["p_le_80"] = h.prob_le(80)
+    out["bins"] = [[int(e), int(c)] for e, c in zip(h.edges, h.counts) if c]
+    out["overflow"] = h.overflow
+    return out
+
+
+def _rates(h: Histogram, values: Sequence[int]) -> dict[str, float]:
+    """Share of ``h``'s values equal to each of ``values`` (integer width-1 bins)."""
+    n = h.n
+    out = {}
+    for v in values:
+        k = v - h.lo
+        c = int(h.counts[k]) if 0 <= k < h.counts.size else 0
+        out[str(v)] = c / n if n else math.nan
+    return out
+
+
+def _side(t: Mapping[str, Any], s: str, played: int, rules: Mapping[str, int]
+          ) -> dict[str, Any]:
+    """One side's attacking, defending and calling figures."""
+    attacks = t[f"{s}.attacks"]
+    rank = t[f"{s}.show_rank"]
+    med = rank.percentile(50)
+    return {
+        "games": t[f"{s}.settle"].n,
+        "settle_mean": t[f"{s}.settle"].mean(),
+        "attacks": attacks,
+        "attack_rate": attacks / played if played else math.nan,
+        "attacking_settle": _ci(t[f"{s}.att_settle"]),
+        "defending_settle": _ci(t[f"{s}.def_settle"]),
+        "attacking_score": _score_stats(t[f"{s}.att_score"]),
+        "attacking_multiplier": _rates(t[f"{s}.att_mult"], _mults(rules)),
+        "show_rank_mean": rank.mean(),
+        "show_rank_median": RANKS[int(med)] if not math.isnan(med) else None,
+        "trump_len_mean": t[f"{s}.trump_len"].mean(),
+        "overrides_mean": t[f"{s}.overrides"].mean,
+        "settle_total": t[f"{s}.settle"].moments.total,
+    }
+
+
+def _mults(rules: Mapping[str, int]) -> list[int]:
+    return sorted({1, rules["kou_di_single"], rules["kou_di_pair"]})
+
+
+def derive(state: Mapping[str, Any]) -> dict[str, Any]:
+    """Every figure of the tables and plots, from a run's state (plain data in and out)."""
+    cfg = state["config"]
+    rules = cfg["rules"]
+    players = state["players"]
+    oracle = state["oracle"]
+    k = len(players)
+    matchups = []
+    side_tallies: list[list[tuple[dict[str, Any], str]]] = [[] for _ in range(k)]
+    for m in state["matchups"]:
+        t = tally_of(m["tally"])
+        played = t["games"] - t["void"]
+        wdl = t["wdl"]
+        elo = wdl.elo() if wdl.n else (math.nan, math.nan, math.nan)
+        matchups.append({
+            "index": m["index"], "a": m["a"], "b": m["b"],
+            "label": f"{players[m['a']]} vs {players[m['b']]}",
+            "result": {**_ci(t["pairs"]), "win": wdl.fractions()[0],
+                       "draw": wdl.fractions()[1], "loss": wdl.fractions()[2],
+                       "score": wdl.score, "elo": elo[0], "elo_lo": elo[1], "elo_hi": elo[2]},
+            "games": t["games"], "void": t["void"],
+            "void_rate": t["void"] / t["games"] if t["games"] else math.nan,
+            "redeal_rate": t["redealt"] / t["games"] if t["games"] else math.nan,
+            "redeals_mean": t["redeals"].mean(),
+            "score": _score_stats(t["score"]),
+            "multiplier": _rates(t["mult"], _mults(rules)),
+            "calls_mean": t["calls"].mean, "overrides_mean": t["overrides"].mean,
+            "first_show_round_mean": t["first_show_round"].mean,
+            "sides": {s: _side(t, s, played, rules) for s in ("A", "B")},
+        })
+        side_tallies[m["a"]].append((t, "A"))
+        side_tallies[m["b"]].append((t, "B"))
+    strategies = [_strategy(i, players, oracle, side_tallies[i], rules) for i in range(k)]
+    out: dict[str, Any] = {
+        "format": state.get("format"), "config": cfg, "config_hash": state.get("config_hash"),
+        "players": players, "oracle": oracle, "complete": state["complete"],
+        "chunks_merged": state["chunks_merged"], "chunks_total": state["chunks_total"],
+        "stopped_by_sprt": state.get("stopped_by_sprt", False),
+        "matchups": matchups, "strategies": strategies,
+        "ratings": _ratings(state, k),  # every format: the Ratings plot shows one quantity
+        "cross": _cross(state, k) if cfg["format"] == "round-robin" else None,
+        "sprt": state.get("sprt"), "run": state.get("run"),
+        "tallies": [m["tally"] for m in state["matchups"]],
+    }
+    return out
+
+
+def _strategy(i: int, players: Sequence[str], oracle: Sequence[bool],
+              sides: Sequence[tuple[dict[str, Any], str]], rules: Mapping[str, int]
+              ) -> dict[str, Any]:
+    """A player's figures over all its matchups (A's results as they are, B's negated)."""
+    from sim.titles import level
+
+    pairs, wdl, merged = Moments(), WDL(), None
+    strata = []  # one per matchup: the interval treats matchups as strata (stratified_ci)
+    played = 0
+    for t, s in sides:
+        p, w = t["pairs"], t["wdl"]
+        if s == "A":
+            strata.append(p)
+            wdl += w
+        else:  # B's result is -x: the same squares, the opposite sum, wins and losses swap
+            strata.append(Moments(p.n, -p.total, p.total_sq))
+            wdl += WDL(w.losses, w.draws, w.wins)
+        pairs += strata[-1]
+        keys = [k for k in t if k.startswith(s + ".")]
+        part = {k[2:]: t[k] for k in keys}
+        merged = part if merged is None else _merge(merged, part)
+        played += t["games"] - t["void"]
+    fake = {f"S.{k}": v for k, v in (merged or {}).items()}
+    side = _side(fake, "S", played, rules) if merged else {}
+    skill = rules["start_skill"] + (side.get("settle_total") or 0.0)
+    _, lo, hi = stratified_ci(strata)
+    res = {**_ci(pairs), "lo": lo, "hi": hi}
+    # R25 per standard match: the skill change a player of it expects over MATCH_DEALS deals
+    # (its mean settlement per deal per player times MATCH_DEALS) and the title it reaches
+    # from start_skill; the accumulated "skill" grows with the run's length and says little
+    per = {k: MATCH_DEALS * res[k] for k in ("mean", "lo", "hi")}
+    return {"index": i, "spec": players[i], "oracle": bool(oracle[i]), "matchups": len(sides),
+            "result": {**res, "win": wdl.fractions()[0], "draw": wdl.fractions()[1],
+                       "loss": wdl.fractions()[2]},
+            **side, "skill": skill, "title": level(skill),
+            "match_deals": MATCH_DEALS, "skill_change_per_match": per,
+            "title_after_match": (level(rules["start_skill"] + per["mean"])
+                                  if math.isfinite(per["mean"]) else None)}
+
+
+def _merge(a: dict[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, v in a.items():
+        if isinstance(v, int):
+            out[k] = v + b[k]
+        else:
+            out[k] = v.merge(b[k])
+    return out
+
+
+def _cross(state: Mapping[str, Any], k: int) -> list[list[dict[str, float] | None]]:
+    """``cross[i][j]``: player i's mean settlement per deal per player against j, with CI."""
+    out: list[list[dict[str, float] | None]] = [[None] * k for _ in range(k)]
+    for m in state["matchups"]:
+        p = Moments.from_dict(m["tally"]["pairs"])
+        out[m["a"]][m["b"]] = _ci(p)
+        out[m["b"]][m["a"]] = _ci(Moments(p.n, -p.total, p.total_sq))
+    return out
+
+
+def _ratings(state: Mapping[str, Any], k: int) -> list[dict[str, float]] | None:
+    """Bradley-Terry on pair wins (a drawn pair is half a win each), as Elo with 95% CI
+    (whose variance counts the draws as results of score 1/2, not as win/loss trials)."""
+    wins, draws = np.zeros((k, k)), np.zeros((k, k))
+    for m in state["matchups"]:
+        w = WDL.from_dict(m["tally"]["wdl"])
+        wins[m["a"], m["b"]] += w.wins + 0.5 * w.draws
+        wins[m["b"], m["a"]] += w.losses + 0.5 * w.draws
+        draws[m["a"], m["b"]] += w.draws
+        draws[m["b"], m["a"]] += w.draws
+    if not wins.any():
+        return None
+    theta, cov = bradley_terry(wins, draws=draws)
+    return [{"elo": e, "lo": lo, "hi": hi} for e, lo, hi in elo_from_bt(theta, cov)]
+
+
+Table = tuple[str, list[str], list[list[str]], str]  # title, header, rows, note
+
+
+def _f(x: float | None, fmt: str = "{:+.3f}") -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, float) and math.isinf(x):
+        return "+inf" if x > 0 else "-inf"
+    return fmt.format(x)
+
+
+def _pct(x: float | None) -> str:
+    if x is not None and 0.0 < x < 0.01:  # rare events keep two significant digits
+        return _f(100.0 * x, "{:.2g}%")
+    return _f(None if x is None else 100.0 * x, "{:.1f}%")
+
+
+def _mean_ci(r: Mapping[str, float]) -> str:
+    return f"{_f(r['mean'])} [{_f(r['lo'])}, {_f(r['hi'])}]"
+
+
+def player_name(s: Mapping[str, Any] | str, oracle: bool = False) -> str:
+    if isinstance(s, Mapping):
+        return s["spec"] + (ORACLE_MARK if s["oracle"] else "")
+    return s + (ORACLE_MARK if oracle else "")
+
+
+def tables(summary: Mapping[str, Any]) -> list[Table]:
+    """The report's tables, from ``derive``'s output."""
+    players, oracle = summary["players"], summary["oracle"]
+    cfg = summary["config"]
+    rules = cfg["rules"]
+    unit = "pairs" if cfg["duplicate"] else "deals"
+    mults = [str(v) for v in _mults(rules)]
+    out: list[Table] = []
+
+    def pname(i: int) -> str:
+        return player_name(players[i], oracle[i])
+
+    rows = []
+    for m in summary["matchups"]:
+        r = m["result"]
+        rows.append([pname(m["a"]), pname(m["b"]), str(r["n"]), _mean_ci(r), _pct(r["win"]),
+                     _pct(r["draw"]), _pct(r["loss"]),
+                     (f"{_f(r['elo'], '{:+.0f}')} [{_f(r['elo_lo'], '{:+.0f}')}, "
+                     f"{_f(r['elo_hi'], '{:+.0f}')}]")])
+    out.append(("Matchups", ["A", "B", unit, "A's mean settlement per deal per player [95% CI]",
+                             "A wins", "draws", "A loses", "Elo A−B [95% CI]"], rows,
+                f"W/D/L and Elo count {unit} by the sign of A's result"
+                + (" (each deal played twice, teams swapped)" if cfg["duplicate"] else "")))
+
+    rows = []
+    for s in summary["strategies"]:
+        r = s["result"]
+        per = s["skill_change_per_match"]
+        rows.append([player_name(s), str(r["n"]), _mean_ci(r), _pct(r["win"]), _pct(r["draw"]),
+                     _pct(r["loss"]), _pct(s.get("attack_rate")),
+                     _f(s.get("attacking_settle", {}).get("mean")),
+                     _f(s.get("defending_settle", {}).get("mean")),
+                     (f"{_f(per['mean'], '{:+.1f}')} [{_f(per['lo'], '{:+.1f}')}, "
+                      f"{_f(per['hi'], '{:+.1f}')}]"), s["title_after_match"] or "–"])
+    out.append(("Players", ["player", unit, "mean settlement per deal per player [95% CI]",
+                            "wins", "draws", "losses", "attacks", "settlement attacking",
+                            "settlement defending",
+                            f"skill change per {MATCH_DEALS} deals (R25) [95% CI]",
+                            f"title after {MATCH_DEALS} deals"], rows,
+                (f"skill change: expected change of a player's skill value over a match of "
+                f"{MATCH_DEALS} deals (its mean settlement per deal times {MATCH_DEALS}); "
+                f"title: the R25 title of {rules['start_skill']} plus that change (the value "
+                f"accumulated over the whole run is in summary.json, 'skill'); "
+                f"attacks: share of non-void deals its team attacked")))
+
+    if summary.get("cross"):
+        cross = summary["cross"]
+        header = ["row vs column"] + [str(j) for j in range(len(players))]
+        rows = []
+        for i in range(len(players)):
+            cells = [f"{i}: {pname(i)}"]
+            for j in range(len(players)):
+                c = cross[i][j]
+                cells.append("·" if c is None else f"{_f(c['mean'])} ±"
+                             f"{_f((c['hi'] - c['lo']) / 2 if c['n'] > 1 else None, '{:.3f}')}")
+            rows.append(cells)
+        out.append(("Cross table", header, rows,
+                    ("row player's mean settlement per deal per player against the column "
+                    "player, ± half the 95% CI")))
+    if summary.get("ratings"):
+        rows = []
+        order = sorted(range(len(players)), key=lambda i: -summary["ratings"][i]["elo"])
+        for i in order:
+            e = summary["ratings"][i]
+            rows.append([pname(i), _f(e["elo"], "{:+.0f}"),
+                         f"[{_f(e['lo'], '{:+.0f}')}, {_f(e['hi'], '{:+.0f}')}]"])
+        out.append(("Ratings (Bradley-Terry)", ["player", "Elo", "95% CI"], rows,
+                    (f"fitted on {unit} won (a drawn one is half a win each); centred on the "
+                    f"field's mean")))
+
+    rows = []
+    for m in summary["matchups"]:
+        s = m["score"]
+        rows.append([m["label"], str(s["n"]), _f(s["mean"], "{:.1f}")]
+                    + [_f(s[f"p{q}"], "{:.0f}") for q in PERCENTILES]
+                    + [_pct(s["p_ge_120"]), _pct(s["p_le_80"])])
+    out.append(("Attacker score", ["matchup", "deals", "mean"]
+                + [f"p{q}" for q in PERCENTILES] + ["P(score ≥ 120)", "P(score ≤ 80)"], rows,
+                "non-void deals; percentiles are exact for scores (multiples of 5)"))
+
+    edges = sorted({e for m in summary["matchups"] for e, _ in m["score"]["bins"]})
+    if edges:
+        rows = []
+        for e in edges:
+            cells = [f"{e}–{e + 4}"]
+            for m in summary["matchups"]:
+                c = dict(map(tuple, m["score"]["bins"])).get(e, 0)
+                cells.append(_pct(c / m["score"]["n"]) if m["score"]["n"] else "–")
+            rows.append(cells)
+        out.append(("Attacker-score distribution (5-point bins)",
+                    ["score"] + [m["label"] for m in summary["matchups"]], rows,
+                    "share of each matchup's non-void deals"))
+
+    rows = []
+    for m in summary["matchups"]:
+        rows.append([m["label"], str(m["games"]), _pct(m["void_rate"]), _pct(m["redeal_rate"]),
+                     _f(m["redeals_mean"], "{:.3f}")]
+                    + [_pct(m["multiplier"][v]) for v in mults])
+    out.append(("Last trick, voids and redeals", ["matchup", "deals played", "void",
+                                                  "redealt", "mean redeals"]
+                + [f"multiplier {v}" for v in mults], rows,
+                (f"multiplier shares over non-void deals (R23: {rules['kou_di_single']} single, "
+                f"{rules['kou_di_pair']} pair, 1 when the defenders take the last trick)")))
+
+    rows = []
+    for m in summary["matchups"]:
+        for s, pi in (("A", m["a"]), ("B", m["b"])):
+            d = m["sides"][s]
+            rows.append([m["label"], f"{s}: {pname(pi)}", _pct(d["attack_rate"]),
+                         _f(d["attacking_settle"]["mean"]), _f(d["defending_settle"]["mean"]),
+                         _f(d["attacking_score"]["mean"], "{:.1f}"),
+                         _pct(d["attacking_score"]["p_ge_120"]),
+                         _pct(d["attacking_multiplier"][mults[-1]]),
+                         d["show_rank_median"] or "–", _f(d["show_rank_mean"], "{:.2f}"),
+                         _f(d["trump_len_mean"], "{:.1f}"), _f(d["overrides_mean"], "{:.2f}")])
+    out.append(("Attacking, defending and calling", [
+        "matchup", "side", "calls (attacks)", "settlement attacking", "settlement defending",
+        "score attacking", "P(≥120) attacking", f"×{mults[-1]} last trick",
+        "median shown rank", "mean rank index (A=0…K=12)", "caller's trumps",
+        "overrides per called deal"], rows,
+        ("calling statistics are over the deals the side called (its team attacked, R10); "
+        "caller's trumps: trumps in the caller's hand at the first lead")))
+
+    sp = summary.get("sprt")
+    if sp:
+        out.append(("SPRT", ["verdict", "LLR", "bounds (accept H0, accept H1)", "pairs",
+                             "alpha", "beta"],
+                    [[sprt_verdict(sp), _f(sp["llr"], "{:+.3f}"),
+                      f"[{sp['bounds'][0]:+.3f}, {sp['bounds'][1]:+.3f}]",
+                      str(sp["decided_at"] if sp["decided_at"] is not None
+                          else sp["moments"]["n"]), str(sp["alpha"]), str(sp["beta"])]],
+                    ("on A's per-pair result; looks after every chunk in run order, so it "
+                    "stops at a chunk boundary. " + SPRT_BIAS_NOTE)))
+    return out
+
+
+SPRT_BIAS_NOTE = ("A run stopped by the SPRT is biased: its mean settlement and CI are "
+                  "shifted away from the hypothesis it rejected, and the CI covers the true "
+                  "mean less often than 95%; read the verdict, not the interval.")
+
+
+def sprt_verdict(sp: Mapping[str, Any]) -> str:
+    """What the SPRT decided, in words that are true: a preference between two means at the
+    stated error rates (Wald), not a bound on the mean."""
+    mu0, mu1, a, b = sp["mu0"], sp["mu1"], sp["alpha"], sp["beta"]
+    rates = f"at α={a:g}, β={b:g}"
+    if sp["state"] == "H1":
+        return f"H1 accepted: the data favour mean = {mu1:g} over mean = {mu0:g} {rates}"
+    if sp["state"] == "H0":
+        return f"H0 accepted: the data favour mean = {mu0:g} over mean = {mu1:g} {rates}"
+    return (f"no decision between mean = {mu0:g} (H0) and mean = {mu1:g} (H1) yet "
+            f"(deal limit reached or run unfinished)")
