@@ -86,7 +86,8 @@ def test_observation_field_cost(benchmark, field):
     import random
     import time
 
-    from sim.deal import Deal, Observation
+    from sim.deal import Deal
+    from sim.observation import Observation
 
     def per_read(deals=30, seed=3):
         pc = time.perf_counter_ns

@@ -9,8 +9,8 @@ import numpy as np
 from sim.cards import CARD_NAMES, ID_OF_KEY, KEY_OF_ID, check_counts, parse_cards, parse_suit
 from sim.core.movegen import MAX_CHOICES, gen_plays
 from sim.core.trick import trick_winner as _trick_winner
-from sim.deal import play_table
 from sim.errors import InvalidCardError
+from sim.observation import play_table
 from sim.record import _mask_cards
 
 

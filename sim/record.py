@@ -12,6 +12,7 @@ import io
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -79,13 +80,13 @@ def hands_of(st: np.ndarray, u: np.ndarray) -> list[list[int]]:
             for s in range(4)]
 
 
-def call_dicts(st: np.ndarray, viewer: int | None = None) -> list[dict[str, Any]]:
-    """The call log of ``st`` as dicts (docs/record.md ``calls``): the one decoder of call
-    records. ``gave`` is shown where ``viewer`` gave or received it (R9), everywhere if
-    ``viewer`` is None, and never while the give-back is still to come."""
+def call_rows(rows: Sequence[int], viewer: int | None = None) -> list[dict[str, Any]]:
+    """Call records (``CALL_W`` ints each, as in st) as dicts (docs/record.md ``calls``): the
+    one decoder of call records (``call_dicts``, ``sim.observation.Observation.calls``).
+    ``gave`` is shown where ``viewer`` gave or received it (R9), everywhere if ``viewer`` is
+    None, and never while the give-back is still to come."""
     names = CARD_NAMES
     out = []
-    rows = st[S_CALLS:S_CALLS + int(st[S_NCALLS]) * CALL_W].tolist()
     for j in range(0, len(rows), CALL_W):
         r = rows[j:j + CALL_W]
         seat, took, ga, gb = r[CALL_SEAT], r[CALL_TOOK], r[CALL_GAVE_A], r[CALL_GAVE_B]
@@ -97,13 +98,24 @@ def call_dicts(st: np.ndarray, viewer: int | None = None) -> list[dict[str, Any]
     return out
 
 
-def trick_dicts(st: np.ndarray, trump: int, first: int, n: int) -> list[dict[str, Any]]:
-    """Completed tricks ``first … n-1`` of ``st`` as dicts (docs/record.md ``tricks``): the
-    one decoder of trick records. Plays are card names, by position from the leader."""
-    ids = ID_OF_KEY[trump].tolist()
-    names = [CARD_NAMES[c] for c in ids]  # by key
+def call_dicts(st: np.ndarray, viewer: int | None = None) -> list[dict[str, Any]]:
+    """The call log of ``st`` as dicts (``call_rows``)."""
+    return call_rows(st[S_CALLS:S_CALLS + int(st[S_NCALLS]) * CALL_W].tolist(), viewer)
+
+
+@lru_cache(maxsize=None)
+def _key_names(trump: int) -> tuple[str, ...]:
+    """Card names by key (play order) for one trump suit."""
+    return tuple(CARD_NAMES[c] for c in ID_OF_KEY[trump].tolist())
+
+
+def trick_rows(rows: Sequence[int], trump: int) -> list[dict[str, Any]]:
+    """Trick records (``TRICK_W`` ints each, as in st) as dicts (docs/record.md ``tricks``):
+    the one decoder of trick records (``trick_dicts``,
+    ``sim.observation.Observation.tricks``). Plays are card names, by position from the
+    leader."""
+    names = _key_names(trump)
     out = []
-    rows = st[S_TRICKS + first * TRICK_W:S_TRICKS + n * TRICK_W].tolist()
     for j in range(0, len(rows), TRICK_W):
         r = rows[j:j + TRICK_W]
         plays = []
@@ -113,6 +125,11 @@ def trick_dicts(st: np.ndarray, trump: int, first: int, n: int) -> list[dict[str
         out.append({"leader": r[TRICK_LEADER], "plays": plays, "winner": r[TRICK_WINNER],
                     "points": r[TRICK_POINTS]})
     return out
+
+
+def trick_dicts(st: np.ndarray, trump: int, first: int, n: int) -> list[dict[str, Any]]:
+    """Completed tricks ``first … n-1`` of ``st`` as dicts (``trick_rows``)."""
+    return trick_rows(st[S_TRICKS + first * TRICK_W:S_TRICKS + n * TRICK_W].tolist(), trump)
 
 
 def build_record(st: np.ndarray, u: np.ndarray, seed: int, deal: int, rules: Rules,

@@ -26,7 +26,7 @@ convert between actions and the notation of ``Deal.legal()``.
 Observation vector (``OBS_SIZE`` int16 values, ``obs_spec()``)
 --------------------------------------------------------------
 One kernel, ``fill_obs(st, u, seat, out)``, writes what ``seat`` may know (R9): its own hand
-and public knowledge only (``tests/test_spaces.py`` checks it against ``masked_state``).
+and public knowledge only (``tests/test_spaces.py`` checks it against a plain-Python spec).
 Layout: see ``OBS_FIELDS`` below (name, size, meaning); card-indexed fields are indexed by
 card id; seat-indexed fields by absolute seat (``seat`` says which one is the observer).
 """
@@ -334,8 +334,9 @@ def hand_ids(u, i_once, trump, out):
     return n
 
 
-# what a seat may know (R9), the compiled twin of ``sim.deal.masked_state``: one kernel,
-# ``sim.view.mask_into`` (the plug-in loops use it too), re-exported here
+# what a seat may know (R9): one kernel, ``sim.view.mask_into`` (the plug-in loops and
+# ``Observation.arrays`` use it too), re-exported here; tests/test_spaces.py checks it
+# against a plain-Python spec
 mask_into = _view_mask_into
 
 

@@ -549,7 +549,7 @@ def random_below(u, seat, n):
 # --- what a plug-in is shown ------------------------------------------------------------------
 @kernel
 def mask_into(st, u, seat, m_st, m_u):
-    """Copy into ``m_st``, ``m_u`` what ``seat`` may know (R9), as ``sim.deal.masked_state``:
+    """Copy into ``m_st``, ``m_u`` what ``seat`` may know (R9) (``Observation.arrays``):
     the deck, the other hands (now and at the first lead), give-backs between others, the
     fixed cards of ``estimate`` and every random stream but the seat's own two are blanked."""
     for i in range(S_DECK):

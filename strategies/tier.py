@@ -1,6 +1,6 @@
 """Compiled strategies used from Python: ``choose`` runs the kernel on the observation.
 
-The kernel sees the observation's masked state (``sim.deal.masked_state``): the seat's own
+The kernel sees the observation's masked state (``sim.view.mask_into``): the seat's own
 hand and public knowledge only, with the strategy's own random streams restored. So a
 compiled strategy behaves the same in both tiers — a test plays deals both ways and compares
 the records — and a Python bot can call, say, greedy as a fallback.

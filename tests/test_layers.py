@@ -34,7 +34,7 @@ LAYERS = {
         "sim.core.rng", "sim.core.bits", "sim.core.tables"),
     1: ("sim.core.engine", "sim.core.movegen", "sim.core.trick", "sim.core.scoring", "sim.view",
         "sim.spaces"),
-    2: ("sim.api", "sim.deal", "sim.record", "sim.replay", "sim.env"),
+    2: ("sim.api", "sim.observation", "sim.deal", "sim.record", "sim.replay", "sim.env"),
     3: ("strategies", "strategies.base", "strategies.registry", "strategies.tier",
         "strategies.plugin", "strategies.random", "strategies.greedy", "strategies.sampler",
         "strategies.search", "strategies.compiled", "strategies.example",

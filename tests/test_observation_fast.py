@@ -1,11 +1,14 @@
 """Observation's fields, read through the deal's shared caches (hands and the current trick
 updated by difference, tricks, calls and points kept as they grow), equal the fields computed
-the plain way from the masked state (``masked_state``) at every decision of many deals."""
+the plain way from the masked state (``masked_state``: the one masking kernel,
+``sim.view.mask_into``, which tests/test_spaces.py checks against a spec) at every decision
+of many deals."""
 
 from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from sim.cards import CARD_NAMES, ID_OF_KEY, SUITS
@@ -35,12 +38,20 @@ from sim.core.engine import (
     U_ONCE,
     U_TWICE,
 )
-from sim.deal import Deal, Observation, masked_state, play_table
+from sim.deal import Deal
+from sim.observation import Observation, play_table
 from sim.record import _mask_cards
+from sim.view import mask_into
 
 FIELDS = ("trump", "hand", "round", "redeals", "calls", "shown", "caller", "attackers",
           "attacking", "tricks", "trick", "leader", "lead", "attacker_points", "points_taken",
           "voids", "first_hand")
+
+
+def masked_state(st, u, seat):
+    m_st, m_u = np.empty_like(st), np.empty_like(u)
+    mask_into(st, u, seat, m_st, m_u)
+    return m_st, m_u
 
 
 def _names(once, twice, t):

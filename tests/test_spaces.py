@@ -9,8 +9,31 @@ import pytest
 
 import sim
 from sim.cards import CARD_NAMES, parse_card
-from sim.deal import Deal, Observation, masked_state
+from sim.core.engine import (
+    CALL_GAVE_A,
+    CALL_GAVE_B,
+    CALL_SEAT,
+    CALL_TOOK,
+    CALL_W,
+    N_STREAMS,
+    S_CALLS,
+    S_DECK,
+    S_FIX,
+    S_FIX_N,
+    S_FIX_SEAT,
+    S_NCALLS,
+    STREAM_SAMPLE,
+    STREAM_SEAT,
+    U_CTR,
+    U_FIRST_ONCE,
+    U_FIRST_TWICE,
+    U_KEY,
+    U_ONCE,
+    U_TWICE,
+)
+from sim.deal import Deal
 from sim.errors import IllegalPlayError
+from sim.observation import Observation
 from sim.spaces import (
     A_SINGLE,
     A_TWO,
@@ -105,7 +128,39 @@ def test_obs_reads_only_what_the_seat_may_know():
             assert (out1 == out2).all()
 
 
+def masked_state(st: np.ndarray, u: np.ndarray, seat: int) -> tuple[np.ndarray, np.ndarray]:
+    """The spec of what ``seat`` may know (R9), in plain Python, independent of the one
+    implementation (the kernel ``sim.view.mask_into``, used by ``Observation.arrays`` and the
+    plug-in loops): copies of a deal's state.
+
+    Blanked: the deck, the other hands (now and at the first lead), the give-backs between
+    other players, the fixed-card constraint of ``estimate``, and every random stream but
+    the seat's own two. Public calls, tricks, voids and played cards stay.
+    """
+    m_st = st.copy()
+    m_u = u.copy()
+    m_st[S_DECK:S_DECK + 108] = -1
+    m_st[S_FIX_SEAT] = -1
+    m_st[S_FIX_N] = 0
+    m_st[S_FIX:S_FIX + 27] = -1
+    for i in range(int(st[S_NCALLS])):
+        j = S_CALLS + i * CALL_W
+        if seat not in (int(st[j + CALL_SEAT]), int(st[j + CALL_TOOK])):
+            m_st[j + CALL_GAVE_A] = -1
+            m_st[j + CALL_GAVE_B] = -1
+    for s in range(4):
+        if s != seat:
+            for off in (U_ONCE, U_TWICE, U_FIRST_ONCE, U_FIRST_TWICE):
+                m_u[off + s] = 0
+    for slot in range(N_STREAMS):
+        if slot not in (STREAM_SEAT + seat, STREAM_SAMPLE + seat):
+            m_u[U_KEY + slot] = 0
+            m_u[U_CTR + slot] = 0
+    return m_st, m_u
+
+
 def test_compiled_mask_equals_masked_state():
+    """The one masking kernel against the plain-Python spec above, at every decision."""
     for deal in _walk(deals=3):
         for s in range(4):
             m_st, m_u = masked_state(deal._st, deal._u, s)

@@ -415,7 +415,8 @@ def python_reader_codes(deals: int, seed: int = 1, use_observation: bool = False
     first legal play and otherwise plays at random. Returns (decisions, seconds)."""
     import random
 
-    from sim.deal import Deal, Observation
+    from sim.deal import Deal
+    from sim.observation import Observation
     from sim.spaces import O_HAND, O_TRICK, OBS_SIZE
 
     rng = random.Random(seed)

@@ -29,10 +29,11 @@ import numpy as np
 
 from sim.core.engine import DONE, new_state
 from sim.core.rng import check_deal, check_seed
-from sim.deal import Deal, Observation
+from sim.deal import Deal
 from sim.errors import ConfigError, IllegalPlayError, StrategyError
 from sim.harness.loop import N_COLS, summarize
 from sim.harness.plugins import Loops
+from sim.observation import Observation
 from sim.record import build_record
 from sim.rules import DEFAULT_RULES, Rules
 from strategies.base import Strategy
