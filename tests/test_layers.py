@@ -2,16 +2,22 @@
 ``strategies`` (module-level and inside functions, and ``importlib.import_module("...")``
 with a literal name) goes from a layer to the same or a lower one, and no two modules import
 each other, directly or round a loop. ``import sim`` and the analysis modules load no numba.
+The folders show the layers (``test_the_folders_show_the_layers``):
 
-    L0 tables      notation and rules tables, errors, random streams, the jit decorator
-    L1 kernels     the compiled engine: state, move generation, tricks, scoring, view, spaces
-    L2 API         the Python step API and records: api, deal, record, replay, env
+    L0 tables      notation and rules tables, errors, titles (sim/); random streams, bits,
+                   the jit decorator and the kernel cache, result columns (sim/core/)
+    L1 kernels     the compiled engine: state, move generation, tricks, scoring (sim/core/);
+                   view, spaces (sim/: plug-in authors import them)
+    L2 API         the Python step API and records: api, observation, deal, record, replay, env
     L3 strategies  strategies/* (their kernels are strategies too, above the API)
-    L4 harness     the compiled deal loops that dispatch to strategies (loop, batch, plugins),
-                   runner, config, tournament, estimate, bench
+    L4 harness     batch (sim/, public: sim.Batch); the compiled deal loops that dispatch to
+                   strategies, runner, config, tournament (chunks, results), estimate, bench
+                   (sim/harness/)
     L5 CLI         sim.cli
-    analysis       stats, report: import only the numpy-free tables (no engine, no numba)
-    reference      the independent reference engine: imports nothing of the compiled core
+    analysis       sim/analysis/: stats, summary, report; import only the numpy-free tables
+                   (no engine, no numba)
+    reference      sim/reference/: the independent reference engine (oracle, validator):
+                   imports nothing of the compiled core
 
 ``sim/__init__.py`` is a lazy facade (PEP 562): ``import sim`` loads nothing; a module that
 uses ``sim.NAME`` is charged with an import of the module that defines NAME.
@@ -40,9 +46,9 @@ LAYERS = {
         "strategies.search", "strategies.compiled", "strategies.example",
         "strategies.example_compiled"),
     4: ("sim.batch", "sim.harness", "sim.harness.loop", "sim.harness.plugins",
-        "sim.harness.runner", "sim.harness.config", "sim.harness.tournament",
-        "sim.harness.chunks", "sim.harness.results",
-        "sim.harness.estimate", "sim.harness.bench"),
+        "sim.harness.runner", "sim.harness.config", "sim.harness.chunks",
+        "sim.harness.results", "sim.harness.tournament", "sim.harness.estimate",
+        "sim.harness.bench"),
     5: ("sim.cli",),
 }
 # side modules: exactly what they may import
@@ -52,6 +58,14 @@ SIDE = {"sim.analysis": (), "sim.analysis.stats": PURE_TABLES,
         "sim.analysis.report": PURE_TABLES + ("sim.analysis.stats", "sim.analysis.summary"),
         "sim.reference": (), "sim.reference.oracle": PURE_TABLES,
         "sim.reference.validator": PURE_TABLES + ("sim.reference.oracle",)}
+# the modules at the top of sim/: the public ones, imported by path by users and plug-in
+# authors (README, docs, examples); everything internal lives in a subpackage by layer
+PUBLIC = ("sim", "sim.cards", "sim.rules", "sim.errors", "sim.titles", "sim.api", "sim.deal",
+          "sim.observation", "sim.record", "sim.replay", "sim.env", "sim.spaces", "sim.view",
+          "sim.batch", "sim.cli")
+# each subpackage of sim and the layers its modules may be in
+FOLDERS = {"sim.core": (0, 1), "sim.harness": (4,), "sim.analysis": ("side",),
+           "sim.reference": ("side",)}
 FACADE = "sim"  # sim/__init__.py: lazy, above everything
 
 
@@ -246,3 +260,37 @@ def test_sim_loads_the_engine_on_first_use():
     assert "numba" in mods and "sim.deal" in mods
     mods = _loaded("import sim\nassert 'Deal' in dir(sim) and 'obs_spec' in sim.__all__")
     assert "numba" not in mods
+
+
+def test_the_folders_show_the_layers():
+    """sim/core holds only tables and kernels (L0-L1), sim/harness only the harness (L4),
+    sim/analysis and sim/reference only side modules; the top of sim/ only the public modules;
+    strategies/ only strategies (and their L0 tables)."""
+    wrong = []
+    for m in MODULES:
+        parts = m.split(".")
+        if m in (FACADE, "strategies"):
+            continue
+        if parts[0] == "strategies":
+            ok = layer_of(m) == 3 or m in ("strategies.kinds", "strategies.params")
+        elif len(parts) == 2 and m not in FOLDERS:
+            ok = m in PUBLIC
+        else:
+            folder = ".".join(parts[:2])
+            allowed = FOLDERS.get(folder, ())
+            lm = layer_of(m)
+            ok = (lm in allowed) or ("side" in allowed and m in SIDE)
+        if not ok:
+            wrong.append(f"{m} (layer {layer_of(m)})")
+    assert not wrong, "modules in the wrong folder for their layer:\n" + "\n".join(wrong)
+    assert set(PUBLIC) <= set(MODULES), "PUBLIC names a missing module"
+    assert set(FOLDERS) <= set(MODULES), "FOLDERS names a missing package"
+
+
+def test_the_public_modules_stay_importable_by_path():
+    """The plug-in API of docs/strategies.md and the examples: imported by these paths."""
+    code = ("from sim import view, cards, spaces, env, observation, deal, record\n"
+            "import strategies.base\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
