@@ -40,7 +40,7 @@ LAYERS = {
         "strategies.example_compiled"),
     4: ("sim.loop", "sim.batch", "sim.plugins", "sim.runner", "sim.config", "sim.tournament",
         "sim.estimate", "sim.bench"),
-    5: ("sim.cli",),
+    5: ("sim.cli", "sim.human"),
 }
 # side modules: exactly what they may import
 PURE_TABLES = ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "sim.tables")
