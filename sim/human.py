@@ -586,7 +586,10 @@ class Session:
         trick = deal.observation(self.seat).trick
         if not trick:
             return "Your lead: one card or one pair (R16)"
-        return f"Your play to {self.p.cards(trick[0])} ({len(trick[0])} card(s), R18-R19)"
+        lead = self.p.cards(trick[0])
+        if len(trick[0]) == 1:
+            return f"Your play to {lead}: one card, of the led group if you hold one (R18)"
+        return f"Your play to {lead}: two cards, a pair of the led group if you can (R19)"
 
     def choices_lines(self, kind: str, legal: list[Any]) -> list[str]:
         if kind == "giveback" and len(legal) > 40:
