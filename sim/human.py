@@ -329,8 +329,11 @@ class Session:
     def redraw(self, prompt_lines: Sequence[str] = ()) -> None:
         lines = self.status_lines()
         lines.append(self.p.c("─" * min(self.width, 78), _DIM))
-        lines.extend(self.log)
-        lines.extend(prompt_lines)
+        extra = [x for block in prompt_lines for x in block.split("\n")]
+        # as much of the log as the terminal has rows for (at least the last 3 events)
+        room = max(3, _term_rows(self.out) - len(lines) - len(extra) - 2)
+        lines.extend(list(self.log)[-room:])
+        lines.extend(extra)
         self.write(CLEAR + "\n".join(lines) + "\n")
 
     def status_lines(self) -> list[str]:
@@ -654,6 +657,13 @@ class _Snap:
         self.trump = obs.trump
         self.ntricks = len(obs.tricks)
         self.trick_len = len(obs.trick)
+
+
+def _term_rows(stream: IO[str]) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).lines
+    except (OSError, AttributeError, ValueError):
+        return 40
 
 
 def _term_width(stream: IO[str]) -> int:
