@@ -32,7 +32,13 @@ import numpy as np
 from sim.cards import CARD_NAMES, GROUP, KEY_OF_ID, SUITS, TRUMP_GROUP, parse_card
 from sim.deal import Deal, Observation
 from sim.engine import S_DECK, S_NTRICKS, S_REDEALS, S_ROUND, S_TRUMP
-from sim.errors import ConfigError, IllegalPlayError, InvalidCardError, OutputError
+from sim.errors import (
+    ConfigError,
+    IllegalPlayError,
+    InvalidCardError,
+    OutputError,
+    StrategyError,
+)
 from sim.record import call_dicts, dumps, hands_of, trick_dicts
 from sim.rules import Rules
 from sim.runner import _Asker, _use_alarm, check_timeout, split_specs
@@ -390,6 +396,7 @@ class Session:
     def run(self) -> int:
         """Play the match; returns the exit code (0, or 130 after Ctrl-C)."""
         code = 0
+        failed: StrategyError | None = None
         try:
             os.makedirs(self.out_dir, exist_ok=True)
             self.file = open(self.path, "a", encoding="utf-8")
@@ -412,6 +419,9 @@ class Session:
         except KeyboardInterrupt:
             self.save_unfinished("Ctrl-C")
             code = 130
+        except StrategyError as e:  # a bot raised, overran its time or played illegally
+            self.save_unfinished("a bot failed")
+            failed = e
         finally:
             if old is not None:
                 signal.signal(signal.SIGALRM, old)
@@ -419,6 +429,8 @@ class Session:
             self.asker.close()
             self.file.close()
         self.summary()
+        if failed is not None:
+            raise failed  # the CLI's one line and exit code 2, after the records are saved
         return code
 
     _quit = False
@@ -476,8 +488,6 @@ class Session:
                 try:
                     deal.apply(choice)
                 except IllegalPlayError as e:
-                    from sim.errors import StrategyError
-
                     raise StrategyError(f"strategy {bot.spec()!r} in seat {seat} returned an "
                                         f"illegal choice: {e}") from None
             self.narrate(b, deal.observation(self.seat), seat, kind, choice)

@@ -341,3 +341,40 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+SLEEPER = '''
+import time
+
+from strategies.random import RandomStrategy
+
+
+class Sleeper(RandomStrategy):
+    """random through the Python tier, that sleeps for ever at its first trick play."""
+    name = "sleeper"
+    compiled_kind = None
+
+    def choose(self, obs, legal):
+        if obs.kind == "play":
+            time.sleep(1e9)
+        return super().choose(obs, legal)
+'''
+
+
+def test_a_plugin_bot_over_its_time_is_stopped_and_the_deal_saved(tmp_path, warm):
+    """--plugin seats a user's bot; --timeout bounds each of its decisions (sim.runner's
+    machinery): one error line, exit code 2, and the deal so far saved as unfinished."""
+    (tmp_path / "sleeperplug.py").write_text(SLEEPER)
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    p = subprocess.run([sys.executable, "-m", "sim.cli", "human", "--delay", "0", "--seed",
+                        str(SEED), "--plugin", "sleeperplug", "--opponents", "sleeper",
+                        "--timeout", "0.3", "--out", "rec"], cwd=tmp_path, env=env,
+                       input="1\n" * 100, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    err = p.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("shuangkou human: error: strategy 'sleeper' in "
+                                               "seat "), err
+    assert "over the 0.3 s limit and was stopped" in err[0]
+    assert "stopped (a bot failed): the unfinished deal 0 is saved" in p.stdout
+    rec = json.loads((tmp_path / "rec" / "deals.jsonl").read_text(encoding="utf-8"))
+    assert rec["unfinished"] is True and rec["seats"][1] == rec["seats"][3] == "sleeper"
