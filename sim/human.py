@@ -521,8 +521,10 @@ class Session:
                 c = calls[-1]
                 line = f"{self.Who(seat)} {'show' if seat == self.seat else 'shows'} " \
                        f"{p.card(c['pair'])} {p.card(c['pair'])} (R6)"
-                if c["took_from"] is not None:
-                    line += f", taking the pair of {self.who(c['took_from'])} (R8)"
+                took = c["took_from"]
+                if took is not None:
+                    whose = "your pair" if took == self.seat else f"the pair of {self.who(took)}"
+                    line += f", taking {whose} (R8)"
                 elif b.shown is not None and b.shown[0] == seat:
                     line += " over its own pair: nothing moves (R8)"
                 self.event(line)

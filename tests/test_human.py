@@ -378,3 +378,53 @@ def test_a_plugin_bot_over_its_time_is_stopped_and_the_deal_saved(tmp_path, warm
     assert "stopped (a bot failed): the unfinished deal 0 is saved" in p.stdout
     rec = json.loads((tmp_path / "rec" / "deals.jsonl").read_text(encoding="utf-8"))
     assert rec["unfinished"] is True and rec["seats"][1] == rec["seats"][3] == "sleeper"
+
+
+# --- unfinished records (docs/record.md) -----------------------------------------------------
+def _stopped_in_play(plays: int) -> Deal:
+    m = Mirror()
+    while (kind := m.to_person()) is not None and plays:
+        plays -= kind == "play"
+        m.deal.apply(m.deal.legal()[0])
+    return m.deal
+
+
+def test_an_unfinished_record_is_checked_as_far_as_it_goes():
+    from sim.human import unfinished_record
+    from sim.reference import validate_record
+    from sim.replay import render
+
+    deal = _stopped_in_play(5)
+    rec = unfinished_record(deal)
+    assert rec["unfinished"] is True and rec["trump"] == deal.trump
+    assert len(rec["tricks"]) >= 4 and all(len(h) == 27 for h in rec["hands"])
+    assert validate_record(rec) == []
+    assert "Unfinished: stopped during trick" in render(rec)
+    # not marked unfinished, the same record is a finished deal that stopped early: invalid
+    plain = {k: v for k, v in rec.items() if k != "unfinished"}
+    assert any("after the last trick (R16)" in str(v) for v in validate_record(plain))
+    # the tricks played are still checked
+    bad = json.loads(json.dumps(rec))
+    bad["tricks"][1]["winner"] = (bad["tricks"][1]["winner"] + 1) % 4
+    assert any("trick 2" in str(v) and "(R20, R21)" in str(v) for v in validate_record(bad))
+    scored = dict(rec, attacker_score=120)
+    assert any("unfinished deal with attacker_score" in str(v)
+               for v in validate_record(scored))
+
+
+def test_an_unfinished_record_of_the_calling():
+    from sim.human import unfinished_record
+    from sim.reference import validate_record
+    from sim.replay import render
+
+    deal = Deal(SEED, 0, seats=SPECS)
+    while deal.observation(0).round < 10:
+        deal.apply(deal.legal()[0])
+    rec = unfinished_record(deal)
+    assert rec["trump"] is None and rec["tricks"] == [] and rec["dealt_rounds"] >= 10
+    assert validate_record(rec) == []
+    assert "stopped during the calling, after dealing round" in render(rec)
+    deck = list(rec["deck"])
+    deck[0], deck[1] = deck[1], deck[0]
+    if deck != rec["deck"]:  # the shuffle is still checked
+        assert any("reference shuffle" in str(v) for v in validate_record(dict(rec, deck=deck)))
