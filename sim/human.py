@@ -39,7 +39,7 @@ from sim.errors import (
     OutputError,
     StrategyError,
 )
-from sim.record import call_dicts, dumps, hands_of, trick_dicts
+from sim.record import FORMAT, call_dicts, dumps, hands_of, trick_dicts
 from sim.rules import Rules
 from sim.runner import _Asker, _use_alarm, check_timeout, split_specs
 from sim.titles import level
@@ -247,7 +247,7 @@ def unfinished_record(deal: Deal) -> dict[str, Any]:
     trump = int(st[S_TRUMP])
     playing = trump >= 0
     rec: dict[str, Any] = {
-        "format": "shuangkou-record/1", "seed": deal.seed, "deal": deal.deal,
+        "format": FORMAT, "seed": deal.seed, "deal": deal.deal,
         "rules": deal.rules.to_dict(), "seats": list(deal.seats),
         "redeals": int(st[S_REDEALS]), "void": False,
         "deck": [names[c] for c in st[S_DECK:S_DECK + 108]],
@@ -298,13 +298,14 @@ class Session:
         self.asker = _Asker(self.bots, rules, check_timeout(timeout), python_tier=True)
         self.hinter = make("greedy")
         self.skill = [rules.start_skill] * 4
-        self.log: deque[str] = deque(maxlen=9)
+        self.log: deque[str] = deque(maxlen=60)  # redraw shows what the rows allow
         self.deal: Deal | None = None
         self.index = 0  # deal number in the match, from 0
         self.last_trick: dict[str, Any] | None = None
         self.notice = ""  # one line under the prompt: the ruling of a refused answer
         self.played = self.void = 0
         self.saved = 0
+        self._quit = False  # the person asked to stop (``quit``), as against end of input
 
     # names -----------------------------------------------------------------------------
     def who(self, s: int) -> str:
@@ -432,8 +433,6 @@ class Session:
         if failed is not None:
             raise failed  # the CLI's one line and exit code 2, after the records are saved
         return code
-
-    _quit = False
 
     def save_unfinished(self, why: str) -> None:
         deal = self.deal

@@ -428,3 +428,15 @@ def test_an_unfinished_record_of_the_calling():
     deck[0], deck[1] = deck[1], deck[0]
     if deck != rec["deck"]:  # the shuffle is still checked
         assert any("reference shuffle" in str(v) for v in validate_record(dict(rec, deck=deck)))
+
+
+def test_an_output_folder_that_cannot_be_made_is_one_line(tmp_path, capsys):
+    from sim.cli import main
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["human", "--delay", "0", "--opponents", "random", "--out",
+                 str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("shuangkou human: error: cannot write records to ") and \
+        err.count("\n") == 1, err
