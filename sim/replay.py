@@ -50,6 +50,20 @@ def render(rec: dict[str, Any]) -> str:
         for i, h in enumerate(rec["hands"]):
             out.append(f"  seat {i}: {hand_line(h, None)}")
         return "\n".join(out)
+    if rec.get("unfinished") and rec["trump"] is None:  # stopped while calling (record.md)
+        out.append(f"Unfinished: stopped during the calling, after dealing round "
+                   f"{rec.get('dealt_rounds', '?')}.")
+        for c in rec["calls"]:
+            took = c.get("took_from")
+            out.append(f"  after round {c['round']:>2}: seat {c['seat']} shows "
+                       f"{pretty(c['pair'])} {pretty(c['pair'])}"
+                       + (f", takes that pair from seat {took}" if took is not None else "")
+                       + (f" and gives back {' '.join(map(pretty, c['gave']))}"
+                          if c.get("gave") else ""))
+        out.append("Hands when it stopped:")
+        for i, h in enumerate(rec["hands"]):
+            out.append(f"  seat {i}: {hand_line(h, None)}")
+        return "\n".join(out)
     trump = rec["trump"]
     caller = rec["caller"]
     att = set(rec["attackers"])
@@ -86,6 +100,13 @@ def render(rec: dict[str, Any]) -> str:
         out.append(f"  {n:>2}. " + "  ".join(f"{p:<12}" for p in plays)
                    + f" seat {tr['winner']} ({won}) +{tr['points']:<3} [{running}]")
     out.append("")
+    if rec.get("unfinished"):  # stopped in trick play (docs/record.md)
+        cur = rec.get("current_trick") or {}
+        plays = "  ".join(f"{(cur['leader'] + k) % 4}:{' '.join(pretty(c) for c in p)}"
+                          for k, p in enumerate(cur.get("plays", [])))
+        out.append(f"Unfinished: stopped during trick {len(rec['tricks']) + 1}"
+                   + (f" ({plays})" if plays else "") + f"; attackers had {running} points.")
+        return "\n".join(out)
     mult = rec["last_trick_multiplier"]
     last = rec["tricks"][-1] if rec["tricks"] else None
     if last is not None and mult > 1:

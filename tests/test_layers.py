@@ -49,7 +49,7 @@ LAYERS = {
         "sim.harness.runner", "sim.harness.config", "sim.harness.chunks",
         "sim.harness.results", "sim.harness.tournament", "sim.harness.estimate",
         "sim.harness.bench"),
-    5: ("sim.cli",),
+    5: ("sim.cli", "sim.human"),
 }
 # side modules: exactly what they may import
 PURE_TABLES = ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "sim.core.tables")
@@ -62,7 +62,7 @@ SIDE = {"sim.analysis": (), "sim.analysis.stats": PURE_TABLES,
 # authors (README, docs, examples); everything internal lives in a subpackage by layer
 PUBLIC = ("sim", "sim.cards", "sim.rules", "sim.errors", "sim.titles", "sim.api", "sim.deal",
           "sim.observation", "sim.record", "sim.replay", "sim.env", "sim.spaces", "sim.view",
-          "sim.batch", "sim.cli")
+          "sim.batch", "sim.cli", "sim.human")
 # each subpackage of sim and the layers its modules may be in
 FOLDERS = {"sim.core": (0, 1), "sim.harness": (4,), "sim.analysis": ("side",),
            "sim.reference": ("side",)}

@@ -255,6 +255,13 @@ def _validate(rec: Any, check_shuffle: bool, out: list, deal: Optional[int]) -> 
     if rec["void"]:
         _validate_void(rec, deck, rules, bad)
         return
+    unfinished = rec.get("unfinished") is True  # a deal stopped part way (docs/record.md)
+    if unfinished:
+        for f in ("last_trick_multiplier", "attacker_score"):
+            if rec[f] is not None:
+                bad(f"unfinished deal with {f} {rec[f]!r}, expected null")
+        if rec["trump"] is None:
+            return  # stopped during the calling: the deck is what can be checked
     if not rec["calls"]:
         bad("nobody showed but the deal is not void (R11)")
         return
@@ -275,8 +282,9 @@ def _validate(rec: Any, check_shuffle: bool, out: list, deal: Optional[int]) -> 
         bad(f"attackers are {rec['attackers']!r}, but the caller's team is {attackers} (R10)")
 
     _check_hands(rec["hands"], hands, bad)
-    computed = _replay_tricks(rec["tricks"], hands, caller, trump, bad)
-    _check_scores(rec, computed, attackers, rules, bad)
+    computed = _replay_tricks(rec["tricks"], hands, caller, trump, bad, not unfinished)
+    if not unfinished:
+        _check_scores(rec, computed, attackers, rules, bad)
 
 
 def _validate_void(rec: Mapping, deck: list, rules: Mapping, bad: Any) -> None:
@@ -402,8 +410,10 @@ def _replay_calls(calls: list, deck: list, bad: Any) -> Optional[tuple]:
     return hands, shown
 
 
-def _replay_tricks(tricks: list, hands: list, caller: int, trump: str, bad: Any) -> list:
-    """Replay the tricks (R16–R21). Returns the tricks with the computed winners."""
+def _replay_tricks(tricks: list, hands: list, caller: int, trump: str, bad: Any,
+                   finished: bool = True) -> list:
+    """Replay the tricks (R16–R21). Returns the tricks with the computed winners. Cards left
+    after the last trick are a violation only in a ``finished`` deal."""
     remaining = [Counter(h) for h in hands]
     expected_leader = (caller + 1) % 4  # R17
     computed: list = []
@@ -466,7 +476,7 @@ def _replay_tricks(tricks: list, hands: list, caller: int, trump: str, bad: Any)
             bad(f"points are {trick['points']!r}, but the cards hold {points} (R3)", trick=ti)
         computed.append({"plays": parsed, "winner": winner})
         expected_leader = winner
-    for s in range(4):
+    for s in range(4 if finished else 0):
         if remaining[s]:
             n = sum(remaining[s].values())
             bad(f"still holds {n} card{'s' if n > 1 else ''} after the last trick (R16)", seat=s)

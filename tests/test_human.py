@@ -1,0 +1,443 @@
+"""``shuangkou human``: the answer parser, and the real program driven in a pseudo-terminal.
+
+The pty tests run ``python -m sim.cli human`` under pexpect. A *mirror* of the deal (the same
+seed and bots through the step API, fed the person's answers) tells the scripted person what
+it holds and what is legal at each prompt, so the script can aim at an override with a
+give-back and at an illegal play, and the screen can be compared with the truth.
+Seed 1 (deal 0; greedy partner, random opponents): seat 1 shows Td after round 20 and the
+person, in seat 0, can override with Jc — found by playing seeds 0-59 this way once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from sim.deal import Deal
+from sim.human import HELP, Answer, parse_answer
+from sim.observation import Observation
+from sim.reference.oracle import trick_winner
+from sim.replay import hand_line, pretty
+from strategies.registry import make
+
+pexpect = pytest.importorskip("pexpect")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SEED = 1
+SPECS = ["human", "random", "greedy", "random"]
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+CLEAR = "\x1b[H\x1b[2J"
+
+
+# --- the answer parser ---------------------------------------------------------------------
+PLAYS = [("Kh",), ("5s", "5s"), ("Th",)]
+
+
+@pytest.mark.parametrize("text, kind, legal, want", [
+    ("2", "play", PLAYS, Answer("choice", ("5s", "5s"))),
+    (" 3 ", "play", PLAYS, Answer("choice", ("Th",))),
+    ("kh", "play", PLAYS, Answer("choice", ("Kh",))),
+    ("5s 5s", "play", PLAYS, Answer("choice", ("5s", "5s"))),
+    ("5♠,5♠", "play", PLAYS, Answer("choice", ("5s", "5s"))),
+    ("10h", "play", PLAYS, Answer("choice", ("Th",))),
+    ("Qd", "play", PLAYS, Answer("choice", ("Qd",))),  # legality is the Deal's to judge
+    ("pass", "show", [None, "7s"], Answer("choice", None)),
+    ("P", "show", [None, "7s"], Answer("choice", None)),
+    ("2", "show", [None, "7s"], Answer("choice", "7s")),
+    ("7s 7s", "show", [None, "7s"], Answer("choice", "7s")),
+    ("7S", "show", [None, "7s"], Answer("choice", "7s")),
+    ("4d 9c", "giveback", [("4d", "9c")], Answer("choice", ("4d", "9c"))),
+    ("?", "play", PLAYS, Answer("help")),
+    ("help", "show", [None], Answer("help")),
+    ("hint", "play", PLAYS, Answer("hint")),
+    ("tricks", "play", PLAYS, Answer("tricks")),
+    ("q", "play", PLAYS, Answer("quit")),
+    ("", "play", PLAYS, Answer("again")),
+])
+def test_parse_answer(text, kind, legal, want):
+    assert parse_answer(text, kind, legal) == want
+
+
+@pytest.mark.parametrize("text, kind, legal, words", [
+    ("0", "play", PLAYS, ["0 is not a choice", "1-3"]),
+    ("4", "play", PLAYS, ["4 is not a choice", "1-3"]),
+    ("-1", "play", PLAYS, ["not a choice"]),
+    ("xyz", "play", PLAYS, ["'xyz' is not a card", "(R2)"]),
+    ("Kh Zz", "play", PLAYS, ["'Zz' is not a card", "(R2)"]),
+    ("pass", "play", PLAYS, ["no passing in trick play", "(R16)"]),
+    ("pass", "giveback", [("4d", "9c")], ["two cards are handed back (R8)"]),
+    ("7s 8s", "show", [None, "7s"], ["a show is one pair", "(R6)"]),
+    ("7s 7s 7s", "show", [None, "7s"], ["a show is one pair"]),
+])
+def test_parse_answer_refuses_with_the_ruling(text, kind, legal, words):
+    ans = parse_answer(text, kind, legal)
+    assert ans.action == "error" and ans.choice is None
+    for w in words:
+        assert w in ans.message
+    assert "\n" not in ans.message  # one line
+
+
+def test_help_cites_the_rulings():
+    for r in ("R2", "R6", "R8", "R10", "R16", "R18", "R19a", "R19b", "R21", "R23", "R24"):
+        assert r in HELP
+
+
+# --- the program in a pty ------------------------------------------------------------------
+class Mirror:
+    """The deal the program plays, replayed here with the same seed, bots and answers."""
+
+    def __init__(self, seed: int = SEED, deal: int = 0) -> None:
+        self.deal = Deal(seed, deal, seats=SPECS)
+        self.bots = [None] + [make(s) for s in SPECS[1:]]
+        for s in (1, 2, 3):
+            self.bots[s].begin_deal(s, seed, deal)
+
+    def to_person(self) -> str | None:
+        """Play the bots up to the person's next decision; its kind, or None at the end."""
+        d = self.deal
+        while not d.done and d.to_act.seat != 0:
+            seat = d.to_act.seat
+            d.apply(self.bots[seat].choose(Observation(d, seat), d.legal()))
+        return None if d.done else d.to_act.kind
+
+    def obs(self) -> Observation:
+        return self.deal.observation(0)
+
+
+@pytest.fixture(scope="module")
+def warm():
+    """Compile (or load) the bots' kernels here, into the cache the program shares."""
+    m = Mirror()
+    while m.to_person() is not None:
+        m.deal.apply(m.deal.legal()[0])
+
+
+def spawn(tmp_path, *extra: str, color: bool = True):
+    env = dict(os.environ)
+    env.pop("NO_COLOR", None)
+    if not color:
+        env["NO_COLOR"] = "1"
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    args = ["-m", "sim.cli", "human", "--delay", "0", "--seed", str(SEED), "--partner",
+            "greedy", "--opponents", "random", "--out", str(tmp_path), *extra]
+    return pexpect.spawn(sys.executable, args, cwd=ROOT, env=env, encoding="utf-8",
+                         timeout=30, dimensions=(60, 160))
+
+
+def screen(child) -> str:
+    """The last full screen drawn before the prompt, without colour codes."""
+    return ANSI.sub("", child.before.split(CLEAR)[-1])
+
+
+def prompt(child) -> str:
+    child.expect("\n> ")
+    return screen(child)
+
+
+def refusal(text: str) -> str:
+    """The one line that refuses an answer (the question is asked again under it)."""
+    lines = [x for x in text.splitlines() if x.startswith("✗")]
+    assert len(lines) == 1, text
+    return lines[0]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sim.cli", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_person_plays_a_whole_deal_in_a_pty(tmp_path, warm):
+    """Show over a bot's pair, hand back two cards (after one refused try), make an illegal
+    play and get the ruling, ask for help and a hint, play to the end; the record saved is
+    valid and replays."""
+    child = spawn(tmp_path)
+    m = Mirror()
+    seen = {"show": 0, "giveback": 0, "illegal": 0, "help": 0, "hint": 0}
+    while (kind := m.to_person()) is not None:
+        obs, legal = m.obs(), m.deal.legal()
+        text = prompt(child)
+        if kind == "show":
+            sh = obs.shown
+            choice = legal[-1] if sh is not None and sh[0] != 0 and len(legal) > 1 else None
+            if choice is not None:
+                seen["show"] += 1
+                child.sendline(f"{choice} {choice}")
+            else:
+                child.sendline("pass")
+        elif kind == "giveback":
+            pair = obs.shown[1]
+            child.sendline(f"{pair} {pair}")  # the pair just shown stays: refused (R8)
+            assert "is of the pair just shown and stays (R8)" in refusal(prompt(child))
+            choice = legal[0]
+            child.sendline("1")
+            seen["giveback"] += 1
+        else:
+            choice = legal[0]
+            trick = obs.trick
+            if not seen["illegal"] and trick and len(trick[0]) == 1:
+                bad = next((c for c in obs.hand if (c,) not in legal), None)
+                if bad is not None:
+                    child.sendline(bad)
+                    line = refusal(prompt(child))
+                    assert f"illegal play ['{bad}']" in line and line.endswith("(R18)"), line
+                    seen["illegal"] += 1
+            if not seen["help"]:
+                child.sendline("?")
+                text = prompt(child)
+                assert "R19b" in text and "Your hand" in text
+                seen["help"] += 1
+            elif not seen["hint"] and len(legal) > 1:
+                child.sendline("hint")
+                text = prompt(child)
+                assert re.search(r"hint: greedy would answer \d+\) ", text), text
+                seen["hint"] += 1
+            child.sendline("1")
+        m.deal.apply(choice)
+    child.expect("records: (\\S+deals.jsonl)")
+    path = child.match.group(1)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert all(seen.values()), seen
+    rec = json.loads(open(path, encoding="utf-8").read())
+    assert rec == m.deal.record()  # the program played exactly the mirrored deal
+    last = rec["calls"][-1]  # the person's show over seat 1's Td, and the give-back
+    assert (last["seat"], last["pair"], last["took_from"]) == (0, "Jc", 1) and last["gave"]
+    v = run_cli("validate", path)
+    assert v.returncode == 0 and "1 record(s) checked" in v.stdout and "all valid" in v.stdout
+    r = run_cli("replay", path)
+    assert r.returncode == 0 and "seat 0 shows J♣ J♣, takes that pair from seat 1" in r.stdout
+
+
+@pytest.mark.parametrize("how", ["eof", "ctrl-c"])
+def test_stopping_saves_the_unfinished_deal(tmp_path, warm, how):
+    child = spawn(tmp_path, "--plain")  # a terminal, but plain lines asked for
+    m = Mirror()
+    plays = 0
+    while (kind := m.to_person()) is not None and plays < 3:
+        legal = m.deal.legal()
+        child.expect("\n> ")
+        assert CLEAR not in child.before
+        child.sendline("1")
+        m.deal.apply(legal[0])
+        plays += kind == "play"
+    child.expect("\n> ")
+    if how == "eof":
+        child.sendeof()
+    else:
+        child.sendintr()
+    why = "end of input" if how == "eof" else "Ctrl-C"
+    child.expect(f"stopped \\({why}\\): the unfinished deal 0 is saved")
+    child.expect("records: (\\S+deals.jsonl)")
+    path = child.match.group(1)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == (0 if how == "eof" else 130)
+    assert "Traceback" not in child.before
+    rec = json.loads(open(path, encoding="utf-8").read())
+    assert rec["unfinished"] is True and rec["trump"] is not None
+    assert rec["tricks"] == m.deal.observation(0).tricks
+    v = run_cli("validate", path)
+    assert v.returncode == 0, v.stdout
+    assert "deal 0: unfinished" in v.stdout and "all valid (1 unfinished)" in v.stdout
+    r = run_cli("replay", path)
+    assert r.returncode == 0 and "Unfinished: stopped during trick" in r.stdout
+
+
+def test_screen_shows_hand_trick_and_legal_choices(tmp_path, warm):
+    """At a few decisions the screen holds what the person's seat knows: the hand grouped
+    with trumps last, the trick with its leader and who is winning, the numbered choices."""
+    child = spawn(tmp_path, color=False)
+    m = Mirror()
+    checked = 0
+    while (kind := m.to_person()) is not None and checked < 4:
+        obs, legal = m.obs(), m.deal.legal()
+        text = prompt(child)
+        assert "\x1b[3" not in child.before  # NO_COLOR: no colour codes
+        hand = obs.hand
+        assert f"Your hand ({len(hand)}):" in text
+        if kind == "play":
+            trump = obs.trump
+            # the same groups as replay's hand line, side suits then trumps, strongest first
+            groups = re.findall(r"\[([^\]]*)\]", hand_line(hand, trump))
+            line = next(x for x in text.splitlines() if x.startswith("Your hand"))
+            assert [g.split() for g in groups] == [
+                g.split() for g in re.findall(r"(?:[♠♥♦♣]|trump .:) ((?:\S+ ?)+)", line)]
+            assert f"Trump {'♠♥♦♣'['shdc'.index(trump)]} ({trump})" in text
+            trick = obs.trick
+            if trick:
+                leader = obs.leader
+                assert f"Trick {len(obs.tricks) + 1}: led by " in text
+                w = (leader + trick_winner(trick, trump)) % 4
+                assert f"winning: {'you' if w == 0 else f'seat {w}'}" in text
+                for k, p in enumerate(trick):
+                    s = (leader + k) % 4
+                    who = "you" if s == 0 else f"seat {s}"
+                    assert f"{who}" in text and " ".join(pretty(c) for c in p) in text
+            for i, c in enumerate(legal, 1):
+                assert f"{i}) {' '.join(pretty(x) for x in c)}" in text
+            checked += 1
+        elif kind == "show":
+            assert "1) pass" in text and "Calling — dealing round" in text
+            for i, c in enumerate(legal[1:], 2):
+                assert f"{i}) show {pretty(c)} {pretty(c)}" in text
+        child.sendline("1")
+        m.deal.apply(legal[0])
+    assert checked == 4
+    child.sendline("quit")
+    child.expect("stopped \\(quit\\)")
+    child.expect(pexpect.EOF)
+
+
+def test_a_match_without_a_terminal_keeps_skill_values(tmp_path, warm):
+    """Output not a terminal: plain lines. Two deals: both saved and valid; the summary
+    carries each seat's skill value across the match (R25)."""
+    out = tmp_path / "m"
+    p = subprocess.run([sys.executable, "-m", "sim.cli", "human", "--delay", "0", "--seed",
+                        str(SEED), "--deals", "2", "--partner", "greedy", "--opponents",
+                        "random", "--out", str(out)], cwd=ROOT, input="1\n" * 200,
+                       capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "NO_COLOR": ""})
+    assert p.returncode == 0, p.stderr
+    assert CLEAR not in p.stdout and "\x1b[" not in p.stdout
+    assert "=== Deal 2 of 2" in p.stdout
+    recs = [json.loads(x) for x in open(out / "deals.jsonl", encoding="utf-8")]
+    assert [r["deal"] for r in recs] == [0, 1] and not any(r.get("unfinished") for r in recs)
+    summary = p.stdout[p.stdout.index("Match: 2 deal(s) played"):]
+    for s in range(4):
+        skill = 1600 + sum(r["settlement"][s] for r in recs)
+        assert re.search(rf"seat {s} .* skill {skill} ", summary), summary
+    v = run_cli("validate", str(out / "deals.jsonl"))
+    assert v.returncode == 0 and "2 record(s) checked with the reference engine: all valid" \
+        in v.stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--delay", "-1"], "--delay -1.0 must be seconds"),
+    (["--opponents", "random,random,random"], "give one strategy spec or two"),
+    (["--partner", "nosuchbot"], "nosuchbot"),
+    (["--opponents", "oracle"], "cannot sit at a table with a person"),
+    (["--seat", "4"], "invalid choice"),
+    (["--seed", "-3"], "seed"),
+])
+def test_bad_arguments_are_one_line(tmp_path, capsys, args, words):
+    from sim.cli import main
+
+    with pytest.raises(SystemExit) if args[0] == "--seat" else _nothing():
+        code = main(["human", "--out", str(tmp_path), *args])
+        assert code == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1, err
+    assert not os.listdir(tmp_path)  # nothing written
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+SLEEPER = '''
+import time
+
+from strategies.random import RandomStrategy
+
+
+class Sleeper(RandomStrategy):
+    """random through the Python tier, that sleeps for ever at its first trick play."""
+    name = "sleeper"
+    compiled_kind = None
+
+    def choose(self, obs, legal):
+        if obs.kind == "play":
+            time.sleep(1e9)
+        return super().choose(obs, legal)
+'''
+
+
+def test_a_plugin_bot_over_its_time_is_stopped_and_the_deal_saved(tmp_path, warm):
+    """--plugin seats a user's bot; --timeout bounds each of its decisions (sim.runner's
+    machinery): one error line, exit code 2, and the deal so far saved as unfinished."""
+    (tmp_path / "sleeperplug.py").write_text(SLEEPER)
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    p = subprocess.run([sys.executable, "-m", "sim.cli", "human", "--delay", "0", "--seed",
+                        str(SEED), "--plugin", "sleeperplug", "--opponents", "sleeper",
+                        "--timeout", "0.3", "--out", "rec"], cwd=tmp_path, env=env,
+                       input="1\n" * 100, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    err = p.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("shuangkou human: error: strategy 'sleeper' in "
+                                               "seat "), err
+    assert "over the 0.3 s limit and was stopped" in err[0]
+    assert "stopped (a bot failed): the unfinished deal 0 is saved" in p.stdout
+    rec = json.loads((tmp_path / "rec" / "deals.jsonl").read_text(encoding="utf-8"))
+    assert rec["unfinished"] is True and rec["seats"][1] == rec["seats"][3] == "sleeper"
+
+
+# --- unfinished records (docs/record.md) -----------------------------------------------------
+def _stopped_in_play(plays: int) -> Deal:
+    m = Mirror()
+    while (kind := m.to_person()) is not None and plays:
+        plays -= kind == "play"
+        m.deal.apply(m.deal.legal()[0])
+    return m.deal
+
+
+def test_an_unfinished_record_is_checked_as_far_as_it_goes():
+    from sim.human import unfinished_record
+    from sim.reference.validator import validate_record
+    from sim.replay import render
+
+    deal = _stopped_in_play(5)
+    rec = unfinished_record(deal)
+    assert rec["unfinished"] is True and rec["trump"] == deal.trump
+    assert len(rec["tricks"]) >= 4 and all(len(h) == 27 for h in rec["hands"])
+    assert validate_record(rec) == []
+    assert "Unfinished: stopped during trick" in render(rec)
+    # not marked unfinished, the same record is a finished deal that stopped early: invalid
+    plain = {k: v for k, v in rec.items() if k != "unfinished"}
+    assert any("after the last trick (R16)" in str(v) for v in validate_record(plain))
+    # the tricks played are still checked
+    bad = json.loads(json.dumps(rec))
+    bad["tricks"][1]["winner"] = (bad["tricks"][1]["winner"] + 1) % 4
+    assert any("trick 2" in str(v) and "(R20, R21)" in str(v) for v in validate_record(bad))
+    scored = dict(rec, attacker_score=120)
+    assert any("unfinished deal with attacker_score" in str(v)
+               for v in validate_record(scored))
+
+
+def test_an_unfinished_record_of_the_calling():
+    from sim.human import unfinished_record
+    from sim.reference.validator import validate_record
+    from sim.replay import render
+
+    deal = Deal(SEED, 0, seats=SPECS)
+    while deal.observation(0).round < 10:
+        deal.apply(deal.legal()[0])
+    rec = unfinished_record(deal)
+    assert rec["trump"] is None and rec["tricks"] == [] and rec["dealt_rounds"] >= 10
+    assert validate_record(rec) == []
+    assert "stopped during the calling, after dealing round" in render(rec)
+    deck = list(rec["deck"])
+    deck[0], deck[1] = deck[1], deck[0]
+    if deck != rec["deck"]:  # the shuffle is still checked
+        assert any("reference shuffle" in str(v) for v in validate_record(dict(rec, deck=deck)))
+
+
+def test_an_output_folder_that_cannot_be_made_is_one_line(tmp_path, capsys):
+    from sim.cli import main
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["human", "--delay", "0", "--opponents", "random", "--out",
+                 str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("shuangkou human: error: cannot write records to ") and \
+        err.count("\n") == 1, err
