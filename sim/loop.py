@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from sim.bits import ONE
+from sim.cards import BIT, GROUP
 from sim.engine import (
     DONE,
     PLAY,
@@ -22,31 +24,51 @@ from sim.engine import (
     S_CALLS,
     S_CUR_CARD,
     S_DECISIONS,
+    S_LEADER,
+    S_LEFT,
     S_MULT,
     S_NCALLS,
     S_NOVERRIDES,
     S_NTRICKS,
     S_PHASE,
+    S_POS,
     S_REDEALS,
     S_SCORE,
     S_SETTLE,
     S_TO_ACT,
+    S_TRICK_A,
+    S_TRICK_B,
     S_TRICKS,
     S_TRUMP,
     S_VOID,
+    S_VOIDS,
     ST_SIZE,
+    STREAM_SEAT,
+    TRICK_A,
+    TRICK_B,
+    TRICK_LEADER,
+    TRICK_POINTS,
     TRICK_W,
     TRICK_WINNER,
+    U_CTR,
+    U_KEY,
+    U_ONCE,
+    U_PLAYED_ONCE,
+    U_PLAYED_TWICE,
     U_SIZE,
+    U_TWICE,
     advance,
     apply_code_inline,
-    apply_play_inline,
     init_deal,
     init_deal_fixed,
     trumps_held,
 )
 from sim.jit import kernel
-from sim.movegen import code_first, code_second
+from sim.movegen import CODE_FIRST_MASK, CODE_SHIFT, legal_set, set_count
+from sim.movegen import set_kth_inline as set_kth
+from sim.rng import bounded, draw
+from sim.rules import R_KOU_PAIR, R_KOU_SINGLE
+from sim.scoring import settle_kernel
 from sim.tables import (  # noqa: F401  (re-exported: the summary row's columns)
     C_ATT_POINTS,
     C_CALLER,
@@ -70,6 +92,7 @@ from sim.tables import (  # noqa: F401  (re-exported: the summary row's columns)
     COLUMN_NAMES,
     N_COLS,
 )
+from sim.trick import trick_points, trick_winner_inline
 from strategies.compiled import decide  # generated loops bind their own
 from strategies.greedy import greedy_decide_inline  # generated loops without greedy: a stub
 from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM, UINT_SCRATCH
@@ -88,6 +111,9 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
     """Play an initialised deal to the end with the seats' compiled strategies."""
     advance(st, u, rules)
     while st[S_PHASE] != DONE:
+        if st[S_PHASE] == PLAY:  # trick play runs to the end of the deal in its own loop
+            play_tricks(st, u, rules, kinds, params, buf, fws, uws)
+            return
         seat = st[S_TO_ACT]
         kind = kinds[seat]
         if kind == KIND_RANDOM:  # the hot path of bulk simulation: no call, no dispatch
@@ -96,10 +122,134 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
             code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
         else:
             code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
-        if st[S_PHASE] == PLAY:  # apply_code's trick-play branch, inlined
-            apply_play_inline(st, u, rules, code_first(code), code_second(code))
+        apply_code_inline(st, u, rules, code)
+
+
+@kernel
+def play_tricks(st, u, rules, kinds, params, buf, fws, uws):
+    """Trick play from the current play (``S_PHASE == PLAY``) to the end of the deal:
+    ``apply_play`` driven by the seats' strategies, with the per-play state (seat, position,
+    leader, tricks, cards left, points, decisions, played masks, the lead) in locals. The state
+    arrays get it back before any strategy but random decides (kernels read them) and at the
+    end, so they end exactly as ``apply_play`` leaves them (records are built from them).
+    """
+    trump = st[S_TRUMP]
+    side = st[S_CALLER] & 1
+    leader = st[S_LEADER] & 3
+    pos = st[S_POS]
+    ntricks = st[S_NTRICKS]
+    left = st[S_LEFT]
+    att = st[S_ATT_POINTS]
+    decisions = st[S_DECISIONS]
+    po = u[U_PLAYED_ONCE]
+    pt = u[U_PLAYED_TWICE]
+    lead_a = st[S_TRICK_A]
+    lead_b = st[S_TRICK_B]
+    seat = (leader + pos) & 3
+    while True:
+        kind = kinds[seat]
+        if kind == KIND_RANDOM:  # random_decide's play branch on the locals
+            o = u[U_ONCE + seat]
+            w = u[U_TWICE + seat]
+            if pos == 0:
+                mode, m1, m2 = legal_set(o, w, np.int64(-1), np.int64(-1))
+            else:
+                mode, m1, m2 = legal_set(o, w, lead_a, lead_b)
+            n = set_count(mode, m1, m2)
+            if n == 1:
+                code = set_kth(mode, m1, m2, 0)
+            else:
+                i = U_CTR + STREAM_SEAT + seat
+                ctr = u[i]
+                u[i] = ctr + ONE
+                code = set_kth(mode, m1, m2, bounded(draw(u[U_KEY + STREAM_SEAT + seat], ctr), n))
+        else:  # the state as apply_play leaves it before this play, then the kernel
+            st[S_TO_ACT] = seat
+            st[S_POS] = pos
+            st[S_LEADER] = leader
+            st[S_NTRICKS] = ntricks
+            st[S_LEFT] = left
+            st[S_ATT_POINTS] = att
+            st[S_DECISIONS] = decisions
+            u[U_PLAYED_ONCE] = po
+            u[U_PLAYED_TWICE] = pt
+            if kind == KIND_GREEDY:
+                code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
+            else:
+                code = decide(kind, params, st, u, rules, seat, buf, fws, uws)
+            o = u[U_ONCE + seat]
+            w = u[U_TWICE + seat]
+        a = code & CODE_FIRST_MASK  # apply_play on the locals
+        b = (code >> CODE_SHIFT) - 1
+        x = BIT[a]
+        o &= ~(x & ~w)  # remove_card, branch-free: twice empties first
+        w &= ~x
+        pt |= po & x  # played
+        po |= x
+        if b >= 0:
+            y = BIT[b]
+            o &= ~(y & ~w)
+            w &= ~y
+            pt |= po & y
+            po |= y
+        u[U_ONCE + seat] = o
+        u[U_TWICE + seat] = w
+        if pos > 0:  # what not following reveals (public): no card of the led group left
+            g = GROUP[lead_a]
+            if b < 0:
+                if GROUP[a] != g:  # R18
+                    st[S_VOIDS + seat] |= 1 << g
+            elif (GROUP[a] == g) + (GROUP[b] == g) < 2:  # R19c/d: held at most one card of G
+                st[S_VOIDS + seat] |= 1 << g
         else:
-            apply_code_inline(st, u, rules, code)
+            lead_a = a
+            lead_b = b
+        st[S_TRICK_A + pos] = a
+        st[S_TRICK_B + pos] = b
+        decisions += 1
+        if pos < 3:
+            pos += 1
+            seat = (seat + 1) & 3
+            continue
+        winner = (leader + trick_winner_inline(st, S_TRICK_A, S_TRICK_B, 4)) & 3  # R20, R21
+        pts = trick_points(st, S_TRICK_A, S_TRICK_B, 4, trump)
+        j = S_TRICKS + ntricks * TRICK_W
+        st[j + TRICK_LEADER] = leader
+        st[j + TRICK_WINNER] = winner
+        st[j + TRICK_POINTS] = pts
+        for k in range(4):
+            st[j + TRICK_A + k] = st[S_TRICK_A + k]
+            st[j + TRICK_B + k] = st[S_TRICK_B + k]
+        ntricks += 1
+        attacker = (winner & 1) == side
+        if attacker:
+            att += pts  # R22
+        lead_pair = lead_b >= 0
+        left -= 2 if lead_pair else 1
+        if left == 0:  # the last trick (R23)
+            mult = 1
+            if attacker:
+                mult = rules[R_KOU_PAIR] if lead_pair else rules[R_KOU_SINGLE]
+            st[S_MULT] = mult
+            score = att + (mult - 1) * pts
+            st[S_SCORE] = score
+            sx = settle_kernel(score, rules)  # R24
+            for s in range(4):
+                st[S_SETTLE + s] = sx if (s & 1) == side else -sx
+            st[S_TO_ACT] = seat  # as apply_play leaves them after the last play
+            st[S_POS] = 3
+            st[S_LEADER] = leader
+            st[S_NTRICKS] = ntricks
+            st[S_LEFT] = 0
+            st[S_ATT_POINTS] = att
+            st[S_DECISIONS] = decisions
+            u[U_PLAYED_ONCE] = po
+            u[U_PLAYED_TWICE] = pt
+            st[S_PHASE] = DONE
+            return
+        leader = winner
+        seat = winner
+        pos = 0
 
 
 @kernel
