@@ -14,25 +14,31 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from sim.bits import ONE
+from sim.bits import ONE, ZERO, popcount, select
 from sim.cards import BIT, GROUP
 from sim.engine import (
+    CALL,
     DONE,
     PLAY,
     S_ATT_POINTS,
     S_CALLER,
     S_CALLS,
+    S_CHANCE,
     S_CUR_CARD,
+    S_CUR_SEAT,
     S_DECISIONS,
+    S_DECK,
     S_LEADER,
     S_LEFT,
     S_MULT,
     S_NCALLS,
     S_NOVERRIDES,
     S_NTRICKS,
+    S_PASSRUN,
     S_PHASE,
     S_POS,
     S_REDEALS,
+    S_ROUND,
     S_SCORE,
     S_SETTLE,
     S_TO_ACT,
@@ -57,17 +63,20 @@ from sim.engine import (
     U_PLAYED_TWICE,
     U_SIZE,
     U_TWICE,
-    advance,
+    _shuffle,
+    _start_play,
+    add_card,
     apply_code_inline,
+    apply_show,
     init_deal,
     init_deal_fixed,
     trumps_held,
 )
 from sim.jit import kernel
-from sim.movegen import CODE_FIRST_MASK, CODE_SHIFT, legal_set, set_count
+from sim.movegen import CODE_FIRST_MASK, CODE_SHIFT, legal_set, set_count, show_mask
 from sim.movegen import set_kth_inline as set_kth
 from sim.rng import bounded, draw
-from sim.rules import R_KOU_PAIR, R_KOU_SINGLE
+from sim.rules import R_KOU_PAIR, R_KOU_SINGLE, R_MAX_REDEALS
 from sim.scoring import settle_kernel
 from sim.tables import (  # noqa: F401  (re-exported: the summary row's columns)
     C_ATT_POINTS,
@@ -98,6 +107,8 @@ from strategies.greedy import greedy_decide_inline  # generated loops without gr
 from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM, UINT_SCRATCH
 from strategies.random import random_decide, random_decide_inline  # noqa: F401
 
+_S32 = np.uint64(32)
+
 
 @kernel
 def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws):
@@ -109,12 +120,14 @@ def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws):
 @kernel
 def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
     """Play an initialised deal to the end with the seats' compiled strategies."""
-    advance(st, u, rules)
     while st[S_PHASE] != DONE:
         if st[S_PHASE] == PLAY:  # trick play runs to the end of the deal in its own loop
             play_tricks(st, u, rules, kinds, params, buf, fws, uws)
             return
-        seat = st[S_TO_ACT]
+        if st[S_PHASE] == CALL:  # so does calling, up to a give-back, the first lead or a void
+            play_calling(st, u, rules, kinds, params, buf, fws, uws)
+            continue
+        seat = st[S_TO_ACT]  # a give-back (R8)
         kind = kinds[seat]
         if kind == KIND_RANDOM:  # the hot path of bulk simulation: no call, no dispatch
             code = random_decide_inline(st, u, seat, params[seat, 0], buf)
@@ -123,6 +136,103 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
         else:
             code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
         apply_code_inline(st, u, rules, code)
+
+
+@kernel
+def play_calling(st, u, rules, kinds, params, buf, fws, uws):
+    """Calling (R5-R11) from a ``CALL`` state: ``advance`` and the seats' show decisions
+    (``apply_call_pass``, ``apply_show``) with the round, chance, passes in a row, the pair on
+    the table and decisions in locals, until a give-back is due (``GIVEBACK``), play starts
+    (``_start_play``) or the deal is void. The state gets them back before any strategy but
+    random decides, before a show, and at the end, as ``advance`` and ``apply_code`` leave it.
+    """
+    r = st[S_ROUND]
+    chance = st[S_CHANCE]
+    passrun = st[S_PASSRUN]
+    cur = st[S_CUR_CARD]
+    decisions = st[S_DECISIONS]
+    to_act = st[S_TO_ACT]
+    while True:
+        if r == 0 or (r < 27 and chance == 4):
+            for s in range(4):  # R5: dealing round r + 1, one card each
+                add_card(u, s, st[S_DECK + 4 * r + s])
+            r += 1
+            chance = 0
+            passrun = 0
+            continue
+        if r == 27 and passrun >= 4:  # R7: four passes in a row end calling
+            if st[S_CUR_SEAT] >= 0:
+                break
+            if st[S_REDEALS] < rules[R_MAX_REDEALS]:  # R11: nobody showed, deal again
+                st[S_REDEALS] += 1
+                _shuffle(st, u)  # resets the calling state in st
+                r = 0
+                chance = 0
+                passrun = 0
+                cur = -1
+                continue
+            break  # R11: void
+        seat = chance
+        if r < 27 and seat == 0:
+            pairs = u[U_TWICE] | u[U_TWICE + 1] | u[U_TWICE + 2] | u[U_TWICE + 3]
+            if show_mask(pairs, pairs, cur) == ZERO:
+                chance = 4  # R7: nobody can show this round; four forced passes
+                continue
+        m = show_mask(u[U_ONCE + seat], u[U_TWICE + seat], cur)
+        if m != ZERO:  # seat's decision
+            to_act = seat
+            kind = kinds[seat]
+            if kind == KIND_RANDOM:  # random_decide's show branch on the locals
+                i = U_CTR + STREAM_SEAT + seat
+                key = u[U_KEY + STREAM_SEAT + seat]
+                ctr = u[i]
+                x = draw(key, ctr)
+                ctr += ONE
+                code = np.int64(-1)
+                if (x >> _S32) < np.uint64(params[seat, 0] * 4294967296.0):
+                    code = select(m, bounded(draw(key, ctr), popcount(m)))
+                    ctr += ONE
+                u[i] = ctr
+            else:
+                st[S_ROUND] = r
+                st[S_CHANCE] = chance
+                st[S_PASSRUN] = passrun
+                st[S_TO_ACT] = seat
+                st[S_DECISIONS] = decisions
+                if kind == KIND_GREEDY:
+                    code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
+                else:
+                    code = decide(kind, params, st, u, rules, seat, buf, fws, uws)
+            if code >= 0:  # a show (R6, R8), on the state
+                st[S_ROUND] = r
+                st[S_CHANCE] = chance
+                st[S_PASSRUN] = passrun
+                st[S_TO_ACT] = seat
+                st[S_DECISIONS] = decisions
+                apply_show(st, u, code)
+                if st[S_PHASE] != CALL:
+                    return  # GIVEBACK
+                chance = st[S_CHANCE]
+                passrun = 0
+                cur = code
+                decisions = st[S_DECISIONS]
+                continue
+            decisions += 1  # apply_call_pass, then as a forced pass
+        if r == 27:  # no legal show: a forced pass, nobody is asked (apply_pass)
+            passrun += 1  # R7: only passes after round 27 count
+            chance = (chance + 1) & 3
+        else:
+            chance += 1
+    st[S_ROUND] = r
+    st[S_CHANCE] = chance
+    st[S_PASSRUN] = passrun
+    st[S_DECISIONS] = decisions
+    st[S_TO_ACT] = to_act
+    if st[S_CUR_SEAT] >= 0:
+        _start_play(st, u)
+    else:
+        st[S_VOID] = 1
+        st[S_PHASE] = DONE
 
 
 @kernel
