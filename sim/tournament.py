@@ -1019,8 +1019,9 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     per_deal = games_per_deal(cfg)
     # progress counts deals (a duplicate deal is two games), as the config does
     total_deals = cfg.deals * len(cfg.matchups())  # arithmetic: the plan stays lazy
-    if not agg.finished and (cfg.jobs > 1 or cfg.backend == "dask" or not _kernels_cached(cfg)):
+    if not agg.finished and (cfg.backend == "dask" or not _kernels_cached(cfg)):
         _warm_up(cfg)  # before the clock and the bar: compile time is not deals/s
+        # (compiled already: loky workers load the kernels themselves, nothing to do here)
     t0 = time.perf_counter()
     deals_now = written = 0
     bar = _progress(cfg, total_deals, sum(chunks[i].n for i in done),
