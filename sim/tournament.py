@@ -295,6 +295,7 @@ class ChunkResult:
     records_filter: bytes
     seconds: float
     players: tuple[str, str] = ("", "")  # A's and B's specs, for the table's name columns
+    deals_parquet: bytes = b""  # the per-deal table as Parquet, encoded by the worker
 
 
 _PREPARED: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
@@ -431,9 +432,11 @@ def play_chunk(task: Task) -> ChunkResult:
         filter_picks = [p for p in zip(cols["deal"][sel].tolist(),
                                        cols["orientation"][sel].tolist())
                         if p not in taken][:task.record_limit]
-    return ChunkResult(c, tally, cols if task.deal_table else None,
-                       _records(task, first_picks), _records(task, filter_picks),
-                       time.perf_counter() - t0, (task.a_spec, task.b_spec))
+    # the table is encoded here, in parallel, and crosses to the run's process compressed
+    table = _parquet_bytes(cols, (task.a_spec, task.b_spec)) if task.deal_table else b""
+    return ChunkResult(c, tally, None, _records(task, first_picks),
+                       _records(task, filter_picks), time.perf_counter() - t0,
+                       (task.a_spec, task.b_spec), table)
 
 
 # --- chunk files --------------------------------------------------------------------------
@@ -461,28 +464,36 @@ def _deals_path(chunk_path: str) -> str:
 
 
 def _write_deals(path: str, res: ChunkResult) -> None:
-    """The chunk's per-deal table as Parquet: ``DEAL_COLUMNS`` with their integer types, then
+    """The chunk's per-deal table as Parquet (``_parquet_bytes``)."""
+    data = res.deals_parquet or _parquet_bytes(res.columns or {}, res.players)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    _atomic_write(path, lambda f: f.write(data))
+
+
+def _parquet_bytes(cols: Mapping[str, np.ndarray], players: tuple[str, str]) -> bytes:
+    """A chunk's per-deal table as Parquet: ``DEAL_COLUMNS`` with their integer types, then
     ``LABEL_COLUMNS`` as dictionary-encoded strings; zstd-compressed column by column."""
+    import io
+
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    cols = res.columns or {}
     g = cols["deal"].size
-    a, b = res.players
+    a, b = players
     fields = {k: pa.array(cols[k]) for k in DEAL_COLUMNS}
     zeros = pa.array(np.zeros(g, dtype=np.int8))
     for k, v in zip(LABEL_COLUMNS, (f"{a} vs {b}", a, b)):
         fields[k] = pa.DictionaryArray.from_arrays(zeros, pa.array([v], pa.string()))
-    table = pa.table(fields)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    _atomic_write(path, lambda f: pq.write_table(table, f, compression="zstd"))
+    buf = io.BytesIO()
+    pq.write_table(pa.table(fields), buf, compression="zstd")
+    return buf.getvalue()
 
 
 def _save_chunk(out: str, res: ChunkResult, config_hash: str) -> None:
     meta = {"format": FORMAT, "config_hash": config_hash,
             **dataclasses.asdict(res.chunk), "seconds": res.seconds}
     path = os.path.join(out, CHUNK_DIR, res.chunk.filename)
-    if res.columns:  # before the chunk file: a chunk file means its table is complete
+    if res.columns or res.deals_parquet:  # first: a chunk file means its table is complete
         _write_deals(_deals_path(path), res)
     arrays: dict[str, np.ndarray] = {}
     arrays["_meta"] = np.array(json.dumps(meta))
