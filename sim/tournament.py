@@ -478,12 +478,22 @@ def _parquet_bytes(cols: Mapping[str, np.ndarray], players: tuple[str, str]) -> 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    def ints(x: np.ndarray) -> Any:  # pa.array(x) without its pandas check (imports pandas)
+        x = np.ascontiguousarray(x)
+        return pa.Array.from_buffers(pa.from_numpy_dtype(x.dtype), x.size, [None, pa.py_buffer(x)])
+
+    def text(v: str) -> Any:  # pa.array([v], pa.string()), the same way
+        data = v.encode()
+        ends = np.array([0, len(data)], dtype=np.int32)
+        return pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(ends),
+                                                      pa.py_buffer(data)])
+
     g = cols["deal"].size
     a, b = players
-    fields = {k: pa.array(cols[k]) for k in DEAL_COLUMNS}
-    zeros = pa.array(np.zeros(g, dtype=np.int8))
+    fields = {k: ints(cols[k]) for k in DEAL_COLUMNS}
+    zeros = ints(np.zeros(g, dtype=np.int8))
     for k, v in zip(LABEL_COLUMNS, (f"{a} vs {b}", a, b)):
-        fields[k] = pa.DictionaryArray.from_arrays(zeros, pa.array([v], pa.string()))
+        fields[k] = pa.DictionaryArray.from_arrays(zeros, text(v))
     buf = io.BytesIO()
     pq.write_table(pa.table(fields), buf, compression="zstd")
     return buf.getvalue()
