@@ -192,8 +192,13 @@ def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws, m_st, m_u,
                 synced, status)
 
 
+'''
+
+# the two batch drivers differ only in their name, extra arguments and how a deal starts
+_DRIVER = '''
+
 @jit(nopython=True, cache=True, nogil=True)
-def play_deals(seed, first, n, rules, kinds, params, status, out):
+def {name}(seed, first, n, rules, kinds, params, {extra}status, out):
     st = np.zeros(ST_SIZE, dtype=np.int64)
     u = np.zeros(U_SIZE, dtype=np.uint64)
     m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
@@ -210,34 +215,7 @@ def play_deals(seed, first, n, rules, kinds, params, status, out):
     uws = np.zeros(UINT_SCRATCH, dtype=np.uint64)
     for i in range(n):
         status[0] = i
-        init_deal(st, u, seed, first + np.uint64(i))
-        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
-                    synced, status)
-        if status[2] != 0:
-            return
-        summarize(st, u, out[i])
-    status[0] = n
-
-
-@jit(nopython=True, cache=True, nogil=True)
-def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, status, out):
-    st = np.zeros(ST_SIZE, dtype=np.int64)
-    u = np.zeros(U_SIZE, dtype=np.uint64)
-    m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
-    for s in range(4):
-        for i in range(S_DECK, ST_SIZE):  # the deck and fixed cards: never shown
-            m_st[s, i] = -1
-    m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
-    m_r = np.zeros((4, rules.shape[0]), dtype=np.int64)
-    m_p = np.zeros((4, params.shape[1]), dtype=np.float64)
-    pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
-    synced = np.zeros(4, dtype=np.int64)
-    buf = np.zeros(INT_SCRATCH, dtype=np.int64)
-    fws = np.zeros(FLOAT_SCRATCH, dtype=np.float64)
-    uws = np.zeros(UINT_SCRATCH, dtype=np.uint64)
-    for i in range(n):
-        status[0] = i
-        init_deal_fixed(st, u, seed, first + np.uint64(i), fix_seat, fix_cards)
+        {init}
         finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
                     synced, status)
         if status[2] != 0:
@@ -245,6 +223,11 @@ def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, 
         summarize(st, u, out[i])
     status[0] = n
 '''
+_DRIVERS = (
+    ("play_deals", "", "init_deal(st, u, seed, first + np.uint64(i))"),
+    ("play_deals_fixed", "fix_seat, fix_cards, ",
+     "init_deal_fixed(st, u, seed, first + np.uint64(i), fix_seat, fix_cards)"),
+)
 
 
 def _source(classes: Sequence[type], builtin: str = "sim.loop") -> str:
@@ -257,7 +240,10 @@ def _source(classes: Sequence[type], builtin: str = "sim.loop") -> str:
         branches.append(f"    {word} kind == {N_BUILTIN + i}:\n"
                         f"        code = np.int64(_K{i}(m_st, m_u, r, seat, p, "
                         f"pbuf))")
-    return "".join(lines) + _BODY.format(n_builtin=N_BUILTIN, branches="\n".join(branches))
+    drivers = "".join(_DRIVER.format(name=name, extra=extra, init=init)
+                      for name, extra, init in _DRIVERS)
+    body = _BODY.format(n_builtin=N_BUILTIN, branches="\n".join(branches)).rstrip("\n") + "\n"
+    return "".join(lines) + body + drivers
 
 
 _MODULES: dict[Any, Any] = {}
