@@ -1,7 +1,11 @@
 """Compiled whole-deal loops: one deal into a state, or many deals into summary rows.
 
-Both are nothing but ``init_deal``/``advance``/``apply_code`` from ``sim.engine`` driven by the
-seats' compiled strategies, so they produce exactly what the Python step API produces.
+Both are ``init_deal``/``advance``/``apply_code`` from ``sim.engine`` driven by the seats'
+compiled strategies, so they produce exactly what the Python step API produces. Calling
+(``play_calling``) and trick play (``play_tricks``) run in loops of their own that keep the
+per-decision state in locals and hand it back to the state arrays before any kernel but
+random's reads them, and at the end; random's decisions are written out on those locals.
+The state after every deal is the one ``apply_code`` leaves, field for field (tests/test_loops.py).
 
 This module is the template of the loops a run uses: ``sim.plugins.builtin_loops`` copies its
 source with ``decide`` bound to a dispatch over only the run's strategy kinds (so a run
@@ -66,14 +70,22 @@ from sim.engine import (
     _shuffle,
     _start_play,
     add_card,
-    apply_code_inline,
+    apply_giveback,
     apply_show,
     init_deal,
     init_deal_fixed,
     trumps_held,
 )
 from sim.jit import kernel
-from sim.movegen import CODE_FIRST_MASK, CODE_SHIFT, legal_set, set_count, show_mask
+from sim.movegen import (
+    CODE_FIRST_MASK,
+    CODE_SHIFT,
+    code_first,
+    code_second,
+    legal_set,
+    set_count,
+    show_mask,
+)
 from sim.movegen import set_kth_inline as set_kth
 from sim.rng import bounded, draw
 from sim.rules import R_KOU_PAIR, R_KOU_SINGLE, R_MAX_REDEALS
@@ -127,15 +139,9 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
         if st[S_PHASE] == CALL:  # so does calling, up to a give-back, the first lead or a void
             play_calling(st, u, rules, kinds, params, buf, fws, uws)
             continue
-        seat = st[S_TO_ACT]  # a give-back (R8)
-        kind = kinds[seat]
-        if kind == KIND_RANDOM:  # the hot path of bulk simulation: no call, no dispatch
-            code = random_decide_inline(st, u, seat, params[seat, 0], buf)
-        elif kind == KIND_GREEDY:  # greedy (and greedy-vs-random tournaments): no dispatch
-            code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
-        else:
-            code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
-        apply_code_inline(st, u, rules, code)
+        seat = st[S_TO_ACT]  # a give-back (R8), about one a deal: through the dispatch
+        code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
+        apply_giveback(st, u, code_first(code), code_second(code))  # play_calling advances
 
 
 @kernel
