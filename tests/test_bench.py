@@ -29,8 +29,12 @@ def test_limit_interleaved_and_ratios(tmp_path):
     res = bench.run(deals=2000, repeats=2, reference_deals=0, python_deals=0,
                     openspiel_games=0, strategies=False, echo=lines.append, limit=fake,
                     greedy_deals=300)
-    assert len(log.read_text().splitlines()) == 4  # before each repeat: random x2, greedy x2
+    calls = log.read_text().splitlines()
+    assert len(calls) == 6  # before each repeat: random x2, greedy x2; then 2 CPU-time runs
+    assert calls[-1] == "-n 2000 -t 0"  # the CPU-time runs play the random deals' count
     assert res["limit_deals_per_s"] == 1_000_000.0
+    assert res["random_cpu_ratio_vs_limit"] == pytest.approx(
+        res["cpu_deals_per_s"] / res["limit_cpu_deals_per_s"])
     assert res["random_ratio_vs_limit"] == pytest.approx(res["deals_per_s"] / 1e6)
     assert res["greedy_ratio_vs_limit"] == pytest.approx(res["greedy_deals_per_s"] / 1e6)
     text = "\n".join(lines)

@@ -73,3 +73,57 @@ def test_batch_compiles_only_its_seats_kinds():
     b = Batch(2, 1, seats=[None, "random", None, "greedy"], deals=2)
     assert a._batch_step is not b._batch_step  # {greedy} and {random, greedy}
     assert "pimc_decide" not in open(a._batch_step.py_func.__code__.co_filename).read()
+
+
+def test_the_loops_leave_the_state_apply_code_leaves():
+    """The deal loop runs calling and trick play with their state in locals: after every
+    deal, ``st`` and ``u`` equal those of a plain decide / ``apply_code`` step loop, field for
+    field (voids and redeals, overrides and give-backs, random and greedy seats)."""
+    import numpy as np
+    from numba import njit
+
+    from sim.core.engine import (
+        DONE,
+        S_NOVERRIDES,
+        S_PHASE,
+        S_TO_ACT,
+        S_VOID,
+        ST_SIZE,
+        U_SIZE,
+        advance,
+        apply_code,
+        init_deal,
+    )
+    from sim.harness.runner import compiled_tables
+    from sim.rules import DEFAULT_RULES
+    from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH
+
+    mod = plugins.builtin_loops([0, 1])
+    decide = mod.decide
+
+    @njit
+    def stepped(st, u, rules, seed, deal, kinds, params, buf, fws, uws):
+        init_deal(st, u, seed, deal)
+        advance(st, u, rules)
+        while st[S_PHASE] != DONE:
+            seat = st[S_TO_ACT]
+            apply_code(st, u, rules, decide(kinds[seat], params, st, u, rules, seat, buf, fws,
+                                            uws))
+
+    rules = DEFAULT_RULES.array()
+    buf = np.empty(INT_SCRATCH, np.int64)
+    fws = np.empty(FLOAT_SCRATCH, np.float64)
+    uws = np.empty(UINT_SCRATCH, np.uint64)
+    seen = set()
+    for spec in ("random(show_prob=0.0)", "random(show_prob=1.0)", "greedy,random",
+                 "random,greedy(show_at=0.2)"):
+        kinds, params = compiled_tables(make_seats(spec))
+        for d in range(40):
+            want = np.zeros(ST_SIZE, np.int64), np.zeros(U_SIZE, np.uint64)
+            got = np.zeros(ST_SIZE, np.int64), np.zeros(U_SIZE, np.uint64)
+            stepped(*want, rules, np.uint64(9), np.uint64(d), kinds, params, buf, fws, uws)
+            mod.play_deal(*got, rules, np.uint64(9), np.uint64(d), kinds, params, buf, fws, uws)
+            assert (want[0] == got[0]).all() and (want[1] == got[1]).all(), (spec, d)
+            seen.add(("void" if got[0][S_VOID] else "played",
+                      "override" if got[0][S_NOVERRIDES] else "-"))
+    assert {("void", "-"), ("played", "override"), ("played", "-")} <= seen

@@ -10,7 +10,7 @@ A deal lives in two flat arrays that the kernels update in place:
 ``advance`` runs everything that needs nobody's decision (dealing rounds, forced passes,
 redeals, the switch to trick play) and stops at the next decision; ``apply_*`` carry one
 decision out. Kernels never raise: callers validate choices against ``legal``. The whole-deal
-loop in ``sim.loop`` and the Python step API ``sim.Deal`` are both built from these kernels.
+loop in ``sim.harness.loop`` and the Python step API ``sim.Deal`` are both built from these kernels.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ S_TRICKS = _ST["S_TRICKS"]
 S_FIX = _ST["S_FIX"]
 
 # random-stream slots in u (key at U_KEY + slot, counter at U_CTR + slot); the stream ids they
-# are keyed with are sim.rng's STREAM_* (a seat's sampling slot 5 + s holds stream 16 + s)
+# are keyed with are sim.core.rng's STREAM_* (a seat's sampling slot 5 + s holds stream 16 + s)
 STREAM_CARDS = 0  # the deck (stream 0)
 STREAM_SEAT = 1  # slot STREAM_SEAT + seat: the seat's strategy stream (stream 1 + seat)
 STREAM_SAMPLE = 5  # slot STREAM_SAMPLE + seat: the seat's sampling stream (stream 16 + seat)
@@ -623,14 +623,14 @@ def apply_play(st, u, rules, a, b):
     st[S_POS] = 0
 
 
-# ``apply_play`` inlined (numba IR inlining) where a deal's plays run back to back: the compiled
-# deal loop (``sim.loop.finish_deal``). Other callers keep the call, so the cold compile does not
-# grow with every strategy that plays moves.
+# ``apply_play`` inlined (numba IR inlining) where a deal's plays run back to back: the
+# compiled deal loop (``sim.harness.loop``). Other callers keep the call, so the cold
+# compile does not grow with every strategy that plays moves.
 apply_play_inline = kernel(inline="always")(getattr(apply_play, "py_func", apply_play))
 
 @kernel
 def play_set(st, u, seat):
-    """The legal-set description (``sim.movegen.legal_set``) of ``seat``'s next play."""
+    """The legal-set description (``sim.core.movegen.legal_set``) of ``seat``'s next play."""
     if st[S_POS] == 0:
         return legal_set(u[U_ONCE + seat], u[U_TWICE + seat], np.int64(-1), np.int64(-1))
     return legal_set(u[U_ONCE + seat], u[U_TWICE + seat], st[S_TRICK_A], st[S_TRICK_B])
@@ -638,7 +638,7 @@ def play_set(st, u, seat):
 
 @kernel
 def giveback_set(st, u, seat):
-    """The legal-set description (``sim.movegen.legal_givebacks``) of ``seat``'s give-back."""
+    """The legal-set description (``sim.core.movegen.legal_givebacks``) of ``seat``'s give-back."""
     return legal_givebacks(u[U_ONCE + seat], u[U_TWICE + seat], st[S_CUR_CARD])
 
 
@@ -647,7 +647,7 @@ def legal(st, u, out):
     """The choices of the seat to act, as codes in canonical order; returns their count.
 
     show: card ids of showable pairs (pass is always also allowed and not listed);
-    giveback: two-card codes over ids; play: play codes over keys (``sim.movegen``).
+    giveback: two-card codes over ids; play: play codes over keys (``sim.core.movegen``).
     """
     ph = st[S_PHASE]
     seat = st[S_TO_ACT]

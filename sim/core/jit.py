@@ -11,9 +11,40 @@ to compile, which is what we want. Functions that allocate (the batch drivers) u
 
 from __future__ import annotations
 
+import sys
+
 from numba import njit
 
 import sim.core._cache  # noqa: F401  (sets numba's cache folder before any kernel is defined)
+
+
+class _NoBlasProbe:
+    """Import finder that refuses scipy's BLAS module (see ``_load_numba_math``)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name in ("scipy.linalg", "scipy.linalg.cython_blas"):
+            raise ImportError("not probed: sim.jit")
+        return None
+
+
+def _load_numba_math() -> None:
+    """Import ``numba.np.arraymath`` (numba imports it before it loads or compiles the first
+    kernel of a process) without its BLAS probe, which imports all of ``scipy.linalg`` when
+    scipy is installed: about 0.5 s of every process and tournament worker. The probe only
+    picks how numba compiles ``np.cov``-like inner products (a plain loop without it), which
+    no kernel here uses; ``np.dot`` and ``np.linalg`` still find scipy when a kernel uses them.
+    """
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    sys.meta_path.insert(0, _NoBlasProbe)
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        sys.meta_path.remove(_NoBlasProbe)
+
+
+_load_numba_math()
 
 
 def kernel(fn=None, **options):

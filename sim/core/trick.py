@@ -10,13 +10,16 @@ from sim.core.jit import kernel
 def beats(a, b, pair, lead_group, best_s, best_trump):
     """Whether play ``(a, b)`` (``b = -1``: a single) beats the play now winning, which has
     strength ``best_s`` and is a trump if ``best_trump``, in a trick led in ``lead_group``
-    (a pair lead if ``pair``): R20, R21. Ties: the earlier play stays (R20)."""
-    if pair and b != a:
-        return False  # R21: two cards that are not a pair never win a pair lead
+    (a pair lead if ``pair``): R20, R21. Ties: the earlier play stays (R20).
+
+    Branch-free (``&``/``|`` on booleans): the winner of every trick runs it three times on
+    unpredictable cards, and the branching form cost whole random deals ~5%."""
     g = GROUP[a]
-    if g == TRUMP_GROUP:
-        return not best_trump or STRENGTH[a] > best_s  # R20/R21: trump beats side
-    return g == lead_group and not best_trump and STRENGTH[a] > best_s
+    trump = g == TRUMP_GROUP
+    # R21: two cards that are not a pair never win a pair lead; a side card wins only in the
+    # led group and only while no trump is winning
+    can = ((not pair) | (b == a)) & (trump | ((g == lead_group) & (not best_trump)))
+    return can & ((STRENGTH[a] > best_s) | (trump & (not best_trump)))  # R20: trump beats side
 
 
 @kernel

@@ -227,6 +227,7 @@ class ChunkResult:
     records_filter: bytes
     seconds: float
     players: tuple[str, str] = ("", "")  # A's and B's specs, for the table's name columns
+    deals_parquet: bytes = b""  # the per-deal table as Parquet, encoded by the worker
 
 
 class Aggregate:

@@ -1,11 +1,16 @@
 """Compiled whole-deal loops: one deal into a state, or many deals into summary rows.
 
-Both are nothing but ``init_deal``/``advance``/``apply_code`` from ``sim.engine`` driven by the
-seats' compiled strategies, so they produce exactly what the Python step API produces.
+Both are ``init_deal``/``advance``/``apply_code`` from ``sim.core.engine`` driven by the seats'
+compiled strategies, so they produce exactly what the Python step API produces. Calling
+(``play_calling``) and trick play (``play_tricks``) run in loops of their own that keep the
+per-decision state in locals and hand it back to the state arrays before any kernel but
+random's reads them, and at the end; random's decisions are written out on those locals.
+The state after every deal is the one ``apply_code`` leaves, field for field (tests/test_loops.py).
 
-This module is the template of the loops a run uses: ``sim.plugins.builtin_loops`` copies its
-source with ``decide`` bound to a dispatch over only the run's strategy kinds (so a run
-compiles only the kernels of its players), one cached module per set of kinds. Its own
+This module is the template of the loops a run uses:
+``sim.harness.plugins.builtin_loops`` copies its source with ``decide`` bound to a dispatch
+over only the run's strategy kinds (so a run compiles only the kernels of its players), one
+cached module per set of kinds. Its own
 ``decide`` dispatches to every built-in kind (tests, benchmarks).
 """
 
@@ -14,39 +19,77 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from sim.cards import BIT, GROUP
+from sim.core.bits import ONE, ZERO, popcount, select
 from sim.core.engine import (
+    CALL,
     DONE,
     PLAY,
     S_ATT_POINTS,
     S_CALLER,
     S_CALLS,
+    S_CHANCE,
     S_CUR_CARD,
+    S_CUR_SEAT,
     S_DECISIONS,
+    S_DECK,
+    S_LEADER,
+    S_LEFT,
     S_MULT,
     S_NCALLS,
     S_NOVERRIDES,
     S_NTRICKS,
+    S_PASSRUN,
     S_PHASE,
+    S_POS,
     S_REDEALS,
+    S_ROUND,
     S_SCORE,
     S_SETTLE,
     S_TO_ACT,
+    S_TRICK_A,
+    S_TRICK_B,
     S_TRICKS,
     S_TRUMP,
     S_VOID,
+    S_VOIDS,
     ST_SIZE,
+    STREAM_SEAT,
+    TRICK_A,
+    TRICK_B,
+    TRICK_LEADER,
+    TRICK_POINTS,
     TRICK_W,
     TRICK_WINNER,
+    U_CTR,
+    U_KEY,
+    U_ONCE,
+    U_PLAYED_ONCE,
+    U_PLAYED_TWICE,
     U_SIZE,
-    advance,
-    apply_code_inline,
-    apply_play_inline,
+    U_TWICE,
+    _shuffle,
+    _start_play,
+    add_card,
+    apply_giveback,
+    apply_show,
     init_deal,
     init_deal_fixed,
     trumps_held,
 )
 from sim.core.jit import kernel
-from sim.core.movegen import code_first, code_second
+from sim.core.movegen import (
+    CODE_FIRST_MASK,
+    CODE_SHIFT,
+    code_first,
+    code_second,
+    legal_set,
+    set_count,
+    show_mask,
+)
+from sim.core.movegen import set_kth_inline as set_kth
+from sim.core.rng import bounded, draw
+from sim.core.scoring import settle_kernel
 from sim.core.tables import (  # noqa: F401  (re-exported: the summary row's columns)
     C_ATT_POINTS,
     C_CALLER,
@@ -70,10 +113,14 @@ from sim.core.tables import (  # noqa: F401  (re-exported: the summary row's col
     COLUMN_NAMES,
     N_COLS,
 )
+from sim.core.trick import trick_points, trick_winner_inline
+from sim.rules import R_KOU_PAIR, R_KOU_SINGLE, R_MAX_REDEALS
 from strategies.compiled import decide  # generated loops bind their own
 from strategies.greedy import greedy_decide_inline  # generated loops without greedy: a stub
 from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM, UINT_SCRATCH
 from strategies.random import random_decide, random_decide_inline  # noqa: F401
+
+_S32 = np.uint64(32)
 
 
 @kernel
@@ -86,20 +133,240 @@ def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws):
 @kernel
 def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
     """Play an initialised deal to the end with the seats' compiled strategies."""
-    advance(st, u, rules)
     while st[S_PHASE] != DONE:
-        seat = st[S_TO_ACT]
+        if st[S_PHASE] == PLAY:  # trick play runs to the end of the deal in its own loop
+            play_tricks(st, u, rules, kinds, params, buf, fws, uws)
+            return
+        if st[S_PHASE] == CALL:  # so does calling, up to a give-back, the first lead or a void
+            play_calling(st, u, rules, kinds, params, buf, fws, uws)
+            continue
+        seat = st[S_TO_ACT]  # a give-back (R8), about one a deal: through the dispatch
+        code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
+        apply_giveback(st, u, code_first(code), code_second(code))  # play_calling advances
+
+
+@kernel
+def play_calling(st, u, rules, kinds, params, buf, fws, uws):
+    """Calling (R5-R11) from a ``CALL`` state: ``advance`` and the seats' show decisions
+    (``apply_call_pass``, ``apply_show``) with the round, chance, passes in a row, the pair on
+    the table and decisions in locals, until a give-back is due (``GIVEBACK``), play starts
+    (``_start_play``) or the deal is void. The state gets them back before any strategy but
+    random decides, before a show, and at the end, as ``advance`` and ``apply_code`` leave it.
+    """
+    r = st[S_ROUND]
+    chance = st[S_CHANCE]
+    passrun = st[S_PASSRUN]
+    cur = st[S_CUR_CARD]
+    decisions = st[S_DECISIONS]
+    to_act = st[S_TO_ACT]
+    while True:
+        if r == 0 or (r < 27 and chance == 4):
+            for s in range(4):  # R5: dealing round r + 1, one card each
+                add_card(u, s, st[S_DECK + 4 * r + s])
+            r += 1
+            chance = 0
+            passrun = 0
+            continue
+        if r == 27 and passrun >= 4:  # R7: four passes in a row end calling
+            if st[S_CUR_SEAT] >= 0:
+                break
+            if st[S_REDEALS] < rules[R_MAX_REDEALS]:  # R11: nobody showed, deal again
+                st[S_REDEALS] += 1
+                _shuffle(st, u)  # resets the calling state in st
+                r = 0
+                chance = 0
+                passrun = 0
+                cur = -1
+                continue
+            break  # R11: void
+        seat = chance
+        if r < 27 and seat == 0:
+            pairs = u[U_TWICE] | u[U_TWICE + 1] | u[U_TWICE + 2] | u[U_TWICE + 3]
+            if show_mask(pairs, pairs, cur) == ZERO:
+                chance = 4  # R7: nobody can show this round; four forced passes
+                continue
+        m = show_mask(u[U_ONCE + seat], u[U_TWICE + seat], cur)
+        if m != ZERO:  # seat's decision
+            to_act = seat
+            kind = kinds[seat]
+            if kind == KIND_RANDOM:  # random_decide's show branch on the locals
+                i = U_CTR + STREAM_SEAT + seat
+                key = u[U_KEY + STREAM_SEAT + seat]
+                ctr = u[i]
+                x = draw(key, ctr)
+                ctr += ONE
+                code = np.int64(-1)
+                if (x >> _S32) < np.uint64(params[seat, 0] * 4294967296.0):
+                    code = select(m, bounded(draw(key, ctr), popcount(m)))
+                    ctr += ONE
+                u[i] = ctr
+            else:
+                st[S_ROUND] = r
+                st[S_CHANCE] = chance
+                st[S_PASSRUN] = passrun
+                st[S_TO_ACT] = seat
+                st[S_DECISIONS] = decisions
+                if kind == KIND_GREEDY:
+                    code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
+                else:
+                    code = decide(kind, params, st, u, rules, seat, buf, fws, uws)
+            if code >= 0:  # a show (R6, R8), on the state
+                st[S_ROUND] = r
+                st[S_CHANCE] = chance
+                st[S_PASSRUN] = passrun
+                st[S_TO_ACT] = seat
+                st[S_DECISIONS] = decisions
+                apply_show(st, u, code)
+                if st[S_PHASE] != CALL:
+                    return  # GIVEBACK
+                chance = st[S_CHANCE]
+                passrun = 0
+                cur = code
+                decisions = st[S_DECISIONS]
+                continue
+            decisions += 1  # apply_call_pass, then as a forced pass
+        if r == 27:  # no legal show: a forced pass, nobody is asked (apply_pass)
+            passrun += 1  # R7: only passes after round 27 count
+            chance = (chance + 1) & 3
+        else:
+            chance += 1
+    st[S_ROUND] = r
+    st[S_CHANCE] = chance
+    st[S_PASSRUN] = passrun
+    st[S_DECISIONS] = decisions
+    st[S_TO_ACT] = to_act
+    if st[S_CUR_SEAT] >= 0:
+        _start_play(st, u)
+    else:
+        st[S_VOID] = 1
+        st[S_PHASE] = DONE
+
+
+@kernel
+def play_tricks(st, u, rules, kinds, params, buf, fws, uws):
+    """Trick play from the current play (``S_PHASE == PLAY``) to the end of the deal:
+    ``apply_play`` driven by the seats' strategies, with the per-play state (seat, position,
+    leader, tricks, cards left, points, decisions, played masks, the lead) in locals. The state
+    arrays get it back before any strategy but random decides (kernels read them) and at the
+    end, so they end exactly as ``apply_play`` leaves them (records are built from them).
+    """
+    trump = st[S_TRUMP]
+    side = st[S_CALLER] & 1
+    leader = st[S_LEADER] & 3
+    pos = st[S_POS]
+    ntricks = st[S_NTRICKS]
+    left = st[S_LEFT]
+    att = st[S_ATT_POINTS]
+    decisions = st[S_DECISIONS]
+    po = u[U_PLAYED_ONCE]
+    pt = u[U_PLAYED_TWICE]
+    lead_a = st[S_TRICK_A]
+    lead_b = st[S_TRICK_B]
+    seat = (leader + pos) & 3
+    while True:
         kind = kinds[seat]
-        if kind == KIND_RANDOM:  # the hot path of bulk simulation: no call, no dispatch
-            code = random_decide_inline(st, u, seat, params[seat, 0], buf)
-        elif kind == KIND_GREEDY:  # greedy (and greedy-vs-random tournaments): no dispatch
-            code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
+        if kind == KIND_RANDOM:  # random_decide's play branch on the locals
+            o = u[U_ONCE + seat]
+            w = u[U_TWICE + seat]
+            if pos == 0:
+                mode, m1, m2 = legal_set(o, w, np.int64(-1), np.int64(-1))
+            else:
+                mode, m1, m2 = legal_set(o, w, lead_a, lead_b)
+            n = set_count(mode, m1, m2)
+            if n == 1:
+                code = set_kth(mode, m1, m2, 0)
+            else:
+                i = U_CTR + STREAM_SEAT + seat
+                ctr = u[i]
+                u[i] = ctr + ONE
+                code = set_kth(mode, m1, m2, bounded(draw(u[U_KEY + STREAM_SEAT + seat], ctr), n))
+        else:  # the state as apply_play leaves it before this play, then the kernel
+            st[S_TO_ACT] = seat
+            st[S_POS] = pos
+            st[S_LEADER] = leader
+            st[S_NTRICKS] = ntricks
+            st[S_LEFT] = left
+            st[S_ATT_POINTS] = att
+            st[S_DECISIONS] = decisions
+            u[U_PLAYED_ONCE] = po
+            u[U_PLAYED_TWICE] = pt
+            if kind == KIND_GREEDY:
+                code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
+            else:
+                code = decide(kind, params, st, u, rules, seat, buf, fws, uws)
+            o = u[U_ONCE + seat]
+            w = u[U_TWICE + seat]
+        a = code & CODE_FIRST_MASK  # apply_play on the locals
+        b = (code >> CODE_SHIFT) - 1
+        x = BIT[a]
+        o &= ~(x & ~w)  # remove_card, branch-free: twice empties first
+        w &= ~x
+        pt |= po & x  # played
+        po |= x
+        if b >= 0:
+            y = BIT[b]
+            o &= ~(y & ~w)
+            w &= ~y
+            pt |= po & y
+            po |= y
+        u[U_ONCE + seat] = o
+        u[U_TWICE + seat] = w
+        if pos > 0:  # what not following reveals (public): no card of the led group left
+            g = GROUP[lead_a]
+            if b < 0:
+                if GROUP[a] != g:  # R18
+                    st[S_VOIDS + seat] |= 1 << g
+            elif (GROUP[a] == g) + (GROUP[b] == g) < 2:  # R19c/d: held at most one card of G
+                st[S_VOIDS + seat] |= 1 << g
         else:
-            code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
-        if st[S_PHASE] == PLAY:  # apply_code's trick-play branch, inlined
-            apply_play_inline(st, u, rules, code_first(code), code_second(code))
-        else:
-            apply_code_inline(st, u, rules, code)
+            lead_a = a
+            lead_b = b
+        st[S_TRICK_A + pos] = a
+        st[S_TRICK_B + pos] = b
+        decisions += 1
+        if pos < 3:
+            pos += 1
+            seat = (seat + 1) & 3
+            continue
+        winner = (leader + trick_winner_inline(st, S_TRICK_A, S_TRICK_B, 4)) & 3  # R20, R21
+        pts = trick_points(st, S_TRICK_A, S_TRICK_B, 4, trump)
+        j = S_TRICKS + ntricks * TRICK_W
+        st[j + TRICK_LEADER] = leader
+        st[j + TRICK_WINNER] = winner
+        st[j + TRICK_POINTS] = pts
+        for k in range(4):
+            st[j + TRICK_A + k] = st[S_TRICK_A + k]
+            st[j + TRICK_B + k] = st[S_TRICK_B + k]
+        ntricks += 1
+        attacker = (winner & 1) == side
+        if attacker:
+            att += pts  # R22
+        lead_pair = lead_b >= 0
+        left -= 2 if lead_pair else 1
+        if left == 0:  # the last trick (R23)
+            mult = 1
+            if attacker:
+                mult = rules[R_KOU_PAIR] if lead_pair else rules[R_KOU_SINGLE]
+            st[S_MULT] = mult
+            score = att + (mult - 1) * pts
+            st[S_SCORE] = score
+            sx = settle_kernel(score, rules)  # R24
+            for s in range(4):
+                st[S_SETTLE + s] = sx if (s & 1) == side else -sx
+            st[S_TO_ACT] = seat  # as apply_play leaves them after the last play
+            st[S_POS] = 3
+            st[S_LEADER] = leader
+            st[S_NTRICKS] = ntricks
+            st[S_LEFT] = 0
+            st[S_ATT_POINTS] = att
+            st[S_DECISIONS] = decisions
+            u[U_PLAYED_ONCE] = po
+            u[U_PLAYED_TWICE] = pt
+            st[S_PHASE] = DONE
+            return
+        leader = winner
+        seat = winner
+        pos = 0
 
 
 @kernel

@@ -20,7 +20,7 @@ import dataclasses
 import glob
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -68,28 +68,46 @@ def deals_path(chunk_path: str) -> str:
 
 
 def write_deals(path: str, res: ChunkResult) -> None:
-    """The chunk's per-deal table as Parquet: ``DEAL_COLUMNS`` with their integer types, then
+    """The chunk's per-deal table as Parquet (``parquet_bytes``)."""
+    data = res.deals_parquet or parquet_bytes(res.columns or {}, res.players)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    atomic_write(path, lambda f: f.write(data))
+
+
+def parquet_bytes(cols: Mapping[str, np.ndarray], players: tuple[str, str]) -> bytes:
+    """A chunk's per-deal table as Parquet: ``DEAL_COLUMNS`` with their integer types, then
     ``LABEL_COLUMNS`` as dictionary-encoded strings; zstd-compressed column by column."""
+    import io
+
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    cols = res.columns or {}
+    def ints(x: np.ndarray) -> Any:  # pa.array(x) without its pandas check (imports pandas)
+        x = np.ascontiguousarray(x)
+        return pa.Array.from_buffers(pa.from_numpy_dtype(x.dtype), x.size, [None, pa.py_buffer(x)])
+
+    def text(v: str) -> Any:  # pa.array([v], pa.string()), the same way
+        data = v.encode()
+        ends = np.array([0, len(data)], dtype=np.int32)
+        return pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(ends),
+                                                      pa.py_buffer(data)])
+
     g = cols["deal"].size
-    a, b = res.players
-    fields = {k: pa.array(cols[k]) for k in DEAL_COLUMNS}
-    zeros = pa.array(np.zeros(g, dtype=np.int8))
+    a, b = players
+    fields = {k: ints(cols[k]) for k in DEAL_COLUMNS}
+    zeros = ints(np.zeros(g, dtype=np.int8))
     for k, v in zip(LABEL_COLUMNS, (f"{a} vs {b}", a, b)):
-        fields[k] = pa.DictionaryArray.from_arrays(zeros, pa.array([v], pa.string()))
-    table = pa.table(fields)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    atomic_write(path, lambda f: pq.write_table(table, f, compression="zstd"))
+        fields[k] = pa.DictionaryArray.from_arrays(zeros, text(v))
+    buf = io.BytesIO()
+    pq.write_table(pa.table(fields), buf, compression="zstd")
+    return buf.getvalue()
 
 
 def save_chunk(out: str, res: ChunkResult, config_hash: str) -> None:
     meta = {"format": FORMAT, "config_hash": config_hash,
             **dataclasses.asdict(res.chunk), "seconds": res.seconds}
     path = os.path.join(out, CHUNK_DIR, res.chunk.filename)
-    if res.columns:  # before the chunk file: a chunk file means its table is complete
+    if res.columns or res.deals_parquet:  # first: a chunk file means its table is complete
         write_deals(deals_path(path), res)
     arrays: dict[str, np.ndarray] = {}
     arrays["_meta"] = np.array(json.dumps(meta))

@@ -62,6 +62,7 @@ from sim.harness.results import (
     drop_after,
     load_done,
     locked,
+    parquet_bytes,
     read_config,
     save_chunk,
     write_config,
@@ -230,9 +231,11 @@ def play_chunk(task: Task) -> ChunkResult:
         filter_picks = [p for p in zip(cols["deal"][sel].tolist(),
                                        cols["orientation"][sel].tolist())
                         if p not in taken][:task.record_limit]
-    return ChunkResult(c, tally, cols if task.deal_table else None,
-                       _records(task, first_picks), _records(task, filter_picks),
-                       time.perf_counter() - t0, (task.a_spec, task.b_spec))
+    # the table is encoded here, in parallel, and crosses to the run's process compressed
+    table = parquet_bytes(cols, (task.a_spec, task.b_spec)) if task.deal_table else b""
+    return ChunkResult(c, tally, None, _records(task, first_picks),
+                       _records(task, filter_picks), time.perf_counter() - t0,
+                       (task.a_spec, task.b_spec), table)
 
 
 # --- the run ------------------------------------------------------------------------------
@@ -472,8 +475,9 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     per_deal = games_per_deal(cfg)
     # progress counts deals (a duplicate deal is two games), as the config does
     total_deals = cfg.deals * len(cfg.matchups())  # arithmetic: the plan stays lazy
-    if not agg.finished and (cfg.jobs > 1 or cfg.backend == "dask" or not _kernels_cached(cfg)):
+    if not agg.finished and (cfg.backend == "dask" or not _kernels_cached(cfg)):
         _warm_up(cfg)  # before the clock and the bar: compile time is not deals/s
+        # (compiled already: loky workers load the kernels themselves, nothing to do here)
     t0 = time.perf_counter()
     deals_now = written = 0
     bar = _progress(cfg, total_deals, sum(chunks[i].n for i in done),
