@@ -36,7 +36,7 @@ LAYERS = {
     2: ("sim.api", "sim.deal", "sim.record", "sim.replay", "sim.env"),
     3: ("strategies", "strategies.base", "strategies.registry", "strategies.tier",
         "strategies.plugin", "strategies.random", "strategies.greedy", "strategies.sampler",
-        "strategies.search", "strategies.compiled", "strategies.example",
+        "strategies.search", "strategies.expert", "strategies.compiled", "strategies.example",
         "strategies.example_compiled"),
     4: ("sim.loop", "sim.batch", "sim.plugins", "sim.runner", "sim.config", "sim.tournament",
         "sim.estimate", "sim.bench"),
