@@ -46,22 +46,31 @@ from sim.engine import (
     DONE,
     GIVEBACK,
     PLAY,
+    S_ATT_POINTS,
+    S_CALLER,
     S_CALLS,
     S_CUR_CARD,
     S_CUR_SEAT,
     S_DECK,
     S_FIX_SEAT,
     S_GIVE_TO,
+    S_LEADER,
+    S_LEFT,
     S_NCALLS,
+    S_NTRICKS,
     S_PHASE,
+    S_POS,
     S_ROUND,
     S_TO_ACT,
+    S_VOIDS,
     ST_SIZE,
     STREAM_CARDS,
     STREAM_SAMPLE,
     U_CTR,
     U_KEY,
     U_ONCE,
+    U_PLAYED_ONCE,
+    U_PLAYED_TWICE,
     U_SIZE,
     U_TWICE,
     add_card,
@@ -77,7 +86,15 @@ from strategies.base import param
 from strategies.greedy import greedy_decide, greedy_show
 from strategies.kinds import KIND_EXPERT
 from strategies.params import ROLLOUT_ROW
-from strategies.sampler import FLOAT_REGION, REGION, draw_consistent, prepare_any
+from strategies.sampler import (
+    FLOAT_REGION,
+    REGION,
+    _leader_of,
+    _play_at,
+    _plays_in,
+    draw_consistent,
+    prepare_any,
+)
 from strategies.search import (
     POLICY_GREEDY,
     _reseed_rollouts,
@@ -90,6 +107,7 @@ from strategies.tier import CompiledStrategy
 # parameter slots in the seat's row; 0-2 are greedy's calling slots (greedy_show reads them)
 P_SHOW_AT, P_MIN_CARDS, P_PARTNER_MARGIN = 0, 1, 2
 P_SAMPLES, P_MARGIN, P_CALL_SAMPLES, P_Z, P_GIVEBACK_K = 3, 4, 5, 6, 7
+P_INFER, P_INFER_WORLDS, P_EPSILON = 8, 9, 10  # inference: 0 off, 1 weighted, 2 control
 
 # int scratch layout (buf): [choices | candidates | rollout state | sampler | pool]
 R_CAND = MAX_CHOICES
@@ -104,7 +122,12 @@ F_SUM = 0
 F_SQ = MAX_CHOICES
 U_WORLD = 0
 U_ROLL = 64
+U_POOL = 128  # inference: the hands (8 words) of the candidate worlds
+MAX_POOL = (4096 - U_POOL) // 8
+F_W = 2 * MAX_CHOICES  # inference: the candidate worlds' log-likelihoods, then weights
 MAX_OPTIONS = 64  # calling options searched at most (pass + shows, or give-back pairs)
+MAX_ROLLOUTS = 3000  # first-stage rollouts per decision at most: many legal plays (R19d
+# discards) get fewer worlds each, which bounds the slowest decision
 
 
 # --- worlds -----------------------------------------------------------------------------------
@@ -185,6 +208,95 @@ def finish_from_calling(st, u, rules, seat, params, buf):
         rollout(st, u, rules, np.int64(POLICY_GREEDY), params, buf)
 
 
+# --- inference --------------------------------------------------------------------------------
+@kernel
+def play_loglik(st, u, rules, seat, params, buf, uws, wu):
+    """Log-likelihood of every play the other seats made so far in the world ``wu`` (hands
+    now), if each had played greedy's move with probability 1 - eps and otherwise any legal
+    play uniformly (eps-smoothed greedy, ``P_EPSILON``): the deal is replayed from the first
+    lead with the world's hands."""
+    eps = params[seat, P_EPSILON]
+    rst = buf[R_ST:R_ST + ST_SIZE]
+    copy_into(rst, st, S_CALLS)  # the replay writes its own trick records
+    hu = uws[U_ROLL:U_ROLL + U_SIZE]
+    copy_into(hu, wu, U_SIZE)
+    nt = st[S_NTRICKS]
+    for t in range(nt + 1):  # hands at the first lead: now + what each seat played
+        leader = _leader_of(st, t)
+        for p in range(_plays_in(st, t)):
+            s = (leader + p) % 4
+            a, b = _play_at(st, t, p)
+            for c in (a, b):
+                if c >= 0:
+                    add_card(hu, s, c)
+    hu[U_PLAYED_ONCE] = 0
+    hu[U_PLAYED_TWICE] = 0
+    rst[S_NTRICKS] = 0
+    rst[S_POS] = 0
+    rst[S_LEFT] = 27
+    rst[S_ATT_POINTS] = 0
+    rst[S_LEADER] = (st[S_CALLER] + 1) % 4  # R17
+    rst[S_TO_ACT] = rst[S_LEADER]
+    rst[S_PHASE] = PLAY
+    for s in range(4):
+        rst[S_VOIDS + s] = 0
+    ll = 0.0
+    for t in range(nt + 1):
+        for p in range(_plays_in(st, t)):
+            a, b = _play_at(st, t, p)
+            s = rst[S_TO_ACT]
+            if s != seat:
+                n = legal(rst, hu, buf)
+                if n > 1:
+                    g = greedy_decide(rst, hu, rules, s, params, np.int64(ROLLOUT_ROW), buf)
+                    if code_first(g) == a and code_second(g) == b:
+                        ll += math.log(1.0 - eps + eps / n)
+                    else:
+                        ll += math.log(eps / n)
+            apply_play(rst, hu, rules, a, b)
+    return ll
+
+
+@kernel
+def _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, samples):
+    """Draw ``P_INFER_WORLDS`` x ``samples`` worlds and keep ``samples`` of them, chosen in
+    proportion to ``exp(play_loglik)`` (mode 1), or uniformly (mode 2: the matched control
+    that spends the same extra draws unweighted), by systematic resampling; the kept worlds'
+    hands go to ``uws[U_POOL:]``, 8 words each, the draws after them."""
+    mode = np.int64(params[seat, P_INFER])
+    k = min(np.int64(params[seat, P_INFER_WORLDS] * samples), np.int64(MAX_POOL - samples))
+    k = max(k, np.int64(1))
+    src = U_POOL + 8 * samples
+    wu = uws[U_WORLD:U_WORLD + U_SIZE]
+    top = -math.inf
+    for i in range(k):
+        copy_into(wu, u, U_SIZE)
+        draw_consistent(st, u, seat, wu, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
+        for s in range(4):
+            uws[src + 8 * i + s] = wu[U_ONCE + s]
+            uws[src + 8 * i + 4 + s] = wu[U_TWICE + s]
+        ll = play_loglik(st, u, rules, seat, params, buf, uws, wu) if mode == 1 else 0.0
+        fws[F_W + i] = ll
+        top = max(top, ll)
+    total = 0.0
+    for i in range(k):
+        fws[F_W + i] = math.exp(fws[F_W + i] - top)
+        total += fws[F_W + i]
+    start = (next_draw(u, STREAM_SAMPLE + seat) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    acc = 0.0
+    out = 0
+    for i in range(k):
+        acc += fws[F_W + i] / total * samples
+        while out < samples and start + out < acc:
+            for q in range(8):
+                uws[U_POOL + 8 * out + q] = uws[src + 8 * i + q]
+            out += 1
+    while out < samples:  # rounding: repeat the last world
+        for q in range(8):
+            uws[U_POOL + 8 * out + q] = uws[src + 8 * (k - 1) + q]
+        out += 1
+
+
 # --- the discipline ---------------------------------------------------------------------------
 @kernel
 def _trick_world(st, u, seat, wu, buf, fws):
@@ -216,10 +328,16 @@ def _value_of(st, u, rules, seat, params, buf, fws, uws, code, calling):
 
 
 @kernel
-def _new_world(st, u, seat, buf, fws, uws, calling):
+def _new_world(st, u, seat, buf, fws, uws, calling, infer, idx):
     wu = uws[U_WORLD:U_WORLD + U_SIZE]
     if calling:
         sample_calling_world(st, u, seat, buf[R_WST:R_WST + ST_SIZE], wu, buf)
+    elif infer:  # world ``idx`` of the resampled pool
+        copy_into(wu, u, U_SIZE)
+        for s in range(4):
+            wu[U_ONCE + s] = uws[U_POOL + 8 * idx + s]
+            wu[U_TWICE + s] = uws[U_POOL + 8 * idx + 4 + s]
+        _reseed_rollouts(u, wu, seat)
     else:
         _trick_world(st, u, seat, wu, buf, fws)
 
@@ -233,10 +351,15 @@ def disciplined_choice(st, u, rules, seat, params, buf, fws, uws, n, default, sa
         return default
     for i in range(n):
         fws[F_SUM + i] = 0.0
+    infer = (not calling) and params[seat, P_INFER] > 0 and st[S_NTRICKS] + st[S_POS] > 0
+    samples = min(samples, np.int64(MAX_POOL // 2))
     if not calling:
         prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
-    for _ in range(samples):
-        _new_world(st, u, seat, buf, fws, uws, calling)
+    first = max(min(samples, MAX_ROLLOUTS // n), 2)
+    if infer:
+        _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, first)
+    for w in range(first):
+        _new_world(st, u, seat, buf, fws, uws, calling, infer, w)
         for i in range(n):
             fws[F_SUM + i] += _value_of(st, u, rules, seat, params, buf, fws, uws,
                                         buf[R_CAND + i], calling)
@@ -255,8 +378,10 @@ def disciplined_choice(st, u, rules, seat, params, buf, fws, uws, n, default, sa
     # re-check the challenger against the default on fresh worlds, paired
     s1 = 0.0
     s2 = 0.0
-    for _ in range(samples):
-        _new_world(st, u, seat, buf, fws, uws, calling)
+    if infer:
+        _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, samples)
+    for w in range(samples):
+        _new_world(st, u, seat, buf, fws, uws, calling, infer, w)
         d = _value_of(st, u, rules, seat, params, buf, fws, uws, challenger, calling) - \
             _value_of(st, u, rules, seat, params, buf, fws, uws, default, calling)
         s1 += d
@@ -350,6 +475,9 @@ def expert_decide(st, u, rules, seat, params, buf, fws, uws):
                               np.int64(params[seat, P_SAMPLES]), np.int64(0))
 
 
+_INFER = ("off", "weighted", "control")
+
+
 class ExpertStrategy(CompiledStrategy):
     """Fair search player: greedy's move unless search beats it on fresh worlds; searched
     calling and give-backs (docs/expert.md)."""
@@ -369,10 +497,18 @@ class ExpertStrategy(CompiledStrategy):
     min_cards = param(10, int, lo=1, hi=27, doc="calling default: greedy's min_cards")
     partner_margin = param(0.10, float, lo=0.0, hi=1.0,
                            doc="calling default: greedy's partner_margin")
+    infer = param("off", str, choices=_INFER,
+                  doc="trick-play worlds: off (uniform), weighted by how likely the others' "
+                      "plays were under eps-greedy, or control (same extra draws, unweighted)")
+    infer_worlds = param(4.0, float, lo=1.0, hi=16.0,
+                         doc="inference: worlds drawn per world kept")
+    epsilon = param(0.3, float, lo=0.001, hi=1.0,
+                    doc="inference: share of the others' plays modelled as uniformly random")
 
     def kernel_decide(self, params, st, u, rules, seat, buf, fws, uws):
         return expert_decide(st, u, rules, seat, params, buf, fws, uws)
 
     def compiled_params(self) -> list[float]:
         return [self.show_at, self.min_cards, self.partner_margin, self.samples, self.margin,
-                self.call_samples, self.z, self.giveback_k]
+                self.call_samples, self.z, self.giveback_k, _INFER.index(self.infer),
+                self.infer_worlds, self.epsilon]

@@ -15,6 +15,7 @@ from sim.engine import (
     S_CUR_SEAT,
     S_DECK,
     S_GIVE_TO,
+    S_NTRICKS,
     S_PHASE,
     S_ROUND,
     S_TO_ACT,
@@ -28,7 +29,9 @@ from sim.engine import (
 )
 from sim.runner import iter_records, make_seats
 from strategies import make
-from strategies.expert import R_WST, sample_calling_world
+from strategies.expert import R_SAMPLER, R_WST, play_loglik, sample_calling_world
+from strategies.params import param_table
+from strategies.sampler import FLOAT_REGION, sample_world
 from strategies.tier import new_scratch
 
 
@@ -45,7 +48,8 @@ def test_python_tier_equals_compiled_tier():
     # the Python tier runs the kernel on the observation's masked state (no other hands, no
     # deck, no private give-backs): identical records mean no hidden information is used,
     # in trick play, at show chances and at give-backs alike
-    seats = make_seats(["expert(samples=3, call_samples=3, giveback_k=4)", "greedy"])
+    seats = make_seats(["expert(samples=3, call_samples=3, giveback_k=4, infer=weighted)",
+                        "greedy"])
     compiled = list(iter_records(8, 0, 2, seats))
     python = list(iter_records(8, 0, 2, seats, python_tier=True))
     assert compiled == python
@@ -116,3 +120,31 @@ def test_calling_world_is_consistent_and_uses_only_the_seat_view():
             assert int(st[S_GIVE_TO]) != seat
         n += 1
     assert n > 20
+
+
+def test_inference_prefers_the_true_world_of_greedy_players():
+    # three greedy seats play greedy's move every time: in the true deal every one of their
+    # plays is the modelled one, so no consistent world explains their plays better, and
+    # some sampled worlds explain them worse
+    seed, deal, seat = 5, 2, 0
+    d = Deal(seed, deal)
+    bots = make_seats(["greedy"])
+    for s, b in enumerate(bots):
+        b.begin_deal(s, seed, deal)
+    while not d.done:
+        if d.to_act[1] == "play" and int(d._st[S_NTRICKS]) >= 8 and d.to_act[0] == seat:
+            break
+        s = d.to_act[0]
+        d.apply(bots[s].choose(d.observation(s), d.legal()))
+    st, u = d._st.copy(), d._u.copy()
+    params = param_table([make("expert").compiled_params()] * 4)
+    buf, fws, uws = new_scratch()
+    best = play_loglik(st, u, d._rules, seat, params, buf, uws, u.copy())
+    m_st, m_u = masked_state(st, u, seat)
+    lls = []
+    for k in range(40):
+        m_u[U_KEY + STREAM_SAMPLE + seat] = np.uint64(1000 + k)
+        wu = m_u.copy()
+        sample_world(m_st, m_u, seat, wu, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
+        lls.append(play_loglik(m_st, m_u, d._rules, seat, params, buf, uws, wu))
+    assert max(lls) <= best + 1e-9 and min(lls) < best - 1.0
