@@ -101,6 +101,7 @@ from strategies.search import (
     copy_into,
     deal_value,
     rollout,
+    tree_search_root,
 )
 from strategies.tier import CompiledStrategy
 
@@ -108,6 +109,7 @@ from strategies.tier import CompiledStrategy
 P_SHOW_AT, P_MIN_CARDS, P_PARTNER_MARGIN = 0, 1, 2
 P_SAMPLES, P_MARGIN, P_CALL_SAMPLES, P_Z, P_GIVEBACK_K = 3, 4, 5, 6, 7
 P_INFER, P_INFER_WORLDS, P_EPSILON = 8, 9, 10  # inference: 0 off, 1 weighted, 2 control
+P_ITERATIONS = 11  # > 0: the challenger comes from an ISMCTS of this many iterations
 
 # int scratch layout (buf): [choices | candidates | rollout state | sampler | pool]
 R_CAND = MAX_CHOICES
@@ -355,24 +357,29 @@ def disciplined_choice(st, u, rules, seat, params, buf, fws, uws, n, default, sa
     samples = min(samples, np.int64(MAX_POOL // 2))
     if not calling:
         prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
-    first = max(min(samples, MAX_ROLLOUTS // n), 2)
-    if infer:
-        _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, first)
-    for w in range(first):
-        _new_world(st, u, seat, buf, fws, uws, calling, infer, w)
+    iterations = np.int64(params[seat, P_ITERATIONS])
+    if not calling and iterations > 0:
+        challenger = tree_search_root(st, u, rules, seat, params, buf, fws, uws, np.int64(1),
+                                      iterations, 0.3, np.int64(POLICY_GREEDY))
+    else:
+        first = max(min(samples, MAX_ROLLOUTS // n), 2)
+        if infer:
+            _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, first)
+        for w in range(first):
+            _new_world(st, u, seat, buf, fws, uws, calling, infer, w)
+            for i in range(n):
+                fws[F_SUM + i] += _value_of(st, u, rules, seat, params, buf, fws, uws,
+                                            buf[R_CAND + i], calling)
+        best = -1
         for i in range(n):
-            fws[F_SUM + i] += _value_of(st, u, rules, seat, params, buf, fws, uws,
-                                        buf[R_CAND + i], calling)
-    best = -1
-    for i in range(n):
-        if buf[R_CAND + i] == default:
-            best = i
-    if best < 0:
-        return default
-    for i in range(n):  # strictly better only: ties keep the default
-        if fws[F_SUM + i] > fws[F_SUM + best]:
-            best = i
-    challenger = buf[R_CAND + best]
+            if buf[R_CAND + i] == default:
+                best = i
+        if best < 0:
+            return default
+        for i in range(n):  # strictly better only: ties keep the default
+            if fws[F_SUM + i] > fws[F_SUM + best]:
+                best = i
+        challenger = buf[R_CAND + best]
     if challenger == default:
         return default
     # re-check the challenger against the default on fresh worlds, paired
@@ -504,6 +511,9 @@ class ExpertStrategy(CompiledStrategy):
                          doc="inference: worlds drawn per world kept")
     epsilon = param(0.3, float, lo=0.001, hi=1.0,
                     doc="inference: share of the others' plays modelled as uniformly random")
+    iterations = param(0, int, lo=0, hi=100_000,
+                       doc="> 0: the challenger is ISMCTS's choice after this many iterations "
+                           "(c=0.3, greedy rollouts) instead of the best rollout mean")
 
     def kernel_decide(self, params, st, u, rules, seat, buf, fws, uws):
         return expert_decide(st, u, rules, seat, params, buf, fws, uws)
@@ -511,4 +521,4 @@ class ExpertStrategy(CompiledStrategy):
     def compiled_params(self) -> list[float]:
         return [self.show_at, self.min_cards, self.partner_margin, self.samples, self.margin,
                 self.call_samples, self.z, self.giveback_k, _INFER.index(self.infer),
-                self.infer_worlds, self.epsilon]
+                self.infer_worlds, self.epsilon, self.iterations]
