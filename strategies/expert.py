@@ -491,17 +491,17 @@ class ExpertStrategy(CompiledStrategy):
 
     name = "expert"
     compiled_kind = KIND_EXPERT
-    samples = param(32, int, lo=0, hi=100_000,
+    samples = param(96, int, lo=0, hi=100_000,
                     doc="worlds per trick-play search, and again for the re-check (0: greedy)")
     margin = param(0.0, float, lo=-100.0, hi=100.0,
                    doc="value a challenger's paired lower bound must exceed to replace greedy")
     z = param(1.0, float, lo=0.0, hi=10.0, doc="lower bound = mean - z x standard error")
-    call_samples = param(0, int, lo=0, hi=100_000,
+    call_samples = param(32, int, lo=0, hi=100_000,
                          doc="worlds per calling / give-back search (0: greedy's rule)")
-    giveback_k = param(0, int, lo=0, hi=16,
+    giveback_k = param(4, int, lo=0, hi=16,
                        doc="give-backs searched: pairs of the k cheapest cards (0: greedy's)")
     show_at = param(0.40, float, lo=0.0, hi=1.0, doc="calling default: greedy's show_at")
-    min_cards = param(10, int, lo=1, hi=27, doc="calling default: greedy's min_cards")
+    min_cards = param(18, int, lo=1, hi=27, doc="calling default: greedy's min_cards")
     partner_margin = param(0.10, float, lo=0.0, hi=1.0,
                            doc="calling default: greedy's partner_margin")
     infer = param("off", str, choices=_INFER,

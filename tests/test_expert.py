@@ -37,8 +37,9 @@ from strategies.tier import new_scratch
 
 def test_expert_spec_and_params():
     assert make("expert").spec() == "expert"
-    s = make("expert(samples=8, call_samples=16, giveback_k=4, min_cards=18)")
-    assert s.spec() == "expert(samples=8, call_samples=16, giveback_k=4, min_cards=18)"
+    s = make("expert(samples=8, call_samples=16, giveback_k=6, min_cards=12, infer=control)")
+    assert s.spec() == "expert(samples=8, call_samples=16, giveback_k=6, min_cards=12, " \
+                       "infer=control)"
     assert not s.oracle
     with pytest.raises(ValueError, match="giveback_k=20.*int in"):
         make("expert(giveback_k=20)")
@@ -56,7 +57,9 @@ def test_python_tier_equals_compiled_tier():
     assert any(c["took_from"] is not None for r in compiled for c in r["calls"])  # an override
 
 
-@pytest.mark.parametrize("spec", ["expert(samples=0)", "expert(samples=6, margin=100.0)"])
+@pytest.mark.parametrize("spec", [
+    "expert(samples=0, call_samples=0, min_cards=10)",
+    "expert(samples=6, call_samples=6, giveback_k=4, margin=100.0, min_cards=10)"])
 def test_default_is_greedy(spec):
     # no search, or a margin no challenger can beat: every decision is greedy's
     drop = ("seats",)
