@@ -18,6 +18,7 @@ from sim.engine import S_PHASE, S_TO_ACT
 from sim.runner import compiled_tables, make_seats
 from strategies.compiled import new_scratch
 from strategies.expert import expert_decide
+from strategies.greedy import greedy_decide
 
 SPEC = "expert"
 
@@ -26,10 +27,8 @@ def expert_decision_times(spec: str, deals: int, seed: int) -> dict[str, np.ndar
     """Seconds per decision of ``spec`` in seats 0 and 2 (greedy in 1 and 3), by kind of
     decision (phase 0 show, 1 give-back, 2 play), timed one by one around the kernel as the
     CPU time of the deciding thread (one core; other load on a shared machine does not count)."""
-    from strategies.compiled import decide
-
     seats = make_seats([spec, "greedy"])
-    kinds, params = compiled_tables(seats)
+    _, params = compiled_tables(seats)
     scratch = new_scratch()
     out: dict[str, list[float]] = {"show": [], "giveback": [], "play": []}
     names = {0: "show", 1: "giveback", 2: "play"}
@@ -44,7 +43,7 @@ def expert_decision_times(spec: str, deals: int, seed: int) -> dict[str, np.ndar
                 code = expert_decide(st, u, r, seat, params, *scratch)
                 out[names[phase]].append(time.thread_time() - t)
             else:
-                code = decide(kinds[seat], params, st, u, r, seat, *scratch)
+                code = greedy_decide(st, u, r, seat, params, seat, scratch[0])
             deal.apply_code(int(code))
     return {k: np.array(v) for k, v in out.items()}
 
