@@ -21,10 +21,12 @@ from its seat's streams, so a seat's choices never depend on which strategies si
 from __future__ import annotations
 
 from sim.core.jit import kernel
+from strategies.expert import expert_decide
 from strategies.greedy import greedy_decide
 from strategies.kinds import (  # noqa: F401  (re-exported)
     FLOAT_SCRATCH,
     INT_SCRATCH,
+    KIND_EXPERT,
     KIND_GREEDY,
     KIND_ISMCTS,
     KIND_ORACLE,
@@ -48,6 +50,8 @@ KERNEL_CALLS = {
                   "ismcts_decide(st, u, rules, seat, params, buf, fws, uws)"),
     KIND_ORACLE: ("strategies.search", "oracle_decide",
                   "oracle_decide(st, u, rules, seat, params, buf, fws, uws)"),
+    KIND_EXPERT: ("strategies.expert", "expert_decide",
+                  "expert_decide(st, u, rules, seat, params, buf, fws, uws)"),
     KIND_RANDOM: ("strategies.random", "random_decide",
                   "random_decide(st, u, seat, params[seat, 0], buf)"),
 }
@@ -64,4 +68,6 @@ def decide(kind, params, st, u, rules, seat, buf, fws, uws):
         return ismcts_decide(st, u, rules, seat, params, buf, fws, uws)
     if kind == KIND_ORACLE:
         return oracle_decide(st, u, rules, seat, params, buf, fws, uws)
+    if kind == KIND_EXPERT:
+        return expert_decide(st, u, rules, seat, params, buf, fws, uws)
     return random_decide(st, u, seat, params[seat, 0], buf)

@@ -51,11 +51,13 @@ def register(cls: type[Strategy]) -> type[Strategy]:
 
 def builtin_classes() -> list[type[Strategy]]:
     """The strategies that ship with the package."""
+    from strategies.expert import ExpertStrategy
     from strategies.greedy import GreedyStrategy
     from strategies.random import RandomStrategy
     from strategies.search import IsmctsStrategy, OracleStrategy, PimcStrategy
 
-    return [RandomStrategy, GreedyStrategy, PimcStrategy, IsmctsStrategy, OracleStrategy]
+    return [RandomStrategy, GreedyStrategy, PimcStrategy, IsmctsStrategy, OracleStrategy,
+            ExpertStrategy]
 
 
 def _load_builtins() -> None:

@@ -205,9 +205,15 @@ def _tree_search(st, u, rules, seat, params, buf, fws, uws, sample):
     code, n = _no_search(st, u, rules, seat, params, buf)
     if code != -2:
         return code
-    iterations = np.int64(params[seat, 0])
-    cexp = params[seat, 1]
-    policy = np.int64(params[seat, 2])
+    return tree_search_root(st, u, rules, seat, params, buf, fws, uws, sample,
+                            np.int64(params[seat, 0]), params[seat, 1], np.int64(params[seat, 2]))
+
+
+@kernel
+def tree_search_root(st, u, rules, seat, params, buf, fws, uws, sample, iterations, cexp,
+                     policy):
+    """The tree search of ``_tree_search`` with explicit settings (the ``expert`` uses it as
+    its challenger finder); returns the most visited root play."""
     cap = (buf.shape[0] - R_TREE) // NODE_FIELDS
     cap = min(cap, fws.shape[0] - FLOAT_REGION - F_TREE, iterations + 2)
     parent = buf[R_TREE:R_TREE + cap]

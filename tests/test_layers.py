@@ -43,7 +43,7 @@ LAYERS = {
     2: ("sim.api", "sim.observation", "sim.deal", "sim.record", "sim.replay", "sim.env"),
     3: ("strategies", "strategies.base", "strategies.registry", "strategies.tier",
         "strategies.plugin", "strategies.random", "strategies.greedy", "strategies.sampler",
-        "strategies.search", "strategies.compiled", "strategies.example",
+        "strategies.search", "strategies.expert", "strategies.compiled", "strategies.example",
         "strategies.example_compiled"),
     4: ("sim.batch", "sim.harness", "sim.harness.loop", "sim.harness.plugins",
         "sim.harness.runner", "sim.harness.config", "sim.harness.chunks",

@@ -166,7 +166,7 @@ def test_generated_module_is_reused(tmp_path):
     assert "from strategies.greedy" in open(c.builtin.__file__).read()
     assert plugins.Loops(make_seats("random")).mod is None
     assert os.path.dirname(a.mod.__file__).startswith(os.environ.get("NUMBA_CACHE_DIR", ""))
-    np.testing.assert_equal(a.kinds, [5, 0, 5, 0])
+    np.testing.assert_equal(a.kinds, [6, 0, 6, 0])
 
 
 def test_plugin_that_does_not_compile_is_one_line(tmp_path, monkeypatch):

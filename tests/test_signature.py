@@ -48,6 +48,9 @@ PLAYER_SIGNATURES = {
              "98896de1982fba42ead85a56d420038fc8e0bb0a9c2afcf8996949888da80291"),
     "ismcts": ("ismcts(iterations=100)", 2026, 20, None,
                "ddbbeef7ae4ab1fc98e61c103f438446591c4963167318fea858069561de3928"),
+    "expert": (["expert(samples=4, call_samples=3, giveback_k=4, min_cards=18, infer=weighted)",
+                "greedy"], 2026, 6, None,
+               "aa7cbfeb6c791ca0a03eb55ba84b25f943416ef4e19fbb0306581959388bd497"),
     "mixed": (MIXED, 2026, 30, None,
               "94082d8a132a1ba5fb732c503be1dc8a869415349cf13c82d8a211e41e63974a"),
     "greedy_random_variants": ("greedy(show_at=0.3, contest_at=15),random(show_prob=0.8)", 5,
@@ -74,7 +77,7 @@ def test_player_records_signature(name):
 
 # Every compiled player run from its observation alone (the Python tier) plays the same deals.
 @pytest.mark.parametrize("name", [
-    "greedy", "pimc", "ismcts", "greedy_random_variants",
+    "greedy", "pimc", "ismcts", "expert", "greedy_random_variants",
     "mixed",  # search with random rollouts beside a random seat: no stream counter leaks (R9)
 ])
 def test_python_tier_gives_the_pinned_records(name):

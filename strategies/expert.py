@@ -1,0 +1,524 @@
+"""``expert``: a fair search player with decision discipline and searched calling (compiled).
+
+It decides from what its seat may know (the masked observation, R9), like ``pimc`` and
+``ismcts``, and differs from them in three ways (docs/expert.md logs what each one gives):
+
+Decision discipline (trick play)
+    Greedy's move (``strategies.greedy``, default parameters) is the default. A forced play
+    is played at once. Otherwise every legal play is rolled out on ``samples`` worlds drawn by
+    ``strategies.sampler`` (common worlds and rollout random numbers for all candidates, as
+    pimc). If the best of them is not the default, the two are re-checked on ``samples``
+    *fresh* worlds, paired, and the challenger is played only if the paired lower confidence
+    bound of its advantage, mean - ``z`` x standard error, exceeds ``margin`` (value units
+    below). The re-check on fresh worlds removes the winner's-curse bias of picking the best
+    of many noisy means.
+Searched calling (R6-R8)
+    The default show decision is greedy's rule with the expert's own calling parameters
+    (``show_at``, ``min_cards``, ``partner_margin``). With ``call_samples`` > 0, at every
+    show chance it samples the cards it cannot see, hidden hands *and* the cards not yet dealt
+    (``sample_calling_world``), and rolls out pass and each legal show to the end of the deal
+    (greedy calling for everybody after that, greedy trick play); the same discipline then
+    decides (best of the options, re-checked against the default on fresh worlds).
+Searched give-backs (R8)
+    With ``giveback_k`` > 0, after an override it ranks its cards by greedy's give-back cost,
+    forms the pairs of the ``giveback_k`` cheapest and searches them as above against greedy's
+    choice (the cheapest two).
+
+The value of a finished deal is ``strategies.search.deal_value`` (settlement plus a small
+share of the points). Randomness comes from the seat's sampling stream only, so the same
+seed, deal and spec give the same decisions for any number of jobs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sim.cards import BIT, KEY_OF_ID, POINTS_ID, STRENGTH
+from sim.core.engine import (
+    CALL,
+    CALL_GAVE_A,
+    CALL_GAVE_B,
+    CALL_SEAT,
+    CALL_TOOK,
+    CALL_W,
+    DONE,
+    GIVEBACK,
+    PLAY,
+    S_ATT_POINTS,
+    S_CALLER,
+    S_CALLS,
+    S_CUR_CARD,
+    S_CUR_SEAT,
+    S_DECK,
+    S_FIX_SEAT,
+    S_GIVE_TO,
+    S_LEADER,
+    S_LEFT,
+    S_NCALLS,
+    S_NTRICKS,
+    S_PHASE,
+    S_POS,
+    S_ROUND,
+    S_TO_ACT,
+    S_VOIDS,
+    ST_SIZE,
+    STREAM_CARDS,
+    STREAM_SAMPLE,
+    U_CTR,
+    U_KEY,
+    U_ONCE,
+    U_PLAYED_ONCE,
+    U_PLAYED_TWICE,
+    U_SIZE,
+    U_TWICE,
+    add_card,
+    apply_code,
+    apply_play,
+    legal,
+    next_draw,
+)
+from sim.core.jit import kernel
+from sim.core.movegen import MAX_CHOICES, code_first, code_second, make_code
+from sim.core.rng import bounded
+from strategies.base import param
+from strategies.greedy import greedy_decide, greedy_show
+from strategies.kinds import KIND_EXPERT
+from strategies.params import ROLLOUT_ROW
+from strategies.sampler import (
+    FLOAT_REGION,
+    REGION,
+    _leader_of,
+    _play_at,
+    _plays_in,
+    draw_consistent,
+    prepare_any,
+)
+from strategies.search import (
+    POLICY_GREEDY,
+    _reseed_rollouts,
+    copy_into,
+    deal_value,
+    rollout,
+    tree_search_root,
+)
+from strategies.tier import CompiledStrategy
+
+# parameter slots in the seat's row; 0-2 are greedy's calling slots (greedy_show reads them)
+P_SHOW_AT, P_MIN_CARDS, P_PARTNER_MARGIN = 0, 1, 2
+P_SAMPLES, P_MARGIN, P_CALL_SAMPLES, P_Z, P_GIVEBACK_K = 3, 4, 5, 6, 7
+P_INFER, P_INFER_WORLDS, P_EPSILON = 8, 9, 10  # inference: 0 off, 1 weighted, 2 control
+P_ITERATIONS = 11  # > 0: the challenger comes from an ISMCTS of this many iterations
+
+# int scratch layout (buf): [choices | candidates | rollout state | sampler | pool]
+R_CAND = MAX_CHOICES
+R_ST = R_CAND + MAX_CHOICES
+R_SAMPLER = R_ST + ST_SIZE
+R_POOL = R_SAMPLER + REGION  # calling worlds: the unseen cards (108 at most) and counts (54)
+R_CNT = R_POOL + 108
+R_NEED = R_CNT + 54  # 4 seats: hidden cards still to place
+R_WST = R_NEED + 4  # a calling world's state (the rollout state is copied from it)
+# float scratch: candidate sums, sums of squared paired differences, then the sampler's table
+F_SUM = 0
+F_SQ = MAX_CHOICES
+U_WORLD = 0
+U_ROLL = 64
+U_POOL = 128  # inference: the hands (8 words) of the candidate worlds
+MAX_POOL = (4096 - U_POOL) // 8
+F_W = 2 * MAX_CHOICES  # inference: the candidate worlds' log-likelihoods, then weights
+MAX_OPTIONS = 64  # calling options searched at most (pass + shows, or give-back pairs)
+MAX_ROLLOUTS = 3000  # first-stage rollouts per decision at most: many legal plays (R19d
+# discards) get fewer worlds each, which bounds the slowest decision
+
+
+# --- worlds -----------------------------------------------------------------------------------
+@kernel
+def sample_calling_world(st, u, seat, wst, wu, buf):
+    """A world during calling (R5-R8): ``seat``'s hand as it is, the other hands and the cards
+    not yet dealt drawn uniformly from the cards ``seat`` has not seen, except that the pair on
+    the table is with its shower and ``seat``'s own give-backs are with their receivers (R9:
+    public shows, private give-backs). Other moves of earlier shown pairs are not tracked
+    (those copies are drawn like any unseen card). Writes the deal into ``wst``/``wu``."""
+    copy_into(wst, st, ST_SIZE)
+    copy_into(wu, u, U_SIZE)
+    wst[S_FIX_SEAT] = -1  # a redeal in the world is an ordinary shuffle
+    r = st[S_ROUND]
+    o = u[U_ONCE + seat]
+    w = u[U_TWICE + seat]
+    cnt = buf[R_CNT:R_CNT + 54]
+    need = buf[R_NEED:R_NEED + 4]
+    for c in range(54):
+        cnt[c] = 2 - (1 if o & BIT[c] else 0) - (1 if w & BIT[c] else 0)
+    for s in range(4):
+        need[s] = 0 if s == seat else r
+        if s != seat:
+            wu[U_ONCE + s] = 0
+            wu[U_TWICE + s] = 0
+    if st[S_PHASE] == GIVEBACK:
+        need[st[S_GIVE_TO]] -= 2  # its shown pair is in the overrider's (seat's) hand now
+    h = st[S_CUR_SEAT]
+    cur = st[S_CUR_CARD]
+    if h >= 0 and h != seat and cnt[cur] == 2 and need[h] >= 2:
+        cnt[cur] = 0
+        need[h] -= 2
+        add_card(wu, h, cur)
+        add_card(wu, h, cur)
+    for i in range(st[S_NCALLS]):  # what seat gave back is with the seat it gave to
+        j = S_CALLS + i * CALL_W
+        y = st[j + CALL_TOOK]
+        if st[j + CALL_SEAT] == seat and y >= 0 and y != seat:
+            for k in (st[j + CALL_GAVE_A], st[j + CALL_GAVE_B]):
+                if k >= 0 and cnt[k] > 0 and need[y] > 0:
+                    cnt[k] -= 1
+                    need[y] -= 1
+                    add_card(wu, y, k)
+    n = 0
+    for c in range(54):
+        for _ in range(cnt[c]):
+            buf[R_POOL + n] = c
+            n += 1
+    for i in range(n - 1, 0, -1):  # Fisher-Yates with the seat's sampling stream
+        j = bounded(next_draw(u, STREAM_SAMPLE + seat), i + 1)
+        t = buf[R_POOL + i]
+        buf[R_POOL + i] = buf[R_POOL + j]
+        buf[R_POOL + j] = t
+    p = 0
+    for s in range(4):
+        for _ in range(need[s]):
+            if p < n:
+                add_card(wu, s, buf[R_POOL + p])
+                p += 1
+    for i in range(4 * r, 108):  # the cards not dealt yet
+        wst[S_DECK + i] = buf[R_POOL + p] if p < n else 0
+        p += 1
+    _reseed_rollouts(u, wu, seat)
+    wu[U_KEY + STREAM_CARDS] = next_draw(u, STREAM_SAMPLE + seat)  # redeals in the world
+    wu[U_CTR + STREAM_CARDS] = 0
+
+
+@kernel
+def finish_from_calling(st, u, rules, seat, params, buf):
+    """Play a world from the calling phase to its end: greedy calling for everybody (the
+    seat itself with its own calling parameters), then greedy trick play."""
+    while st[S_PHASE] == CALL or st[S_PHASE] == GIVEBACK:
+        s = st[S_TO_ACT]
+        c = greedy_decide(st, u, rules, s, params, seat if s == seat else np.int64(ROLLOUT_ROW),
+                          buf)
+        apply_code(st, u, rules, c)
+    if st[S_PHASE] == PLAY:
+        rollout(st, u, rules, np.int64(POLICY_GREEDY), params, buf)
+
+
+# --- inference --------------------------------------------------------------------------------
+@kernel
+def play_loglik(st, u, rules, seat, params, buf, uws, wu):
+    """Log-likelihood of every play the other seats made so far in the world ``wu`` (hands
+    now), if each had played greedy's move with probability 1 - eps and otherwise any legal
+    play uniformly (eps-smoothed greedy, ``P_EPSILON``): the deal is replayed from the first
+    lead with the world's hands."""
+    eps = params[seat, P_EPSILON]
+    rst = buf[R_ST:R_ST + ST_SIZE]
+    copy_into(rst, st, S_CALLS)  # the replay writes its own trick records
+    hu = uws[U_ROLL:U_ROLL + U_SIZE]
+    copy_into(hu, wu, U_SIZE)
+    nt = st[S_NTRICKS]
+    for t in range(nt + 1):  # hands at the first lead: now + what each seat played
+        leader = _leader_of(st, t)
+        for p in range(_plays_in(st, t)):
+            s = (leader + p) % 4
+            a, b = _play_at(st, t, p)
+            for c in (a, b):
+                if c >= 0:
+                    add_card(hu, s, c)
+    hu[U_PLAYED_ONCE] = 0
+    hu[U_PLAYED_TWICE] = 0
+    rst[S_NTRICKS] = 0
+    rst[S_POS] = 0
+    rst[S_LEFT] = 27
+    rst[S_ATT_POINTS] = 0
+    rst[S_LEADER] = (st[S_CALLER] + 1) % 4  # R17
+    rst[S_TO_ACT] = rst[S_LEADER]
+    rst[S_PHASE] = PLAY
+    for s in range(4):
+        rst[S_VOIDS + s] = 0
+    ll = 0.0
+    for t in range(nt + 1):
+        for p in range(_plays_in(st, t)):
+            a, b = _play_at(st, t, p)
+            s = rst[S_TO_ACT]
+            if s != seat:
+                n = legal(rst, hu, buf)
+                if n > 1:
+                    g = greedy_decide(rst, hu, rules, s, params, np.int64(ROLLOUT_ROW), buf)
+                    if code_first(g) == a and code_second(g) == b:
+                        ll += math.log(1.0 - eps + eps / n)
+                    else:
+                        ll += math.log(eps / n)
+            apply_play(rst, hu, rules, a, b)
+    return ll
+
+
+@kernel
+def _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, samples):
+    """Draw ``P_INFER_WORLDS`` x ``samples`` worlds and keep ``samples`` of them, chosen in
+    proportion to ``exp(play_loglik)`` (mode 1), or uniformly (mode 2: the matched control
+    that spends the same extra draws unweighted), by systematic resampling; the kept worlds'
+    hands go to ``uws[U_POOL:]``, 8 words each, the draws after them."""
+    mode = np.int64(params[seat, P_INFER])
+    k = min(np.int64(params[seat, P_INFER_WORLDS] * samples), np.int64(MAX_POOL - samples))
+    k = max(k, np.int64(1))
+    src = U_POOL + 8 * samples
+    wu = uws[U_WORLD:U_WORLD + U_SIZE]
+    top = -math.inf
+    for i in range(k):
+        copy_into(wu, u, U_SIZE)
+        draw_consistent(st, u, seat, wu, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
+        for s in range(4):
+            uws[src + 8 * i + s] = wu[U_ONCE + s]
+            uws[src + 8 * i + 4 + s] = wu[U_TWICE + s]
+        ll = play_loglik(st, u, rules, seat, params, buf, uws, wu) if mode == 1 else 0.0
+        fws[F_W + i] = ll
+        top = max(top, ll)
+    total = 0.0
+    for i in range(k):
+        fws[F_W + i] = math.exp(fws[F_W + i] - top)
+        total += fws[F_W + i]
+    start = (next_draw(u, STREAM_SAMPLE + seat) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    acc = 0.0
+    out = 0
+    for i in range(k):
+        acc += fws[F_W + i] / total * samples
+        while out < samples and start + out < acc:
+            for q in range(8):
+                uws[U_POOL + 8 * out + q] = uws[src + 8 * i + q]
+            out += 1
+    while out < samples:  # rounding: repeat the last world
+        for q in range(8):
+            uws[U_POOL + 8 * out + q] = uws[src + 8 * (k - 1) + q]
+        out += 1
+
+
+# --- the discipline ---------------------------------------------------------------------------
+@kernel
+def _trick_world(st, u, seat, wu, buf, fws):
+    copy_into(wu, u, U_SIZE)
+    draw_consistent(st, u, seat, wu, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
+    _reseed_rollouts(u, wu, seat)
+
+
+@kernel
+def _value_of(st, u, rules, seat, params, buf, fws, uws, code, calling):
+    """Value for ``seat`` of playing ``code`` in the world held in ``uws[U_WORLD]`` (trick
+    play) or ``buf[R_ST]``/``uws[U_WORLD]`` as a full calling-phase state (``calling``)."""
+    wu = uws[U_WORLD:U_WORLD + U_SIZE]
+    ru = uws[U_ROLL:U_ROLL + U_SIZE]
+    rst = buf[R_ST:R_ST + ST_SIZE]
+    copy_into(ru, wu, U_SIZE)
+    if calling:
+        wst = buf[R_WST:R_WST + ST_SIZE]
+        copy_into(rst, wst, ST_SIZE)
+        apply_code(rst, ru, rules, code)
+        finish_from_calling(rst, ru, rules, seat, params, buf)
+    else:
+        copy_into(rst, st, S_CALLS)  # trick rollouts need only the scalars and the trick
+        apply_play(rst, ru, rules, code_first(code), code_second(code))
+        rollout(rst, ru, rules, np.int64(POLICY_GREEDY), params, buf)
+    if rst[S_PHASE] != DONE:
+        return 0.0
+    return deal_value(rst, seat)
+
+
+@kernel
+def _new_world(st, u, seat, buf, fws, uws, calling, infer, idx):
+    wu = uws[U_WORLD:U_WORLD + U_SIZE]
+    if calling:
+        sample_calling_world(st, u, seat, buf[R_WST:R_WST + ST_SIZE], wu, buf)
+    elif infer:  # world ``idx`` of the resampled pool
+        copy_into(wu, u, U_SIZE)
+        for s in range(4):
+            wu[U_ONCE + s] = uws[U_POOL + 8 * idx + s]
+            wu[U_TWICE + s] = uws[U_POOL + 8 * idx + 4 + s]
+        _reseed_rollouts(u, wu, seat)
+    else:
+        _trick_world(st, u, seat, wu, buf, fws)
+
+
+@kernel
+def disciplined_choice(st, u, rules, seat, params, buf, fws, uws, n, default, samples,
+                       calling):
+    """The discipline (module docstring) over the ``n`` candidate codes in ``buf[R_CAND:]``,
+    ``default`` among them."""
+    if n <= 1 or samples <= 0:
+        return default
+    for i in range(n):
+        fws[F_SUM + i] = 0.0
+    infer = (not calling) and params[seat, P_INFER] > 0 and st[S_NTRICKS] + st[S_POS] > 0
+    samples = min(samples, np.int64(MAX_POOL // 2))
+    if not calling:
+        prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
+    iterations = np.int64(params[seat, P_ITERATIONS])
+    if not calling and iterations > 0:
+        challenger = tree_search_root(st, u, rules, seat, params, buf, fws, uws, np.int64(1),
+                                      iterations, 0.3, np.int64(POLICY_GREEDY))
+    else:
+        first = max(min(samples, MAX_ROLLOUTS // n), 2)
+        if infer:
+            _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, first)
+        for w in range(first):
+            _new_world(st, u, seat, buf, fws, uws, calling, infer, w)
+            for i in range(n):
+                fws[F_SUM + i] += _value_of(st, u, rules, seat, params, buf, fws, uws,
+                                            buf[R_CAND + i], calling)
+        best = -1
+        for i in range(n):
+            if buf[R_CAND + i] == default:
+                best = i
+        if best < 0:
+            return default
+        for i in range(n):  # strictly better only: ties keep the default
+            if fws[F_SUM + i] > fws[F_SUM + best]:
+                best = i
+        challenger = buf[R_CAND + best]
+    if challenger == default:
+        return default
+    # re-check the challenger against the default on fresh worlds, paired
+    s1 = 0.0
+    s2 = 0.0
+    if infer:
+        _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, samples)
+    for w in range(samples):
+        _new_world(st, u, seat, buf, fws, uws, calling, infer, w)
+        d = _value_of(st, u, rules, seat, params, buf, fws, uws, challenger, calling) - \
+            _value_of(st, u, rules, seat, params, buf, fws, uws, default, calling)
+        s1 += d
+        s2 += d * d
+    mean = s1 / samples
+    var = max(s2 / samples - mean * mean, 0.0) * samples / max(samples - 1, 1)
+    lcb = mean - params[seat, P_Z] * math.sqrt(var / samples)
+    if lcb > params[seat, P_MARGIN]:
+        return challenger
+    return default
+
+
+@kernel
+def _giveback_candidates(st, u, seat, k, buf):
+    """Pairs of the ``k`` cheapest cards by greedy's give-back cost (``greedy_giveback``),
+    into ``buf[R_CAND:]``; returns how many."""
+    shown = st[S_CUR_CARD]
+    t = shown % 4
+    o = u[U_ONCE + seat] & ~BIT[shown]
+    w = u[U_TWICE + seat] & ~BIT[shown]
+    # the k cheapest copies (a card held twice may appear twice), by insertion
+    ids = buf[R_POOL:R_POOL + 16]
+    vals = buf[R_POOL + 16:R_POOL + 32]
+    m = 0
+    for c in range(54):
+        if o & BIT[c]:
+            kk = KEY_OF_ID[t, c]
+            v = STRENGTH[kk] + (10 if kk >= 30 else 0) + 3 * POINTS_ID[c]
+            for _ in range(2 if w & BIT[c] else 1):
+                if m < k:
+                    pos = m
+                    m += 1
+                elif v < vals[m - 1]:
+                    pos = m - 1
+                else:
+                    continue
+                while pos > 0 and vals[pos - 1] > v:
+                    ids[pos] = ids[pos - 1]
+                    vals[pos] = vals[pos - 1]
+                    pos -= 1
+                ids[pos] = c
+                vals[pos] = v
+    n = 0
+    for i in range(m):
+        for j in range(i + 1, m):
+            a = min(ids[i], ids[j])
+            b = max(ids[i], ids[j])
+            code = make_code(a, b)
+            dup = False
+            for q in range(n):
+                if buf[R_CAND + q] == code:
+                    dup = True
+            if not dup and n < MAX_OPTIONS:
+                buf[R_CAND + n] = code
+                n += 1
+    return n
+
+
+@kernel
+def expert_decide(st, u, rules, seat, params, buf, fws, uws):
+    """The expert's choice code (module docstring)."""
+    ph = st[S_PHASE]
+    if ph == CALL:
+        default = greedy_show(st, u, seat, params, seat)
+        cs = np.int64(params[seat, P_CALL_SAMPLES])
+        n = legal(st, u, buf)
+        if cs <= 0 or n == 0:
+            return default
+        buf[R_CAND] = -1  # pass
+        for i in range(min(n, MAX_OPTIONS - 1)):
+            buf[R_CAND + 1 + i] = buf[i]
+        return disciplined_choice(st, u, rules, seat, params, buf, fws, uws,
+                                  min(n, MAX_OPTIONS - 1) + 1, default, cs, np.int64(1))
+    if ph == GIVEBACK:
+        default = greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf)
+        k = np.int64(params[seat, P_GIVEBACK_K])
+        cs = np.int64(params[seat, P_CALL_SAMPLES])
+        if k < 2 or cs <= 0:
+            return default
+        n = _giveback_candidates(st, u, seat, min(k, np.int64(16)), buf)
+        return disciplined_choice(st, u, rules, seat, params, buf, fws, uws, n, default, cs,
+                                  np.int64(1))
+    n = legal(st, u, buf)
+    if n == 1:
+        return buf[0]
+    default = greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf)
+    n = legal(st, u, buf)
+    for i in range(n):
+        buf[R_CAND + i] = buf[i]
+    return disciplined_choice(st, u, rules, seat, params, buf, fws, uws, n, default,
+                              np.int64(params[seat, P_SAMPLES]), np.int64(0))
+
+
+_INFER = ("off", "weighted", "control")
+
+
+class ExpertStrategy(CompiledStrategy):
+    """Fair search player: greedy's move unless search beats it on fresh worlds; searched
+    calling and give-backs (docs/expert.md)."""
+
+    name = "expert"
+    compiled_kind = KIND_EXPERT
+    samples = param(96, int, lo=0, hi=100_000,
+                    doc="worlds per trick-play search, and again for the re-check (0: greedy)")
+    margin = param(0.0, float, lo=-100.0, hi=100.0,
+                   doc="value a challenger's paired lower bound must exceed to replace greedy")
+    z = param(1.0, float, lo=0.0, hi=10.0, doc="lower bound = mean - z x standard error")
+    call_samples = param(32, int, lo=0, hi=100_000,
+                         doc="worlds per calling / give-back search (0: greedy's rule)")
+    giveback_k = param(4, int, lo=0, hi=16,
+                       doc="give-backs searched: pairs of the k cheapest cards (0: greedy's)")
+    show_at = param(0.40, float, lo=0.0, hi=1.0, doc="calling default: greedy's show_at")
+    min_cards = param(18, int, lo=1, hi=27, doc="calling default: greedy's min_cards")
+    partner_margin = param(0.10, float, lo=0.0, hi=1.0,
+                           doc="calling default: greedy's partner_margin")
+    infer = param("off", str, choices=_INFER,
+                  doc="trick-play worlds: off (uniform), weighted by how likely the others' "
+                      "plays were under eps-greedy, or control (same extra draws, unweighted)")
+    infer_worlds = param(4.0, float, lo=1.0, hi=16.0,
+                         doc="inference: worlds drawn per world kept")
+    epsilon = param(0.3, float, lo=0.001, hi=1.0,
+                    doc="inference: share of the others' plays modelled as uniformly random")
+    iterations = param(0, int, lo=0, hi=100_000,
+                       doc="> 0: the challenger is ISMCTS's choice after this many iterations "
+                           "(c=0.3, greedy rollouts) instead of the best rollout mean")
+
+    def kernel_decide(self, params, st, u, rules, seat, buf, fws, uws):
+        return expert_decide(st, u, rules, seat, params, buf, fws, uws)
+
+    def compiled_params(self) -> list[float]:
+        return [self.show_at, self.min_cards, self.partner_margin, self.samples, self.margin,
+                self.call_samples, self.z, self.giveback_k, _INFER.index(self.infer),
+                self.infer_worlds, self.epsilon, self.iterations]
