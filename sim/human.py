@@ -27,11 +27,9 @@ from collections import deque
 from collections.abc import Sequence
 from typing import IO, Any, NamedTuple
 
-import numpy as np
-
+from sim.api import trick_winner
 from sim.cards import CARD_NAMES, GROUP, KEY_OF_ID, SUITS, TRUMP_GROUP, parse_card
 from sim.core.engine import S_DECK, S_NTRICKS, S_REDEALS, S_ROUND, S_TRUMP
-from sim.core.trick import trick_winner
 from sim.deal import Deal
 from sim.errors import (
     ConfigError,
@@ -49,7 +47,6 @@ from strategies.base import Strategy
 from strategies.registry import make
 
 HUMAN = "human"  # the person's seat in a record's ``seats``
-_winner = getattr(trick_winner, "py_func", trick_winner)  # plain Python: no dispatch
 
 HELP = """\
 Answer with the number of a choice, or in card notation (R2): Kh, Th or 10h, 5s 5s, BJ.
@@ -204,18 +201,6 @@ def choice_text(choice: Any, kind: str, p: Painter) -> str:
     if kind == "show":
         return "pass" if choice is None else f"show {p.card(choice)} {p.card(choice)}"
     return p.cards(choice)
-
-
-def current_winner(plays: Sequence[Sequence[str]], trump: str) -> int:
-    """Position (0 = the lead) of the play winning a trick so far (R20, R21)."""
-    t = SUITS.index(trump)
-    n = len(plays)
-    arr = np.full(8, -1, dtype=np.int64)
-    for i, p in enumerate(plays):
-        arr[i] = KEY_OF_ID[t, parse_card(p[0])]
-        if len(p) == 2:
-            arr[4 + i] = KEY_OF_ID[t, parse_card(p[1])]
-    return int(_winner(arr, 0, 4, n))
 
 
 def wrap_items(items: Sequence[str], width: int, indent: str = "  ") -> list[str]:
@@ -374,7 +359,7 @@ class Session:
             trick = obs.trick
             if trick:
                 leader = obs.leader
-                w = (leader + current_winner(trick, trump)) % 4
+                w = (leader + trick_winner(trick, trump)) % 4  # R20, R21
                 plays = "  ".join(f"{self.who((leader + k) % 4)}: {p.cards(c)}"
                                   + (p.c(" ◀", _BOLD) if (leader + k) % 4 == w else "")
                                   for k, c in enumerate(trick))
