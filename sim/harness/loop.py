@@ -145,6 +145,32 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
         apply_giveback(st, u, code_first(code), code_second(code))  # play_calling advances
 
 
+@kernel(inline="always")
+def _calling_back(st, r, chance, passrun, to_act, decisions):
+    """``play_calling``'s locals back into the state, as ``advance`` and ``apply_code`` leave
+    it (before a kernel reads it, before a show, at the end)."""
+    st[S_ROUND] = r
+    st[S_CHANCE] = chance
+    st[S_PASSRUN] = passrun
+    st[S_TO_ACT] = to_act
+    st[S_DECISIONS] = decisions
+
+
+@kernel(inline="always")
+def _tricks_back(st, u, seat, pos, leader, ntricks, left, att, decisions, po, pt):
+    """``play_tricks``'s locals back into the state, as ``apply_play`` leaves it (before a
+    kernel reads it, and after the last play)."""
+    st[S_TO_ACT] = seat
+    st[S_POS] = pos
+    st[S_LEADER] = leader
+    st[S_NTRICKS] = ntricks
+    st[S_LEFT] = left
+    st[S_ATT_POINTS] = att
+    st[S_DECISIONS] = decisions
+    u[U_PLAYED_ONCE] = po
+    u[U_PLAYED_TWICE] = pt
+
+
 @kernel
 def play_calling(st, u, rules, kinds, params, buf, fws, uws):
     """Calling (R5-R11) from a ``CALL`` state: ``advance`` and the seats' show decisions
@@ -201,21 +227,13 @@ def play_calling(st, u, rules, kinds, params, buf, fws, uws):
                     ctr += ONE
                 u[i] = ctr
             else:
-                st[S_ROUND] = r
-                st[S_CHANCE] = chance
-                st[S_PASSRUN] = passrun
-                st[S_TO_ACT] = seat
-                st[S_DECISIONS] = decisions
+                _calling_back(st, r, chance, passrun, seat, decisions)
                 if kind == KIND_GREEDY:
                     code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
                 else:
                     code = decide(kind, params, st, u, rules, seat, buf, fws, uws)
             if code >= 0:  # a show (R6, R8), on the state
-                st[S_ROUND] = r
-                st[S_CHANCE] = chance
-                st[S_PASSRUN] = passrun
-                st[S_TO_ACT] = seat
-                st[S_DECISIONS] = decisions
+                _calling_back(st, r, chance, passrun, seat, decisions)
                 apply_show(st, u, code)
                 if st[S_PHASE] != CALL:
                     return  # GIVEBACK
@@ -230,11 +248,7 @@ def play_calling(st, u, rules, kinds, params, buf, fws, uws):
             chance = (chance + 1) & 3
         else:
             chance += 1
-    st[S_ROUND] = r
-    st[S_CHANCE] = chance
-    st[S_PASSRUN] = passrun
-    st[S_DECISIONS] = decisions
-    st[S_TO_ACT] = to_act
+    _calling_back(st, r, chance, passrun, to_act, decisions)
     if st[S_CUR_SEAT] >= 0:
         _start_play(st, u)
     else:
@@ -281,15 +295,7 @@ def play_tricks(st, u, rules, kinds, params, buf, fws, uws):
                 u[i] = ctr + ONE
                 code = set_kth(mode, m1, m2, bounded(draw(u[U_KEY + STREAM_SEAT + seat], ctr), n))
         else:  # the state as apply_play leaves it before this play, then the kernel
-            st[S_TO_ACT] = seat
-            st[S_POS] = pos
-            st[S_LEADER] = leader
-            st[S_NTRICKS] = ntricks
-            st[S_LEFT] = left
-            st[S_ATT_POINTS] = att
-            st[S_DECISIONS] = decisions
-            u[U_PLAYED_ONCE] = po
-            u[U_PLAYED_TWICE] = pt
+            _tricks_back(st, u, seat, pos, leader, ntricks, left, att, decisions, po, pt)
             if kind == KIND_GREEDY:
                 code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
             else:
@@ -353,15 +359,8 @@ def play_tricks(st, u, rules, kinds, params, buf, fws, uws):
             sx = settle_kernel(score, rules)  # R24
             for s in range(4):
                 st[S_SETTLE + s] = sx if (s & 1) == side else -sx
-            st[S_TO_ACT] = seat  # as apply_play leaves them after the last play
-            st[S_POS] = 3
-            st[S_LEADER] = leader
-            st[S_NTRICKS] = ntricks
-            st[S_LEFT] = 0
-            st[S_ATT_POINTS] = att
-            st[S_DECISIONS] = decisions
-            u[U_PLAYED_ONCE] = po
-            u[U_PLAYED_TWICE] = pt
+            # as apply_play leaves them after the last play (pos is 3, left 0)
+            _tricks_back(st, u, seat, pos, leader, ntricks, left, att, decisions, po, pt)
             st[S_PHASE] = DONE
             return
         leader = winner
