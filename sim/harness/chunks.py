@@ -218,15 +218,14 @@ def tally_from_json(d: Mapping[str, Any]) -> dict[str, Any]:
 
 @dataclasses.dataclass
 class ChunkResult:
-    """A played chunk: its statistics (JSON-ready), table columns and records (JSONL bytes)."""
+    """A played chunk: its statistics (JSON-ready), per-deal table (Parquet bytes, empty when
+    the run keeps no table) and records (JSONL bytes)."""
 
     chunk: Chunk
     tally: dict[str, Any]
-    columns: dict[str, np.ndarray] | None
     records_first: bytes
     records_filter: bytes
     seconds: float
-    players: tuple[str, str] = ("", "")  # A's and B's specs, for the table's name columns
     deals_parquet: bytes = b""  # the per-deal table as Parquet, encoded by the worker
 
 

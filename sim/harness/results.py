@@ -68,10 +68,9 @@ def deals_path(chunk_path: str) -> str:
 
 
 def write_deals(path: str, res: ChunkResult) -> None:
-    """The chunk's per-deal table as Parquet (``parquet_bytes``)."""
-    data = res.deals_parquet or parquet_bytes(res.columns or {}, res.players)
+    """The chunk's per-deal table, as the worker encoded it (``parquet_bytes``)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    atomic_write(path, lambda f: f.write(data))
+    atomic_write(path, lambda f: f.write(res.deals_parquet))
 
 
 def parquet_bytes(cols: Mapping[str, np.ndarray], players: tuple[str, str]) -> bytes:
@@ -107,7 +106,7 @@ def save_chunk(out: str, res: ChunkResult, config_hash: str) -> None:
     meta = {"format": FORMAT, "config_hash": config_hash,
             **dataclasses.asdict(res.chunk), "seconds": res.seconds}
     path = os.path.join(out, CHUNK_DIR, res.chunk.filename)
-    if res.columns or res.deals_parquet:  # first: a chunk file means its table is complete
+    if res.deals_parquet:  # first: a chunk file means its table is complete
         write_deals(deals_path(path), res)
     arrays: dict[str, np.ndarray] = {}
     arrays["_meta"] = np.array(json.dumps(meta))

@@ -233,9 +233,8 @@ def play_chunk(task: Task) -> ChunkResult:
                         if p not in taken][:task.record_limit]
     # the table is encoded here, in parallel, and crosses to the run's process compressed
     table = parquet_bytes(cols, (task.a_spec, task.b_spec)) if task.deal_table else b""
-    return ChunkResult(c, tally, None, _records(task, first_picks),
-                       _records(task, filter_picks), time.perf_counter() - t0,
-                       (task.a_spec, task.b_spec), table)
+    return ChunkResult(c, tally, _records(task, first_picks),
+                       _records(task, filter_picks), time.perf_counter() - t0, table)
 
 
 # --- the run ------------------------------------------------------------------------------
