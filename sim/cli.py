@@ -579,8 +579,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="parallel workers (at most the CPU count unless --force-jobs)")
     to.add_argument("--force-jobs", action="store_true",
                     help="run --jobs workers even when there are more than CPUs")
-    to.add_argument("--backend", choices=("loky", "threading", "dask"),
-                    help="joblib backend (default loky)")
+    from sim.harness.config import BACKENDS
+
+    to.add_argument("--backend", choices=BACKENDS,
+                    help="what runs the chunks: auto (default: processes forked from the run "
+                         "on Linux, else loky), fork, or a joblib backend (loky, threading, "
+                         "dask)")
     to.add_argument("--scheduler", metavar="ADDRESS",
                     help="dask scheduler, e.g. tcp://10.0.0.5:8786 (implies --backend dask)")
     to.add_argument("--chunk-size", type=_pos_int, help="deals per chunk")

@@ -160,6 +160,7 @@ def tournament_config(tmp_path, name, players, **kw):
 
 
 @pytest.mark.parametrize("backend,how", [("loky", "spin"), ("loky", "sleep"),
+                                         ("fork", "spin"), ("fork", "sleep"),
                                          ("threading", "spin"), ("threading", "sleep")])
 def test_tournament_stops_a_bot_that_never_returns(tmp_path, hang, backend, how):
     """Two workers; the bot hangs on deal 17 only (chunk 3 of 4): the error names it, the

@@ -56,7 +56,7 @@ def test_defaults_and_canonical_specs():
     cfg = from_dict({"players": ["random( show_prob = 0.90 )", "random(show_prob=0.25)"]})
     assert cfg.players == ("random(show_prob=0.9)", "random")
     assert cfg.format == "head-to-head" and cfg.duplicate and cfg.deals == 10000
-    assert cfg.jobs == 1 and cfg.backend == "loky" and cfg.sprt is None
+    assert cfg.jobs == 1 and cfg.backend == "auto" and cfg.sprt is None
     assert cfg.rules_dict["kou_di_pair"] == 4 and cfg.out == os.path.join("results", "tournament")
     assert cfg.matchups() == [(0, 1)]
 
@@ -76,7 +76,7 @@ def test_defaults_and_canonical_specs():
     ({"seed": -1}, ["'seed' = -1", "integer"]),
     ({"format": "swiss"}, ["'format' = 'swiss'", "head-to-head, round-robin, gauntlet"]),
     ({"run": {"jobs": 0}}, ["'run.jobs' = 0", "1 … 4096"]),
-    ({"run": {"backend": "mpi"}}, ["'run.backend' = 'mpi'", "loky, threading, dask"]),
+    ({"run": {"backend": "mpi"}}, ["'run.backend' = 'mpi'", "auto, fork, loky, threading, dask"]),
     ({"run": {"scheduler": "tcp://x:1"}}, ["'run.scheduler'", "backend = \"dask\""]),
     ({"run": {"chunk_size": 0}}, ["'run.chunk_size' = 0"]),
     ({"run": 3}, ["'run' = 3", "must be a table"]),
@@ -121,7 +121,7 @@ def test_missing_players_and_formats():
         [(0, 1), (0, 2), (1, 2)]
     assert from_dict({"format": "Gauntlet", "players": three}).matchups() == [(0, 1), (0, 2)]
     assert set(FORMATS) == {"head-to-head", "round-robin", "gauntlet"}
-    assert BACKENDS == ("loky", "threading", "dask")
+    assert BACKENDS == ("auto", "fork", "loky", "threading", "dask")
 
 
 def test_files(tmp_path):

@@ -47,7 +47,8 @@ LAYERS = {
         "strategies.example_compiled"),
     4: ("sim.batch", "sim.harness", "sim.harness.loop", "sim.harness.plugins",
         "sim.harness.runner", "sim.harness.config", "sim.harness.chunks",
-        "sim.harness.results", "sim.harness.tournament", "sim.harness.estimate",
+        "sim.harness.results", "sim.harness.forkpool", "sim.harness.tournament",
+        "sim.harness.estimate",
         "sim.harness.bench"),
     5: ("sim.cli", "sim.human"),
 }

@@ -246,14 +246,15 @@ def test_jobs_capped_at_cpu_count_with_a_message(tmp_path, capsys):
 
 
 # --- item 8: workers end when the run's process is killed -----------------------------------
-def test_loky_workers_exit_after_kill_9_of_the_run(tmp_path):
+@pytest.mark.parametrize("backend", ["loky", "fork"])
+def test_workers_exit_after_kill_9_of_the_run(tmp_path, backend):
     import signal
     import time
 
     psutil = pytest.importorskip("psutil")
     toml = _toml(tmp_path)
     cmd = [sys.executable, "-m", "sim.cli", "tournament", toml, "--deals", "10000000",
-           "--chunk-size", "2000", "--jobs", "2", "--force-jobs", "--backend", "loky",
+           "--chunk-size", "2000", "--jobs", "2", "--force-jobs", "--backend", backend,
            "--no-progress"]
     p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          env=_env(SHUANGKOU_CACHE_DIR=os.environ.get("SHUANGKOU_CACHE_DIR")))
@@ -265,7 +266,7 @@ def test_loky_workers_exit_after_kill_9_of_the_run(tmp_path):
             assert time.monotonic() < deadline, "the run wrote no chunks"
             time.sleep(0.2)
         workers = [c for c in psutil.Process(p.pid).children(recursive=True)
-                   if "loky" in " ".join(c.cmdline())]
+                   if backend != "loky" or "loky" in " ".join(c.cmdline())]
         assert len(workers) >= 2
     finally:
         p.send_signal(signal.SIGKILL)
@@ -275,6 +276,46 @@ def test_loky_workers_exit_after_kill_9_of_the_run(tmp_path):
     for w in alive:  # do not leave them behind whatever the outcome
         w.kill()
     assert not alive, f"workers still running 20 s after the run was killed: {alive}"
+
+
+@pytest.mark.parametrize("backend", ["loky", "fork"])
+def test_ctrl_c_stops_the_run_and_its_workers(tmp_path, backend):
+    """Ctrl-C in a terminal signals the whole process group, workers included: the run says
+    what is saved and exits 130 within seconds, no worker prints a traceback or lives on."""
+    import signal
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    cmd = [sys.executable, "-m", "sim.cli", "tournament", _toml(tmp_path), "--deals",
+           "10000000", "--chunk-size", "2000", "--jobs", "2", "--force-jobs", "--backend",
+           backend, "--no-progress"]
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         start_new_session=True,
+                         env=_env(SHUANGKOU_CACHE_DIR=os.environ.get("SHUANGKOU_CACHE_DIR")))
+    chunks = tmp_path / "out" / "chunks"
+    workers = []
+    try:
+        deadline = time.monotonic() + 60
+        while not (chunks.is_dir() and len(list(chunks.glob("c*.npz"))) >= 4):
+            assert p.poll() is None, p.stderr.read().decode()
+            assert time.monotonic() < deadline, "the run wrote no chunks"
+            time.sleep(0.2)
+        workers = psutil.Process(p.pid).children(recursive=True)
+        os.killpg(p.pid, signal.SIGINT)
+        code = p.wait(timeout=30)
+        err = p.stderr.read().decode()
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        p.stderr.close()
+    _, alive = psutil.wait_procs(workers, timeout=20)
+    for w in alive:
+        w.kill()
+    assert code == 130, err
+    assert re.search(r"interrupted: \d+ of 5000 chunks are saved in .*--resume", err), err
+    assert "Traceback" not in err, err
+    assert not alive, f"workers still running 20 s after Ctrl-C: {alive}"
 
 
 # --- item 15: the first compile is announced ------------------------------------------------

@@ -372,7 +372,8 @@ def test_cli_plugin_reaches_loky_workers(tmp_path, monkeypatch, capsys):
     assert json.loads((out / "summary.json").read_text())["tallies"] == ref["tallies"]
 
 
-def test_dead_worker_is_one_line_and_keeps_chunks(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("backend", ["loky", "fork"])
+def test_dead_worker_is_one_line_and_keeps_chunks(tmp_path, monkeypatch, capsys, backend):
     (tmp_path / "trdier.py").write_text(DIER)
     monkeypatch.syspath_prepend(str(tmp_path))
     cfg = config(tmp_path, "d", players=["dier", PLAIN], plugins=["trdier"])
@@ -380,7 +381,7 @@ def test_dead_worker_is_one_line_and_keeps_chunks(tmp_path, monkeypatch, capsys)
     kept = {f: os.stat(os.path.join(cfg.out, "chunks", f)).st_mtime_ns
             for f in chunk_names(cfg.out)}
     two = config(tmp_path, "d", players=["dier", PLAIN], plugins=["trdier"],
-                 **{"run.jobs": 2, "run.backend": "loky"})
+                 **{"run.jobs": 2, "run.backend": backend})
     with pytest.raises(WorkerError) as e:
         run_tournament(two, resume=True)
     msg = str(e.value)

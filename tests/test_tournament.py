@@ -158,10 +158,51 @@ def test_identical_for_any_jobs_backend_and_chunk_size(tmp_path):
     table = sorted_table(base.out)
     for name, kw in (("b", {"run.jobs": 2, "run.chunk_size": 70}),
                      ("c", {"run.jobs": 2, "run.backend": "threading", "run.chunk_size": 33}),
+                     ("e", {"run.jobs": 2, "run.backend": "fork", "run.chunk_size": 90}),
+                     ("f", {"run.jobs": 2, "run.backend": "loky", "run.chunk_size": 110}),
                      ("d", {"run.chunk_size": 1000})):
         cfg = config(tmp_path, name, deals=500, **kw)
         assert stable(run_tournament(cfg)) == ref, name
         assert same_tables(sorted_table(cfg.out), table), name
+
+
+def test_auto_backend_forks_only_a_process_without_other_threads(tmp_path):
+    """``auto`` is ``fork`` on Linux while no other Python thread runs (a fork would copy a
+    lock another thread holds, locked for ever), else ``loky``; one job plays in-process;
+    run.json names what ran."""
+    import threading
+
+    from sim.harness.tournament import resolve_backend
+
+    two = config(tmp_path, "x", **{"run.jobs": 2})
+    assert two.backend == "auto"
+    assert resolve_backend(config(tmp_path, "x")) == "in-process"
+    assert resolve_backend(config(tmp_path, "x", **{"run.jobs": 2, "run.backend": "loky"})) \
+        == "loky"
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, daemon=True)
+    t.start()
+    try:
+        assert resolve_backend(two) == "loky"
+    finally:
+        stop.set()
+        t.join(10)
+    if sys.platform == "linux" and threading.active_count() == 1:
+        assert resolve_backend(two) == "fork"
+    # from the command line (one thread): forked workers on Linux, same tables as one job
+    out = tmp_path / "cli"
+    toml = tmp_path / "a.toml"
+    toml.write_text(f'players = ["{EAGER}", "{PLAIN}"]\ndeals = 300\nseed = 11\n'
+                    '[run]\nchunk_size = 50\nprogress = false\n[output]\nplots = false\n')
+    subprocess.run([sys.executable, "-m", "sim.cli", "tournament", str(toml), "--jobs", "2",
+                    "--force-jobs", "--out", str(out), "--quiet"], check=True, timeout=300,
+                   cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
+    ran = json.loads((out / "run.json").read_text())["backend"]
+    assert ran == ("fork" if sys.platform == "linux" else "loky")
+    ref = config(tmp_path, "ref", deals=300)
+    assert json.loads((out / "summary.json").read_text())["tallies"] == \
+        run_tournament(ref)["tallies"]
+    assert same_tables(sorted_table(str(out)), sorted_table(ref.out))
 
 
 def test_dask_local_cluster_equals_loky(tmp_path):

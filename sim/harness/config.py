@@ -22,7 +22,7 @@ The schema (every key but ``players`` is optional; defaults shown)::
 
     [run]
     jobs = 1                           # parallel workers
-    backend = "loky"                   # loky, threading, dask
+    backend = "auto"                   # auto (Linux: fork, else loky), fork, loky, threading, dask
     scheduler = ""                     # dask scheduler address, e.g. tcp://10.0.0.5:8786
     chunk_size = 10000                 # deals per chunk (unit of work, file and SPRT look)
     progress = true                    # tqdm progress bar on stderr
@@ -66,7 +66,13 @@ except ModuleNotFoundError:  # Python 3.10: the same parser as a package
     import tomli as tomllib
 
 FORMATS = ("head-to-head", "round-robin", "gauntlet")
-BACKENDS = ("loky", "threading", "dask")
+BACKENDS = ("auto", "fork", "loky", "threading", "dask")
+
+
+def _can_fork_here() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
 MAX_SEED_TOML = 2**63 - 1  # TOML integers are signed 64-bit
 MAX_SEED = 2**64 - 1
 MAX_DEAL = 2**63 - 1
@@ -109,7 +115,7 @@ class TournamentConfig:
     timeout: float = 0.0
     rules: tuple[tuple[str, int], ...] = ()
     jobs: int = 1
-    backend: str = "loky"
+    backend: str = "auto"
     scheduler: str = ""
     chunk_size: int = 10000
     progress: bool = True
@@ -316,7 +322,10 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
     rules = v.rules(raw.get("rules", {}))
     run = v.table(raw, "run", _RUN)
     jobs = v.integer(run, "jobs", 1, 1, 4096, prefix="run.")
-    backend = v.choice(run, "backend", "loky", BACKENDS, prefix="run.")
+    backend = v.choice(run, "backend", "auto", BACKENDS, prefix="run.")
+    if backend == "fork" and not _can_fork_here():
+        v.fail("run.backend", backend, "this system cannot fork processes: use \"auto\" or "
+               "\"loky\"")
     scheduler = v.string(run, "scheduler", "", prefix="run.")
     if scheduler and backend != "dask":
         v.fail("run.scheduler", scheduler, "a scheduler address needs backend = \"dask\"")

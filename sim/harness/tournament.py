@@ -12,7 +12,8 @@ How a run is organised
   duplicate, deal ``d`` is played once, in orientation ``d % 2``, and ``x`` is A's settlement.
 - **Chunks.** The deals of a matchup are cut into chunks of ``chunk_size`` deals. Chunk ``k``
   of every matchup comes before chunk ``k+1`` of any (so a round robin progresses evenly).
-  A chunk is the unit of work (joblib over chunks: loky, threading or dask), of storage
+  A chunk is the unit of work (worker processes forked from the run, or joblib: loky,
+  threading or dask; ``sim.harness.forkpool``), of storage
   (``chunks/c000123.npz`` and its table ``deals/c000123.parquet``, written atomically as soon
   as it finishes) and of the SPRT's looks.
 - **Determinism.** Per-deal results depend only on seed, deal and seats; chunk statistics are
@@ -379,21 +380,57 @@ def _connect(client_class: Any, address: str) -> Any:
                       f"tcp://HOST:PORT of a running dask-scheduler")
 
 
+def resolve_backend(cfg: Any) -> str:
+    """What runs the chunks of ``cfg``: ``"in-process"`` for one job (dask excepted), else
+    the backend, with ``auto`` made ``fork`` where that is safe (``forkpool.can_fork``: Linux,
+    this process running one thread) and ``loky`` elsewhere."""
+    from sim.harness.forkpool import can_fork
+
+    if cfg.backend == "dask":
+        return "dask"
+    if cfg.jobs == 1:
+        return "in-process"
+    if cfg.backend == "auto":
+        return "fork" if can_fork() else "loky"
+    return cfg.backend
+
+
+def _load_kernels(cfg: Any) -> None:
+    """Load every kernel the run's loops use into this process (one deal of each matchup),
+    so that forked workers start with them in memory. (Not the Parquet writer: importing
+    pyarrow starts threads, and a process with threads is not forked.)"""
+    from sim.harness import runner
+    from sim.rules import Rules
+
+    rules = Rules.from_dict(dict(cfg.rules))
+    for a, b in cfg.matchups():
+        runner.summaries(cfg.seed, cfg.first_deal, 1,
+                         runner.make_seats([cfg.players[a], cfg.players[b]]), rules,
+                         cfg.timeout or None)
+
+
 @contextlib.contextmanager
-def _executor(cfg: Any) -> Iterator[Callable[[Iterator[Task]], Iterator[ChunkResult]]]:
-    """A function running tasks with joblib and yielding results as they complete; with the
-    dask backend, connected to ``cfg.scheduler`` (or a cluster on this machine) meanwhile."""
+def _executor(cfg: Any, backend: str) -> Iterator[Callable[[Iterator[Task]],
+                                                            Iterator[ChunkResult]]]:
+    """A function running tasks on ``backend`` (``resolve_backend``) and yielding results as
+    they complete. Forked workers are started on entry; with the dask backend, connected to
+    ``cfg.scheduler`` (or a cluster on this machine) meanwhile."""
     from joblib import Parallel, delayed, parallel_config
 
-    def local(tasks: Iterator[Task]) -> Iterator[ChunkResult]:
-        if cfg.jobs == 1:  # in this process: no worker start-up, easy to debug
-            return (play_chunk(t) for t in tasks)
-        return Parallel(n_jobs=cfg.jobs, backend=cfg.backend, batch_size=1,
-                        return_as="generator_unordered", pre_dispatch="2*n_jobs")(
-            delayed(_play_in_worker)(t, os.getpid()) for t in tasks)
+    if backend == "in-process":  # no worker start-up, easy to debug
+        yield lambda tasks: (play_chunk(t) for t in tasks)
+        return
+    if backend == "fork":
+        from sim.harness.forkpool import ForkPool
 
-    if cfg.backend != "dask":
-        yield local
+        _load_kernels(cfg)
+        with ForkPool(cfg.jobs, _watch_parent) as pool:
+            yield lambda tasks: pool.map_unordered(play_chunk, tasks)
+        return
+    if backend != "dask":
+        yield lambda tasks: Parallel(
+            n_jobs=cfg.jobs, backend=backend, batch_size=1, return_as="generator_unordered",
+            pre_dispatch="2*n_jobs")(delayed(_play_in_worker)(t, os.getpid()) for t in tasks)
         return
     try:
         from dask.distributed import Client, LocalCluster
@@ -476,11 +513,17 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     total_deals = cfg.deals * len(cfg.matchups())  # arithmetic: the plan stays lazy
     if not agg.finished and (cfg.backend == "dask" or not _kernels_cached(cfg)):
         _warm_up(cfg)  # before the clock and the bar: compile time is not deals/s
-        # (compiled already: loky workers load the kernels themselves, nothing to do here)
+        # (compiled already: loky workers load the kernels themselves, and a forked pool is
+        # started from this process once it has loaded them, inside the clock: ``_executor``)
+    backend = resolve_backend(cfg)
     t0 = time.perf_counter()
     deals_now = written = 0
-    bar = _progress(cfg, total_deals, sum(chunks[i].n for i in done),
-                    cfg.progress if progress is None else progress)
+
+    def new_bar() -> Any:
+        return _progress(cfg, total_deals, sum(chunks[i].n for i in done),
+                         cfg.progress if progress is None else progress)
+
+    bar = None
     interrupted = False
     sent: set[int] = set()  # chunks handed to the workers and not saved yet
     try:
@@ -488,7 +531,8 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
             # (set.add returns None: each chunk is noted in ``sent`` as it is handed out)
             todo = (t for t in _tasks(cfg, (c for c in chunks if c.index not in done), plugins)
                     if agg.stop_at is None and not sent.add(t.chunk.index))
-            with _executor(cfg) as execute:
+            with _executor(cfg, backend) as execute:
+                bar = new_bar()  # after forked workers start: the bar starts a thread
                 results = execute(todo)
                 for res in results:
                     if agg.stop_at is not None and res.chunk.index > agg.stop_at:
@@ -514,7 +558,8 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
                         warnings.filterwarnings("ignore", message=".*executed +but not used")
                         close()  # stop the workers early when the SPRT decided
     except KeyboardInterrupt:
-        bar.close()
+        if bar is not None:
+            bar.close()
         print(f"interrupted: {len(chunk_files(out))} of {len(chunks)} chunks are saved in "
               f"{out!r}; run the same command with --resume to finish", file=sys.stderr)
         raise
@@ -527,7 +572,10 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
                           f"{lost}: {len(chunk_files(out))} of {len(chunks)} chunks are saved "
                           f"in {out!r}; run the same command with --resume to finish") from None
     finally:
-        bar.close()
+        if bar is None and agg.finished:
+            bar = new_bar()  # nothing to play: the bar is drawn full, once
+        if bar is not None:
+            bar.close()
     if interrupted:
         return None
     if agg.stop_at is not None:
@@ -538,7 +586,7 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
                 "deals_per_second": deals_now / wall if wall > 0 else math.nan,
                 "games_per_second": deals_now * per_deal / wall if wall > 0 else math.nan,
                 "chunks_this_session": written, "chunks_before": done_before,
-                "jobs": cfg.jobs, "backend": cfg.backend,
+                "jobs": cfg.jobs, "backend": backend,
                 "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
     atomic_write(os.path.join(out, "run.json"),
                   lambda f: f.write(json.dumps(run_info, indent=2) + "\n"), "w")
