@@ -246,18 +246,17 @@ def test_jobs_capped_at_cpu_count_with_a_message(tmp_path, capsys):
 
 
 # --- item 8: workers end when the run's process is killed -----------------------------------
-@pytest.mark.parametrize("backend", ["loky", "fork"])
-def test_workers_exit_after_kill_9_of_the_run(tmp_path, backend):
-    import signal
+def _long_run(tmp_path, backend, **popen):
+    """A 10-million-deal CLI run on two workers, once it has saved 4 chunks; and its workers."""
     import time
 
     psutil = pytest.importorskip("psutil")
-    toml = _toml(tmp_path)
-    cmd = [sys.executable, "-m", "sim.cli", "tournament", toml, "--deals", "10000000",
-           "--chunk-size", "2000", "--jobs", "2", "--force-jobs", "--backend", backend,
-           "--no-progress"]
+    cmd = [sys.executable, "-m", "sim.cli", "tournament", _toml(tmp_path), "--deals",
+           "10000000", "--chunk-size", "2000", "--jobs", "2", "--force-jobs", "--backend",
+           backend, "--no-progress"]
     p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         env=_env(SHUANGKOU_CACHE_DIR=os.environ.get("SHUANGKOU_CACHE_DIR")))
+                         env=_env(SHUANGKOU_CACHE_DIR=os.environ.get("SHUANGKOU_CACHE_DIR")),
+                         **popen)
     chunks = tmp_path / "out" / "chunks"
     try:
         deadline = time.monotonic() + 60
@@ -268,13 +267,31 @@ def test_workers_exit_after_kill_9_of_the_run(tmp_path, backend):
         workers = [c for c in psutil.Process(p.pid).children(recursive=True)
                    if backend != "loky" or "loky" in " ".join(c.cmdline())]
         assert len(workers) >= 2
-    finally:
-        p.send_signal(signal.SIGKILL)
+    except BaseException:
+        p.kill()
         p.wait()
         p.stderr.close()
+        raise
+    return p, workers
+
+
+def _outlived(workers):
+    """The workers still running 20 s from now (killed, so that none is left behind)."""
+    import psutil
+
     _, alive = psutil.wait_procs(workers, timeout=20)
-    for w in alive:  # do not leave them behind whatever the outcome
+    for w in alive:
         w.kill()
+    return alive
+
+
+@pytest.mark.parametrize("backend", ["loky", "fork"])
+def test_workers_exit_after_kill_9_of_the_run(tmp_path, backend):
+    p, workers = _long_run(tmp_path, backend)
+    p.kill()
+    p.wait()
+    p.stderr.close()
+    alive = _outlived(workers)
     assert not alive, f"workers still running 20 s after the run was killed: {alive}"
 
 
@@ -283,24 +300,9 @@ def test_ctrl_c_stops_the_run_and_its_workers(tmp_path, backend):
     """Ctrl-C in a terminal signals the whole process group, workers included: the run says
     what is saved and exits 130 within seconds, no worker prints a traceback or lives on."""
     import signal
-    import time
 
-    psutil = pytest.importorskip("psutil")
-    cmd = [sys.executable, "-m", "sim.cli", "tournament", _toml(tmp_path), "--deals",
-           "10000000", "--chunk-size", "2000", "--jobs", "2", "--force-jobs", "--backend",
-           backend, "--no-progress"]
-    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         start_new_session=True,
-                         env=_env(SHUANGKOU_CACHE_DIR=os.environ.get("SHUANGKOU_CACHE_DIR")))
-    chunks = tmp_path / "out" / "chunks"
-    workers = []
+    p, workers = _long_run(tmp_path, backend, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        while not (chunks.is_dir() and len(list(chunks.glob("c*.npz"))) >= 4):
-            assert p.poll() is None, p.stderr.read().decode()
-            assert time.monotonic() < deadline, "the run wrote no chunks"
-            time.sleep(0.2)
-        workers = psutil.Process(p.pid).children(recursive=True)
         os.killpg(p.pid, signal.SIGINT)
         code = p.wait(timeout=30)
         err = p.stderr.read().decode()
@@ -309,9 +311,7 @@ def test_ctrl_c_stops_the_run_and_its_workers(tmp_path, backend):
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
         p.stderr.close()
-    _, alive = psutil.wait_procs(workers, timeout=20)
-    for w in alive:
-        w.kill()
+    alive = _outlived(workers)
     assert code == 130, err
     assert re.search(r"interrupted: \d+ of 5000 chunks are saved in .*--resume", err), err
     assert "Traceback" not in err, err
