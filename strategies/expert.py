@@ -110,6 +110,7 @@ P_SHOW_AT, P_MIN_CARDS, P_PARTNER_MARGIN = 0, 1, 2
 P_SAMPLES, P_MARGIN, P_CALL_SAMPLES, P_Z, P_GIVEBACK_K = 3, 4, 5, 6, 7
 P_INFER, P_INFER_WORLDS, P_EPSILON = 8, 9, 10  # inference: 0 off, 1 weighted, 2 control
 P_ITERATIONS = 11  # > 0: the challenger comes from an ISMCTS of this many iterations
+P_RECHECK = 12  # re-check batches of ``samples`` fresh worlds at most (close calls get more)
 
 # int scratch layout (buf): [choices | candidates | rollout state | sampler | pool]
 R_CAND = MAX_CHOICES
@@ -382,22 +383,30 @@ def disciplined_choice(st, u, rules, seat, params, buf, fws, uws, n, default, sa
         challenger = buf[R_CAND + best]
     if challenger == default:
         return default
-    # re-check the challenger against the default on fresh worlds, paired
+    # re-check the challenger against the default on fresh worlds, paired, in batches of
+    # ``samples``: switch once the lower bound clears the margin, stop once the upper bound
+    # is below it (a close call gets up to P_RECHECK batches, a clear one a single batch)
     s1 = 0.0
     s2 = 0.0
-    if infer:
-        _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, samples)
-    for w in range(samples):
-        _new_world(st, u, seat, buf, fws, uws, calling, infer, w)
-        d = _value_of(st, u, rules, seat, params, buf, fws, uws, challenger, calling) - \
-            _value_of(st, u, rules, seat, params, buf, fws, uws, default, calling)
-        s1 += d
-        s2 += d * d
-    mean = s1 / samples
-    var = max(s2 / samples - mean * mean, 0.0) * samples / max(samples - 1, 1)
-    lcb = mean - params[seat, P_Z] * math.sqrt(var / samples)
-    if lcb > params[seat, P_MARGIN]:
-        return challenger
+    m = 0
+    z = params[seat, P_Z]
+    margin = params[seat, P_MARGIN]
+    for _ in range(max(np.int64(params[seat, P_RECHECK]), 1)):
+        if infer:
+            _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, samples)
+        for w in range(samples):
+            _new_world(st, u, seat, buf, fws, uws, calling, infer, w)
+            d = _value_of(st, u, rules, seat, params, buf, fws, uws, challenger, calling) - \
+                _value_of(st, u, rules, seat, params, buf, fws, uws, default, calling)
+            s1 += d
+            s2 += d * d
+        m += samples
+        mean = s1 / m
+        se = math.sqrt(max(s2 / m - mean * mean, 0.0) * m / max(m - 1, 1) / m)
+        if mean - z * se > margin:
+            return challenger
+        if mean + z * se <= margin:
+            return default
     return default
 
 
@@ -514,6 +523,9 @@ class ExpertStrategy(CompiledStrategy):
     iterations = param(0, int, lo=0, hi=100_000,
                        doc="> 0: the challenger is ISMCTS's choice after this many iterations "
                            "(c=0.3, greedy rollouts) instead of the best rollout mean")
+    recheck = param(1, int, lo=1, hi=16,
+                    doc="re-check batches of `samples` fresh worlds at most: another batch "
+                        "while the challenger's paired interval straddles the margin")
 
     def kernel_decide(self, params, st, u, rules, seat, buf, fws, uws):
         return expert_decide(st, u, rules, seat, params, buf, fws, uws)
@@ -521,4 +533,4 @@ class ExpertStrategy(CompiledStrategy):
     def compiled_params(self) -> list[float]:
         return [self.show_at, self.min_cards, self.partner_margin, self.samples, self.margin,
                 self.call_samples, self.z, self.giveback_k, _INFER.index(self.infer),
-                self.infer_worlds, self.epsilon, self.iterations]
+                self.infer_worlds, self.epsilon, self.iterations, self.recheck]

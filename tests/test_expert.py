@@ -70,6 +70,25 @@ def test_default_is_greedy(spec):
     assert ours == theirs
 
 
+def test_recheck_batches_only_extend_a_close_call():
+    """``recheck`` > 1 draws further batches only while the challenger's paired interval
+    straddles the margin: with ``margin=-100`` (every first batch switches) it changes
+    nothing; at the default margin it plays other moves somewhere, from the masked state too
+    (the Python tier runs the kernel on the observation)."""
+    def records(spec, python_tier=False):
+        return list(iter_records(5, 0, 3, make_seats([spec, "greedy"]),
+                                 python_tier=python_tier))
+
+    def plays(recs):
+        return [r["tricks"] for r in recs]
+
+    loose = "expert(samples=4, call_samples=0, margin=-100.0)"
+    assert plays(records(loose)) == plays(records(loose[:-1] + ", recheck=4)"))
+    one, four = "expert(samples=4, call_samples=0)", "expert(samples=4, call_samples=0, recheck=4)"
+    assert plays(records(one)) != plays(records(four))
+    assert records(four) == records(four, python_tier=True)
+
+
 def _calling_decisions(seed, deals):
     """(state, u, seat) copies at the calling decisions of greedy deals (shows, give-backs)."""
     bots = make_seats(["greedy"])
