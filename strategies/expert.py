@@ -500,7 +500,7 @@ class ExpertStrategy(CompiledStrategy):
 
     name = "expert"
     compiled_kind = KIND_EXPERT
-    samples = param(96, int, lo=0, hi=100_000,
+    samples = param(192, int, lo=0, hi=100_000,
                     doc="worlds per trick-play search, and again for the re-check (0: greedy)")
     margin = param(0.0, float, lo=-100.0, hi=100.0,
                    doc="value a challenger's paired lower bound must exceed to replace greedy")
@@ -523,7 +523,7 @@ class ExpertStrategy(CompiledStrategy):
     iterations = param(0, int, lo=0, hi=100_000,
                        doc="> 0: the challenger is ISMCTS's choice after this many iterations "
                            "(c=0.3, greedy rollouts) instead of the best rollout mean")
-    recheck = param(1, int, lo=1, hi=16,
+    recheck = param(4, int, lo=1, hi=16,
                     doc="re-check batches of `samples` fresh worlds at most: another batch "
                         "while the challenger's paired interval straddles the margin")
 

@@ -84,7 +84,8 @@ def test_recheck_batches_only_extend_a_close_call():
 
     loose = "expert(samples=4, call_samples=0, margin=-100.0)"
     assert plays(records(loose)) == plays(records(loose[:-1] + ", recheck=4)"))
-    one, four = "expert(samples=4, call_samples=0)", "expert(samples=4, call_samples=0, recheck=4)"
+    one = "expert(samples=4, call_samples=0, recheck=1)"
+    four = "expert(samples=4, call_samples=0, recheck=4)"
     assert plays(records(one)) != plays(records(four))
     assert records(four) == records(four, python_tier=True)
 
