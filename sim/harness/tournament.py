@@ -383,7 +383,7 @@ def _connect(client_class: Any, address: str) -> Any:
 def resolve_backend(cfg: Any) -> str:
     """What runs the chunks of ``cfg``: ``"in-process"`` for one job (dask excepted), else
     the backend, with ``auto`` made ``fork`` where that is safe (``forkpool.can_fork``: Linux,
-    this process running one thread) and ``loky`` elsewhere."""
+    no other Python thread running in this process) and ``loky`` elsewhere."""
     from sim.harness.forkpool import can_fork
 
     if cfg.backend == "dask":
@@ -397,8 +397,8 @@ def resolve_backend(cfg: Any) -> str:
 
 def _load_kernels(cfg: Any) -> None:
     """Load every kernel the run's loops use into this process (one deal of each matchup),
-    so that forked workers start with them in memory. (Not the Parquet writer: importing
-    pyarrow starts threads, and a process with threads is not forked.)"""
+    so that forked workers start with them in memory. (Not the Parquet writer: the workers
+    import it on their first chunk, in parallel.)"""
     from sim.harness import runner
     from sim.rules import Rules
 
