@@ -555,7 +555,8 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
                 close = getattr(results, "close", None)
                 if close:
                     with warnings.catch_warnings():  # joblib warns about the unused results
-                        warnings.filterwarnings("ignore", message=".*executed +but not used")
+                        warnings.filterwarnings(  # (its "... not used" and "... cancelled")
+                            "ignore", message=".*(executed +but not used|have been cancelled)")
                         close()  # stop the workers early when the SPRT decided
     except KeyboardInterrupt:
         if bar is not None:
