@@ -307,7 +307,8 @@ def _kernels_cached(cfg: Any) -> bool:
 
 def _warm_up(cfg: Any) -> None:
     """Compile the kernels once here, before the workers start, so that each worker loads
-    them from the on-disk cache instead of compiling its own copy (about 50 s each)."""
+    them from the on-disk cache instead of compiling its own copy (about 50 s each); on a warm
+    cache, load them into this process (one deal of each set of strategy kinds)."""
     from sim.core._cache import compile_first
     from sim.harness import runner
     from sim.rules import Rules
@@ -395,20 +396,6 @@ def resolve_backend(cfg: Any) -> str:
     return cfg.backend
 
 
-def _load_kernels(cfg: Any) -> None:
-    """Load every kernel the run's loops use into this process (one deal of each matchup),
-    so that forked workers start with them in memory. (Not the Parquet writer: the workers
-    import it on their first chunk, in parallel.)"""
-    from sim.harness import runner
-    from sim.rules import Rules
-
-    rules = Rules.from_dict(dict(cfg.rules))
-    for a, b in cfg.matchups():
-        runner.summaries(cfg.seed, cfg.first_deal, 1,
-                         runner.make_seats([cfg.players[a], cfg.players[b]]), rules,
-                         cfg.timeout or None)
-
-
 @contextlib.contextmanager
 def _executor(cfg: Any, backend: str) -> Iterator[Callable[[Iterator[Task]],
                                                             Iterator[ChunkResult]]]:
@@ -423,7 +410,7 @@ def _executor(cfg: Any, backend: str) -> Iterator[Callable[[Iterator[Task]],
     if backend == "fork":
         from sim.harness.forkpool import ForkPool
 
-        _load_kernels(cfg)
+        _warm_up(cfg)  # the kernels in memory, so that the forked workers start with them
         with ForkPool(cfg.jobs, _watch_parent) as pool:
             yield lambda tasks: pool.map_unordered(play_chunk, tasks)
         return
