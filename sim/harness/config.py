@@ -59,6 +59,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sim.errors import ConfigError, ShuangkouError
+from sim.harness.forkpool import fork_available
 
 try:
     import tomllib
@@ -67,12 +68,6 @@ except ModuleNotFoundError:  # Python 3.10: the same parser as a package
 
 FORMATS = ("head-to-head", "round-robin", "gauntlet")
 BACKENDS = ("auto", "fork", "loky", "threading", "dask")
-
-
-def _can_fork_here() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
 MAX_SEED_TOML = 2**63 - 1  # TOML integers are signed 64-bit
 MAX_SEED = 2**64 - 1
 MAX_DEAL = 2**63 - 1
@@ -323,7 +318,7 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
     run = v.table(raw, "run", _RUN)
     jobs = v.integer(run, "jobs", 1, 1, 4096, prefix="run.")
     backend = v.choice(run, "backend", "auto", BACKENDS, prefix="run.")
-    if backend == "fork" and not _can_fork_here():
+    if backend == "fork" and not fork_available():
         v.fail("run.backend", backend, "this system cannot fork processes: use \"auto\" or "
                "\"loky\"")
     scheduler = v.string(run, "scheduler", "", prefix="run.")

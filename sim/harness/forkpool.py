@@ -27,13 +27,16 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 
-def can_fork() -> bool:
-    """Whether this process may fork its workers: Linux, with one thread running."""
-    if sys.platform != "linux":
-        return False
+def fork_available() -> bool:
+    """Whether this system can start processes by fork (the ``fork`` backend)."""
     import multiprocessing
 
-    if "fork" not in multiprocessing.get_all_start_methods():
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def can_fork() -> bool:
+    """Whether ``auto`` forks: Linux, and no other Python thread running in this process."""
+    if sys.platform != "linux" or not fork_available():
         return False
     import threading
 
