@@ -3,9 +3,10 @@
 A loky worker is a new Python process: it imports numpy, numba and the engine (about 0.5 s)
 and loads its cached kernels (0.3–0.5 s) before playing its first chunk, while the run's
 clock runs; a forked worker starts with all of that already in memory, shared copy-on-write
-with the run's process. The run's process loads the kernels once (a 1-job run pays the same
-load), then forks: the workers' first chunks start about 0.4 s into the run, against 0.5 s plus
-a first chunk slowed by 0.6-1.3 s of loading with loky (``benchmarks/test_bench_scaling.py``).
+with the run's process. The run's process loads the kernels once before its clock starts (as
+a 1-job run does), then forks: the workers' first chunks start about 0.03 s into the run,
+against 0.5 s plus a first chunk slowed by 0.6-1.3 s of loading with loky
+(``benchmarks/test_bench_scaling.py``).
 
 Fork copies only the calling thread, and a lock that another thread held at that moment
 stays locked in the child for ever; so ``auto`` forks only a process that runs no other Python

@@ -400,20 +400,21 @@ def resolve_backend(cfg: Any) -> str:
 def _executor(cfg: Any, backend: str) -> Iterator[Callable[[Iterator[Task]],
                                                             Iterator[ChunkResult]]]:
     """A function running tasks on ``backend`` (``resolve_backend``) and yielding results as
-    they complete. Forked workers are started on entry; with the dask backend, connected to
-    ``cfg.scheduler`` (or a cluster on this machine) meanwhile."""
-    from joblib import Parallel, delayed, parallel_config
-
+    they complete. Forked workers are started on entry, from this process as it is: the caller
+    has loaded the kernels (``_warm_up``) so that they start with them. With the dask backend,
+    connected to ``cfg.scheduler`` (or a cluster on this machine) meanwhile."""
     if backend == "in-process":  # no worker start-up, easy to debug
         yield lambda tasks: (play_chunk(t) for t in tasks)
         return
     if backend == "fork":
         from sim.harness.forkpool import ForkPool
 
-        _warm_up(cfg)  # the kernels in memory, so that the forked workers start with them
         with ForkPool(cfg.jobs, _watch_parent) as pool:
             yield lambda tasks: pool.map_unordered(play_chunk, tasks)
         return
+    # joblib is imported only here, where it runs the chunks (0.1 s of the run's clock)
+    from joblib import Parallel, delayed, parallel_config
+
     if backend != "dask":
         yield lambda tasks: Parallel(
             n_jobs=cfg.jobs, backend=backend, batch_size=1, return_as="generator_unordered",
@@ -498,11 +499,13 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     per_deal = games_per_deal(cfg)
     # progress counts deals (a duplicate deal is two games), as the config does
     total_deals = cfg.deals * len(cfg.matchups())  # arithmetic: the plan stays lazy
-    if not agg.finished and (cfg.backend == "dask" or not _kernels_cached(cfg)):
-        _warm_up(cfg)  # before the clock and the bar: compile time is not deals/s
-        # (compiled already: loky workers load the kernels themselves, and a forked pool is
-        # started from this process once it has loaded them, inside the clock: ``_executor``)
     backend = resolve_backend(cfg)
+    if not agg.finished and (backend in ("in-process", "fork", "dask")
+                             or not _kernels_cached(cfg)):
+        # before the clock and the bar: compiling or loading the kernels is start-up, not
+        # deals/s. This process plays (in-process) or forks its workers with the kernels in
+        # memory (fork); loky's workers load them from the cache themselves, inside the clock.
+        _warm_up(cfg)
     t0 = time.perf_counter()
     deals_now = written = 0
 
