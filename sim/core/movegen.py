@@ -150,24 +150,17 @@ set_kth_inline = kernel(inline="always")(getattr(set_kth, "py_func", set_kth))
 def set_all(mode, m1, m2, out):
     """Write every play of a legal set into ``out`` in canonical order; returns the count."""
     n = 0
-    if mode == M_SINGLES or mode == M_LEAD:
+    if mode == M_SINGLES or mode == M_LEAD or mode == M_PAIRS:
         m = m1
-        while m:
-            out[n] = lsb(m)
-            n += 1
-            m = clear_lsb(m)
-        if mode == M_SINGLES:
-            return n
-        m = m2
-        while m:
-            x = lsb(m)
-            out[n] = code2(x, x)
-            n += 1
-            m = clear_lsb(m)
-        return n
-    if mode == M_PAIRS:
-        m = m1
-        while m:
+        if mode != M_PAIRS:  # the singles of m1 first
+            while m:
+                out[n] = lsb(m)
+                n += 1
+                m = clear_lsb(m)
+            if mode == M_SINGLES:
+                return n
+            m = m2
+        while m:  # then the pairs: of m1 (M_PAIRS), of the twice-held cards m2 (M_LEAD)
             x = lsb(m)
             out[n] = code2(x, x)
             n += 1
