@@ -96,6 +96,7 @@ from strategies.sampler import (
     prepare_any,
 )
 from strategies.search import (
+    POLICY_EGREEDY,
     POLICY_GREEDY,
     _reseed_rollouts,
     copy_into,
@@ -111,6 +112,7 @@ P_SAMPLES, P_MARGIN, P_CALL_SAMPLES, P_Z, P_GIVEBACK_K = 3, 4, 5, 6, 7
 P_INFER, P_INFER_WORLDS, P_EPSILON = 8, 9, 10  # inference: 0 off, 1 weighted, 2 control
 P_ITERATIONS = 11  # > 0: the challenger comes from an ISMCTS of this many iterations
 P_RECHECK = 12  # re-check batches of ``samples`` fresh worlds at most (close calls get more)
+P_ROLLOUT = 13  # the rollouts' trick-play policy: 1 greedy, 2 egreedy (search.POLICY_*)
 
 # int scratch layout (buf): [choices | candidates | rollout state | sampler | pool]
 R_CAND = MAX_CHOICES
@@ -208,7 +210,7 @@ def finish_from_calling(st, u, rules, seat, params, buf):
                           buf)
         apply_code(st, u, rules, c)
     if st[S_PHASE] == PLAY:
-        rollout(st, u, rules, np.int64(POLICY_GREEDY), params, buf)
+        rollout(st, u, rules, np.int64(params[seat, P_ROLLOUT]), params, buf)
 
 
 # --- inference --------------------------------------------------------------------------------
@@ -324,7 +326,7 @@ def _value_of(st, u, rules, seat, params, buf, fws, uws, code, calling):
     else:
         copy_into(rst, st, S_CALLS)  # trick rollouts need only the scalars and the trick
         apply_play(rst, ru, rules, code_first(code), code_second(code))
-        rollout(rst, ru, rules, np.int64(POLICY_GREEDY), params, buf)
+        rollout(rst, ru, rules, np.int64(params[seat, P_ROLLOUT]), params, buf)
     if rst[S_PHASE] != DONE:
         return 0.0
     return deal_value(rst, seat)
@@ -492,6 +494,7 @@ def expert_decide(st, u, rules, seat, params, buf, fws, uws):
 
 
 _INFER = ("off", "weighted", "control")
+_ROLLOUT = {"greedy": POLICY_GREEDY, "egreedy": POLICY_EGREEDY}
 
 
 class ExpertStrategy(CompiledStrategy):
@@ -527,10 +530,15 @@ class ExpertStrategy(CompiledStrategy):
                     doc="re-check batches of `samples` fresh worlds at most: another batch "
                         "while the challenger's paired interval straddles the margin")
 
+    rollout = param("greedy", str, choices=tuple(_ROLLOUT),
+                    doc="the rollouts' trick play: greedy for every seat, or egreedy (a "
+                        "uniformly random play one time in ten)")
+
     def kernel_decide(self, params, st, u, rules, seat, buf, fws, uws):
         return expert_decide(st, u, rules, seat, params, buf, fws, uws)
 
     def compiled_params(self) -> list[float]:
         return [self.show_at, self.min_cards, self.partner_margin, self.samples, self.margin,
                 self.call_samples, self.z, self.giveback_k, _INFER.index(self.infer),
-                self.infer_worlds, self.epsilon, self.iterations, self.recheck]
+                self.infer_worlds, self.epsilon, self.iterations, self.recheck,
+                _ROLLOUT[self.rollout]]
