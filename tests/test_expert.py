@@ -90,6 +90,20 @@ def test_recheck_batches_only_extend_a_close_call():
     assert records(four) == records(four, python_tier=True)
 
 
+def test_egreedy_rollouts_change_plays_and_see_only_the_observation():
+    """``rollout=egreedy`` plays the rollouts with a random play one time in ten: other
+    decisions than greedy rollouts somewhere, drawn from the seat's own sampling stream, so the
+    masked state (Python tier) gives the same records and a second run repeats them."""
+    def records(spec, python_tier=False):
+        return list(iter_records(5, 0, 3, make_seats([spec, "greedy"]),
+                                 python_tier=python_tier))
+
+    greedy = "expert(samples=8, call_samples=4, recheck=1)"
+    egreedy = "expert(samples=8, call_samples=4, recheck=1, rollout=egreedy)"
+    assert [r["tricks"] for r in records(greedy)] != [r["tricks"] for r in records(egreedy)]
+    assert records(egreedy) == records(egreedy, python_tier=True) == records(egreedy)
+
+
 def _calling_decisions(seed, deals):
     """(state, u, seat) copies at the calling decisions of greedy deals (shows, give-backs)."""
     bots = make_seats(["greedy"])
