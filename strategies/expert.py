@@ -17,16 +17,19 @@ Searched calling (R6-R8)
     (``show_at``, ``min_cards``, ``partner_margin``). With ``call_samples`` > 0, at every
     show chance it samples the cards it cannot see, hidden hands *and* the cards not yet dealt
     (``sample_calling_world``), and rolls out pass and each legal show to the end of the deal
-    (greedy calling for everybody after that, greedy trick play); the same discipline then
-    decides (best of the options, re-checked against the default on fresh worlds).
+    (greedy calling for everybody after that, then trick play as in the rollouts below); the
+    same discipline then decides (best of the options, re-checked against the default on
+    fresh worlds).
 Searched give-backs (R8)
     With ``giveback_k`` > 0, after an override it ranks its cards by greedy's give-back cost,
     forms the pairs of the ``giveback_k`` cheapest and searches them as above against greedy's
     choice (the cheapest two).
 
-The value of a finished deal is ``strategies.search.deal_value`` (settlement plus a small
-share of the points). Randomness comes from the seat's sampling stream only, so the same
-seed, deal and spec give the same decisions for any number of jobs.
+Rollouts play the tricks with ``rollout``: ``egreedy`` (the default: greedy for every seat,
+but a uniformly random play one time in ten, from fresh streams drawn from the seat's sampling
+stream) or ``greedy``. The value of a finished deal is ``strategies.search.deal_value``
+(settlement plus a small share of the points). Randomness comes from the seat's sampling
+stream only, so the same seed, deal and spec give the same decisions for any number of jobs.
 """
 
 from __future__ import annotations
@@ -203,7 +206,8 @@ def sample_calling_world(st, u, seat, wst, wu, buf):
 @kernel
 def finish_from_calling(st, u, rules, seat, params, buf):
     """Play a world from the calling phase to its end: greedy calling for everybody (the
-    seat itself with its own calling parameters), then greedy trick play."""
+    seat itself with its own calling parameters), then trick play by the rollout policy
+    (``P_ROLLOUT``)."""
     while st[S_PHASE] == CALL or st[S_PHASE] == GIVEBACK:
         s = st[S_TO_ACT]
         c = greedy_decide(st, u, rules, s, params, seat if s == seat else np.int64(ROLLOUT_ROW),
@@ -530,7 +534,7 @@ class ExpertStrategy(CompiledStrategy):
                     doc="re-check batches of `samples` fresh worlds at most: another batch "
                         "while the challenger's paired interval straddles the margin")
 
-    rollout = param("greedy", str, choices=tuple(_ROLLOUT),
+    rollout = param("egreedy", str, choices=tuple(_ROLLOUT),
                     doc="the rollouts' trick play: greedy for every seat, or egreedy (a "
                         "uniformly random play one time in ten)")
 

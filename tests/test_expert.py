@@ -98,7 +98,7 @@ def test_egreedy_rollouts_change_plays_and_see_only_the_observation():
         return list(iter_records(5, 0, 3, make_seats([spec, "greedy"]),
                                  python_tier=python_tier))
 
-    greedy = "expert(samples=8, call_samples=4, recheck=1)"
+    greedy = "expert(samples=8, call_samples=4, recheck=1, rollout=greedy)"
     egreedy = "expert(samples=8, call_samples=4, recheck=1, rollout=egreedy)"
     assert [r["tricks"] for r in records(greedy)] != [r["tricks"] for r in records(egreedy)]
     assert records(egreedy) == records(egreedy, python_tier=True) == records(egreedy)

@@ -50,7 +50,7 @@ PLAYER_SIGNATURES = {
                "ddbbeef7ae4ab1fc98e61c103f438446591c4963167318fea858069561de3928"),
     "expert": (["expert(samples=4, call_samples=3, giveback_k=4, min_cards=18, infer=weighted)",
                 "greedy"], 2026, 6, None,
-               "fb3ff7dc920d239f87cb6c76b14b5d27f7715ce4b05bc43bc34a15ae5eb0dddb"),
+               "ccb91b92cb64900ada0d38498bd140be3098a7ad92a544c0156f4c4d649c54db"),
     "mixed": (MIXED, 2026, 30, None,
               "94082d8a132a1ba5fb732c503be1dc8a869415349cf13c82d8a211e41e63974a"),
     "greedy_random_variants": ("greedy(show_at=0.3, contest_at=15),random(show_prob=0.8)", 5,
