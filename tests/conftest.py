@@ -55,3 +55,12 @@ def _engine_compiled() -> None:
 
     runner.summaries(0, 0, 1, runner.make_seats("random"))
     estimate("Kh", seat=0, deals=1)
+
+
+def sigint_default() -> None:
+    """``preexec_fn`` of a child that a test stops with Ctrl-C: SIGINT at its default in the
+    child, so that Python installs its handler there. A test run started in the background
+    (``nohup pytest &``) ignores SIGINT, and the child would inherit that and never stop."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -17,6 +17,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import sigint_default
 
 from sim.deal import Deal
 from sim.human import HELP, Answer, parse_answer
@@ -126,7 +127,7 @@ def spawn(tmp_path, *extra: str, color: bool = True):
     args = ["-m", "sim.cli", "human", "--delay", "0", "--seed", str(SEED), "--partner",
             "greedy", "--opponents", "random", "--out", str(tmp_path), *extra]
     return pexpect.spawn(sys.executable, args, cwd=ROOT, env=env, encoding="utf-8",
-                         timeout=30, dimensions=(60, 160))
+                         timeout=30, dimensions=(60, 160), preexec_fn=sigint_default)
 
 
 def screen(child) -> str:

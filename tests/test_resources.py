@@ -11,6 +11,7 @@ import sys
 import textwrap
 
 import pytest
+from conftest import sigint_default
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -256,7 +257,7 @@ def _long_run(tmp_path, backend, **popen):
            backend, "--no-progress"]
     p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          env=_env(SHUANGKOU_CACHE_DIR=os.environ.get("SHUANGKOU_CACHE_DIR")),
-                         **popen)
+                         preexec_fn=sigint_default, **popen)
     chunks = tmp_path / "out" / "chunks"
     try:
         deadline = time.monotonic() + 60
