@@ -128,10 +128,15 @@ class ForkPool:
 
     def close(self, kill: bool) -> None:
         """Stop the workers: at once with ``kill`` (their chunks are lost), else once idle."""
-        if kill:
+        if kill:  # bounded: the killed workers are reaped here, and the executor's own
+            # thread is not waited for (it winds down on its own once it sees them gone)
             for p in self._procs:
                 if p.is_alive():
                     p.kill()
+            for p in self._procs:
+                p.join(5)
+            self._ex.shutdown(wait=False, cancel_futures=True)
+            return
         self._ex.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> ForkPool:
