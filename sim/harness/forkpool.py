@@ -135,6 +135,12 @@ class ForkPool:
                     p.kill()
             for p in self._procs:
                 p.join(5)
+            # a worker killed while sending its result leaves half a message in the result
+            # pipe, and the executor's thread would wait in recv() for the rest for ever: this
+            # process holds the pipe's last write end, and closing it turns the wait into EOF
+            writer = getattr(getattr(self._ex, "_result_queue", None), "_writer", None)
+            if writer is not None:
+                writer.close()
             self._ex.shutdown(wait=False, cancel_futures=True)
             return
         self._ex.shutdown(wait=True, cancel_futures=True)
