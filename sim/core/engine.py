@@ -364,7 +364,7 @@ def _shuffle_fixed(st, u, fs):
         sc[i] = 0
 
 
-@kernel
+@kernel(inline="always")  # one line: inlined, it is one compiled function fewer (cold compile)
 def init_deal(st, u, seed, deal):
     """Start deal ``deal`` of master seed ``seed`` (both uint64): streams, first shuffle."""
     init_deal_fixed(st, u, seed, deal, -1, st[:0])
