@@ -116,6 +116,7 @@ P_INFER, P_INFER_WORLDS, P_EPSILON = 8, 9, 10  # inference: 0 off, 1 weighted, 2
 P_ITERATIONS = 11  # > 0: the challenger comes from an ISMCTS of this many iterations
 P_RECHECK = 12  # re-check batches of ``samples`` fresh worlds at most (close calls get more)
 P_ROLLOUT = 13  # the rollouts' trick-play policy: 1 greedy, 2 egreedy (search.POLICY_*)
+P_ROLLOUT_EPS = 14  # egreedy rollouts: the share of uniformly random plays
 
 # int scratch layout (buf): [choices | candidates | rollout state | sampler | pool]
 R_CAND = MAX_CHOICES
@@ -214,7 +215,8 @@ def finish_from_calling(st, u, rules, seat, params, buf):
                           buf)
         apply_code(st, u, rules, c)
     if st[S_PHASE] == PLAY:
-        rollout(st, u, rules, np.int64(params[seat, P_ROLLOUT]), params, buf)
+        rollout(st, u, rules, np.int64(params[seat, P_ROLLOUT]),
+                params[seat, P_ROLLOUT_EPS], params, buf)
 
 
 # --- inference --------------------------------------------------------------------------------
@@ -330,7 +332,8 @@ def _value_of(st, u, rules, seat, params, buf, fws, uws, code, calling):
     else:
         copy_into(rst, st, S_CALLS)  # trick rollouts need only the scalars and the trick
         apply_play(rst, ru, rules, code_first(code), code_second(code))
-        rollout(rst, ru, rules, np.int64(params[seat, P_ROLLOUT]), params, buf)
+        rollout(rst, ru, rules, np.int64(params[seat, P_ROLLOUT]),
+                params[seat, P_ROLLOUT_EPS], params, buf)
     if rst[S_PHASE] != DONE:
         return 0.0
     return deal_value(rst, seat)
@@ -536,7 +539,11 @@ class ExpertStrategy(CompiledStrategy):
 
     rollout = param("egreedy", str, choices=tuple(_ROLLOUT),
                     doc="the rollouts' trick play: greedy for every seat, or egreedy (a "
-                        "uniformly random play one time in ten)")
+                        "uniformly random play with probability `rollout_epsilon`)")
+
+    rollout_epsilon = param(0.3, float, lo=0.0, hi=1.0,
+                            doc="egreedy rollouts: the share of plays chosen uniformly at "
+                                "random")
 
     def kernel_decide(self, params, st, u, rules, seat, buf, fws, uws):
         return expert_decide(st, u, rules, seat, params, buf, fws, uws)
@@ -545,4 +552,4 @@ class ExpertStrategy(CompiledStrategy):
         return [self.show_at, self.min_cards, self.partner_margin, self.samples, self.margin,
                 self.call_samples, self.z, self.giveback_k, _INFER.index(self.infer),
                 self.infer_worlds, self.epsilon, self.iterations, self.recheck,
-                _ROLLOUT[self.rollout]]
+                _ROLLOUT[self.rollout], self.rollout_epsilon]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-N_PARAMS = 14  # float64 parameters per row
+N_PARAMS = 15  # float64 parameters per row
 PARAM_ROWS = 5  # rows 0-3: the seats; row 4: greedy's defaults for rollouts
 ROLLOUT_ROW = 4
 GREEDY_DEFAULTS = (0.40, 10, 0.10, 0.5, 10, 0)  # GreedyStrategy().compiled_params()

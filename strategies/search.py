@@ -70,18 +70,19 @@ F_TREE = MAX_CHOICES  # float scratch: node rewards after the candidate values
 U_WORLD = 0  # uint scratch: the sampled world
 U_ROLL = 64  # ... the rollout copy
 POLICY_RANDOM, POLICY_GREEDY, POLICY_EGREEDY = 0, 1, 2
-EPSILON = np.uint64(int(0.1 * 2**32))  # egreedy: a random play one time in ten
+EPSILON = 0.1  # egreedy's default: a random play one time in ten
 
 
 @kernel
-def rollout(st, u, rules, policy, params, buf):
+def rollout(st, u, rules, policy, eps, params, buf):
     """Play the deal held in ``(st, u)`` to its end with ``policy`` in every seat: greedy
     (with the default parameters kept in row ``ROLLOUT_ROW`` of ``params``), random, or
-    egreedy (greedy, but a uniformly random play one time in ten)."""
+    egreedy (greedy, but a uniformly random play with probability ``eps``)."""
+    threshold = np.uint64(eps * 4294967296.0)
     while st[S_PHASE] == PLAY:
         s = st[S_TO_ACT]
         if policy == POLICY_GREEDY or (policy == POLICY_EGREEDY and
-                                       (next_draw(u, STREAM_SEAT + s) >> np.uint64(32)) >= EPSILON):
+                                       (next_draw(u, STREAM_SEAT + s) >> np.uint64(32)) >= threshold):
             c = greedy_decide(st, u, rules, s, params, np.int64(ROLLOUT_ROW), buf)
         else:
             c = random_decide(st, u, s, 0.25, buf)
@@ -142,7 +143,7 @@ def _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n, samples, 
             copy_into(ru, wu, U_SIZE)
             c = buf[R_CAND + i]
             apply_play(rst, ru, rules, code_first(c), code_second(c))
-            rollout(rst, ru, rules, policy, params, buf)
+            rollout(rst, ru, rules, policy, EPSILON, params, buf)
             fws[i] += deal_value(rst, seat)
     best = 0
     for i in range(1, n):
@@ -287,7 +288,7 @@ def tree_search_root(st, u, rules, seat, params, buf, fws, uws, sample, iteratio
             code = act[best]
             apply_play(rst, ru, rules, code_first(code), code_second(code))
             node = best
-        rollout(rst, ru, rules, policy, params, buf)
+        rollout(rst, ru, rules, policy, EPSILON, params, buf)
         while node >= 0:  # back up, each node from the side of the seat that moved into it
             visits[node] += 1
             if player[node] >= 0:

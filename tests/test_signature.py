@@ -50,7 +50,7 @@ PLAYER_SIGNATURES = {
                "ddbbeef7ae4ab1fc98e61c103f438446591c4963167318fea858069561de3928"),
     "expert": (["expert(samples=4, call_samples=3, giveback_k=4, min_cards=18, infer=weighted)",
                 "greedy"], 2026, 6, None,
-               "ccb91b92cb64900ada0d38498bd140be3098a7ad92a544c0156f4c4d649c54db"),
+               "d1b4bd88a45161f25263d6c4a658c311f2aa555b7b0b2fd5bbf48ad119930e0e"),
     "mixed": (MIXED, 2026, 30, None,
               "94082d8a132a1ba5fb732c503be1dc8a869415349cf13c82d8a211e41e63974a"),
     "greedy_random_variants": ("greedy(show_at=0.3, contest_at=15),random(show_prob=0.8)", 5,
