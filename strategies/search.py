@@ -81,8 +81,9 @@ def rollout(st, u, rules, policy, eps, params, buf):
     threshold = np.uint64(eps * 4294967296.0)
     while st[S_PHASE] == PLAY:
         s = st[S_TO_ACT]
-        if policy == POLICY_GREEDY or (policy == POLICY_EGREEDY and
-                                       (next_draw(u, STREAM_SEAT + s) >> np.uint64(32)) >= threshold):
+        if policy == POLICY_GREEDY or (
+                policy == POLICY_EGREEDY
+                and (next_draw(u, STREAM_SEAT + s) >> np.uint64(32)) >= threshold):
             c = greedy_decide(st, u, rules, s, params, np.int64(ROLLOUT_ROW), buf)
         else:
             c = random_decide(st, u, s, 0.25, buf)
