@@ -221,15 +221,61 @@ def test_sprt_verdict_is_true_first_and_warns_of_bias(tmp_path):
     assert "H0 accepted: the data favour mean = 0 over mean = 0.2" in markdown(dict(s, sprt=h0))
 
 
-def test_dollar_signs_in_labels_are_plain_text(done):
-    # a spec or plug-in name with "$" must not be parsed as mathtext (which raised)
+def capture_figures(monkeypatch):
+    """Every figure the report saves, kept after saving."""
+    from sim.analysis import report
+
+    figs = []
+    real = report._png
+    monkeypatch.setattr(report, "_png", lambda fig: (figs.append(fig), real(fig))[1])
+    return figs
+
+
+def test_dollar_signs_in_labels_print_as_typed_and_no_raw_mathtext(done, monkeypatch):
+    # a spec or plug-in name with "$" prints as typed (not as a formula, which may not parse),
+    # and matplotlib's own log-scale tick labels are formulas, not raw "$\mathdefault{...}$"
+    # (turning mathtext off for the names broke them)
+    from plot_text import formulas, raw_mathtext, shown, texts
+
     from sim.analysis.report import render_plots
 
     _, s = done
-    odd = ["pay$x^$me", "a$b"]
+    odd = ["pay$x^$me", r"a$b\$c"]
     s = dict(s, players=odd, matchups=[dict(m, label=" vs ".join(odd)) for m in s["matchups"]])
+    figs = capture_figures(monkeypatch)
     images = render_plots(s)
     assert all(png[:8] == b"\x89PNG\r\n\x1a\n" for png in images.values())
+    assert len(figs) == len(images)
+    for fig in figs:
+        assert raw_mathtext(fig) == []
+        printed = " | ".join(x for t in texts(fig) if (x := shown(t)) is not None)
+        for name in odd:
+            assert name in printed
+    settlement = figs[list(images).index("settlement.png")]
+    assert settlement.axes[0].get_yscale() == "log"
+    assert any("10^{" in f for f in formulas(settlement))  # the log ticks: drawn as formulas
+
+
+def test_settlement_plot_draws_discrete_values_as_bars(done, monkeypatch):
+    # settlements are a few multiples of the R24 unit: bars at the values, one series per
+    # player side by side, not a line zig-zagging between them
+    from sim.analysis import report
+
+    _, s = done
+    figs = capture_figures(monkeypatch)
+    report.plot_settlement(s)
+    ax = figs[0].axes[0]
+    assert len(ax.lines) == 0 and len(ax.containers) == len(s["players"])
+    t = report.tally_of(s["tallies"][0])
+    for c, side in zip(ax.containers, ("A", "B")):
+        h = t[f"{side}.settle"]
+        centres = sorted(p.get_x() + p.get_width() / 2 for p in c)
+        values = h.edges[np.flatnonzero(h.counts)]
+        assert len(centres) == len(values)
+        assert np.allclose(np.round(centres), values, atol=1)  # at the value, shifted < 1
+        assert sum(p.get_height() for p in c) == pytest.approx(1.0)
+    spans = sorted((p.get_x(), p.get_x() + p.get_width()) for c in ax.containers for p in c)
+    assert all(a1 <= b0 + 1e-9 for (_, a1), (b0, _) in zip(spans, spans[1:]))  # no overlap
 
 
 def test_plots_name_matchups_put_sides_side_by_side_and_rate_in_elo(done, monkeypatch):

@@ -157,9 +157,19 @@ def browser():
     return path
 
 
-def test_report_html_renders_every_plot_without_errors(tmp_path, browser):
+def test_report_html_renders_every_plot_without_errors(tmp_path, browser, monkeypatch):
+    from plot_text import raw_mathtext
+
+    from sim.analysis import report
     from sim.harness.config import from_dict
     from sim.harness.tournament import run_tournament
+
+    # every plot's text is checked as it is drawn into its PNG: no label may print mathtext
+    # markup as typed (a log axis's "$\\mathdefault{10^{-1}}$")
+    broken = {}
+    real = report._png
+    monkeypatch.setattr(report, "_png", lambda fig: (
+        broken.update({fig.axes[0].get_title(): raw_mathtext(fig)}), real(fig))[1])
 
     players = ["random(show_prob=0.9)", "random", "random(show_prob=0.3)"]
     cfg = from_dict({"name": "browser", "format": "round-robin", "players": players,
@@ -168,6 +178,7 @@ def test_report_html_renders_every_plot_without_errors(tmp_path, browser):
     run_tournament(cfg)
     plots = sorted(os.listdir(os.path.join(cfg.out, "plots")))
     assert len(plots) == 5  # three matchups, settlement, ratings
+    assert len(broken) == 5 and all(v == [] for v in broken.values()), broken
     facts, errors = load_page(browser, os.path.join(cfg.out, "report.html"),
                               str(tmp_path / "profile"))
     assert errors == []

@@ -129,20 +129,13 @@ def _plt() -> Any:
     return plt
 
 
-def _plain_text(plot: Callable[..., bytes]) -> Callable[..., bytes]:
-    """Draw ``plot`` with mathtext off: labels are strategy specs and plug-in names, and a
-    ``$`` in one must show as a dollar sign, not start a formula that may not parse."""
-    import functools
-
-    @functools.wraps(plot)
-    def wrapper(*args: Any, **kwargs: Any) -> bytes:
-        with _plt().rc_context({"text.parse_math": False}):
-            return plot(*args, **kwargs)
-
-    return wrapper
+def _text(s: str) -> str:
+    """User text (strategy specs, plug-in names) for a plot: every ``$`` escaped, so that it
+    prints as typed instead of starting a formula. Mathtext itself stays on: matplotlib's own
+    log-scale tick labels (``$\\mathdefault{10^{-1}}$``) need it."""
+    return str(s).replace("$", r"\$")
 
 
-@_plain_text
 def plot_scores(summary: Mapping[str, Any], m: int) -> bytes:
     """PNG: matchup ``m``'s attacker-score histograms, one per attacking side, side by side
     (each side's bar is its share of the deals it attacked)."""
@@ -161,8 +154,8 @@ def plot_scores(summary: Mapping[str, Any], m: int) -> bytes:
         top = max(top, float(share.max(initial=0.0)))
         # scores are multiples of the bin width: A's bar just left of the score, B's right
         ax.bar(left + (k - 0.5) * 0.4 * width, share, width=0.4 * width, color=color,
-               label=f"{s} attacks: {summary['players'][mm['a' if s == 'A' else 'b']]} "
-                     f"({h.n:,} deals)")
+               label=_text(f"{s} attacks: {summary['players'][mm['a' if s == 'A' else 'b']]} "
+                           f"({h.n:,} deals)"))
     ax.set_xlim(left[0] - width, left[-1] + width)
     ax.set_ylim(0, top * 1.08)
     for x, lab in ((80, "80"), (120, "120")):
@@ -171,15 +164,16 @@ def plot_scores(summary: Mapping[str, Any], m: int) -> bytes:
                 color="grey")
     ax.set_xlabel("attacker score (5-point bins)")
     ax.set_ylabel("share of the side's attacking deals")
-    ax.set_title(f"Attacker score: {mm['label']} ({t['score'].n:,} non-void deals)",
+    ax.set_title(_text(f"Attacker score: {mm['label']} ({t['score'].n:,} non-void deals)"),
                  fontsize=10)
     ax.legend(fontsize=8)
     return _png(fig)
 
 
-@_plain_text
 def plot_settlement(summary: Mapping[str, Any]) -> bytes:
-    """PNG: each player's distribution of settlement per deal per player."""
+    """PNG: each player's distribution of settlement per deal per player. Settlements are a
+    few discrete values (multiples of the R24 unit): one bar per player at each value, side
+    by side, on a log scale (the tails are rare)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4), dpi=100, layout="constrained")
     per_player: list[Histogram | None] = [None] * len(summary["players"])
@@ -188,26 +182,28 @@ def plot_settlement(summary: Mapping[str, Any]) -> bytes:
         for s, i in (("A", m["a"]), ("B", m["b"])):
             h = t[f"{s}.settle"]
             per_player[i] = h if per_player[i] is None else per_player[i].merge(h)
-    lo, hi = math.inf, -math.inf
-    for i, h in enumerate(per_player):
-        if h is None or not h.n:
-            continue
+    shown = [(i, h) for i, h in enumerate(per_player) if h is not None and h.n]
+    values = np.unique(np.concatenate([h.edges[np.flatnonzero(h.counts)] for _, h in shown])
+                       if shown else np.zeros(0))
+    # the spacing of the values (the unit): every player's bars share it
+    gap = int(np.gcd.reduce(np.diff(values).astype(np.int64))) if values.size > 1 else 1
+    width = 0.8 * gap / max(1, len(shown))
+    for k, (i, h) in enumerate(shown):
         nz = np.flatnonzero(h.counts)
         x, y = h.edges[nz], h.counts[nz] / h.n
-        lo, hi = min(lo, x.min()), max(hi, x.max())
-        ax.plot(x, y, marker="o", ms=3, lw=1,
-                label=player_name(summary["players"][i], summary["oracle"][i]))
-    if math.isfinite(lo):
-        ax.set_xlim(lo - 1, hi + 1)
+        ax.bar(x + (k - (len(shown) - 1) / 2) * width, y, width=width,
+               label=_text(player_name(summary["players"][i], summary["oracle"][i])))
+    if values.size:
+        ax.set_xlim(values[0] - gap, values[-1] + gap)
     ax.set_yscale("log")
     ax.set_xlabel("settlement of one deal, per player (R24)")
     ax.set_ylabel("share of deals (log scale)")
     ax.set_title("Settlement distribution", fontsize=10)
-    ax.legend(fontsize=8)
+    if shown:
+        ax.legend(fontsize=8)
     return _png(fig)
 
 
-@_plain_text
 def plot_ratings(summary: Mapping[str, Any]) -> bytes:
     """PNG: every player's Elo with 95% CI, in every format (Bradley-Terry on pairs won,
     centred on the field's mean; for a head-to-head, half the Elo difference of the score)."""
@@ -225,7 +221,7 @@ def plot_ratings(summary: Mapping[str, Any]) -> bytes:
                     [max(0.0, _nan0(vals[i][2] - vals[i][0])) for i in order]])
     ax.barh(ys, means, xerr=err, color=["#999" if summary["oracle"][i] else "#3b75af"
                                        for i in order], capsize=4)
-    ax.set_yticks(ys, [players[i] for i in order], fontsize=8)
+    ax.set_yticks(ys, [_text(players[i]) for i in order], fontsize=8)
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlabel(xlabel)
     ax.set_title("Ratings (Elo)", fontsize=10)
