@@ -42,7 +42,7 @@ from sim.harness.runner import _Asker, _use_alarm, check_timeout, split_specs
 from sim.observation import Observation
 from sim.record import FORMAT, call_dicts, dumps, hands_of, trick_dicts
 from sim.rules import Rules
-from sim.titles import level
+from sim.titles import level_text
 from strategies.base import Strategy
 from strategies.registry import make
 
@@ -336,7 +336,7 @@ class Session:
         out = [p.c(f"Shuangkou — deal {self.index + 1} of {self.deals} (seed {self.seed}, "
                    f"deal {deal.deal if deal else self.index})", _BOLD)]
         out.append("  ".join(f"{s}:{'YOU' if s == self.seat else self.specs[s]} "
-                             f"{self.skill[s]} {level(self.skill[s])}" for s in range(4)))
+                             f"{self.skill[s]} {level_text(self.skill[s])}" for s in range(4)))
         if deal is None:
             return out
         obs = deal.observation(self.seat)
@@ -437,7 +437,7 @@ class Session:
         for s in range(4):
             change = self.skill[s] - self.rules.start_skill
             lines.append(f"  seat {s} {'YOU' if s == self.seat else self.specs[s]:<12} "
-                         f"{change:+d}  skill {self.skill[s]} {level(self.skill[s])}")
+                         f"{change:+d}  skill {self.skill[s]} {level_text(self.skill[s])}")
         if self.saved:
             lines.append(f"records: {self.path} ({self.saved} deal(s); shuangkou replay "
                          f"{self.path})")
@@ -556,7 +556,8 @@ class Session:
                        f"points{last}: score {rec['attacker_score']} (R22-R23)", 0)
             self.event("Settlement (R24): " + ", ".join(
                 f"{self.who(s)} {v:+d}" for s, v in enumerate(rec["settlement"]))
-                + f" — your skill {self.skill[self.seat]} {level(self.skill[self.seat])}", 0)
+                + f" — your skill {self.skill[self.seat]} "
+                + level_text(self.skill[self.seat]), 0)
 
     # asking the person -----------------------------------------------------------------
     def read_line(self, prompt: str) -> str:

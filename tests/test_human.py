@@ -24,6 +24,7 @@ from sim.human import HELP, Answer, parse_answer
 from sim.observation import Observation
 from sim.reference.oracle import trick_winner
 from sim.replay import hand_line, pretty
+from sim.titles import level_text
 from strategies.registry import make
 
 pexpect = pytest.importorskip("pexpect")
@@ -313,6 +314,7 @@ def test_a_match_without_a_terminal_keeps_skill_values(tmp_path, warm):
     for s in range(4):
         skill = 1600 + sum(r["settlement"][s] for r in recs)
         assert re.search(rf"seat {s} .* skill {skill} ", summary), summary
+        assert f"skill {skill} {level_text(skill)}" in summary  # R25 title with its gloss
     v = run_cli("validate", str(out / "deals.jsonl"))
     assert v.returncode == 0 and "2 record(s) checked with the reference engine: all valid" \
         in v.stdout

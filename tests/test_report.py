@@ -17,6 +17,7 @@ from sim.cli import main
 from sim.harness.config import from_dict
 from sim.harness.results import load_deals, load_state
 from sim.harness.tournament import run_tournament
+from sim.titles import ranges
 
 EAGER, PLAIN = "random(show_prob=0.9)", "random"
 
@@ -71,7 +72,15 @@ def test_figures_match_the_per_deal_table(done):
     assert st["skill"] == 1600 + a.sum() and st["title"] == level(1600 + int(a.sum()))
     # ... and per standard match of 100 deals, which does not grow with the run's length
     assert st["skill_change_per_match"]["mean"] == pytest.approx(100 * a.mean())
-    assert st["title_after_match"] == level(1600 + 100 * a.mean())
+    # its SD is √100 × one deal's (ddof=1), and the titles' chances sum to 1
+    assert st["skill_change_per_match"]["sd"] == pytest.approx(10 * a.std(ddof=1))
+    assert sum(t["p"] for t in st["titles_after_match"]) == pytest.approx(1, abs=1e-3)
+    # and they are what resampling 100 of these deals gives (here by simulation)
+    sums = np.random.default_rng(5).choice(a, size=(20000, 100)).sum(axis=1)
+    got = {t["title"]: t["p"] for t in st["titles_after_match"]}
+    for title, lo_, hi_ in ranges():
+        want = np.mean((1600 + sums >= lo_) & (1600 + sums < hi_))
+        assert got.get(title, 0.0) == pytest.approx(want, abs=0.015), title
 
 
 def test_files_and_self_contained_html(done):
@@ -100,7 +109,8 @@ def test_markdown_tables(done):
                   "## Last trick, voids and redeals", "## Attacking, defending and calling"):
         assert title in md
     assert "[95% CI]" in md and "P(score ≥ 120)" in md
-    assert "skill change per 100 deals (R25)" in md and "title after 100 deals" in md
+    assert "skill change per 100 deals (R25)" in md and "title after one match of 100" in md
+    assert "本科生 (undergraduate)" in md
     assert "SPRT" not in md and "Cross table" not in md
 
 
@@ -314,3 +324,23 @@ def test_long_tables_are_folded_in_html(done):
     long = [t for t in tables(s) if len(t[2]) > FOLD_ROWS]
     assert long and page.count("<details>") == len(long)
     assert page.count("<table>") == len(tables(s))
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_equal_players_get_title_chances_not_a_coin_flip_title(tmp_path, seed):
+    """R25: start_skill 1600 is exactly the 本科生 threshold, so two equal players used to get
+    本科生 and 大专生 by the sign of their noise, swapping between seeds; now each row shows
+    the chance of each title after one 100-deal match: about even, the same for both."""
+    cfg = from_dict({"name": "eq", "players": ["random", "random(show_prob=0.2501)"],
+                     "deals": 2000, "duplicate": False, "seed": seed, "run": {"progress": False},
+                     "output": {"dir": str(tmp_path / "eq"), "plots": False}})
+    s = run_tournament(cfg)
+    for st in s["strategies"]:
+        p = {t["title"]: t["p"] for t in st["titles_after_match"]}
+        assert set(p) >= {"本科生", "大专生"}
+        assert 0.3 < p["本科生"] < 0.7 and 0.3 < p["大专生"] < 0.7
+        assert 15 < st["skill_change_per_match"]["sd"] < 200  # a match's spread is shown
+    rows = next(t for t in tables(s) if t[0] == "Players")[2]
+    for row in rows:
+        assert "本科生 (undergraduate)" in row[-1] and "大专生 (junior-college student)" in row[-1]
+        assert "%" in row[-1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import numpy as np
@@ -164,6 +165,19 @@ def test_R24_variants():
                                           (51200, "大师"), (80000, "宗师"), (10**9, "宗师")])
 def test_R25_levels(skill, title):
     assert sim.level(skill) == title
+
+
+def test_R25_titles_have_one_english_gloss_each():
+    from sim.titles import BOTTOM, GLOSS, LEVELS, level_text, ranges, titled
+
+    assert set(GLOSS) == {t for _, t in LEVELS} | {BOTTOM}
+    assert len(set(GLOSS.values())) == len(GLOSS)
+    assert titled("本科生") == "本科生 (undergraduate)" == level_text(1600)
+    assert level_text(1599) == "大专生 (junior-college student)"
+    for title, lo, hi in ranges():  # the ranges tile the line, each with its title
+        assert lo < hi and (lo == -math.inf or sim.level(lo) == title)
+    with pytest.raises(ValueError, match="not an R25 title"):
+        titled("教师")
 
 
 def test_rules_variants_exact_names():

@@ -165,16 +165,68 @@ def _strategy(i: int, players: Sequence[str], oracle: Sequence[bool],
     _, lo, hi = stratified_ci(strata)
     res = {**_ci(pairs), "lo": lo, "hi": hi}
     # R25 per standard match: the skill change a player of it expects over MATCH_DEALS deals
-    # (its mean settlement per deal per player times MATCH_DEALS) and the title it reaches
-    # from start_skill; the accumulated "skill" grows with the run's length and says little
+    # (its mean settlement per deal per player times MATCH_DEALS), the spread of one match's
+    # change and the chance of each title after one match from start_skill; the accumulated
+    # "skill" grows with the run's length and says little
     per = {k: MATCH_DEALS * res[k] for k in ("mean", "lo", "hi")}
+    match = match_titles(merged["settle"], rules["start_skill"]) if merged else None
     return {"index": i, "spec": players[i], "oracle": bool(oracle[i]), "matchups": len(sides),
             "result": {**res, "win": wdl.fractions()[0], "draw": wdl.fractions()[1],
                        "loss": wdl.fractions()[2]},
             **side, "skill": skill, "title": level(skill),
-            "match_deals": MATCH_DEALS, "skill_change_per_match": per,
-            "title_after_match": (level(rules["start_skill"] + per["mean"])
-                                  if math.isfinite(per["mean"]) else None)}
+            "match_deals": MATCH_DEALS,
+            "skill_change_per_match": {**per, "sd": match["sd"] if match else math.nan},
+            "titles_after_match": match["titles"] if match else []}
+
+
+TITLE_P_MIN = 1e-4  # titles less likely than this after a match are left out of the summary
+
+
+def match_change(h: Histogram, deals: int = MATCH_DEALS) -> tuple[int, np.ndarray]:
+    """``(lo, pmf)``: the distribution of the sum of ``deals`` independent draws of the
+    per-deal settlement histogram ``h`` (integer values, width-1 bins), ``pmf[k]`` the
+    probability of ``lo + k``.
+
+    This is what resampling blocks of ``deals`` deals of the run (independently, with
+    replacement) gives, computed exactly (the ``deals``-fold convolution, by FFT) instead of
+    by random resampling; values in ``h``'s under/overflow count at its min/max."""
+    counts = h.counts.astype(float)
+    vals = h.edges
+    keep = np.flatnonzero(counts)
+    extra = [(h.min, h.underflow), (h.max, h.overflow)]
+    seen = [int(v) for v in vals[keep[[0, -1]]]] if keep.size else []
+    seen += [int(v) for v, c in extra if c]
+    lo_v, hi_v = min(seen), max(seen)
+    p = np.zeros(hi_v - lo_v + 1)
+    inside = vals[keep] - lo_v
+    p[inside] = counts[keep]
+    for v, c in extra:
+        if c:
+            p[int(v) - lo_v] += c
+    p /= p.sum()
+    size = deals * (p.size - 1) + 1
+    n_fft = 1 << (size - 1).bit_length()
+    pmf = np.fft.irfft(np.fft.rfft(p, n_fft) ** deals, n_fft)[:size]
+    pmf = np.clip(pmf, 0.0, None)
+    return deals * lo_v, pmf / pmf.sum()
+
+
+def match_titles(h: Histogram, start: int, deals: int = MATCH_DEALS) -> dict[str, Any] | None:
+    """What one match of ``deals`` deals does to a skill value of ``start`` (R25), from the
+    per-deal settlement histogram ``h``: the SD of the change and each title's probability
+    (``match_change``; at least ``TITLE_P_MIN``, highest title first)."""
+    from sim.titles import gloss, ranges
+
+    if h.n == 0:
+        return None
+    lo, pmf = match_change(h, deals)
+    change = lo + np.arange(pmf.size)
+    titles = []
+    for title, t_lo, t_hi in ranges()[::-1]:
+        p = float(pmf[(start + change >= t_lo) & (start + change < t_hi)].sum())
+        if p >= TITLE_P_MIN:
+            titles.append({"title": title, "gloss": gloss(title), "p": p})
+    return {"sd": math.sqrt(deals) * h.moments.sd if h.n > 1 else math.nan, "titles": titles}
 
 
 def _merge(a: dict[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
@@ -230,6 +282,15 @@ def _pct(x: float | None) -> str:
     return _f(None if x is None else 100.0 * x, "{:.1f}%")
 
 
+def title_odds(titles: Sequence[Mapping[str, Any]], floor: float = 0.005) -> str:
+    """``'本科生 (undergraduate) 52%, 大专生 (junior-college student) 48%'``: the titles of at
+    least ``floor`` chance, highest title first."""
+    from sim.titles import titled
+
+    shown = [f"{titled(t['title'])} {_pct(t['p'])}" for t in titles if t["p"] >= floor]
+    return ", ".join(shown) or "–"
+
+
 def _mean_ci(r: Mapping[str, float]) -> str:
     return f"{_f(r['mean'])} [{_f(r['lo'])}, {_f(r['hi'])}]"
 
@@ -273,16 +334,24 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                      _f(s.get("attacking_settle", {}).get("mean")),
                      _f(s.get("defending_settle", {}).get("mean")),
                      (f"{_f(per['mean'], '{:+.1f}')} [{_f(per['lo'], '{:+.1f}')}, "
-                      f"{_f(per['hi'], '{:+.1f}')}]"), s["title_after_match"] or "–"])
+                      f"{_f(per['hi'], '{:+.1f}')}]"), _f(per.get("sd"), "{:.1f}"),
+                     title_odds(s["titles_after_match"])])
     out.append(("Players", ["player", unit, "mean settlement per deal per player [95% CI]",
                             "wins", "draws", "losses", "attacks", "settlement attacking",
                             "settlement defending",
                             f"skill change per {MATCH_DEALS} deals (R25) [95% CI]",
-                            f"title after {MATCH_DEALS} deals"], rows,
+                            "SD of one match's change",
+                            f"title after one match of {MATCH_DEALS} deals (chance)"], rows,
                 (f"skill change: expected change of a player's skill value over a match of "
-                f"{MATCH_DEALS} deals (its mean settlement per deal times {MATCH_DEALS}); "
-                f"title: the R25 title of {rules['start_skill']} plus that change (the value "
-                f"accumulated over the whole run is in summary.json, 'skill'); "
+                f"{MATCH_DEALS} deals (its mean settlement per deal times {MATCH_DEALS}), with "
+                f"the SD of one match's change (√{MATCH_DEALS} × the SD of one deal's "
+                f"settlement); title: the chance of each R25 title after one match from "
+                f"{rules['start_skill']}, from the distribution of a sum of {MATCH_DEALS} of "
+                f"this run's deals drawn independently (computed exactly, as resampling blocks "
+                f"of {MATCH_DEALS} deals would estimate it; titles under 0.5% left out), so two "
+                f"equal players both read about even odds either side of "
+                f"{rules['start_skill']}; the value accumulated over the whole run is in "
+                f"summary.json, 'skill'; "
                 f"attacks: share of non-void deals its team attacked")))
 
     if summary.get("cross"):
