@@ -59,6 +59,13 @@ def _pos_int(text: str) -> int:
     return _int_at_least(text, 1)
 
 
+def _int_at_least_2(text: str) -> int:
+    return _int_at_least(text, 2)
+
+
+DEFAULT_ANALYZE_SAMPLES = 128  # sim.harness.analyze.DEFAULT_SAMPLES (no engine import here)
+
+
 def _check_deal_range(first: int, deals: int) -> None:
     """Deals ``first … first+deals-1`` must all be deal indices (0 … 2**63-1)."""
     if first + deals - 1 > MAX_DEAL:
@@ -232,6 +239,43 @@ def cmd_validate(args: argparse.Namespace) -> int:
           + ("all valid" if not bad else f"{bad} with violations")
           + (f" ({unfinished} unfinished)" if unfinished else ""))
     return 1 if bad else 0
+
+
+# --- analyze ------------------------------------------------------------------------------
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from sim.core.rng import check_seed
+    from sim.harness import analyze
+    from sim.reference import validator
+
+    settings = analyze.Settings(samples=args.samples, seed=check_seed(args.seed),
+                                policy=args.policy)
+    analyze.continuation(settings.policy)  # a bad --policy fails before any work
+    if args.json and args.json != "-" and os.path.exists(args.json) and \
+            os.path.samefile(args.json, args.records):
+        raise OutputError(f"--json {args.json!r} is the input file: analyze never changes its "
+                          f"input; name another file")
+    records = analyze.select_records(
+        args.records, args.deal, lambda r: validator.validate_record(r, check_shuffle=True))
+    rows = analyze.analyze_tasks(analyze.tasks_of(records, args.seat), settings, args.jobs)
+    if args.json:
+        n = _write_records(args.json, rows)
+        if args.json != "-":
+            print(f"wrote {n} decision row(s) to {args.json}")
+        if args.json == "-":
+            return 0
+    by_deal: dict[int, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_deal.setdefault(r["deal"], []).append(r)
+    for rec in records:
+        if rec["deal"] in by_deal:
+            print(analyze.render(rec, by_deal[rec["deal"]], settings))
+            print()
+    if len(by_deal) > 1:
+        print("Per deal:")
+        print(analyze.summary_table(analyze.summarize(rows, "deal"), "deal"))
+        print("Per seat, all deals:")
+        print(analyze.summary_table(analyze.summarize(rows, "seat"), "seat"))
+    return 0
 
 
 # --- human --------------------------------------------------------------------------------
@@ -608,6 +652,26 @@ def build_parser() -> argparse.ArgumentParser:
     rr.add_argument("--plugin", action="append", metavar="MODULE",
                     help="import MODULE and register its strategies (repeatable)")
     rr.set_defaults(func=cmd_report)
+
+    an = sub.add_parser("analyze", help="value every legal choice of recorded decisions: "
+                                         "losses, marks, summaries (docs/analysis.md)")
+    an.add_argument("records", help="record file (JSONL, .gz): play --record, a tournament's "
+                                    "records.jsonl")
+    an.add_argument("--deal", type=_nonneg_int, action="append",
+                    help="only this deal index (repeatable; default all)")
+    an.add_argument("--seat", type=int, choices=range(4), action="append",
+                    help="only this seat's decisions (repeatable; default all four)")
+    an.add_argument("--json", metavar="OUT.jsonl",
+                    help="also write one JSON row per decision (- : only the rows, to stdout)")
+    an.add_argument("--samples", type=_int_at_least_2, default=DEFAULT_ANALYZE_SAMPLES,
+                    help=f"worlds per decision (default {DEFAULT_ANALYZE_SAMPLES}; the loss "
+                         f"re-check uses 4x as many)")
+    an.add_argument("--jobs", type=_pos_int, default=1, help="worker processes (default 1)")
+    an.add_argument("--seed", default="0", help="analysis seed (default 0)")
+    an.add_argument("--policy", default="expert",
+                    help="continuation policy: expert (its egreedy rollouts, the default), "
+                         "greedy or random")
+    an.set_defaults(func=cmd_analyze)
 
     es = sub.add_parser("estimate", help="fix cards in one seat's hand, estimate how it does")
     es.add_argument("--hand", required=True, help='fixed cards, e.g. "Kh Kh 5h 5h BJ"')

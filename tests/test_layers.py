@@ -44,12 +44,12 @@ LAYERS = {
     3: ("strategies", "strategies.base", "strategies.registry", "strategies.tier",
         "strategies.plugin", "strategies.random", "strategies.greedy", "strategies.sampler",
         "strategies.search", "strategies.expert", "strategies.compiled", "strategies.example",
-        "strategies.example_compiled"),
+        "strategies.example_compiled", "strategies.evaluate"),
     4: ("sim.batch", "sim.harness", "sim.harness.loop", "sim.harness.plugins",
         "sim.harness.runner", "sim.harness.config", "sim.harness.chunks",
         "sim.harness.results", "sim.harness.forkpool", "sim.harness.tournament",
         "sim.harness.estimate",
-        "sim.harness.bench"),
+        "sim.harness.bench", "sim.harness.analyze"),
     5: ("sim.cli", "sim.human"),
 }
 # side modules: exactly what they may import

@@ -1,0 +1,472 @@
+"""``shuangkou analyze``: where the points went, decision by decision (docs/analysis.md).
+
+A record (docs/record.md) is replayed with the engine; at each decision of the chosen seats
+the state is masked to what that seat knew (``sim.view.mask_into``, R9) and every legal
+choice is valued by ``strategies.evaluate.evaluate_choices`` on the same sampled worlds,
+continued by the continuation policy. Then, on fresh worlds, the best other choice is
+compared with the one played (paired): that second stage gives ``loss`` and its 95%
+interval, free of the winner's-curse bias of picking the best of many noisy means on the
+same worlds. ``true_loss`` values every choice on the true deal (all hands known).
+
+Randomness: each decision's worlds come from a stream keyed by (``--seed``, deal, step), so
+the output is the same for any ``--jobs``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sim.errors import RecordError, ShuangkouError, StrategyError
+
+DEFAULT_SAMPLES = 128  # first-stage worlds per decision (sim.cli repeats it)
+Z95 = 1.959963984540054
+MARK_Q = 0.5  # "?": a loss of at least this many settlement points, interval above 0
+MARK_QQ = 1.5  # "??": at least this many
+MAX_ROLLOUTS = 1536  # first-stage rollouts per decision at most (give-backs: ~400 choices)
+KINDS = ("show", "giveback", "play")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What an analysis depends on besides the records (all of it goes into the output)."""
+
+    samples: int = DEFAULT_SAMPLES
+    seed: int = 0
+    policy: str = "expert"
+
+    @property
+    def recheck(self) -> int:  # second-stage worlds: two rollouts each, so many more
+        return 4 * self.samples
+
+    @property
+    def true_samples(self) -> int:  # rollouts per choice on the true deal
+        return max(self.samples // 2, 1)
+
+
+# --- the continuation policy ---------------------------------------------------------------
+def continuation(spec: str) -> tuple[int, float, list[float]]:
+    """(rollout policy, epsilon, greedy row) of a ``--policy`` spec: ``expert`` (its own
+    rollouts: ``rollout``, ``rollout_epsilon``), ``greedy`` (with its parameters, in every
+    seat) or ``random``. Anything else raises StrategyError."""
+    from strategies.greedy import GreedyStrategy
+    from strategies.params import GREEDY_DEFAULTS
+    from strategies.registry import make
+    from strategies.search import POLICY_EGREEDY, POLICY_GREEDY, POLICY_RANDOM
+
+    allowed = ("expert (its egreedy rollouts; expert(rollout=greedy) or "
+               "expert(rollout_epsilon=0.1) to change them), greedy (any parameters) or random")
+    try:
+        s = make(spec)
+    except ShuangkouError as e:
+        raise StrategyError(f"--policy {spec!r}: {e}; allowed: {allowed}") from None
+    name = s.name
+    if name == "expert":
+        pol = POLICY_EGREEDY if s.rollout == "egreedy" else POLICY_GREEDY
+        return pol, float(s.rollout_epsilon), list(GREEDY_DEFAULTS)
+    if name == "greedy" and isinstance(s, GreedyStrategy):
+        return POLICY_GREEDY, 0.0, [float(x) for x in s.compiled_params()]
+    if name == "random":
+        return POLICY_RANDOM, 0.0, list(GREEDY_DEFAULTS)
+    raise StrategyError(f"--policy {spec!r} cannot be a continuation policy (it would search "
+                        f"inside every rollout); allowed: {allowed}")
+
+
+# --- replaying a record ----------------------------------------------------------------------
+@dataclass
+class Decision:
+    """One decision of a recorded deal: the true state before it, and what was chosen."""
+
+    deal: int
+    step: int
+    seat: int
+    kind: str
+    st: np.ndarray
+    u: np.ndarray
+    codes: list[int]  # legal choices (-1: pass)
+    played: int  # the code chosen
+    trick: int  # trick number from 1 (0 during the calling)
+    round: int  # dealing round (calling) or 27
+    redeal: int
+
+
+def check_record(rec: dict[str, Any], where: str, validate: Any) -> None:
+    """RecordError (one line) if ``validate(rec)`` (the checks of ``shuangkou validate``,
+    passed in by the command: the reference engine is not imported here) finds a problem."""
+    problems = validate(rec)
+    if problems:
+        raise RecordError(f"{where}: deal {rec.get('deal')!r} does not validate: "
+                          f"{problems[0]} (shuangkou validate lists every problem)")
+
+
+def decisions(rec: dict[str, Any]) -> Iterator[Decision]:
+    """Every decision of a validated record, in order (passes included)."""
+    from sim.core.engine import S_REDEALS, S_ROUND
+    from sim.deal import Deal
+    from sim.rules import Rules
+
+    rules = Rules.from_dict(rec["rules"])
+    d = Deal(rec["seed"], rec["deal"], rules)
+    calls = rec["calls"]
+    plays: list[list[str]] = []
+    for tr in rec["tricks"]:
+        plays.extend(tr["plays"])
+    cur = rec.get("current_trick") if rec.get("unfinished") else None
+    if cur:
+        plays.extend(cur.get("plays", []))
+    ci = pi = step = 0
+    last_call: dict[str, Any] | None = None
+    while not d.done:
+        seat, kind = d.to_act
+        st, u = d._st, d._u
+        if kind == "show":
+            if rec.get("unfinished") and rec.get("trump") is None:
+                return  # stopped during the calling: where exactly is not recorded
+            c = calls[ci] if ci < len(calls) else None
+            if (c is not None and int(st[S_REDEALS]) == rec["redeals"]
+                    and c["round"] == int(st[S_ROUND]) and c["seat"] == seat):
+                choice: Any = c["pair"]
+                last_call = c
+                ci += 1
+            else:
+                choice = None
+        elif kind == "giveback":
+            if last_call is None or not last_call.get("gave"):
+                return
+            choice = list(last_call["gave"])
+        else:
+            if pi >= len(plays):
+                return
+            choice = list(plays[pi])
+            pi += 1
+        code = d.code_of(choice)
+        trick = 0 if kind != "play" else (pi - 1) // 4 + 1
+        yield Decision(int(rec["deal"]), step, seat, kind, st.copy(), u.copy(),
+                       list(d.legal_codes()), code, trick, int(st[S_ROUND]),
+                       int(st[S_REDEALS]))
+        d.apply_code(code)
+        step += 1
+
+
+# --- one decision ----------------------------------------------------------------------------
+_SCRATCH: dict[str, Any] = {}
+STREAM_ANALYSIS = 1 << 20  # stream ids of the analysis: this + step (worlds), + 2**21 (truth)
+
+
+def _scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if "s" not in _SCRATCH:
+        from strategies.tier import new_scratch
+
+        _SCRATCH["s"] = new_scratch()
+    return _SCRATCH["s"]
+
+
+def notation(kind: str, code: int, trump: int) -> Any:
+    """A choice as records write it: a show's pair card (``None`` for a pass), a give-back's
+    two cards, a play's one or two cards (docs/record.md)."""
+    from sim.cards import CARD_NAMES
+    from sim.observation import giveback_table, play_table
+
+    if kind == "show":
+        return None if code < 0 else CARD_NAMES[code]
+    if kind == "giveback":
+        return list(giveback_table()[code])
+    return list(play_table(trump)[code])
+
+
+def _mean_ci(d: np.ndarray) -> tuple[float, float]:
+    """Mean and 95% half-width of paired differences."""
+    m = float(d.mean())
+    if d.shape[0] < 2:
+        return m, math.inf
+    return m, Z95 * float(d.std(ddof=1)) / math.sqrt(d.shape[0])
+
+
+def mark_of(loss: float, lo: float) -> str:
+    """``"??"``, ``"?"`` or ``""`` (docs/analysis.md): the loss is at least ``MARK_QQ`` /
+    ``MARK_Q`` settlement points and its 95% interval excludes 0."""
+    if lo <= 0.0:
+        return ""
+    return "??" if loss >= MARK_QQ else "?" if loss >= MARK_Q else ""
+
+
+def analyze_decision(dec: Decision, rules: np.ndarray, settings: Settings,
+                     player: str = "", truth: bool = True) -> dict[str, Any]:
+    """The row of one decision (docs/analysis.md). Only the state masked to ``dec.seat``'s
+    knowledge is searched; the true state is read for ``true_loss`` alone."""
+    from sim.core.engine import S_TRUMP, ST_SIZE, STREAM_SAMPLE, U_CTR, U_KEY, U_SIZE
+    from sim.core.rng import stream_key
+    from sim.view import mask_into
+    from strategies.evaluate import evaluate_choices
+    from strategies.params import ROLLOUT_ROW, param_table
+
+    pol, eps, grow = continuation(settings.policy)
+    params = param_table()
+    params[ROLLOUT_ROW, :len(grow)] = grow
+    seat = dec.seat
+    trump = int(dec.st[S_TRUMP])
+    codes = dec.codes
+    n = len(codes)
+    p = codes.index(dec.played)
+    names = [notation(dec.kind, c, trump) for c in codes]
+    row: dict[str, Any] = {
+        "deal": dec.deal, "step": dec.step, "seat": seat, "player": player, "kind": dec.kind,
+        "trick": dec.trick, "round": dec.round, "redeal": dec.redeal,
+        "played": names[p], "best": names[p], "forced": n == 1, "values": [],
+        "loss": 0.0, "lo": 0.0, "hi": 0.0, "mark": "", "true_loss": 0.0, "true_best": names[p],
+        "worlds": 0, "recheck_worlds": 0,
+    }
+    if n == 1:
+        row["values"] = [{"choice": names[0], "value": None}]
+        return row
+    buf, fws, uws = _scratch()
+    mst = np.empty(ST_SIZE, dtype=np.int64)
+    mu = np.empty(U_SIZE, dtype=np.uint64)
+    mask_into(dec.st, dec.u, seat, mst, mu)  # R9: what the seat knew, nothing else
+    sd, dl = np.uint64(settings.seed), np.uint64(dec.deal)
+    mu[U_KEY + STREAM_SAMPLE + seat] = stream_key(sd, dl, np.uint64(STREAM_ANALYSIS + dec.step))
+    mu[U_CTR + STREAM_SAMPLE + seat] = 0
+    cands = np.array(codes, dtype=np.int64)
+    w1 = min(settings.samples, max(MAX_ROLLOUTS // n, 4))
+    out = np.zeros((w1, n), dtype=np.float64)
+    evaluate_choices(mst, mu, rules, seat, params, buf, fws, uws, cands, n, w1, pol, eps, 0,
+                     out)
+    means = out.mean(axis=0)
+    others = [i for i in range(n) if i != p]
+    c = max(others, key=lambda i: (means[i], -i))
+    w2 = settings.recheck
+    out2 = np.zeros((w2, 2), dtype=np.float64)
+    evaluate_choices(mst, mu, rules, seat, params, buf, fws, uws,
+                     np.array([codes[c], codes[p]], dtype=np.int64), 2, w2, pol, eps, 0, out2)
+    dbar, half = _mean_ci(out2[:, 0] - out2[:, 1])
+    loss = max(dbar, 0.0)
+    lo = max(dbar - half, 0.0)
+    hi = max(dbar + half, 0.0)
+    row.update(values=[{"choice": names[i], "value": round(float(means[i]), 4)}
+                       for i in range(n)],
+               best=names[c] if dbar > 0 else names[p], loss=round(loss, 4), lo=round(lo, 4),
+               hi=round(hi, 4), mark=mark_of(loss, lo), worlds=w1, recheck_worlds=w2)
+    if truth:
+        st_t = dec.st.copy()
+        u_t = dec.u.copy()
+        u_t[U_KEY + STREAM_SAMPLE + seat] = stream_key(
+            sd, dl, np.uint64(STREAM_ANALYSIS + (1 << 21) + dec.step))
+        u_t[U_CTR + STREAM_SAMPLE + seat] = 0
+        wt = min(settings.true_samples, max(MAX_ROLLOUTS // (2 * n), 2))
+        out3 = np.zeros((wt, n), dtype=np.float64)
+        evaluate_choices(st_t, u_t, rules, seat, params, buf, fws, uws, cands, n, wt, pol,
+                         eps, 1, out3)
+        tv = out3.mean(axis=0)
+        tb = int(np.argmax(tv))
+        if tv[tb] <= tv[p]:
+            tb = p
+        row.update(true_loss=round(float(tv[tb] - tv[p]), 4), true_best=names[tb])
+    return row
+
+
+# --- records, jobs, summaries ----------------------------------------------------------------
+@dataclass
+class Task:
+    decision: Decision
+    rules: np.ndarray
+    player: str
+
+
+def _run_task(args: tuple[Task, Settings]) -> dict[str, Any]:
+    task, settings = args
+    return analyze_decision(task.decision, task.rules, settings, task.player)
+
+
+def select_records(path: str, deals: Sequence[int] | None,
+                   validate: Any = None) -> list[dict[str, Any]]:
+    """The records of ``path`` to analyze (``deals``: those deal indices, each must be there),
+    each checked by ``validate`` (``check_record``). Reading never changes the file."""
+    from sim.record import read_records
+
+    want = None if not deals else set(deals)
+    out = []
+    seen: set[int] = set()
+    for rec in read_records(path):
+        if want is None or rec.get("deal") in want:
+            if validate is not None:
+                check_record(rec, repr(str(path)), validate)
+            out.append(rec)
+            seen.add(rec.get("deal"))  # type: ignore[arg-type]
+    if want is not None and want - seen:
+        missing = sorted(want - seen)
+        raise RecordError(f"deal(s) {', '.join(map(str, missing))} not in {str(path)!r}")
+    if not out:
+        raise RecordError(f"no records in {str(path)!r}")
+    return out
+
+
+def tasks_of(records: Iterable[dict[str, Any]], seats: Sequence[int] | None) -> list[Task]:
+    from sim.rules import Rules
+
+    out = []
+    for rec in records:
+        if rec.get("void"):
+            continue  # no settlement for anybody: nothing to lose (R11)
+        rules = Rules.from_dict(rec["rules"]).array()
+        for dec in decisions(rec):
+            if seats is None or dec.seat in seats:
+                out.append(Task(dec, rules, str(rec["seats"][dec.seat])))
+    return out
+
+
+def analyze_tasks(tasks: Sequence[Task], settings: Settings, jobs: int = 1,
+                  progress: Any = None) -> list[dict[str, Any]]:
+    """Rows of every task, in (deal, step) order; ``jobs`` worker processes share them out
+    (the rows do not depend on ``jobs``)."""
+    continuation(settings.policy)  # a bad spec fails before any work
+    rows: list[dict[str, Any]] = []
+    work = [(t, settings) for t in tasks]
+    if jobs <= 1 or len(work) < 2:
+        for w in work:
+            rows.append(_run_task(w))
+            if progress:
+                progress(len(rows), len(work))
+    else:
+        from sim.harness.forkpool import ForkPool, can_fork
+
+        if not can_fork():  # pragma: no cover - Linux forks
+            return analyze_tasks(tasks, settings, 1, progress)
+        if work:  # load the kernels once, before forking
+            _run_task(work[-1])
+        with ForkPool(jobs, lambda parent: None) as pool:
+            for r in pool.map_unordered(_run_task, work, ahead=4 * jobs):
+                rows.append(r)
+                if progress:
+                    progress(len(rows), len(work))
+    rows.sort(key=lambda r: (r["deal"], r["step"]))
+    return rows
+
+
+def summarize(rows: Sequence[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """Per ``key`` (``"deal"`` or ``"seat"``): decisions, choices (decisions with more than
+    one legal choice), total and mean loss, marks, accuracy (share of the choices whose
+    interval covers the best: ``lo`` = 0) and the total ``true_loss``."""
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(r[key], []).append(r)
+    out = []
+    for k in sorted(groups):
+        g = groups[k]
+        ch = [r for r in g if not r["forced"]]
+        tot = sum(r["loss"] for r in g)
+        out.append({key: k, "players": sorted({r["player"] for r in g}),
+                    "decisions": len(g), "choices": len(ch),
+                    "loss": round(tot, 4), "mean_loss": round(tot / len(g), 4) if g else 0.0,
+                    "marked_q": sum(r["mark"] == "?" for r in g),
+                    "marked_qq": sum(r["mark"] == "??" for r in g),
+                    "accuracy": round(sum(r["lo"] <= 0.0 for r in ch) / len(ch), 4)
+                    if ch else 1.0,
+                    "true_loss": round(sum(r["true_loss"] for r in g), 4)})
+    return out
+
+
+# --- terminal output -------------------------------------------------------------------------
+def _choice_text(kind: str, choice: Any) -> str:
+    from sim.replay import pretty
+
+    if kind == "show":
+        return "pass" if choice is None else f"show {pretty(choice)} {pretty(choice)}"
+    cards = " ".join(pretty(c) for c in choice)
+    return f"gives back {cards}" if kind == "giveback" else cards
+
+
+def _loss_text(r: dict[str, Any]) -> str:
+    return f"loss {r['loss']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]"
+
+
+def _detail(r: dict[str, Any]) -> str:
+    """``loses 0.53 [0.28, 0.78]; best 10♠ (+0.12 against -0.41); true loss 0.42``."""
+    k = r["kind"]
+    vals = {repr(v["choice"]): v["value"] for v in r["values"]}
+    vb, vp = vals.get(repr(r["best"])), vals.get(repr(r["played"]))
+    est = f" ({vb:+.2f} against {vp:+.2f})" if vb is not None and vp is not None else ""
+    return (f"seat {r['seat']} {_choice_text(k, r['played'])}{r['mark']} loses "
+            f"{r['loss']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]; best "
+            f"{_choice_text(k, r['best'])}{est}; true loss {r['true_loss']:.2f}")
+
+
+def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settings) -> str:
+    """A deal as ``shuangkou replay`` shows it, with each analysed decision's mark and loss
+    beside it and the marked decisions spelt out."""
+    from sim.replay import hand_line, pretty
+
+    seats = sorted({r["seat"] for r in rows})
+    out = [f"Deal {rec['deal']} of seed {rec['seed']}: analysis of seat(s) "
+           f"{', '.join(map(str, seats))} (continuation {settings.policy}, "
+           f"{settings.samples} worlds, analysis seed {settings.seed})",
+           "Seats: " + ", ".join(f"{i}={s}" for i, s in enumerate(rec["seats"]))]
+    calling = [r for r in rows if r["kind"] != "play"]
+    if calling:
+        out.append("")
+        out.append("Calling (R6–R8), shows, give-backs and marked passes; loss "
+                   "[95% interval] in settlement points:")
+        passes = 0
+        for r in calling:
+            if r["kind"] == "show" and r["played"] is None and not r["mark"]:
+                passes += 1
+                continue
+            where = f"round {r['round']:>2}" + (f" (redeal {r['redeal']})" if r["redeal"]
+                                                else "")
+            out.append(f"  {where}: seat {r['seat']} {_choice_text(r['kind'], r['played'])}"
+                       f"{r['mark']:<2} {_loss_text(r)}"
+                       + (f"  best: {_choice_text(r['kind'], r['best'])}" if r["loss"] > 0
+                          else ""))
+        if passes:
+            out.append(f"  ({passes} unmarked pass(es) not listed)")
+    if rec.get("trump") is None:
+        return "\n".join(out)
+    trump = rec["trump"]
+    att = set(rec["attackers"])
+    out.append("")
+    out.append(f"Caller: seat {rec['caller']}; trump {trump}; hands at the first lead:")
+    for i, h in enumerate(rec["hands"]):
+        out.append(f"  seat {i} ({'attacker' if i in att else 'defender'}): "
+                   f"{hand_line(h, trump)}")
+    out.append("")
+    out.append("Tricks (mark after the play; loss beside marked plays):")
+    plays = [r for r in rows if r["kind"] == "play"]
+    by_pos: dict[tuple[int, int], dict[str, Any]] = {}
+    for r in plays:
+        by_pos[(r["trick"], r["seat"])] = r
+    for n, tr in enumerate(rec["tricks"], 1):
+        cells = []
+        notes = []
+        for k, p in enumerate(tr["plays"]):
+            seat = (tr["leader"] + k) % 4
+            r = by_pos.get((n, seat))
+            m = r["mark"] if r else ""
+            if m:
+                notes.append(f"      {m:<2} {_detail(r)}")
+            win = "*" if seat == tr["winner"] else ""
+            cells.append(f"{seat}:{' '.join(pretty(c) for c in p)}{win}{m}")
+        out.append(f"  {n:>2}. " + "  ".join(f"{c:<13}" for c in cells)
+                   + f" +{tr['points']}")
+        out.extend(notes)
+    if not rec.get("unfinished"):
+        out.append("")
+        out.append("Settlement (R24): " + ", ".join(f"seat {i} {v:+d}" for i, v in
+                                                     enumerate(rec["settlement"])))
+    out.append("")
+    out.append(summary_table(summarize(rows, "seat"), "seat"))
+    return "\n".join(out)
+
+
+def summary_table(summary: Sequence[dict[str, Any]], key: str) -> str:
+    head = (f"{key:>5}  {'player':<22} {'decisions':>9} {'choices':>7} {'loss':>7} "
+            f"{'per dec.':>8} {'?':>3} {'??':>3} {'accuracy':>8} {'true loss':>9}")
+    lines = [head]
+    for s in summary:
+        lines.append(f"{s[key]:>5}  {','.join(s['players'])[:22]:<22} {s['decisions']:>9} "
+                     f"{s['choices']:>7} {s['loss']:>7.2f} {s['mean_loss']:>8.3f} "
+                     f"{s['marked_q']:>3} {s['marked_qq']:>3} {s['accuracy']:>8.1%} "
+                     f"{s['true_loss']:>9.2f}")
+    return "\n".join(lines)

@@ -1,0 +1,180 @@
+"""``shuangkou analyze`` (docs/analysis.md): rows, fairness (R9), determinism, bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import numpy as np
+import pytest
+
+from sim.cli import main
+from sim.core.engine import ST_SIZE, U_ONCE, U_SIZE, U_TWICE
+from sim.harness import analyze as A
+from sim.harness.runner import iter_records, make_seats
+from sim.record import write_records
+from sim.rules import Rules
+from sim.view import mask_into
+
+FAST = A.Settings(samples=8, seed=3)
+SEED = 11
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict]:
+    return list(iter_records(SEED, 0, 3, make_seats("greedy,random")))
+
+
+@pytest.fixture(scope="module")
+def record_file(tmp_path_factory, records) -> str:
+    path = str(tmp_path_factory.mktemp("an") / "r.jsonl")
+    write_records(path, records)
+    return path
+
+
+def _rules(rec):
+    return Rules.from_dict(rec["rules"]).array()
+
+
+def _first_played(records):
+    return next(r for r in records if not r["void"] and r["tricks"])
+
+
+def test_decisions_replay_every_choice_of_the_record(records):
+    rec = _first_played(records)
+    decs = list(A.decisions(rec))
+    plays = [d for d in decs if d.kind == "play"]
+    assert len(plays) == sum(len(t["plays"]) for t in rec["tricks"])  # every play, in order
+    shows = [d for d in decs if d.kind == "show" and d.played >= 0]
+    assert len(shows) == len(rec["calls"])
+    assert [d.step for d in decs] == list(range(len(decs)))
+    for d in decs:
+        assert d.played in d.codes
+
+
+def test_rows_value_every_legal_choice_and_loss_is_nonnegative(records):
+    rec = _first_played(records)
+    rows = A.analyze_tasks(A.tasks_of([rec], None)[:40], FAST)
+    kinds = {r["kind"] for r in rows}
+    assert "play" in kinds and "show" in kinds
+    for r in rows:
+        assert set(r) >= {"deal", "step", "seat", "kind", "played", "best", "values", "loss",
+                          "lo", "hi", "mark", "true_loss"}
+        assert 0.0 <= r["lo"] <= r["loss"] <= r["hi"]
+        assert r["true_loss"] >= 0.0
+        assert r["mark"] in ("", "?", "??")
+        if r["mark"]:
+            assert r["lo"] > 0.0  # a mark needs its interval to exclude 0
+        choices = [v["choice"] for v in r["values"]]
+        assert r["played"] in choices and r["best"] in choices
+        if r["forced"]:
+            assert len(choices) == 1 and r["loss"] == 0.0
+
+
+def test_fair_the_masked_record_gives_the_same_loss(records):
+    """R9: a decision analysed from the full state and from the state with the other seats'
+    hands, the deck and others' give-backs removed gives the identical loss and values; and
+    a different truth the seat cannot tell apart (hidden cards swapped between two other
+    seats) too. Only true_loss may differ."""
+    rec = _first_played(records)
+    rules = _rules(rec)
+    decs = [d for d in A.decisions(rec) if d.kind == "play" and len(d.codes) > 2]
+    dec = decs[len(decs) // 3]
+    full = A.analyze_decision(dec, rules, FAST)
+    mst = np.empty(ST_SIZE, dtype=np.int64)
+    mu = np.empty(U_SIZE, dtype=np.uint64)
+    mask_into(dec.st, dec.u, dec.seat, mst, mu)
+    assert int(mu[U_ONCE + (dec.seat + 1) % 4]) == 0  # others' hands are gone
+    masked = A.Decision(**{**dec.__dict__, "st": mst, "u": mu})
+    got = A.analyze_decision(masked, rules, FAST, truth=False)
+    # another truth: swap one hidden card between the two opponents
+    a, b = (dec.seat + 1) % 4, (dec.seat + 3) % 4
+    u2 = dec.u.copy()
+    oa, ob = int(u2[U_ONCE + a]), int(u2[U_ONCE + b])
+    ta, tb = int(u2[U_TWICE + a]), int(u2[U_TWICE + b])
+    only_a = [k for k in range(54) if (oa >> k) & 1 and not (ta >> k) & 1 and not (ob >> k) & 1]
+    only_b = [k for k in range(54) if (ob >> k) & 1 and not (tb >> k) & 1 and not (oa >> k) & 1]
+    flip = np.uint64((1 << only_a[0]) | (1 << only_b[0]))
+    u2[U_ONCE + a] ^= flip
+    u2[U_ONCE + b] ^= flip
+    assert not np.array_equal(u2, dec.u)
+    other = A.analyze_decision(A.Decision(**{**dec.__dict__, "u": u2}), rules, FAST)
+    for r in (got, other):
+        for k in ("loss", "lo", "hi", "best", "values", "mark"):
+            assert r[k] == full[k], k
+
+
+def test_same_rows_for_any_jobs(records):
+    tasks = A.tasks_of(records[:2], [1])[:30]
+    one = A.analyze_tasks(tasks, FAST, jobs=1)
+    two = A.analyze_tasks(tasks, FAST, jobs=2)
+    assert json.dumps(one) == json.dumps(two)
+
+
+def test_marks_thresholds():
+    assert A.mark_of(5.0, 0.0) == ""  # the interval covers 0: no mark, however large
+    assert A.mark_of(A.MARK_Q - 0.01, 0.1) == ""
+    assert A.mark_of(A.MARK_Q, 0.1) == "?"
+    assert A.mark_of(A.MARK_QQ, 0.1) == "??"
+
+
+def test_continuation_policies():
+    assert A.continuation("expert")[0] == 2  # egreedy
+    assert A.continuation("expert(rollout=greedy)")[0] == 1
+    assert A.continuation("greedy(contest_at=40)")[2][5] == 40.0
+    assert A.continuation("random")[0] == 0
+    for bad in ("pimc", "oracle", "ismcts(iterations=5)", "nosuch"):
+        with pytest.raises(A.StrategyError):
+            A.continuation(bad)
+
+
+def _digest(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def test_cli_json_rows_and_terminal(record_file, records, tmp_path, capsys):
+    before = _digest(record_file)
+    rec = _first_played(records)
+    out = str(tmp_path / "rows.jsonl")
+    assert main(["analyze", record_file, "--deal", str(rec["deal"]), "--seat", "0",
+                 "--samples", "4", "--json", out]) == 0
+    text = capsys.readouterr().out
+    assert f"Deal {rec['deal']} of seed {SEED}" in text and "accuracy" in text
+    rows = [json.loads(x) for x in open(out, encoding="utf-8")]
+    assert rows and {r["seat"] for r in rows} == {0}
+    assert [r["step"] for r in rows] == sorted(r["step"] for r in rows)
+    assert _digest(record_file) == before  # analyze never changes its input
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--deal", "99"], "deal(s) 99 not in"),
+    (["--policy", "pimc"], "cannot be a continuation policy"),
+    (["--policy", "nosuch"], "--policy 'nosuch'"),
+])
+def test_cli_bad_input_one_line_exit_2(record_file, capsys, argv, words):
+    before = _digest(record_file)
+    assert main(["analyze", record_file, "--samples", "2"] + argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and "\n" not in err
+    assert _digest(record_file) == before
+
+
+def test_cli_record_that_does_not_validate(records, tmp_path, capsys):
+    rec = json.loads(json.dumps(_first_played(records)))
+    rec["tricks"][0]["plays"][0] = ["BJ"]  # not in the leader's hand
+    bad = str(tmp_path / "bad.jsonl")
+    write_records(bad, [rec])
+    before = _digest(bad)
+    assert main(["analyze", bad, "--samples", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "does not validate" in err and "\n" not in err
+    assert _digest(bad) == before
+
+
+def test_cli_json_onto_the_input_is_refused(record_file, capsys):
+    before = _digest(record_file)
+    assert main(["analyze", record_file, "--json", record_file]) == 2
+    assert "input" in capsys.readouterr().err
+    assert _digest(record_file) == before
+    assert os.path.exists(record_file)
