@@ -26,8 +26,11 @@ from sim.analysis.stats import (
     bradley_terry,
     elo_from_bt,
     elo_from_score,
+    elo_from_wdl,
+    holm,
     mean_ci,
     norm_ppf,
+    score_interval,
     sprt_bounds,
     sprt_llr,
     stratified_ci,
@@ -350,7 +353,7 @@ def test_wdl():
     assert all(math.isnan(v) for v in wdl([]))
     c += WDL(1, 0, 0)
     assert c.wins == 6
-    assert c.elo() == elo_from_score(c.score, c.n, var=c.score_var)
+    assert c.elo() == elo_from_wdl(c.wins, c.draws, c.losses)
 
 
 # --------------------------------------------------------------------------------------------
@@ -755,10 +758,115 @@ def test_elo_from_score():
 def test_elo_from_wdl_intervals_cover_the_truth():
     rng = np.random.default_rng(26)
     p_win, p_draw = 0.45, 0.25
-    true_elo = -400 * math.log10(1 / (p_win + p_draw / 2) - 1)
-    covered = []
-    for _ in range(600):
-        w, d, l_ = rng.multinomial(400, [p_win, p_draw, 1 - p_win - p_draw])
-        _, lo, hi = WDL(int(w), int(d), int(l_)).elo()
-        covered.append(lo <= true_elo <= hi)
+    counts = rng.multinomial(400, [p_win, p_draw, 1 - p_win - p_draw], size=600)
+    lo, hi = score_interval(counts[:, 0], counts[:, 1], counts[:, 2])  # WDL.elo's, vectorised
+    covered = (lo <= p_win + p_draw / 2) & (p_win + p_draw / 2 <= hi)
     assert 0.92 <= np.mean(covered) <= 0.975
+    w, d, l_ = (int(v) for v in counts[0])
+    _, e_lo, e_hi = WDL(w, d, l_).elo()
+    assert e_lo == pytest.approx(-400 * math.log10(1 / lo[0] - 1))
+    assert e_hi == pytest.approx(-400 * math.log10(1 / hi[0] - 1))
+    assert lo[0] < p_win + p_draw / 2 < hi[0] or not covered[0]
+
+
+# issue 19 item 1.1: the head-to-head Elo interval is honest at the extremes
+
+def _score_coverage(rng: np.random.Generator, n: int, mu: float, draw_share: float,
+                    reps: int) -> float:
+    """Share of ``reps`` simulated head-to-heads of ``n`` pairs (true mean score ``mu``, of
+    which ``draw_share`` of the non-loss mass is draws) whose ``score_interval`` covers mu."""
+    p_draw = draw_share * min(mu, 0.3)
+    p = [mu - p_draw / 2, p_draw, 1 - mu - p_draw / 2]
+    counts = rng.multinomial(n, p, size=reps)
+    uniq, inv = np.unique(counts, axis=0, return_inverse=True)  # one interval per outcome
+    lo, hi = score_interval(uniq[:, 0], uniq[:, 1], uniq[:, 2])
+    return float(((lo <= mu) & (mu <= hi))[inv.ravel()].mean())
+
+
+@pytest.mark.parametrize("n", [30, 100, 500, 1000])
+def test_score_interval_coverage_from_30_to_1000_pairs(n):
+    """Simulated coverage >= 0.93 at pair scores 0.004-0.5, with and without draws (the Wald
+    interval covered 19% at 30 pairs and score 0.0044; a plain likelihood ratio 85% at 500
+    pairs and 0.004). 4,000 head-to-heads a case: a standard error of 0.0035."""
+    rng = np.random.default_rng(1901 + n)
+    worst = min((_score_coverage(rng, n, mu, ds, 4000), mu, ds)
+                for mu in (0.004, 0.0044, 0.01, 0.02, 0.05, 0.15, 0.5) for ds in (0.0, 1.0))
+    assert worst[0] >= 0.93, worst
+    # both sides: a mean score near 1 is the mirror image
+    assert _score_coverage(rng, n, 0.996, 0.0, 4000) >= 0.93
+
+
+def test_elo_one_sided_when_every_pair_is_won():
+    # the Wald interval printed "+inf [+inf, +inf]"
+    elo, lo, hi = WDL(30, 0, 0).elo()
+    assert elo == math.inf and hi == math.inf and math.isfinite(lo) and lo > 0
+    # and covered 19% at 30 pairs of true pair score 0.0044
+    rng = np.random.default_rng(44)
+    c = rng.multinomial(30, [0.0044, 0, 0.9956], size=1000)
+    lo, hi = score_interval(c[:, 0], c[:, 1], c[:, 2])
+    assert np.mean((lo <= 0.0044) & (0.0044 <= hi)) >= 0.93
+    elo, lo, hi = elo_from_wdl(30, 0, 0)
+    assert elo == math.inf and hi == math.inf and 0 < lo < math.inf  # "> +lo", not +inf
+    elo, lo, hi = elo_from_wdl(0, 0, 30)
+    assert elo == -math.inf and lo == -math.inf and -math.inf < hi < 0
+    # all won: the lower bound is the likelihood-ratio one, widened to the exact one
+    s_lo, s_hi = score_interval(30, 0, 0)
+    assert s_hi == 1.0 and s_lo == pytest.approx(0.025 ** (1 / 30), rel=1e-9)
+    # a single loss: both bounds finite
+    assert all(math.isfinite(v) for v in elo_from_wdl(29, 0, 1))
+    assert all(math.isnan(v) for v in elo_from_wdl(0, 0, 0))
+
+
+def test_score_interval_counts_draws_as_half_points():
+    """A draw is a result of score 1/2: with many draws the interval is narrower than the
+    no-draw interval at the same mean score, and inside [0, 1]."""
+    lo_d, hi_d = score_interval(300, 400, 300)
+    lo_b, hi_b = score_interval(500, 0, 500)
+    assert lo_d < 0.5 < hi_d and hi_d - lo_d < 0.8 * (hi_b - lo_b)
+    # the large-sample limit is the Wald interval with the trinomial variance
+    w, d, l_ = 45_000, 25_000, 30_000
+    lo, hi = score_interval(w, d, l_)
+    c = WDL(w, d, l_)
+    half = norm_ppf(0.975) * math.sqrt(c.score_var / c.n)
+    assert lo == pytest.approx(c.score - half, abs=2e-5)
+    assert hi == pytest.approx(c.score + half, abs=2e-5)
+    with pytest.raises(ValueError):
+        score_interval(0, 0, 0)
+    with pytest.raises(ValueError):
+        score_interval(-1, 2, 3)
+
+
+# issue 19 item 1.6: family-wise marks and cosmetics
+
+def test_holm_is_family_wise():
+    assert holm([0.01, 0.04, 0.03, 0.5]) == [True, False, False, False]  # 0.01 <= 0.05/4
+    assert holm([0.001, 0.012, 0.02]) == [True, True, True]  # 0.02 <= 0.05/1 at the last step
+    assert holm([math.nan, 0.02]) == [False, True]  # NaN is not in the family
+    # under the null with 6 independent cells, per-cell 5% tests reject somewhere in ~26% of
+    # families; Holm in at most 5%
+    rng = np.random.default_rng(6)
+    p = rng.uniform(size=(4000, 6))
+    assert 0.23 < (p < 0.05).any(axis=1).mean() < 0.29
+    assert np.mean([any(holm(row)) for row in p]) <= 0.05 + 0.01
+
+
+def test_moments_p_value_matches_its_interval():
+    m = Moments().add(np.r_[np.full(50, 1.0), np.full(50, -0.6)])
+    lo, hi = m.ci()
+    assert (lo > 0) == (m.p_value() < 0.05)
+    assert m.p_value(lo) == pytest.approx(0.05)
+    small = Moments().add([0.5, 1.0, 1.5, 0.2])  # t with 3 df, like its ci
+    assert small.p_value(small.ci()[1]) == pytest.approx(0.05)
+    assert math.isnan(Moments().add([1.0]).p_value())
+
+
+def test_tiny_bounds_print_zero_and_no_minus_zero():
+    from sim.analysis.summary import _f, elo_ci
+    from sim.harness.estimate import wilson
+
+    assert wilson(0, 1000)[1] == 0.0 and wilson(1000, 1000)[2] == 1.0  # not 4.2e-22
+    assert _f(-0.3, "{:+.0f}") == "+0" and _f(-0.0004) == "+0.000"
+    assert _f(-0.4, "{:.0f}") == "0" and _f(-1.0, "{:+.0f}") == "-1"
+    assert elo_ci(math.inf, 212.4, math.inf) == "> +212"
+    assert elo_ci(-math.inf, -math.inf, -180.2) == "< -180"
+    assert elo_ci(-0.2, -30.0, 29.0) == "+0 [-30, +29]"

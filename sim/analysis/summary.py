@@ -16,7 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from sim.analysis.stats import WDL, Histogram, Moments, bradley_terry, elo_from_bt, stratified_ci
+from sim.analysis.stats import (
+    WDL,
+    Histogram,
+    Moments,
+    bradley_terry,
+    elo_from_bt,
+    holm,
+    stratified_ci,
+)
 
 RANKS = "A23456789TJQK"
 
@@ -239,13 +247,20 @@ def _merge(a: dict[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _cross(state: Mapping[str, Any], k: int) -> list[list[dict[str, float] | None]]:
-    """``cross[i][j]``: player i's mean settlement per deal per player against j, with CI."""
-    out: list[list[dict[str, float] | None]] = [[None] * k for _ in range(k)]
-    for m in state["matchups"]:
-        p = Moments.from_dict(m["tally"]["pairs"])
-        out[m["a"]][m["b"]] = _ci(p)
-        out[m["b"]][m["a"]] = _ci(Moments(p.n, -p.total, p.total_sq))
+def _cross(state: Mapping[str, Any], k: int) -> list[list[dict[str, Any] | None]]:
+    """``cross[i][j]``: player i's mean settlement per deal per player against j, with CI,
+    the two-sided p-value of mean 0 (``p``) and whether Holm's procedure over all matchups
+    rejects it at a 5% family-wise error rate (``holm``)."""
+    out: list[list[dict[str, Any] | None]] = [[None] * k for _ in range(k)]
+    ms = [Moments.from_dict(m["tally"]["pairs"]) for m in state["matchups"]]
+    # the per-cell intervals are 95% each, not jointly (with 6 matchups about a quarter of
+    # round robins have some cell missing its true mean): Holm's procedure marks the cells
+    # whose mean differs from 0 with a family-wise error rate of 5%
+    sig = holm([p.p_value() for p in ms])
+    for m, p, s in zip(state["matchups"], ms, sig, strict=True):
+        pv = p.p_value()
+        out[m["a"]][m["b"]] = {**_ci(p), "p": pv, "holm": s}
+        out[m["b"]][m["a"]] = {**_ci(Moments(p.n, -p.total, p.total_sq)), "p": pv, "holm": s}
     return out
 
 
@@ -273,7 +288,20 @@ def _f(x: float | None, fmt: str = "{:+.3f}") -> str:
         return "–"
     if isinstance(x, float) and math.isinf(x):
         return "+inf" if x > 0 else "-inf"
-    return fmt.format(x)
+    out = fmt.format(x)
+    if out[:1] == "-" and not any(c in "123456789" for c in out.partition("e")[0]):
+        out = ("+" if "+" in fmt else "") + out[1:]  # a value that rounds to 0 is not "-0"
+    return out
+
+
+def elo_ci(elo: float, lo: float, hi: float) -> str:
+    """An Elo estimate with its interval; one-sided where a side is unbounded (every pair won:
+    ``> +X``, every pair lost: ``< -X``)."""
+    if math.isinf(hi) and not math.isinf(lo):
+        return f"> {_f(lo, '{:+.0f}')}"
+    if math.isinf(lo) and not math.isinf(hi):
+        return f"< {_f(hi, '{:+.0f}')}"
+    return f"{_f(elo, '{:+.0f}')} [{_f(lo, '{:+.0f}')}, {_f(hi, '{:+.0f}')}]"
 
 
 def _pct(x: float | None) -> str:
@@ -318,11 +346,12 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
         r = m["result"]
         rows.append([pname(m["a"]), pname(m["b"]), str(r["n"]), _mean_ci(r), _pct(r["win"]),
                      _pct(r["draw"]), _pct(r["loss"]),
-                     (f"{_f(r['elo'], '{:+.0f}')} [{_f(r['elo_lo'], '{:+.0f}')}, "
-                     f"{_f(r['elo_hi'], '{:+.0f}')}]")])
+                     elo_ci(r["elo"], r["elo_lo"], r["elo_hi"])])
     out.append(("Matchups", ["A", "B", unit, "A's mean settlement per deal per player [95% CI]",
                              "A wins", "draws", "A loses", "Elo A−B [95% CI]"], rows,
-                f"W/D/L and Elo count {unit} by the sign of A's result"
+                f"W/D/L and Elo count {unit} by the sign of A's result; Elo's interval is "
+                f"the likelihood-ratio one of the {unit[:-1]} score (win 1, draw 1/2), one-sided "
+                f"(> or <) when A won or lost every one"
                 + (" (each deal played twice, teams swapped)" if cfg["duplicate"] else "")))
 
     rows = []
@@ -363,11 +392,14 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
             for j in range(len(players)):
                 c = cross[i][j]
                 cells.append("·" if c is None else f"{_f(c['mean'])} ±"
-                             f"{_f((c['hi'] - c['lo']) / 2 if c['n'] > 1 else None, '{:.3f}')}")
+                             f"{_f((c['hi'] - c['lo']) / 2 if c['n'] > 1 else None, '{:.3f}')}"
+                             + ("*" if c.get("holm") else ""))
             rows.append(cells)
         out.append(("Cross table", header, rows,
                     ("row player's mean settlement per deal per player against the column "
-                    "player, ± half the 95% CI")))
+                    "player, ± half the 95% CI of that cell alone: the intervals are not "
+                    "family-wise (over many cells some miss their true mean); * marks a mean "
+                    "that differs from 0 at a 5% family-wise error rate (Holm)")))
     if summary.get("ratings"):
         rows = []
         order = sorted(range(len(players)), key=lambda i: -summary["ratings"][i]["elo"])

@@ -118,7 +118,8 @@ def wilson(k: int, n: int, conf: float = 0.95) -> tuple[float, float, float]:
     den = 1.0 + z * z / n
     mid = (p + z * z / (2 * n)) / den
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (p, max(0.0, mid - half), min(1.0, mid + half))
+    # k = 0 (k = n) gives 0 (1) exactly, not the rounding residue of mid - half (4e-22)
+    return (p, 0.0 if k == 0 else max(0.0, mid - half), 1.0 if k == n else min(1.0, mid + half))
 
 
 def parse_hand(hand: str | Sequence[str]) -> list[int]:
