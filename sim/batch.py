@@ -49,7 +49,7 @@ from sim.core.engine import (
 from sim.core.jit import kernel
 from sim.core.movegen import MAX_CHOICES, set_count, set_kth, show_mask
 from sim.core.rng import check_deal, check_seed
-from sim.errors import ConfigError, IllegalPlayError
+from sim.errors import ConfigError, IllegalPlayError, UsageError
 from sim.rules import DEFAULT_RULES, Rules
 from sim.spaces import N_ACTIONS, OBS_SIZE, code_of_action, fill_mask, fill_obs
 from strategies.compiled import decide  # generated loops bind their own
@@ -61,10 +61,12 @@ from strategies.compiled import decide  # generated loops bind their own
 # states when records are kept).
 SU_W = ST_SIZE + U_SIZE
 # columns of the per-slot table ``meta``
-M_DEAL, M_SEAT, M_KIND, M_NLEGAL, M_PENDING, M_CODE, M_SMODE, M_M1, M_M2 = range(9)
-N_META = 9  # M_SMODE, M_M1, M_M2: the legal-set description of the decision awaited
-# control words: next deal number, end of the deal range (-1: none), finished entries written,
-# the seed (int64 bits), whether to keep final states, then kinds[4] and rules[7]
+M_DEAL, M_SEAT, M_KIND, M_NLEGAL, M_PENDING, M_CODE, M_SMODE, M_M1, M_M2, M_FREE = range(10)
+N_META = 10  # M_SMODE, M_M1, M_M2: the legal-set description of the decision awaited;
+# M_FREE: deals the slot finished since the policy last acted in it
+# control words: next deal number (-1 once deal 2**63-1 has started), end of the deal range
+# (-1: none), finished entries written, the seed (int64 bits), whether to keep final states,
+# then kinds[4] and rules[7]
 C_NEXT, C_END, C_NFIN, C_SEED, C_KEEP, C_KINDS, C_RULES = 0, 1, 2, 3, 4, 5, 9
 C_NUWS, C_NFWS = 16, 17  # sizes of the scratch arrays below
 N_CTL = 18
@@ -76,6 +78,16 @@ F_SLOT, F_DEAL, F_SETTLE, F_SCORE, F_CALLER, F_VOID = 0, 1, 2, 6, 7, 8
 N_FIN = 9
 MODE_ACTIONS, MODE_INDEX, MODE_NONE = 0, 1, 2
 IDLE = 3  # kind of a slot with nothing to do (deal range exhausted)
+MAX_SLOTS = 2**20  # the most slots a batch may hold (≈ 7 KiB each, 17 KiB with records)
+MAX_DEAL = 2**63 - 1  # the last deal number (sim.core.rng.check_deal)
+# Bounds that honest play never reaches, so a step whose private arrays were written to (a
+# state the engine never makes) ends with an error instead of looping: compiled decisions in
+# one deal between two of the policy's (a deal has at most 27 rounds × 4 show chances per
+# deal dealt, times 1 + max_redeals <= 1001, plus 108 plays and the give-backs: < 2**17), and
+# deals a slot finishes in a row without a policy decision (a void deal in which no policy
+# seat had a pair to show; 64 in a row has no measurable chance).
+MAX_RUN = 2**18
+MAX_FREE = 64
 
 
 SHOWS = -1  # M_SMODE of a show decision: M_M1 holds the showable pairs
@@ -118,11 +130,13 @@ def _kth_code(meta, i, k):
 @kernel(inline="always")
 def _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
     """Run slot ``i`` through compiled seats, finished deals and restarts until the policy
-    must act (or the deal range is exhausted, or the finished queue is full)."""
+    must act (or the deal range is exhausted, or the finished queue is full). Returns 0, or
+    1 when the slot's state is not one the engine makes (see MAX_RUN, MAX_FREE)."""
     s = su[i, U_SIZE:]
     v = su[i, :U_SIZE].view(np.uint64)
     kinds = ctl[C_KINDS:C_KINDS + 4]
     rules = ctl[C_RULES:C_RULES + 7]
+    run = 0
     while True:
         if s[S_PHASE] == DONE:
             if meta[i, M_DEAL] >= 0:
@@ -132,7 +146,10 @@ def _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
                     meta[i, M_SEAT] = -1
                     meta[i, M_KIND] = IDLE
                     meta[i, M_NLEGAL] = 0
-                    return
+                    return 0
+                if meta[i, M_FREE] >= MAX_FREE:
+                    return 1
+                meta[i, M_FREE] += 1
                 fin[j, F_SLOT] = i
                 fin[j, F_DEAL] = meta[i, M_DEAL]
                 for k in range(4):
@@ -146,24 +163,29 @@ def _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
                 ctl[C_NFIN] = j + 1
             meta[i, M_PENDING] = 0
             nxt = ctl[C_NEXT]
-            if ctl[C_END] >= 0 and nxt >= ctl[C_END]:
+            if nxt < 0 or ctl[C_END] >= 0 and nxt >= ctl[C_END]:
                 meta[i, M_DEAL] = -1
                 meta[i, M_SEAT] = -1
                 meta[i, M_KIND] = IDLE
                 meta[i, M_NLEGAL] = 0
-                return
-            ctl[C_NEXT] = nxt + 1
+                return 0
+            ctl[C_NEXT] = nxt + 1 if nxt < MAX_DEAL else -1  # no deal number past 2**63-1
             meta[i, M_DEAL] = nxt
             init_deal(s, v, np.uint64(ctl[C_SEED]), np.uint64(nxt))
             advance(s, v, rules)
+            run = 0
             continue
         seat = s[S_TO_ACT]
+        if seat < 0 or seat > 3 or run >= MAX_RUN:
+            return 1
         kind = kinds[seat]
         if kind < 0:
             meta[i, M_SEAT] = seat
             meta[i, M_KIND] = s[S_PHASE]
             meta[i, M_NLEGAL] = _describe(s, v, meta, i)
-            return
+            meta[i, M_FREE] = 0
+            return 0
+        run += 1
         apply_code(s, v, rules, decide(kind, params, s, v, rules, seat, buf, fws, uws))
 
 
@@ -172,8 +194,9 @@ def batch_step(su, meta, ctl, actions, mode, params, fin):
     """One step of every slot (see the module docstring). ``mode``: ``actions`` are actions
     of ``sim.spaces`` (0), indices into the canonical legal list (1), or ignored (2: only
     start or finish pending slots). Returns ``(k, pending)``: ``k`` = -1 - i if slot i's
-    action is not legal (nothing is changed then), else the number of finished deals written
-    to ``fin``; ``pending``: slots left to finish because ``fin`` filled up."""
+    action is not legal (nothing is changed then), -1 - n - i if slot i's state is not one the
+    engine makes (its private arrays were written to), else the number of finished deals
+    written to ``fin``; ``pending``: slots left to finish because ``fin`` filled up."""
     n = su.shape[0]
     n_uws = ctl[C_NUWS]
     n_fws = ctl[C_NFWS]
@@ -208,12 +231,14 @@ def batch_step(su, meta, ctl, actions, mode, params, fin):
     ctl[C_NFIN] = 0
     for i in range(n):
         if meta[i, M_PENDING]:
-            _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin)
+            if _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
+                return -1 - n - i, 0
         elif meta[i, M_SEAT] >= 0 and mode != MODE_NONE:
             code = _kth_code(meta, i, actions[i]) if mode == MODE_INDEX else meta[i, M_CODE]
             apply_code(su[i, U_SIZE:], su[i, :U_SIZE].view(np.uint64),
                        ctl[C_RULES:C_RULES + 7], code)
-            _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin)
+            if _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
+                return -1 - n - i, 0
     pending = 0
     for i in range(n):
         pending += meta[i, M_PENDING]
@@ -349,18 +374,24 @@ class Batch:
     def __init__(self, n: int, seed: int, first_deal: int = 0, rules: Rules | None = None,
                  seats: Sequence[Any] | None = None, deals: int | None = None,
                  records: bool = False) -> None:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ConfigError(f"Batch size n={n!r} must be an integer >= 1")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) \
+                or not 1 <= n <= MAX_SLOTS:
+            raise ConfigError(f"Batch size n={n!r} must be an integer in 1 … {MAX_SLOTS:,} "
+                              f"(2**20)")
         self.n = int(n)
         self.seed = check_seed(seed)
-        self.first_deal = check_deal(first_deal, "first deal")
+        self.first_deal = check_deal(first_deal, "first_deal")
         self.rules = rules or DEFAULT_RULES
         if not isinstance(self.rules, Rules):
             raise TypeError(f"rules must be a sim.Rules, not {type(self.rules).__name__}")
+        last = MAX_DEAL - self.first_deal + 1  # deals numbered first_deal … 2**63-1
         if deals is not None and (isinstance(deals, bool)
-                                  or not isinstance(deals, (int, np.integer)) or deals < 0):
-            raise ConfigError(f"deals={deals!r} must be an integer >= 0 or None (endless)")
-        self.kinds, self.params, self.seat_names, compiled = _seat_tables(seats)
+                                  or not isinstance(deals, (int, np.integer))
+                                  or not 0 <= deals <= last):
+            raise ConfigError(f"deals={deals!r} must be None (endless: up to deal 2**63-1) or "
+                              f"an integer in 0 … {last} (first_deal + deals <= 2**63, "
+                              f"first_deal={self.first_deal})")
+        self.kinds, self.params, self.seat_names, _ = _seat_tables(seats)
         from sim.harness.plugins import builtin_loops
 
         # this module's kernels with decide over the compiled seats' kinds only
@@ -368,6 +399,37 @@ class Batch:
         self._batch_step = builtin_loops([k for k in self.kinds if k >= 0],
                                          "sim.batch").batch_step
         self.records = bool(records)
+        try:
+            self._alloc(n, records)
+        except MemoryError:
+            per = (SU_W + N_META + 2 * (N_FIN + (SU_W if records else 0))) * 8 \
+                + OBS_SIZE * 2 + N_ACTIONS
+            raise ConfigError(f"Batch size n={n}: not enough memory for {n:,} slots "
+                              f"(≈ {n * per / 2**30:.1f} GiB); use a smaller n") from None
+        self._ctl[C_NEXT] = self.first_deal
+        # C_END: one past the last deal, or -1: up to deal 2**63-1 (C_NEXT becomes -1 there)
+        end = -1 if deals is None else self.first_deal + int(deals)
+        self._ctl[C_END] = end if end <= MAX_DEAL else -1
+        self._ctl[C_SEED] = np.uint64(self.seed).view(np.int64)
+        self._ctl[C_KEEP] = self.records
+        self._ctl[C_KINDS:C_KINDS + 4] = self.kinds
+        self._ctl[C_RULES:C_RULES + 7] = self.rules.array()
+        self._none = np.zeros(n, dtype=np.int64)
+        self._shape = (self.n,)
+        # the documented outputs are read-only views of the private arrays: a view made from
+        # a read-only buffer cannot be made writeable again (writing n_legal would let an
+        # illegal index through)
+        meta = _readonly(self._meta)
+        self.seat = meta[:, M_SEAT]
+        self.kind = meta[:, M_KIND]
+        self.n_legal = meta[:, M_NLEGAL]
+        self.deal = meta[:, M_DEAL]
+        self._out = BatchObs(_readonly(self._obs), _readonly(self._mask), self.seat,
+                             self.kind, self.n_legal, self.deal)
+        self.deals_finished = 0
+        self._pending = self._call(self._none, MODE_NONE)  # start the first deals
+
+    def _alloc(self, n: int, records: bool) -> None:
         self._su = np.zeros((n, SU_W), dtype=np.int64)
         self._st = self._su[:, U_SIZE:]  # views, for Python code and tests
         self._u = self._su[:, :U_SIZE].view(np.uint64)
@@ -377,11 +439,7 @@ class Batch:
         self._meta[:, M_SEAT] = -1
         self._meta[:, M_KIND] = IDLE
         self._meta[:, M_PENDING] = 1
-        self.seat = self._meta[:, M_SEAT]
-        self.kind = self._meta[:, M_KIND]
-        self.n_legal = self._meta[:, M_NLEGAL]
-        self.deal = self._meta[:, M_DEAL]
-        if compiled:
+        if (self.kinds >= 0).any():
             from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH
             n_uws, n_fws, n_buf = UINT_SCRATCH, FLOAT_SCRATCH, INT_SCRATCH
         else:
@@ -389,26 +447,16 @@ class Batch:
         self._ctl = np.zeros(C_UWS + n_uws + n_fws + n_buf, dtype=np.int64)
         self._ctl[C_NUWS] = n_uws
         self._ctl[C_NFWS] = n_fws
-        self._ctl[C_NEXT] = self.first_deal
-        self._ctl[C_END] = -1 if deals is None else self.first_deal + int(deals)
-        self._ctl[C_SEED] = np.uint64(self.seed).view(np.int64)
-        self._ctl[C_KEEP] = self.records
-        self._ctl[C_KINDS:C_KINDS + 4] = self.kinds
-        self._ctl[C_RULES:C_RULES + 7] = self.rules.array()
-        self._none = np.zeros(n, dtype=np.int64)
-        self._shape = (self.n,)
         cap = 2 * n + 16
         self._fin = np.zeros((cap, N_FIN + (SU_W if records else 0)), dtype=np.int64)
         self._obs = np.zeros((n, OBS_SIZE), dtype=np.int16)
         self._mask = np.zeros((n, N_ACTIONS), dtype=np.bool_)
         self._mbuf = np.zeros(MAX_CHOICES, dtype=np.int64)
-        self.deals_finished = 0
-        self._pending = self._call(self._none, MODE_NONE)  # start the first deals
 
     # --- state ----------------------------------------------------------------------------
-    # ``seat``, ``kind``, ``n_legal`` and ``deal`` are int64[n] views that every step updates
-    # in place: seat to act (-1 idle); 0 show, 1 giveback, 2 play, 3 idle; number of legal
-    # choices (0 when idle); deal number played in each slot (-1 when idle).
+    # ``seat``, ``kind``, ``n_legal`` and ``deal`` are read-only int64[n] views that every
+    # step updates in place: seat to act (-1 idle); 0 show, 1 giveback, 2 play, 3 idle;
+    # number of legal choices (0 when idle); deal number played in each slot (-1 when idle).
 
     @property
     def done(self) -> bool:
@@ -417,11 +465,10 @@ class Batch:
 
     def observe(self, obs: bool = True, mask: bool = True) -> BatchObs:
         """Observation vectors and legal masks of the seats to act (one compiled call).
-        The arrays are the batch's own buffers, overwritten by the next ``observe``."""
+        The arrays are read-only views of the batch's own buffers, overwritten by the next
+        ``observe`` (copy them to keep them)."""
         batch_observe(self._su, self._meta, self._obs, self._mask, self._mbuf, obs, mask)
-        m = self._meta
-        return BatchObs(self._obs, self._mask, m[:, M_SEAT], m[:, M_KIND], m[:, M_NLEGAL],
-                        m[:, M_DEAL])
+        return self._out
 
     # --- stepping -------------------------------------------------------------------------
     def step(self, actions: Any) -> Finished:
@@ -450,16 +497,15 @@ class Batch:
 
     def _call(self, a: np.ndarray, mode: int) -> Finished:
         k, pending = self._batch_step(self._su, self._meta, self._ctl, a, mode, self.params,
-                                          self._fin)
+                                      self._fin)
         if k == 0 and not pending:
             return Finished(_NO_ROWS, [] if self.records else None)
         if k > 0 and not pending:
             return self._finished(k)
         parts = []
-        while True:
+        for _ in range(_MAX_ROUNDS):
             if k < 0:
-                i = -1 - k
-                self._illegal(i, int(a[i]), mode)
+                self._refuse(k, a, mode)
             if k:
                 parts.append(self._finished(k))
             if not pending:
@@ -467,15 +513,28 @@ class Batch:
             mode = MODE_NONE  # the queue filled up: finish and restart the pending slots
             k, pending = self._batch_step(self._su, self._meta, self._ctl, a, mode, self.params,
                                           self._fin)
+        else:  # each round finishes 2n + 16 deals: honest play needs a few rounds at most
+            self._corrupt(int(np.flatnonzero(self._meta[:, M_PENDING])[0]))
         if len(parts) == 1:
             return parts[0]
         if not parts:
             return Finished(_NO_ROWS, [] if self.records else None)
-        return Finished(np.concatenate([p._f for p in parts]),
+        return Finished(_frozen(np.concatenate([p._f for p in parts])),
                         [r for p in parts for r in p.records] if self.records else None)
 
+    def _refuse(self, k: int, a: np.ndarray, mode: int) -> None:
+        i = -1 - k
+        if i >= self.n:
+            self._corrupt(i - self.n)
+        self._illegal(i, int(a[i]), mode)
+
+    def _corrupt(self, i: int) -> None:
+        raise UsageError(f"sim.Batch slot {i} (deal {int(self._meta[i, M_DEAL])}) holds a state "
+                         f"that play never reaches (its private arrays were written to): the "
+                         f"step stopped; make a new Batch")
+
     def _finished(self, k: int) -> Finished:
-        f = self._fin[:k].copy()
+        f = _frozen(self._fin[:k].copy())
         self.deals_finished += k
         records = None
         if self.records:
@@ -501,4 +560,15 @@ class Batch:
                 f"finished={self.deals_finished})")
 
 
-_NO_ROWS = np.zeros((0, N_FIN), dtype=np.int64)
+def _readonly(a: np.ndarray) -> np.ndarray:
+    """A view of ``a`` that cannot be written, nor made writeable (its buffer is read-only)."""
+    return np.asarray(memoryview(a).toreadonly())
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+_NO_ROWS = _frozen(np.zeros((0, N_FIN), dtype=np.int64))
+_MAX_ROUNDS = 1000

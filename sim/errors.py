@@ -35,6 +35,17 @@ class OutputError(ShuangkouError):
     """A file or folder that cannot be written (a results folder, a record or JSON file)."""
 
 
+class UsageError(ShuangkouError):
+    """A call that cannot work in the object's present state: a deal's record before it ends,
+    a seat that is not 0–3, an output buffer of the wrong shape, an environment used before
+    ``reset()``, a ``sim.Batch`` whose private arrays were written to."""
+
+
+class NotResetError(UsageError, AttributeError):
+    """A PettingZoo environment used before its first ``reset()`` (also an AttributeError,
+    so ``hasattr`` keeps working on its per-episode attributes)."""
+
+
 class StrategyError(ShuangkouError):
     """A strategy raised, timed out or returned an illegal choice.
 

@@ -153,3 +153,68 @@ def test_a_full_finished_queue_loses_no_deal():
         return got
 
     assert run(True) == run(False) and len(run(False)) == 30
+
+
+def test_sizes_out_of_range_are_one_line_errors():
+    # a huge n was a NumPy MemoryError ("Unable to allocate 4.72 PiB ..."), not a size check
+    for n in (2**40, 2**20 + 1, -3, 0):
+        with pytest.raises(ConfigError, match=r"n=.*1 … 1,048,576"):
+            Batch(n, 1)
+    for deals in (-1, 2**63 + 1, 2**64):
+        with pytest.raises(ConfigError, match=r"deals=.*0 … 9223372036854775808"):
+            Batch(2, 1, deals=deals)
+    with pytest.raises(ConfigError, match="first_deal"):
+        Batch(2, 1, first_deal=2**63)
+
+
+def test_deal_numbers_stop_at_the_last_deal_number():
+    """From first_deal = 2**63-2 the slots play deals 2**63-2 and 2**63-1, then go idle (the
+    deal numbers wrapped negative and the finished deals stopped being reported)."""
+    b = Batch(3, 1, seats=[None, "random", "random", "random"], first_deal=2**63 - 2)
+    assert b.deal.tolist() == [2**63 - 2, 2**63 - 1, -1]
+    rng = np.random.default_rng(0)
+    got = []
+    for _ in range(1000):
+        if b.done:
+            break
+        got += b.step_index((rng.random(3) * b.n_legal).astype(np.int64)).deal.tolist()
+    assert b.done and sorted(got) == [2**63 - 2, 2**63 - 1]
+    with pytest.raises(ConfigError, match=r"first_deal \+ deals <= 2\*\*63"):
+        Batch(3, 1, first_deal=2**63 - 2, deals=3)
+    assert Batch(3, 1, first_deal=2**63 - 2, deals=2).deal.tolist() == [2**63 - 2, 2**63 - 1,
+                                                                        -1]
+
+
+def test_documented_outputs_are_read_only():
+    """Writing b.n_legal let an out-of-range index through step_index: every documented
+    output is a read-only view that cannot be made writeable again."""
+    b = Batch(4, 1, seats=[None, "random", "random", "random"])
+    o = b.observe()
+    arrays = [b.seat, b.kind, b.n_legal, b.deal, *o]
+    rng = np.random.default_rng(2)
+    fin = b.step_index((rng.random(4) * b.n_legal).astype(np.int64))
+    while not len(fin):
+        fin = b.step_index((rng.random(4) * b.n_legal).astype(np.int64))
+    arrays += [fin.slot, fin.deal, fin.settlement, fin.attacker_score]
+    for a in arrays:
+        with pytest.raises(ValueError, match="read-only"):
+            a[0] = 1000
+        if a.base is not None and a.base.__class__ is memoryview:
+            with pytest.raises(ValueError):
+                a.flags.writeable = True
+    for a in (b.seat, b.kind, b.n_legal, b.deal, o.obs, o.legal_mask):
+        with pytest.raises(ValueError):  # a view of the batch's own state: never writeable
+            a.flags.writeable = True
+    assert (o.seat == b.seat).all() and b.n_legal.max() < 1000
+
+
+def test_a_tampered_step_ends_with_an_error():
+    """Private arrays written so that no seat is the policy's (every deal then plays to the
+    end inside the step, forever): the step stops with one line instead of never returning."""
+    from sim.batch import C_KINDS
+    from sim.errors import UsageError
+
+    b = Batch(4, 1, seats=[None, "random", "random", "random"])
+    b._ctl[C_KINDS:C_KINDS + 4] = b.kinds[1]
+    with pytest.raises(UsageError, match="slot 0 .* state that play never reaches"):
+        b.step_index(np.zeros(4, dtype=np.int64))
