@@ -405,8 +405,12 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
     if summary is not None:
-        print(f"results in {cfg.out}/ (summary.md, summary.json, report.html, plots/, "
-              f"chunks/: per-deal table)")
+        from sim.analysis.summary import verdict
+
+        if not quiet:  # again at the end: the tables above push the headline off the screen
+            print(verdict(summary))
+        print(f"results in {cfg.out}/ (summary.md, summary.json, report.html, plots/"
+              f"{', deals/: per-deal table' if cfg.deal_table else ''})")
     return 0
 
 

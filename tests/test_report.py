@@ -87,13 +87,15 @@ def test_files_and_self_contained_html(done):
     cfg, _s = done
     out = cfg.out
     for f in ("summary.json", "summary.md", "report.html", "config.json", "config.toml",
-              "plots/scores_m0.png", "plots/settlement.png", "plots/ratings.png"):
+              "plots/scores_m0.png", "plots/settlement.png"):
         assert os.path.getsize(os.path.join(out, f)) > 0, f
+    # a head-to-head's ratings would be ± half its Elo A−B: one Elo figure, in the Matchups
+    assert not os.path.exists(os.path.join(out, "plots", "ratings.png"))
     for f in os.listdir(os.path.join(out, "plots")):
         with open(os.path.join(out, "plots", f), "rb") as fh:
             assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
     page = read(os.path.join(out, "report.html"))
-    assert page.count("data:image/png;base64,") == 3
+    assert page.count("data:image/png;base64,") == 2
     assert "http://" not in page and "https://" not in page and "<script" not in page
     assert "<table>" in page and "Attacker score" in page
     # strict JSON: no NaN or Infinity tokens
@@ -112,6 +114,7 @@ def test_markdown_tables(done):
     assert "skill change per 100 deals (R25)" in md and "title after one match of 100" in md
     assert "本科生 (undergraduate)" in md
     assert "SPRT" not in md and "Cross table" not in md
+    assert "Ratings" not in md and "Bradley" not in md  # one Elo: the Matchups table's
 
 
 def test_report_command_rerenders_from_stored_results(tmp_path, capsys):
@@ -127,7 +130,7 @@ def test_report_command_rerenders_from_stored_results(tmp_path, capsys):
     assert "## Matchups" in capsys.readouterr().out
     assert read(os.path.join(cfg.out, "summary.md")) == md
     assert json.loads(read(os.path.join(cfg.out, "summary.json"))) == js
-    assert len(os.listdir(os.path.join(cfg.out, "plots"))) == 3
+    assert len(os.listdir(os.path.join(cfg.out, "plots"))) == 2
     assert os.path.exists(os.path.join(cfg.out, "report.html"))
     assert main(["report", str(tmp_path / "nothing")]) == 2
 
@@ -344,3 +347,99 @@ def test_equal_players_get_title_chances_not_a_coin_flip_title(tmp_path, seed):
     for row in rows:
         assert "本科生 (undergraduate)" in row[-1] and "大专生 (junior-college student)" in row[-1]
         assert "%" in row[-1]
+
+
+# --- the report at a glance ----------------------------------------------------------------
+def with_result(s, **r):
+    m = s["matchups"][0]
+    return dict(s, matchups=[dict(m, result=dict(m["result"], **r))])
+
+
+def test_verdict_comes_first_in_one_line(done, tmp_path, capsys):
+    from sim.analysis.summary import verdict
+
+    cfg, s = done
+    a, b = EAGER, PLAIN
+    beats = with_result(s, n=400, mean=4.553, lo=4.529, hi=4.577, win=0.994, loss=0.0014)
+    assert verdict(beats) == (f"{a} beats {b} by 4.55 points per deal [4.53, 4.58], winning "
+                              f"99.4% of duplicate pairs")
+    loses = with_result(s, n=400, mean=-0.0213, lo=-0.0251, hi=-0.0174, win=0.2, loss=0.3)
+    assert verdict(loses) == (f"{b} beats {a} by 0.021 points per deal [0.017, 0.025], "
+                              f"winning 30.0% of duplicate pairs")
+    tie = with_result(s, n=400, mean=0.01, lo=-0.05, hi=0.07, win=0.3, loss=0.29)
+    assert verdict(tie) == (f"no significant difference between {a} and {b}: {a} +0.01 points "
+                            f"per deal [-0.05, +0.07], winning 30.0% and losing 29.0% of "
+                            f"duplicate pairs")
+    # first in summary.md and report.html (bold), and the last word of the terminal output
+    line = verdict(s)
+    md = read(os.path.join(cfg.out, "summary.md"))
+    assert md.splitlines()[2] == f"- **{line}**"
+    page = read(os.path.join(cfg.out, "report.html"))
+    assert page.index(f"<strong>{line}</strong>") < page.index("<table")
+    capsys.readouterr()
+    assert main(["tournament", "--out", cfg.out, "--no-progress", "--force",
+                 os.path.join(cfg.out, "config.toml")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[2] == f"- **{line}**" and out[-2] == line
+
+
+def test_elo_is_readable_at_the_extremes():
+    from sim.analysis.summary import elo_ci
+
+    inf = math.inf
+    assert elo_ci(963.2, 934.0, 998.4) == "+963 [+934, +998]"
+    assert elo_ci(inf, 812.3, inf) == "> +812"  # every pair won: a one-sided bound
+    assert elo_ci(-inf, -inf, -812.3) == "< -812"
+    assert elo_ci(inf, inf, inf) == "all won" and elo_ci(-inf, -inf, -inf) == "all lost"
+    assert elo_ci(950.0, 900.0, inf) == "> +900"
+    assert elo_ci(-0.4, -12.0, 11.0) == "+0 [-12, +11]"  # never "-0"
+    assert elo_ci(math.nan, math.nan, math.nan) == "–"
+
+
+def test_no_inf_when_every_pair_is_won(done):
+    _, s = done
+    won = with_result(s, win=1.0, draw=0.0, loss=0.0, elo=math.inf, elo_lo=812.0,
+                      elo_hi=math.inf)
+    md = markdown(won)
+    assert "inf" not in md and "| > +812 |" in md
+
+
+def test_round_robin_at_a_glance(tmp_path):
+    # ranked players, crosstable columns named (not indexes), both Elo figures explained
+    players = [PLAIN, "random(show_prob=0.05)", "random(show_prob=1.0)"]
+    cfg, s = run(tmp_path, "glance", plots=False, format="round-robin", players=players,
+                 deals=600, run={"chunk_size": 600, "progress": False})
+    from sim.analysis.summary import verdict
+
+    best = sorted(s["strategies"], key=lambda x: -x["result"]["mean"])
+    names = [x["spec"] for x in best]
+    assert names[0] == "random(show_prob=1.0)" and names[-1] == "random(show_prob=0.05)"
+    line = verdict(s)
+    assert line.startswith("ranking by mean settlement per deal per player: 1. "
+                           "random(show_prob=1.0) +")
+    assert [line.index(f"{k}. {n} ") for k, n in enumerate(names, 1)] == sorted(
+        line.index(f"{k}. {n} ") for k, n in enumerate(names, 1))
+    t = {title: (header, rows, note) for title, header, rows, note in tables(s)}
+    assert [r[0] for r in t["Players"][1]] == names
+    header, rows, _ = t["Cross table"]
+    assert header == ["row vs column", *names] and [r[0] for r in rows] == names
+    order = [x["index"] for x in best]
+    for r, i in zip(rows, order):  # each cell is the row player's result against the column's
+        for cell, j in zip(r[1:], order):
+            c = s["cross"][i][j]
+            assert cell == "·" if i == j else cell.startswith(f"{c['mean']:+.3f} ±")
+    assert "Ratings table" in t["Matchups"][2]
+    assert "Matchups table" in t["Ratings (Bradley-Terry)"][2]
+    assert read(os.path.join(cfg.out, "summary.md")).splitlines()[2] == f"- **{line}**"
+
+
+def test_round_robin_score_plots_in_a_grid(done):
+    from sim.analysis.report import to_html
+
+    _, s = done
+    fake = {f"scores_m{i}.png": b"png" for i in range(10)}
+    page = to_html(s, {**fake, "settlement.png": b"png", "ratings.png": b"png"})
+    grid = page[page.index("<div class='grid'>"):]
+    grid = grid[:grid.index("</div></div>") + 12]
+    assert grid.count("<img") == 10 and "settlement.png" not in grid
+    assert ".grid{display:grid" in page

@@ -124,14 +124,19 @@ def load_page(browser, page, profile):
                                                     "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             dt.send(f"{domain}.enable", session=session)
+        dt.send("Emulation.setDeviceMetricsOverride", {"width": 1300, "height": 900,
+                                                        "deviceScaleFactor": 1, "mobile": False},
+                session=session)  # a desktop window, wide enough for two plots a row
         dt.send("Page.navigate", {"url": "file://" + os.path.abspath(page)}, session=session)
         dt.wait_for("Page.loadEventFired")
         facts = dt.send("Runtime.evaluate", {"returnByValue": True, "expression": """({
             title: document.title,
             h1: document.querySelector('h1') && document.querySelector('h1').textContent,
             tables: document.querySelectorAll('table').length,
+            first: document.querySelector('li') && document.querySelector('li').textContent,
             images: Array.from(document.images).map(i => ({alt: i.alt, complete: i.complete,
-                width: i.naturalWidth, height: i.naturalHeight})),
+                width: i.naturalWidth, height: i.naturalHeight,
+                left: i.getBoundingClientRect().left, top: i.getBoundingClientRect().top})),
             height: document.documentElement.scrollHeight})"""}, session=session)
         facts = facts["result"]["value"]
         errors = []
@@ -187,6 +192,10 @@ def test_report_html_renders_every_plot_without_errors(tmp_path, browser, monkey
     assert sorted(i["alt"] for i in facts["images"]) == plots
     for img in facts["images"]:  # each embedded PNG decoded
         assert img["complete"] and img["width"] > 0 and img["height"] > 0, img
+    # the run in one line first; the matchups' score plots in a grid (two a row), not a column
+    assert facts["first"].startswith("ranking by mean settlement per deal per player: 1. ")
+    scores = [i for i in facts["images"] if i["alt"].startswith("scores_m")]
+    assert len({i["left"] for i in scores}) == 2 and len({i["top"] for i in scores}) == 2
 
 
 def test_a_broken_image_and_a_console_error_are_caught(tmp_path, browser):

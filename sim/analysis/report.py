@@ -29,6 +29,7 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -44,6 +45,7 @@ from sim.analysis.summary import (
     sprt_verdict,
     tables,
     tally_of,
+    verdict,
 )
 
 FOLD_ROWS = 12  # report.html folds tables longer than this (<details>)
@@ -75,8 +77,9 @@ def _headline(summary: Mapping[str, Any]) -> list[str]:
     if sp:  # the verdict first: it is what an SPRT run is for
         lines.append(f"**SPRT: {sprt_verdict(sp)}** (mean settlement per deal per player of "
                      f"A; per-pair results)")
-        if sp["state"] != "continue":
-            lines.append(SPRT_BIAS_NOTE)
+    lines.append(f"**{verdict(summary)}**")  # the run in one line
+    if sp and sp["state"] != "continue":
+        lines.append(SPRT_BIAS_NOTE)
     lines += [(f"format {cfg['format']}, {k} players, {len(summary['matchups'])} matchup(s), "
              f"{deals:,} deals per matchup from deal {cfg['first_deal']} of seed {cfg['seed']}"
              f", duplicate {'on' if cfg['duplicate'] else 'off'}")]
@@ -244,7 +247,8 @@ def render_plots(summary: Mapping[str, Any]) -> dict[str, bytes]:
     out = {f"scores_m{m['index']}.png": plot_scores(summary, i)
            for i, m in enumerate(summary["matchups"])}
     out["settlement.png"] = plot_settlement(summary)
-    out["ratings.png"] = plot_ratings(summary)
+    if len(summary["matchups"]) > 1:  # a head-to-head's would be ± half its Elo A−B
+        out["ratings.png"] = plot_ratings(summary)
     return out
 
 
@@ -254,7 +258,14 @@ table{border-collapse:collapse;margin:.5em 0 .3em;font-size:.85em}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right}
 th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}
 .note{color:#666;font-size:.8em;margin:0 0 1.5em}img{max-width:100%;margin:.5em 0}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(34em,1fr));gap:0 1em}
+li strong{font-size:1.15em}
 """
+
+
+def _bold(x: str) -> str:
+    """Markdown's ``**x**`` as ``<strong>`` (``x`` already escaped)."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", x)
 
 
 def to_html(summary: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
@@ -263,7 +274,7 @@ def to_html(summary: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
     name = e(summary["config"]["name"])
     parts = [(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Tournament {name}"
              f"</title><style>{_CSS}</style></head><body><h1>Tournament {name}</h1><ul>")]
-    parts += [f"<li>{e(x).replace('**', '')}</li>" for x in _headline(summary)]
+    parts += [f"<li>{_bold(e(x))}</li>" for x in _headline(summary)]
     parts.append("</ul>")
     for title, header, rows, note in tables(summary):
         fold = len(rows) > FOLD_ROWS  # long tables start folded
@@ -274,10 +285,16 @@ def to_html(summary: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
         parts.append("</table>" + ("</details>" if fold else "")
                      + f"<p class='note'>{e(note)}</p>")
     if images:
-        parts.append("<h2>Plots</h2>")
-    for fname, png in images.items():
-        data = base64.b64encode(png).decode("ascii")
-        parts.append(f"<div><img alt='{e(fname)}' src='data:image/png;base64,{data}'></div>")
+        parts.append("<h2 id='plots'>Plots</h2>")
+
+    def img(fname: str) -> str:
+        data = base64.b64encode(images[fname]).decode("ascii")
+        return f"<div><img alt='{e(fname)}' src='data:image/png;base64,{data}'></div>"
+
+    scores = [f for f in images if f.startswith("scores_m")]
+    if scores:  # one per matchup: a grid, not a column of ten
+        parts.append(f"<div class='grid'>{''.join(img(f) for f in scores)}</div>")
+    parts += [img(f) for f in images if f not in scores]
     parts.append("</body></html>")
     return "\n".join(parts)
 

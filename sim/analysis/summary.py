@@ -283,6 +283,10 @@ def _ratings(state: Mapping[str, Any], k: int) -> list[dict[str, float]] | None:
 Table = tuple[str, list[str], list[list[str]], str]  # title, header, rows, note
 
 
+def _nan_low(x: float | None) -> float:
+    return x if x is not None and not math.isnan(x) else -math.inf
+
+
 def _f(x: float | None, fmt: str = "{:+.3f}") -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
@@ -294,14 +298,30 @@ def _f(x: float | None, fmt: str = "{:+.3f}") -> str:
     return out
 
 
-def elo_ci(elo: float, lo: float, hi: float) -> str:
-    """An Elo estimate with its interval; one-sided where a side is unbounded (every pair won:
-    ``> +X``, every pair lost: ``< -X``)."""
-    if math.isinf(hi) and not math.isinf(lo):
-        return f"> {_f(lo, '{:+.0f}')}"
-    if math.isinf(lo) and not math.isinf(hi):
-        return f"< {_f(hi, '{:+.0f}')}"
-    return f"{_f(elo, '{:+.0f}')} [{_f(lo, '{:+.0f}')}, {_f(hi, '{:+.0f}')}]"
+def elo_ci(elo: float | None, lo: float | None, hi: float | None) -> str:
+    """An Elo estimate with its interval, never "inf": ``+963 [+934, +998]``; one-sided where a
+    side is unbounded (every pair won: ``> +X``, every pair lost: ``< -X``); ``all won`` or
+    ``all lost`` where no bound is finite."""
+    def fin(x: float | None) -> bool:
+        return x is not None and math.isfinite(x)
+
+    def n(x: float | None) -> str:
+        return _f(x, "{:+.0f}")
+
+    if elo is None or math.isnan(elo):
+        return "–"
+    if fin(elo) and fin(lo) and fin(hi):
+        return f"{n(elo)} [{n(lo)}, {n(hi)}]"
+    if math.isinf(elo):  # all won (+) or all lost (-): only the finite bound says something
+        bound = lo if elo > 0 else hi
+        if fin(bound):
+            return f"{'>' if elo > 0 else '<'} {n(bound)}"
+        return "all won" if elo > 0 else "all lost"
+    if fin(lo) and hi is not None and math.isinf(hi):
+        return f"> {n(lo)}"
+    if fin(hi) and lo is not None and math.isinf(lo):
+        return f"< {n(hi)}"
+    return n(elo)
 
 
 def _pct(x: float | None) -> str:
@@ -321,6 +341,64 @@ def title_odds(titles: Sequence[Mapping[str, Any]], floor: float = 0.005) -> str
 
 def _mean_ci(r: Mapping[str, float]) -> str:
     return f"{_f(r['mean'])} [{_f(r['lo'])}, {_f(r['hi'])}]"
+
+
+def ranked(strategies: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Players best first: by mean settlement per deal per player (no result last)."""
+    def key(s: Mapping[str, Any]) -> float:
+        m = s["result"]["mean"]
+        return -m if m is not None and math.isfinite(m) else math.inf
+
+    return sorted(strategies, key=key)
+
+
+def _decimals(half: float) -> int:
+    """Decimals that show an interval of half-width ``half``: 2 to 4."""
+    if not (half > 0 and math.isfinite(half)):
+        return 2
+    return min(4, max(2, -math.floor(math.log10(half))))
+
+
+def verdict(summary: Mapping[str, Any]) -> str:
+    """The run in one line, best first: for one matchup, who beats whom by how much per deal
+    (95% CI) and the share of pairs won; for several, the players ranked by mean settlement
+    per deal per player with their intervals. (An SPRT's verdict is ``sprt_verdict``.)"""
+    players, oracle = summary["players"], summary["oracle"]
+    unit = "duplicate pairs" if summary["config"]["duplicate"] else "deals"
+
+    def name(i: int) -> str:
+        return player_name(players[i], oracle[i])
+
+    if len(summary["matchups"]) == 1:
+        m = summary["matchups"][0]
+        r = m["result"]
+        if not r["n"]:
+            return f"{name(m['a'])} vs {name(m['b'])}: no results yet"
+        mean, lo, hi = r["mean"], r["lo"], r["hi"]
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            return (f"{name(m['a'])} vs {name(m['b'])}: {mean:+.2f} points per deal per "
+                    f"player for {name(m['a'])} over {r['n']} {unit} (too few for an interval)")
+        d = _decimals((hi - lo) / 2)
+        if lo > 0 or hi < 0:
+            sign = 1 if lo > 0 else -1
+            win, lose = (m["a"], m["b"])[::sign]
+            a, b = sorted((sign * lo, sign * hi))
+            share = r["win"] if sign > 0 else r["loss"]
+            return (f"{name(win)} beats {name(lose)} by {sign * mean:.{d}f} points per deal "
+                    f"[{a:.{d}f}, {b:.{d}f}], winning {_pct(share)} of {unit}")
+        return (f"no significant difference between {name(m['a'])} and {name(m['b'])}: "
+                f"{name(m['a'])} {mean:+.{d}f} points per deal [{lo:+.{d}f}, {hi:+.{d}f}], "
+                f"winning {_pct(r['win'])} and losing {_pct(r['loss'])} of {unit}")
+    parts = []
+    for k, st in enumerate(ranked(summary["strategies"]), 1):
+        r = st["result"]
+        if r["n"] and math.isfinite(r["lo"]) and math.isfinite(r["hi"]):
+            d = _decimals((r["hi"] - r["lo"]) / 2)
+            parts.append(f"{k}. {player_name(st)} {r['mean']:+.{d}f} "
+                         f"[{r['lo']:+.{d}f}, {r['hi']:+.{d}f}]")
+        else:
+            parts.append(f"{k}. {player_name(st)} –")
+    return "ranking by mean settlement per deal per player: " + ", ".join(parts)
 
 
 def player_name(s: Mapping[str, Any] | str, oracle: bool = False) -> str:
@@ -352,10 +430,13 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                 f"W/D/L and Elo count {unit} by the sign of A's result; Elo's interval is "
                 f"the likelihood-ratio one of the {unit[:-1]} score (win 1, draw 1/2), one-sided "
                 f"(> or <) when A won or lost every one"
-                + (" (each deal played twice, teams swapped)" if cfg["duplicate"] else "")))
+                + (" (each deal played twice, teams swapped)" if cfg["duplicate"] else "")
+                + ("; Elo A−B is the Elo difference this matchup's score implies on its own "
+                   "(the Ratings table fits one Elo per player to all matchups at once)"
+                   if len(summary["matchups"]) > 1 else "")))
 
     rows = []
-    for s in summary["strategies"]:
+    for s in ranked(summary["strategies"]):  # best first
         r = s["result"]
         per = s["skill_change_per_match"]
         rows.append([player_name(s), str(r["n"]), _mean_ci(r), _pct(r["win"]), _pct(r["draw"]),
@@ -381,15 +462,17 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                 f"equal players both read about even odds either side of "
                 f"{rules['start_skill']}; the value accumulated over the whole run is in "
                 f"summary.json, 'skill'; "
-                f"attacks: share of non-void deals its team attacked")))
+                f"attacks: share of non-void deals its team attacked; ranked by mean "
+                f"settlement")))
 
     if summary.get("cross"):
         cross = summary["cross"]
-        header = ["row vs column"] + [str(j) for j in range(len(players))]
+        order = [st["index"] for st in ranked(summary["strategies"])]  # as the Players table
+        header = ["row vs column"] + [pname(j) for j in order]
         rows = []
-        for i in range(len(players)):
-            cells = [f"{i}: {pname(i)}"]
-            for j in range(len(players)):
+        for i in order:
+            cells = [pname(i)]
+            for j in order:
                 c = cross[i][j]
                 cells.append("·" if c is None else f"{_f(c['mean'])} ±"
                              f"{_f((c['hi'] - c['lo']) / 2 if c['n'] > 1 else None, '{:.3f}')}"
@@ -400,16 +483,19 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                     "player, ± half the 95% CI of that cell alone: the intervals are not "
                     "family-wise (over many cells some miss their true mean); * marks a mean "
                     "that differs from 0 at a 5% family-wise error rate (Holm)")))
-    if summary.get("ratings"):
+    if summary.get("ratings") and len(summary["matchups"]) > 1:
+        # (a head-to-head's ratings would only be ± half the Matchups table's Elo A−B: one
+        # Elo figure per page)
         rows = []
-        order = sorted(range(len(players)), key=lambda i: -summary["ratings"][i]["elo"])
+        order = sorted(range(len(players)), key=lambda i: -_nan_low(summary["ratings"][i]["elo"]))
         for i in order:
             e = summary["ratings"][i]
-            rows.append([pname(i), _f(e["elo"], "{:+.0f}"),
-                         f"[{_f(e['lo'], '{:+.0f}')}, {_f(e['hi'], '{:+.0f}')}]"])
-        out.append(("Ratings (Bradley-Terry)", ["player", "Elo", "95% CI"], rows,
-                    (f"fitted on {unit} won (a drawn one is half a win each); centred on the "
-                    f"field's mean")))
+            rows.append([pname(i), elo_ci(e["elo"], e["lo"], e["hi"])])
+        out.append(("Ratings (Bradley-Terry)", ["player", "Elo [95% CI]"], rows,
+                    (f"one Elo per player fitted to every matchup at once, on {unit} won (a "
+                    f"drawn one is half a win each), centred on the field's mean; the "
+                    f"difference of two players' ratings is the model's Elo A−B, which differs "
+                    f"from the Matchups table's where the model fits that matchup badly")))
 
     rows = []
     for m in summary["matchups"]:
