@@ -870,3 +870,33 @@ def test_tiny_bounds_print_zero_and_no_minus_zero():
     assert elo_ci(math.inf, 212.4, math.inf) == "> +212"
     assert elo_ci(-math.inf, -math.inf, -180.2) == "< -180"
     assert elo_ci(-0.2, -30.0, 29.0) == "+0 [-30, +29]"
+
+
+def test_sprt_update_pairs_looks_after_every_pair_however_the_pairs_are_cut():
+    # the SPRT of a tournament gets its pairs a chunk at a time: it must decide at the same
+    # pair as one look per pair, and count nothing past that pair
+    from sim.analysis.stats import SPRT_SAFE_MIN_PAIRS
+    from sim.harness import config
+
+    rng = np.random.default_rng(21)
+    sample = _tilted_sampler(0.25, REAL_SUPPORT, REAL_COUNTS)
+    decided = 0
+    for _ in range(60):
+        x = sample(rng, 3000)
+        one = SPRT(0.0, 0.5, min_pairs=30)
+        for i, v in enumerate(x.tolist()):
+            if one.update([v]) != "continue":
+                break
+        cut = SPRT(0.0, 0.5, min_pairs=30)
+        edges = np.sort(rng.choice(np.arange(1, x.size), size=rng.integers(0, 8), replace=False))
+        taken = sum(cut.update_pairs(part) for part in np.split(x, edges))
+        assert (cut.state, cut.decided_at) == (one.state, one.decided_at)
+        if one.state != "continue":
+            decided += 1
+            assert taken == one.decided_at == cut.moments.n == i + 1
+            assert cut.moments.to_dict() == one.moments.to_dict()
+            assert cut.update_pairs(x) == 0 and cut.moments.n == taken  # nothing after it
+        else:
+            assert taken == x.size
+    assert decided >= 50
+    assert SPRT_SAFE_MIN_PAIRS == 30 == config.SPRT_SAFE_MIN_PAIRS

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pytest
 
-from sim.analysis.stats import Moments
+from sim.analysis.stats import SPRT, Moments, sprt_llr
 from sim.core.tables import DEAL_COLUMNS
 from sim.errors import ConfigError, StrategyError
 from sim.harness import runner
@@ -305,19 +305,66 @@ def sprt_config(tmp_path, name, **kw):
                   **{"run.chunk_size": 50, **kw})
 
 
-def test_sprt_stops_at_the_same_chunk_for_any_jobs(tmp_path):
+def test_sprt_stops_at_the_same_pair_for_any_chunk_size_and_jobs(tmp_path):
+    # the SPRT looks after every pair in deal order, whatever the chunk size: a chunk of
+    # 10,000 used to make it a fixed 10,000-pair test, a chunk of 50 stopped at a multiple of 50
     one = run_tournament(sprt_config(tmp_path, "s1"))
     two = run_tournament(sprt_config(tmp_path, "s2", **{"run.jobs": 2}))
+    big = run_tournament(sprt_config(tmp_path, "s3", **{"run.chunk_size": 10000}))
+    mid = run_tournament(sprt_config(tmp_path, "s4", **{"run.chunk_size": 500,
+                                                           "run.jobs": 2}))
     assert one["stopped_by_sprt"] and one["sprt"]["state"] == "H1"
-    assert stable(one) == stable(two)
+    assert stable(one) == stable(two) == stable(big) == stable(mid)
     n = one["sprt"]["decided_at"]
-    assert n % 50 == 0 and n < 20000  # at a chunk boundary, long before the deal limit
-    assert one["matchups"][0]["result"]["n"] == n
+    assert n % 50 and n < 500  # inside a chunk, long before the deal limit
     assert one["sprt"]["llr"] >= one["sprt"]["bounds"][1]
-    files = os.listdir(os.path.join(tmp_path, "s2", "chunks"))
-    assert len(files) == n // 50  # chunks finished after the decision were dropped
+    # nothing past the deciding pair counts: statistics, chunk files, per-deal table, report
+    for name, size in (("s1", 50), ("s2", 50), ("s3", 10000), ("s4", 500)):
+        assert len(os.listdir(os.path.join(tmp_path, name, "chunks"))) == -(-n // size)
+        t = load_deals(os.path.join(tmp_path, name))
+        assert t["deal"].size == 2 * n and t["deal"].max() == n - 1
+        again = load_state(os.path.join(tmp_path, name))
+        assert again["sprt"]["decided_at"] == n and again["complete"]
+        assert again["matchups"][0]["tally"] == one["tallies"][0]
+    a = np.where(t["orientation"] == 0, t["settle0"], t["settle1"]).astype(np.int64)
+    x = (a[0::2] + a[1::2]) / 2
+    assert one["matchups"][0]["result"]["n"] == n
+    assert one["matchups"][0]["result"]["mean"] == pytest.approx(x.mean())
+    # the LLR of exactly those pairs is past the bound, and that of one pair fewer is not
+    lo, hi = one["sprt"]["bounds"]
+    assert sprt_llr(n, x.sum(), (x * x).sum(), 0.0, 0.2) >= hi
+    assert lo < sprt_llr(n - 1, x[:-1].sum(), (x[:-1] ** 2).sum(), 0.0, 0.2) < hi
     text = read(os.path.join(tmp_path, "s1", "summary.md"))
     assert "H1 accepted" in text and "LLR" in text
+
+
+def test_sprt_resume_and_any_order_of_chunks(tmp_path):
+    # killed after the chunks that hold the decision were saved whole (as when chunks
+    # finish out of order): --resume cuts the deciding chunk and gives the same result
+    whole = run_tournament(sprt_config(tmp_path, "w", **{"run.chunk_size": 500}))
+    n = whole["sprt"]["decided_at"]
+    cfg = sprt_config(tmp_path, "k", **{"run.chunk_size": 50})
+    assert run_tournament(cfg, stop_after=-(-n // 50)) is None  # killed before the cut
+    assert len(os.listdir(os.path.join(cfg.out, "chunks"))) == -(-n // 50)
+    assert load_deals(cfg.out)["deal"].max() == -(-n // 50) * 50 - 1  # saved whole
+    assert load_state(cfg.out)["sprt"]["decided_at"] == n  # report: cut on reading
+    resumed = run_tournament(cfg, resume=True)
+    assert stable(resumed) == stable(whole)
+    assert load_deals(cfg.out)["deal"].max() == n - 1
+    # the aggregate gives the same in any order of arrival
+    from sim.harness.chunks import Aggregate
+    from sim.harness.tournament import _tasks, play_chunk
+
+    chunks = plan_chunks(cfg)
+    results = [play_chunk(t) for t in _tasks(cfg, chunks[:-(-n // 50) + 2])]
+    states = []
+    for order in (results, results[::-1], results[1::2] + results[0::2]):
+        agg = Aggregate(cfg, chunks)
+        for r in order:
+            agg.add(r.chunk, tally_from_json(r.tally), r.tally_cols)
+        states.append((agg.state(), agg.cut))
+    assert states[0][1] == ((n - 1) // 50, n - (n - 1) // 50 * 50)
+    assert all(json.dumps(s) == json.dumps(states[0]) for s in states)
 
 
 def test_sprt_accepts_h0(tmp_path):
@@ -329,17 +376,23 @@ def test_sprt_accepts_h0(tmp_path):
 
 def test_sprt_min_pairs_before_the_first_decision(tmp_path):
     # configs/sprt.toml at seed 45 with a look after every pair: the plug-in variance of the
-    # first 3 pairs is tiny and the LLR crosses the H1 bound; sprt.min_pairs (default 200)
-    # holds every decision back until the variance is estimated
+    # first 3 pairs is tiny and the LLR crosses the H1 bound (min_pairs = 2 decided there;
+    # the config now refuses fewer than 30); sprt.min_pairs (default 200) holds every
+    # decision back until the variance is estimated
     def run(name, **sprt):
         return run_tournament(config(
             tmp_path, name, players=["random(show_prob=1.0)", "random"], deals=420, seed=45,
-            sprt={"mu0": 0.0, "mu1": 0.1, **sprt}, **{"run.chunk_size": 1}))
+            sprt={"mu0": 0.0, "mu1": 0.1, **sprt}, **{"run.chunk_size": 420}))
 
-    early = run("mp2", min_pairs=2)["sprt"]
-    assert early["state"] == "H1" and early["decided_at"] == 3
-    held = run("mpdefault")["sprt"]
-    assert held["min_pairs"] == 200 and held["state"] == "continue"  # 210 pairs: undecided
+    s = SPRT(0.0, 0.1, min_pairs=2)
+    t = load_deals(run("mpdefault") and str(tmp_path / "mpdefault"))
+    a = np.where(t["orientation"] == 0, t["settle0"], t["settle1"]).astype(np.int64)
+    assert s.update_pairs((a[0::2] + a[1::2])[:210] / 2) == 3 and s.state == "H1"
+    held = load_state(str(tmp_path / "mpdefault"))["sprt"]
+    assert held["min_pairs"] == 200 and held["state"] == "continue"  # 420 pairs: undecided
+    assert run("mp30", min_pairs=30)["sprt"]["state"] == "continue"
+    with pytest.raises(ConfigError, match="min_pairs' = 2: must be an integer in 30"):
+        run("mp2", min_pairs=2)
 
 
 # --- records ------------------------------------------------------------------------------
@@ -473,7 +526,7 @@ def test_runs_with_the_table_in_the_chunk_file_still_load(tmp_path):
 
 def test_sprt_drops_the_deal_files_of_discarded_chunks(tmp_path):
     s = run_tournament(sprt_config(tmp_path, "sd"))
-    n = s["sprt"]["decided_at"] // 50
+    n = -(-s["sprt"]["decided_at"] // 50)
     assert sorted(os.listdir(tmp_path / "sd" / "deals")) == [
         f"c{i:06d}.parquet" for i in range(n)]
 

@@ -558,8 +558,9 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                       f"[{sp['bounds'][0]:+.3f}, {sp['bounds'][1]:+.3f}]",
                       str(sp["decided_at"] if sp["decided_at"] is not None
                           else sp["moments"]["n"]), str(sp["alpha"]), str(sp["beta"])]],
-                    ("on A's per-pair result; looks after every chunk in run order, so it "
-                    "stops at a chunk boundary. " + SPRT_BIAS_NOTE)))
+                    ("on A's per-pair result; looks after every pair in deal order and stops "
+                    "at the first pair past a bound; the figures cover exactly the pairs up "
+                    "to it. " + SPRT_BIAS_NOTE)))
     return out
 
 

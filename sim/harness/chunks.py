@@ -126,6 +126,28 @@ def _hist(v: np.ndarray, bins: tuple[int, int, int]) -> Histogram:
     return h
 
 
+# the per-game columns ``tally_games`` reads: an SPRT run keeps them with each chunk, so that
+# the chunk's per-pair results give the SPRT's path and any prefix of it can be tallied
+TALLY_COLUMNS = ("orientation", "settle0", "settle1", "void", "attacker_team",
+                 "attacker_score", "multiplier", "overrides", "redeals", "calls",
+                 "first_show_round", "show_rank", "caller_trumps")
+
+
+def pair_results(cols: Mapping[str, np.ndarray], duplicate: bool) -> np.ndarray:
+    """Twice each pair's result ``x`` (A's mean settlement per deal per player), as integers,
+    in deal order: with ``duplicate`` rows ``2i`` and ``2i + 1`` are pair ``i``."""
+    o = cols["orientation"]
+    a = np.where(o == 0, cols["settle0"], cols["settle1"]).astype(np.int64)
+    return a[0::2] + a[1::2] if duplicate else 2 * a
+
+
+def first_pairs(cols: Mapping[str, np.ndarray], pairs: int, duplicate: bool
+                ) -> dict[str, np.ndarray]:
+    """The columns of the first ``pairs`` pairs (``2 * pairs`` rows with ``duplicate``)."""
+    rows = 2 * pairs if duplicate else pairs
+    return {k: v[:rows] for k, v in cols.items()}
+
+
 def tally_games(cols: Mapping[str, np.ndarray], duplicate: bool) -> dict[str, Any]:
     """Accumulators of one matchup's games, from per-deal table columns.
 
@@ -227,13 +249,18 @@ class ChunkResult:
     records_filter: bytes
     seconds: float
     deals_parquet: bytes = b""  # the per-deal table as Parquet, encoded by the worker
+    tally_cols: dict[str, np.ndarray] | None = None  # TALLY_COLUMNS, kept by SPRT runs
 
 
 class Aggregate:
-    """Chunk statistics merged in run order, with the SPRT's looks after each chunk.
+    """Chunk statistics merged in run order, with the SPRT's looks after each pair.
 
     Chunks may arrive in any order; they are merged only once every earlier chunk is in, so the
-    SPRT sees the same sequence for any number of jobs and any backend.
+    SPRT sees the same sequence for any number of jobs and any backend. An SPRT run (one
+    head-to-head matchup: run order is deal order) needs each chunk's ``TALLY_COLUMNS``: their
+    per-pair results are fed to the SPRT one look per pair, and when a look decides inside a
+    chunk, only that chunk's pairs up to the deciding one are tallied (``cut``); nothing after
+    it counts, whatever the chunk size.
     """
 
     def __init__(self, cfg: Any, chunks: Sequence[Chunk]) -> None:
@@ -242,28 +269,53 @@ class Aggregate:
         self.tallies = [new_tally() for _ in cfg.matchups()]
         self.sprt = SPRT(cfg.sprt.mu0, cfg.sprt.mu1, cfg.sprt.alpha, cfg.sprt.beta,
                          cfg.sprt.min_pairs) if cfg.sprt else None
-        self.pending: dict[int, dict[str, Any]] = {}
+        self.pending: dict[int, tuple[dict[str, Any], Any]] = {}
         self.next = 0  # chunks 0 … next-1 are merged
         self.stop_at: int | None = None  # last chunk of a run the SPRT decided
+        # (chunk index, pairs kept) when the SPRT decided before the end of the chunk as
+        # stored: its files still hold pairs past the decision (``results.cut_chunk``)
+        self.cut: tuple[int, int] | None = None
 
     @property
     def finished(self) -> bool:
         return self.stop_at is not None or self.next == len(self.chunks)
 
-    def add(self, chunk: Chunk, tally: dict[str, Any]) -> None:
+    def add(self, chunk: Chunk, tally: dict[str, Any],
+            cols: Mapping[str, np.ndarray] | None = None) -> None:
+        """Add a finished chunk's tally (and, in an SPRT run, its ``TALLY_COLUMNS``)."""
         if self.stop_at is not None and chunk.index > self.stop_at:
             return
-        self.pending[chunk.index] = tally
+        if self.sprt is not None and cols is None:
+            raise ValueError(f"chunk {chunk.index}: an SPRT run needs its per-pair results")
+        self.pending[chunk.index] = (tally, cols)
         while self.next in self.pending and self.stop_at is None:
-            t = self.pending.pop(self.next)
-            merge_tally(self.tallies[self.chunks[self.next].matchup], t)
+            t, c = self.pending.pop(self.next)
             if self.sprt is not None:
-                p = t["pairs"]
-                if self.sprt.update_stats(p.n, p.total, p.total_sq) != "continue":
-                    self.stop_at = self.next
+                t = self._look(self.chunks[self.next], t, c)
+            merge_tally(self.tallies[self.chunks[self.next].matchup], t)
             self.next += 1
         if self.stop_at is not None:
             self.pending.clear()
+
+    def _look(self, chunk: Chunk, tally: dict[str, Any], cols: Mapping[str, np.ndarray]
+              ) -> dict[str, Any]:
+        """Feed the chunk's pairs to the SPRT; the tally of the pairs that count."""
+        dup = self.cfg.duplicate
+        x2 = pair_results(cols, dup)
+        if x2.size != tally["pairs"].n or x2.size > chunk.n:
+            raise ValueError(f"chunk {chunk.index}: {x2.size} per-pair results for "
+                             f"{tally['pairs'].n} pairs in its statistics")
+        taken = self.sprt.update_pairs(x2 / 2.0)  # halves: exact
+        decided = self.sprt.state != "continue"
+        if x2.size < chunk.n and not (decided and taken == x2.size):
+            raise ValueError(f"chunk {chunk.index} holds {x2.size} of its {chunk.n} pairs, "
+                             f"but the SPRT does not decide at its last one")
+        if decided:
+            self.stop_at = chunk.index
+            if taken < x2.size:
+                self.cut = (chunk.index, taken)
+                return tally_games(first_pairs(cols, taken, dup), dup)
+        return tally
 
     @property
     def merged_chunks(self) -> int:

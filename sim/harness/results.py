@@ -32,9 +32,12 @@ from sim.harness.chunks import (
     Aggregate,
     Chunk,
     ChunkResult,
+    first_pairs,
     games_per_deal,
     plan_chunks,
     tally_from_json,
+    tally_games,
+    tally_to_json,
 )
 
 # string columns of the Parquet table (dictionary-encoded: one copy of each name per file)
@@ -102,9 +105,13 @@ def parquet_bytes(cols: Mapping[str, np.ndarray], players: tuple[str, str]) -> b
     return buf.getvalue()
 
 
-def save_chunk(out: str, res: ChunkResult, config_hash: str) -> None:
+def save_chunk(out: str, res: ChunkResult, config_hash: str, kept: int | None = None) -> None:
+    """Write a chunk's files; ``kept``: the SPRT decided at this chunk's pair ``kept`` and the
+    result holds only the pairs up to it (``cut_chunk``)."""
     meta = {"format": FORMAT, "config_hash": config_hash,
             **dataclasses.asdict(res.chunk), "seconds": res.seconds}
+    if kept is not None:
+        meta["kept"] = kept
     path = os.path.join(out, CHUNK_DIR, res.chunk.filename)
     if res.deals_parquet:  # first: a chunk file means its table is complete
         write_deals(deals_path(path), res)
@@ -113,7 +120,55 @@ def save_chunk(out: str, res: ChunkResult, config_hash: str) -> None:
     arrays["_stats"] = np.array(json.dumps(res.tally))
     arrays["_records_first"] = np.frombuffer(res.records_first, dtype=np.uint8)
     arrays["_records_filter"] = np.frombuffer(res.records_filter, dtype=np.uint8)
+    for k, v in (res.tally_cols or {}).items():  # an SPRT run's per-game columns
+        arrays[TALLY_PREFIX + k] = v
     atomic_write(path, lambda f: np.savez(f, **arrays))
+
+
+TALLY_PREFIX = "_col_"  # chunk-file arrays of an SPRT run's TALLY_COLUMNS
+
+
+def read_tally_cols(path: str) -> dict[str, np.ndarray] | None:
+    """An SPRT run's ``TALLY_COLUMNS`` of the chunk file ``path`` (None if it has none)."""
+    try:
+        with np.load(path) as z:
+            names = [f for f in z.files if f.startswith(TALLY_PREFIX)]
+            return {f[len(TALLY_PREFIX):]: z[f] for f in names} or None
+    except Exception as e:  # a torn or foreign file
+        raise ConfigError(f"chunk file {path!r} is corrupt ({type(e).__name__}: {e}): "
+                          f"delete it, then --resume plays its chunk again") from None
+
+
+def cut_chunk(out: str, cfg: Any, chunk: Chunk, kept: int) -> None:
+    """Rewrite the files of ``chunk`` (saved whole) to hold only its first ``kept`` pairs,
+    those up to the SPRT's decision: statistics, per-game columns, records and per-deal
+    table. Nothing past the deciding pair stays in the results folder."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    path = os.path.join(out, CHUNK_DIR, chunk.filename)
+    cols = read_tally_cols(path)
+    if cols is None:
+        raise ConfigError(f"chunk file {path!r} holds no per-pair results: delete it, then "
+                          f"--resume plays its chunk again")
+    cut = first_pairs(cols, kept, cfg.duplicate)
+    last = chunk.first + kept  # deals before this one count
+    with np.load(path) as z:
+        meta = json.loads(str(z["_meta"]))
+        recs = [b"".join(line for line in z[f].tobytes().splitlines(keepends=True)
+                         if json.loads(line)["deal"] < last)
+                for f in ("_records_first", "_records_filter")]
+    table = b""
+    dpath = deals_path(path)
+    if os.path.exists(dpath):
+        buf = io.BytesIO()
+        pq.write_table(pq.read_table(dpath).slice(0, kept * games_per_deal(cfg)), buf,
+                       compression="zstd")
+        table = buf.getvalue()
+    res = ChunkResult(chunk, tally_to_json(tally_games(cut, cfg.duplicate)), recs[0], recs[1],
+                      meta.get("seconds", 0.0), table, cut)
+    save_chunk(out, res, cfg.hash(), kept=kept)
 
 
 def chunk_files(run_dir: str) -> list[str]:
@@ -154,7 +209,13 @@ def checked_chunks(run_dir: str, cfg: Any, chunks: Sequence[Chunk],
             raise ConfigError(f"chunk file {path!r} holds chunk {i}, whose file is "
                               f"{chunks[i].filename!r} (a renamed or stray copy): delete "
                               f"{path!r}, then --resume plays any missing chunk")
-        yield path, chunks[i], tally
+        kept = meta.get("kept")  # the SPRT decided inside it: its first ``kept`` pairs count
+        if kept is not None and (isinstance(kept, bool) or not isinstance(kept, int)
+                                 or not 1 <= kept <= chunks[i].n):
+            raise ConfigError(f"chunk file {path!r} is corrupt (kept = {kept!r}): delete it, "
+                              f"then --resume plays its chunk again")
+        yield path, (chunks[i] if kept is None else dataclasses.replace(chunks[i], n=kept)), \
+            tally
 
 
 def iter_deals(run_dir: str, columns: Sequence[str] | None = None
@@ -262,8 +323,19 @@ def load_done(out: str, cfg: Any, chunks: Sequence[Chunk], agg: Aggregate,
         if not (pid.isdigit() and pid_alive(int(pid))):
             os.remove(tmp)  # a write that a kill interrupted: its chunk is simply played again
     n = 0
-    for _, chunk, tally in checked_chunks(out, cfg, chunks, stats=True):
-        agg.add(chunk, tally)
+    for path, chunk, tally in checked_chunks(out, cfg, chunks, stats=True):
+        cols = None
+        if cfg.sprt:  # the SPRT looks after each pair: it needs the chunk's per-pair results
+            cols = read_tally_cols(path)
+            if cols is None:
+                raise ConfigError(f"chunk file {path!r} holds no per-pair results (written "
+                                  f"before the SPRT looked after every pair): delete it, "
+                                  f"then --resume plays its chunk again")
+        try:
+            agg.add(chunk, tally, cols)
+        except ValueError as e:
+            raise ConfigError(f"chunk file {path!r} does not fit its run ({e}): delete it, "
+                              f"then --resume plays its chunk again") from None
         n += 1
     return n
 

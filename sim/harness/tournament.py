@@ -13,14 +13,16 @@ How a run is organised
 - **Chunks.** The deals of a matchup are cut into chunks of ``chunk_size`` deals. Chunk ``k``
   of every matchup comes before chunk ``k+1`` of any (so a round robin progresses evenly).
   A chunk is the unit of work (worker processes forked from the run, or joblib: loky,
-  threading or dask; ``sim.harness.forkpool``), of storage
+  threading or dask; ``sim.harness.forkpool``) and of storage
   (``chunks/c000123.npz`` and its table ``deals/c000123.parquet``, written atomically as soon
-  as it finishes) and of the SPRT's looks.
+  as it finishes).
 - **Determinism.** Per-deal results depend only on seed, deal and seats; chunk statistics are
   exact sums and counts (``sim.analysis.stats``) merged in chunk order; so every table is
-  identical for any ``--jobs``, backend and chunk size. The only chunk-size effect: an SPRT
-  looks after each chunk *in chunk order* (whatever order they finish in), so it stops at the
-  same chunk for a given chunk size, and at a chunk boundary.
+  identical for any ``--jobs``, backend and chunk size. An SPRT (head-to-head: chunk order is
+  deal order) looks after every pair of the contiguous prefix of finished chunks, from each
+  chunk's per-pair results (kept with it), so it stops at the same pair for any chunk size
+  and ``--jobs``; the chunk it stops in is cut to the pairs up to the deciding one
+  (``results.cut_chunk``) and later chunks are dropped, so nothing past that pair counts.
 - **Resume.** The finished chunk files are the run's state. ``--resume`` reads them, checks the
   stored config's hash and plays only the missing chunks; a killed run loses at most the chunks
   that were in flight.
@@ -47,6 +49,7 @@ import numpy as np
 from sim.core.tables import DEAL_COLUMNS
 from sim.errors import ConfigError, WorkerError
 from sim.harness.chunks import (
+    TALLY_COLUMNS,
     Aggregate,
     Chunk,
     ChunkResult,
@@ -60,6 +63,7 @@ from sim.harness.results import (
     CHUNK_DIR,
     atomic_write,
     chunk_files,
+    cut_chunk,
     drop_after,
     load_done,
     locked,
@@ -96,6 +100,7 @@ class Task:
     records: int
     record_filter: str
     record_limit: int
+    sprt: bool = False  # keep the per-game columns the SPRT's per-pair looks need
 
 
 _PREPARED: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
@@ -234,8 +239,9 @@ def play_chunk(task: Task) -> ChunkResult:
                         if p not in taken][:task.record_limit]
     # the table is encoded here, in parallel, and crosses to the run's process compressed
     table = parquet_bytes(cols, (task.a_spec, task.b_spec)) if task.deal_table else b""
+    keep = {k: cols[k] for k in TALLY_COLUMNS} if task.sprt else None
     return ChunkResult(c, tally, _records(task, first_picks),
-                       _records(task, filter_picks), time.perf_counter() - t0, table)
+                       _records(task, filter_picks), time.perf_counter() - t0, table, keep)
 
 
 # --- the run ------------------------------------------------------------------------------
@@ -251,7 +257,7 @@ def _tasks(cfg: Any, chunks: Sequence[Chunk], plugins: Sequence[str] = ()) -> It
         a, b = ms[c.matchup]
         yield Task(c, cfg.seed, a, b, cfg.players[a], cfg.players[b], cfg.duplicate,
                    cfg.rules, cfg.timeout, mods, path, cfg.deal_table, cfg.first_deal,
-                   cfg.records, cfg.record_filter, cfg.record_limit)
+                   cfg.records, cfg.record_filter, cfg.record_limit, cfg.sprt is not None)
 
 
 WATCHDOG_POLL = 1.0  # seconds between a worker's checks that the run's process is alive
@@ -531,7 +537,7 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
                     sent.discard(res.chunk.index)
                     written += 1
                     deals_now += res.chunk.n
-                    agg.add(res.chunk, tally_from_json(res.tally))
+                    agg.add(res.chunk, tally_from_json(res.tally), res.tally_cols)
                     bar.update(res.chunk.n)
                     if agg.sprt is not None:
                         bar.set_postfix_str(f"SPRT LLR {agg.sprt.llr:+.2f} "
@@ -571,6 +577,8 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
         return None
     if agg.stop_at is not None:
         drop_after(out, agg.stop_at)
+        if agg.cut is not None:  # the SPRT decided inside this chunk: keep only its pairs
+            cut_chunk(out, cfg, chunks[agg.cut[0]], agg.cut[1])
     wall = time.perf_counter() - t0
     run_info = {"wall_seconds": wall, "deals_this_session": deals_now,
                 "games_this_session": deals_now * per_deal,
