@@ -7,6 +7,13 @@ same kernel as ``Deal.obs_array`` and ``sim.Batch``), ``action_mask`` the int8 m
 legal actions over the fixed action space (``sim.spaces``; all zeros when it is not the
 seat's turn). The reward is each seat's R24 settlement, given when the deal ends.
 
+Opponents: ``env(opponents={1: "greedy", 3: "pimc(samples=16)"})`` seats built-in, plug-in
+or Python strategies (spec strings or ``Strategy`` objects) in those seats. They play between
+the agents' turns inside ``reset()`` and ``step()``, so the agents (``possible_agents``) are
+only the other seats and ``agent_iter()`` gives turns to those seats only. A built-in
+compiled strategy runs its kernel on the deal's state, exactly as in ``sim.Batch`` and the
+compiled deal loop; any other strategy is asked through ``choose`` (its observation).
+
 Seeding: ``reset(seed=s)`` plays deal 0 of master seed ``s``; each further ``reset()`` plays
 the next deal number of the same seed, so a run of episodes is exactly ``shuangkou play``'s
 deals. ``env(seed=s)`` sets the seed the first ``reset()`` uses (default: a random one)::
@@ -37,11 +44,89 @@ except ImportError as e:  # pragma: no cover - depends on the installation
         from e
 
 from sim.core.engine import DONE
+from sim.core.rng import check_seed
 from sim.deal import Deal
+from sim.errors import ConfigError, IllegalPlayError, NotResetError, StrategyError
+from sim.observation import Observation
 from sim.rules import DEFAULT_RULES, Rules
 from sim.spaces import N_ACTIONS, OBS_FIELDS, OBS_OFFSETS, OBS_SIZE
 
 AGENTS = ("seat_0", "seat_1", "seat_2", "seat_3")
+# what reset() sets: reading one before it is a NotResetError ("call reset() first")
+_EPISODE = frozenset({"agents", "rewards", "terminations", "truncations", "infos",
+                      "agent_selection", "_cumulative_rewards", "num_agents"})
+
+
+class _Opponent:
+    """A strategy in a seat of the environment: a built-in compiled search or rule player runs
+    its kernel on the deal's state (as the compiled loop and sim.Batch do), any other (random,
+    whose Python ``choose`` draws the kernel's numbers, a plug-in, a Python bot) through
+    ``choose``."""
+
+    def __init__(self, seat: int, strat: Any) -> None:
+        self.seat = seat
+        self.strat = strat
+        self.name = strat.spec()
+        from strategies.tier import CompiledStrategy
+
+        self.kernel = isinstance(strat, CompiledStrategy) and strat.runs_compiled()
+        if self.kernel:
+            from strategies.params import param_table
+            from strategies.tier import new_scratch
+
+            self.params = param_table([strat.compiled_params()] * 4)
+            self.scratch = new_scratch()
+
+    def play(self, deal: Deal) -> None:
+        s = self.seat
+        try:
+            if self.kernel:
+                code = int(self.strat.kernel_decide(self.params, deal._st, deal._u, deal._rules,
+                                                    s, *self.scratch))
+                deal.apply_code(code)
+            else:
+                deal.apply(self.strat.choose(Observation(deal, s), deal.legal()))
+        except IllegalPlayError as e:
+            raise StrategyError(f"strategy {self.name!r} in seat {s} (seed {deal.seed}, deal "
+                                f"{deal.deal}) made an illegal choice: {e}") from None
+        except StrategyError:
+            raise
+        except Exception as e:
+            raise StrategyError(f"strategy {self.name!r} in seat {s} (seed {deal.seed}, deal "
+                                f"{deal.deal}) raised {type(e).__name__}: {e}") from e
+
+
+def _opponents(opponents: Any) -> dict[int, _Opponent]:
+    """``{seat: spec or Strategy}`` (or four entries, None for an agent's seat) -> seats."""
+    from strategies.base import Strategy
+    from strategies.registry import make
+
+    if opponents is None:
+        return {}
+    if isinstance(opponents, dict):
+        items = list(opponents.items())
+    elif isinstance(opponents, (list, tuple)) and len(opponents) == 4:
+        items = [(s, spec) for s, spec in enumerate(opponents) if spec is not None]
+    else:
+        raise ConfigError(f"opponents {opponents!r}: give a dict {{seat: spec}} such as "
+                          f"{{1: 'greedy', 3: 'greedy'}}, or four entries with None for the "
+                          f"agents' seats")
+    out: dict[int, _Opponent] = {}
+    for seat, spec in items:
+        if isinstance(seat, str) and seat in AGENTS:
+            seat = AGENTS.index(seat)
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) \
+                or not 0 <= seat <= 3:
+            raise ConfigError(f"opponents: seat {seat!r} must be 0, 1, 2 or 3 (or 'seat_0' … "
+                              f"'seat_3')")
+        if spec is None:
+            continue
+        strat = spec if isinstance(spec, Strategy) else make(spec)
+        out[int(seat)] = _Opponent(int(seat), strat)
+    if len(out) == 4:
+        raise ConfigError("opponents: at least one seat must be left to the agents; four "
+                          "strategies play faster through `shuangkou play` or a tournament")
+    return out
 
 
 def obs_bounds(rules: Rules = DEFAULT_RULES) -> tuple[np.ndarray, np.ndarray]:
@@ -68,60 +153,84 @@ class ShuangkouEnv(AECEnv):
                 "is_parallelizable": False}
 
     def __init__(self, seed: int | None = None, rules: Rules | None = None,
-                 render_mode: str | None = None) -> None:
+                 render_mode: str | None = None, opponents: Any = None) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode {render_mode!r}: one of "
-                             f"{', '.join(self.metadata['render_modes'])} or None")
+            raise ConfigError(f"render_mode {render_mode!r}: one of "
+                              f"{', '.join(self.metadata['render_modes'])} or None")
         self.rules = rules or DEFAULT_RULES
+        if not isinstance(self.rules, Rules):
+            raise ConfigError(f"rules must be a sim.Rules, not {type(self.rules).__name__}")
         self.render_mode = render_mode
-        self.possible_agents = list(AGENTS)
+        self.opponents = _opponents(opponents)
+        self.possible_agents = [a for s, a in enumerate(AGENTS) if s not in self.opponents]
+        self._names = [self.opponents[s].name if s in self.opponents else "python"
+                       for s in range(4)]
         lo, hi = obs_bounds(self.rules)
         space = spaces.Dict({
             "observation": spaces.Box(lo, hi, shape=(OBS_SIZE,), dtype=np.int16),
             "action_mask": spaces.Box(0, 1, shape=(N_ACTIONS,), dtype=np.int8),
         })
-        self.observation_spaces = {a: space for a in AGENTS}
-        self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in AGENTS}
-        self._seed = seed
+        self.observation_spaces = {a: space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
+        self._seed = None if seed is None else check_seed(seed)
         self._next_deal = 0
         self.deal: Deal | None = None
         self._mask = np.zeros(N_ACTIONS, dtype=np.bool_)
 
+    def __getattr__(self, name: str) -> Any:
+        # only called for attributes not set: the per-episode ones before the first reset()
+        if name in _EPISODE:
+            raise NotResetError(f"{type(self).__name__}.{name}: call reset() first")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _agent(self, agent: Any) -> int:
+        if agent not in self.possible_agents:
+            raise ConfigError(f"agent {agent!r}: one of {', '.join(self.possible_agents)}")
+        return AGENTS.index(agent)
+
     def observation_space(self, agent: str) -> spaces.Space:
+        self._agent(agent)
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space:
+        self._agent(agent)
         return self.action_spaces[agent]
 
     # --- episodes -------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None:
-            self._seed = int(seed)
+            self._seed = check_seed(seed)
             self._next_deal = 0
         elif self._seed is None:
             self._seed = int.from_bytes(os.urandom(8), "little")
-        self.deal = Deal(self._seed, self._next_deal, self.rules, ["python"] * 4)
+        self.deal = Deal(self._seed, self._next_deal, self.rules, self._names)
         self._next_deal += 1
-        self.agents = list(AGENTS)
-        self.rewards = {a: 0 for a in AGENTS}
-        self._cumulative_rewards = {a: 0 for a in AGENTS}
-        self.terminations = {a: False for a in AGENTS}
-        self.truncations = {a: False for a in AGENTS}
-        self.infos = {a: {} for a in AGENTS}
+        agents = self.possible_agents
+        self.agents = list(agents)
+        self.rewards = {a: 0 for a in agents}
+        self._cumulative_rewards = {a: 0 for a in agents}
+        self.terminations = {a: False for a in agents}
+        self.truncations = {a: False for a in agents}
+        self.infos = {a: {} for a in agents}
+        for s, opp in self.opponents.items():
+            opp.strat.begin_deal(s, self.deal.seed, self.deal.deal)
         self._after_move()
 
     def seed(self, seed: int | None = None) -> None:
         """Set the master seed; the next ``reset()`` plays its deal 0."""
-        self._seed = None if seed is None else int(seed)
+        self._seed = None if seed is None else check_seed(seed)
         self._next_deal = 0
 
     def _after_move(self) -> None:
         deal = self.deal
+        opponents = self.opponents
+        while deal._ph != DONE and deal._seat in opponents:  # they play up to an agent's turn
+            opponents[deal._seat].play(deal)
         if deal._ph == DONE:
             settle = deal.record()["settlement"]
-            for i, a in enumerate(AGENTS):
-                self.rewards[a] = int(settle[i])
+            for a in self.possible_agents:
+                self.rewards[a] = int(settle[AGENTS.index(a)])
                 self.terminations[a] = True
                 self.infos[a] = {"deal": deal.deal, "seed": deal.seed}
             # the deal ends with the seat that made the last decision; the others step next
@@ -129,7 +238,7 @@ class ShuangkouEnv(AECEnv):
                 self.agent_selection = self.agents[0]
         else:
             self.agent_selection = AGENTS[deal._seat]
-            for a in AGENTS:
+            for a in self.possible_agents:
                 self.rewards[a] = 0
 
     def step(self, action: Any) -> None:
@@ -137,6 +246,9 @@ class ShuangkouEnv(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise IllegalPlayError(f"action {action!r} for {agent}: an integer action of "
+                                   f"sim.spaces (0 … {N_ACTIONS - 1}) marked in action_mask")
         self._cumulative_rewards[agent] = 0
         self.deal.apply_action(int(action))
         self._after_move()
@@ -146,7 +258,9 @@ class ShuangkouEnv(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         deal = self.deal
-        seat = AGENTS.index(agent)
+        seat = self._agent(agent)
+        if deal is None:
+            raise NotResetError(f"{type(self).__name__}.observe({agent!r}): call reset() first")
         mask = np.zeros(N_ACTIONS, dtype=np.int8)
         if deal._ph != DONE and deal._seat == seat:
             mask[deal.legal_mask(self._mask)] = 1
@@ -170,9 +284,10 @@ class ShuangkouEnv(AECEnv):
 
 
 def env(seed: int | None = None, rules: Rules | None = None,
-        render_mode: str | None = None) -> ShuangkouEnv:
-    """A new Shuangkou AEC environment (see the module docstring)."""
-    return ShuangkouEnv(seed=seed, rules=rules, render_mode=render_mode)
+        render_mode: str | None = None, opponents: Any = None) -> ShuangkouEnv:
+    """A new Shuangkou AEC environment (see the module docstring); ``opponents``:
+    ``{seat: strategy spec or Strategy}`` for the seats the agents do not play."""
+    return ShuangkouEnv(seed=seed, rules=rules, render_mode=render_mode, opponents=opponents)
 
 
 raw_env = ShuangkouEnv
