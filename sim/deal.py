@@ -55,7 +55,7 @@ from sim.core.engine import (
 )
 from sim.core.movegen import MAX_CHOICES, make_code
 from sim.core.rng import check_deal, check_seed
-from sim.errors import IllegalPlayError, InvalidCardError
+from sim.errors import ConfigError, IllegalPlayError, InvalidCardError, UsageError
 from sim.observation import Observation, giveback_table, play_table
 from sim.record import _mask_cards, build_record
 from sim.rules import DEFAULT_RULES, Rules
@@ -149,6 +149,21 @@ def explain_play(once: int, twice: int, trump: int, lead: Sequence[int] | None,
     return "not a legal play (R19)"
 
 
+def _seat(seat: Any) -> int:
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= 3:
+        raise UsageError(f"seat {seat!r} must be 0, 1, 2 or 3")
+    return int(seat)
+
+
+def _check_out(out: Any, what: str, shape: tuple[int, ...], dtype: Any) -> None:
+    if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != dtype \
+            or not out.flags.writeable:
+        got = (f"{out.dtype}{list(out.shape)}" if isinstance(out, np.ndarray)
+               else type(out).__name__)
+        raise UsageError(f"{what}(out=…) must be a writeable numpy {np.dtype(dtype)} array of "
+                         f"shape {shape}, got {got}")
+
+
 # --- the deal ----------------------------------------------------------------------------
 class Deal:
     """One deal, decision by decision (see the module docstring).
@@ -170,7 +185,14 @@ class Deal:
         self.rules = rules or DEFAULT_RULES
         if not isinstance(self.rules, Rules):
             raise TypeError(f"rules must be a sim.Rules, not {type(self.rules).__name__}")
-        self.seats = list(seats) if seats is not None else ["python"] * 4
+        if seats is None:
+            self.seats = ["python"] * 4
+        elif isinstance(seats, (list, tuple)) and len(seats) == 4 \
+                and all(isinstance(x, str) for x in seats):
+            self.seats = list(seats)
+        else:
+            raise ConfigError(f"seats {seats!r}: give four strategy spec strings (written into "
+                              f"the record), or None")
         # st, u, rules and the choice buffer side by side (sim.spaces.packed_step)
         self._mem = np.zeros(P_SIZE, dtype=np.int64)
         self._st = self._mem[P_ST:P_U]
@@ -222,9 +244,7 @@ class Deal:
 
     def observation(self, seat: int) -> Observation:
         """What ``seat`` may know now (R9)."""
-        if seat not in (0, 1, 2, 3):
-            raise ValueError(f"seat {seat!r} must be 0, 1, 2 or 3")
-        return Observation(self, seat)
+        return Observation(self, _seat(seat))
 
     # choices -------------------------------------------------------------------------
     def legal_codes(self) -> list[int]:
@@ -296,10 +316,12 @@ class Deal:
         fills ``sim.Batch.observe()``, so both tiers see the same numbers."""
         if seat is None:
             seat = self._seat
-        elif seat not in (0, 1, 2, 3):
-            raise ValueError(f"seat {seat!r} must be 0, 1, 2 or 3")
+        else:
+            seat = _seat(seat)
         if out is None:
             out = np.empty(OBS_SIZE, dtype=np.int16)
+        else:  # the kernel writes OBS_SIZE entries: anything else would write out of bounds
+            _check_out(out, "obs_array", (OBS_SIZE,), np.int16)
         fill_obs(self._st, self._u, seat, out)
         return out
 
@@ -307,6 +329,8 @@ class Deal:
         """bool[N_ACTIONS]: the legal actions of the seat to act (``sim.spaces``)."""
         if out is None:
             out = np.empty(N_ACTIONS, dtype=np.bool_)
+        else:
+            _check_out(out, "legal_mask", (N_ACTIONS,), np.bool_)
         fill_mask(self._st, self._u, self._abuf, out)
         return out
 
@@ -402,7 +426,7 @@ class Deal:
     def record(self) -> dict[str, Any]:
         """The finished deal's record (docs/record.md)."""
         if not self.done:
-            raise ValueError("the deal is not finished: record() needs a finished deal")
+            raise UsageError("the deal is not finished: record() needs a finished deal")
         return build_record(self._st, self._u, self.seed, self.deal, self.rules, self.seats)
 
     @property
@@ -411,11 +435,13 @@ class Deal:
 
     def hand(self, seat: int) -> list[str]:
         """A seat's current hand (for analysis; a strategy sees only its observation)."""
+        seat = _seat(seat)
         once, twice = int(self._u[U_ONCE + seat]), int(self._u[U_TWICE + seat])
         t = int(self._st[S_TRUMP])
         return _names(_mask_cards(once, twice, None if t < 0 else ID_OF_KEY[t]))
 
     def cards_left(self, seat: int) -> int:
+        seat = _seat(seat)
         return int(self._u[U_ONCE + seat]).bit_count() + int(self._u[U_TWICE + seat]).bit_count()
 
     def __repr__(self) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from numbers import Real
 
+from sim.errors import RulesError
+
 LEVELS: tuple[tuple[int, str], ...] = (
     (80000, "宗师"), (51200, "大师"), (34000, "博士导师"), (22600, "教授"), (15000, "副教授"),
     (9800, "讲师"), (6400, "博士后"), (4200, "博士"), (2600, "研究生"), (1600, "本科生"),
@@ -29,8 +31,9 @@ GLOSS: dict[str, str] = {
 
 def level(skill: int | float) -> str:
     """The R25 title of a skill value: ``level(1600) == '本科生'``, below 0 is ``'幼儿园'``."""
-    if isinstance(skill, bool) or not isinstance(skill, Real):  # numpy numbers are Real too
-        raise ValueError(f"skill value {skill!r} must be a number")
+    if isinstance(skill, bool) or not isinstance(skill, Real) or skill != skill:  # NaN
+        # (numpy numbers are Real too)
+        raise RulesError(f"skill value {skill!r} must be a number, not NaN (R25)")
     for threshold, title in LEVELS:
         if skill >= threshold:
             return title

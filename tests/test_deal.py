@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import sim
 from sim import Deal, IllegalPlayError, Rules
 from sim.deal import play_python
 from sim.harness.runner import iter_records, make_seats
@@ -160,3 +161,48 @@ def test_apply_takes_the_choice_not_its_position_in_legal():
         slow.apply(list(pick) if isinstance(pick, tuple) else pick)
         assert fast.hand(0) == slow.hand(0) and fast.to_act == slow.to_act
     assert fast.record() == slow.record()
+
+
+def test_bad_arguments_are_one_line_errors_not_out_of_bounds_writes():
+    """An ``out`` buffer too small was written past its end by the kernel (heap corruption,
+    'free(): invalid next size'); a seat outside 0-3 read another part of the state
+    (``hand(7)`` gave [], ``cards_left(9)`` 61); five seat names were kept; the errors were
+    bare ValueErrors. Now each is one ShuangkouError line naming the allowed values."""
+    import numpy as np
+
+    from sim.errors import ConfigError, RulesError, ShuangkouError, UsageError
+    from sim.spaces import N_ACTIONS, OBS_SIZE
+
+    d = Deal(1, 2)
+    for out in (np.zeros(3, np.int16), np.zeros(OBS_SIZE, np.float64),
+                np.zeros((OBS_SIZE, 2), np.int16), [0] * OBS_SIZE):
+        with pytest.raises(UsageError, match=r"obs_array\(out=…\) must be .*int16.*162"):
+            d.obs_array(out=out)
+    ro = np.zeros(OBS_SIZE, np.int16)
+    ro.flags.writeable = False
+    with pytest.raises(UsageError, match="writeable"):
+        d.obs_array(out=ro)
+    with pytest.raises(UsageError, match="legal_mask"):
+        d.legal_mask(out=np.zeros(3, np.bool_))
+    assert d.legal_mask(out=np.zeros(N_ACTIONS, np.bool_)).sum() >= 1
+    for seat in (7, -1, "0", 1.0, True):
+        for call in (d.hand, d.cards_left, d.observation, d.obs_array):
+            with pytest.raises(UsageError, match="must be 0, 1, 2 or 3"):
+                call(seat)
+    for seats in (["a"] * 5, "abcd", [None] * 4):
+        with pytest.raises(ConfigError, match="four strategy spec strings"):
+            Deal(1, 2, seats=seats)
+    with pytest.raises(UsageError, match="not finished"):
+        d.record()
+    for bad in ("x", 1.0, -1, 801, 10**30):
+        with pytest.raises(RulesError, match=r"attacker score .* 0 … 800"):
+            sim.settle(bad)
+    with pytest.raises(RulesError, match="0 … 6200"):
+        sim.settle(7000, Rules(kou_di_pair=31))
+    assert sim.settle(6200, Rules(kou_di_pair=31))[0] > 0
+    with pytest.raises(RulesError, match="sim.Rules"):
+        sim.settle(100, "x")
+    for bad in ("x", float("nan"), None):
+        with pytest.raises(RulesError, match="skill value"):
+            sim.level(bad)
+    assert issubclass(UsageError, ShuangkouError) and issubclass(UsageError, ValueError)

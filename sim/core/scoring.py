@@ -1,10 +1,13 @@
-"""Scoring: last-trick multiplier (R23), settlement (R24) and skill titles (R25)."""
+"""Settlement (R24) of an attacker score, as a kernel and as ``sim.settle``; the R25 titles
+are re-exported from ``sim.titles``. The attacker score itself (R22 points, R23 last-trick
+multiplier) is counted by the engine as tricks end (``sim.core.engine``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from sim.core.jit import kernel
+from sim.errors import RulesError
 from sim.rules import DEFAULT_RULES, R_CAP, R_STEP, R_UNIT, Rules
 from sim.titles import LEVELS, level  # noqa: F401  (the R25 titles: a numpy-free table)
 
@@ -28,9 +31,15 @@ def settle(attacker_score: int, rules: Rules | None = None) -> tuple[int, int]:
     >>> settle(120), settle(85), settle(0)
     ((2, -2), (0, 0), (-10, 10))
     """
-    if isinstance(attacker_score, bool) or not isinstance(attacker_score, (int, np.integer)):
-        raise ValueError(f"attacker score {attacker_score!r} must be an integer")
-    if attacker_score < 0:
-        raise ValueError(f"attacker score {attacker_score!r} must be >= 0 (R22, R23)")
-    a = int(settle_kernel(int(attacker_score), (rules or DEFAULT_RULES).array()))
+    rules = rules or DEFAULT_RULES
+    if not isinstance(rules, Rules):
+        raise RulesError(f"rules must be a sim.Rules, not {type(rules).__name__}")
+    # R22, R23: 200 points in all, the last trick's counted at most max(multipliers) times
+    hi = 200 * max(1, rules.kou_di_single, rules.kou_di_pair)
+    if isinstance(attacker_score, bool) or not isinstance(attacker_score, (int, np.integer)) \
+            or not 0 <= attacker_score <= hi:
+        raise RulesError(f"attacker score {attacker_score!r} must be an integer in 0 … {hi} "
+                         f"(R22, R23: 200 points, the last trick's at most "
+                         f"×{hi // 200} under these rules)")
+    a = int(settle_kernel(int(attacker_score), rules.array()))
     return a, -a
