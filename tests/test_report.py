@@ -381,6 +381,8 @@ def test_verdict_comes_first_in_one_line(done, tmp_path, capsys):
                  os.path.join(cfg.out, "config.toml")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[2] == f"- **{line}**" and out[-2] == line
+    # ... and the last line says where the per-deal table is: deals/ (it said chunks/)
+    assert "deals/: per-deal table" in out[-1] and "chunks/" not in out[-1]
 
 
 def test_elo_is_readable_at_the_extremes():

@@ -25,7 +25,7 @@ from sim.harness import runner
 from sim.harness.chunks import plan_chunks, tally_from_json, tally_games, tally_to_json
 from sim.harness.config import from_dict, load_config
 from sim.harness.loop import C_SETTLE0
-from sim.harness.results import load_deals, load_state
+from sim.harness.results import NAMED_COLUMNS, WHO_COLUMNS, load_deals, load_state
 from sim.harness.tournament import run_tournament
 from sim.reference import validator
 
@@ -501,10 +501,74 @@ def test_deal_table_is_parquet_with_names(tmp_path):
         a if o == 0 else b for a, b, o in zip(t["player_a"], t["player_b"],
                                                load_deals(cfg.out, ["orientation"])["orientation"])]
     df = pd.read_parquet(deals)
-    assert len(df) == 240 and set(df.columns) == {*DEAL_COLUMNS, "matchup_label", "player_a",
-                                                  "player_b"}
+    assert len(df) == 240 and set(df.columns) == {*DEAL_COLUMNS, *NAMED_COLUMNS}
     assert df.groupby("matchup_label", observed=True).size().to_dict() == {
         v: 80 for v in labels.values()}
+
+
+def test_deal_table_names_who_played_and_who_called(tmp_path):
+    # names per seat and team, the caller's name (null for a void deal) and its settlement:
+    # "mean settlement by who called trump" is one groupby on the documented read_parquet
+    import pyarrow.parquet as pq
+
+    pd = pytest.importorskip("pandas")
+    players = ["random(show_prob=0.0)", "random(show_prob=0.001)", EAGER]
+    cfg = config(tmp_path, format="round-robin", players=players, deals=60,
+                 **{"run.chunk_size": 30})
+    run_tournament(cfg)
+    df = pd.read_parquet(os.path.join(cfg.out, "deals"))
+    for i in range(4):
+        assert (df[f"seat{i}_player"].astype(str) == [players[k] for k in df[f"seat{i}"]]).all()
+    assert (df["team0_player"] == df["seat2_player"]).all()
+    assert (df["team1_player"] == df["seat3_player"]).all()
+    assert (df["team0_player"].astype(str) == np.where(df["orientation"] == 0, df["player_a"],
+                                                       df["player_b"])).all()
+    void = df["void"] != 0
+    assert 0 < void.sum() < len(df)  # players that (almost) never show: void deals (R11)
+    assert df["caller_player"][void].isna().all()
+    called = df[~void]
+    seat_of = called["caller"].to_numpy()
+    assert (called["caller_player"].astype(str) == [
+        players[called[f"seat{c}"].iloc[k]] for k, c in enumerate(seat_of)]).all()
+    settle = called[[f"settle{i}" for i in range(4)]].to_numpy()
+    assert (called["caller_settle"] == settle[np.arange(len(called)), seat_of]).all()
+    assert (df["caller_settle"][void] == 0).all()
+    by_caller = df.groupby("caller_player", observed=True)["caller_settle"].mean()
+    loop = {}  # the same by hand
+    for row in df.itertuples():
+        if row.void == 0:
+            who = players[getattr(row, f"seat{row.caller}")]
+            loop.setdefault(who, []).append(getattr(row, f"settle{row.caller}"))
+    assert by_caller.to_dict() == pytest.approx({k: np.mean(v) for k, v in loop.items()})
+    # load_deals gives them by name; a table written before they were stored gives them too
+    t = load_deals(cfg.out, [*WHO_COLUMNS, "caller_settle"])
+    assert list(t["caller_player"]) == [None if v is None or v != v else v
+                                        for v in df["caller_player"].astype(object)]
+    path = os.path.join(cfg.out, "deals", "c000000.parquet")
+    old = pq.read_table(path)
+    pq.write_table(old.drop_columns([*WHO_COLUMNS, "caller_settle"]), path)
+    again = load_deals(cfg.out, [*WHO_COLUMNS, "caller_settle"])
+    for k in t:
+        assert list(again[k]) == list(t[k]), k
+
+
+def test_pandas_comes_with_the_documented_install():
+    # the docs read the per-deal table with pandas.read_parquet after `pip install -e .`:
+    # pandas is a dependency, not only a test extra
+    import re
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+        deps = tomllib.load(f)["project"]["dependencies"]
+    names = {re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].strip().lower() for d in deps}
+    assert {"pandas", "pyarrow"} <= names
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    assert "pip install -e . &&" in readme and 'pandas.read_parquet("results/NAME/deals")' in readme
 
 
 def test_runs_with_the_table_in_the_chunk_file_still_load(tmp_path):

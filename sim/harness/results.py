@@ -5,7 +5,8 @@ atomically, the one-writer lock, the stored config, and reading it all back (``i
 The per-deal table
 ------------------
 Each chunk's Parquet file holds the columns ``DEAL_COLUMNS`` for its deals (in deal order,
-orientation 0 before 1), then the names ``LABEL_COLUMNS``. ``load_deals(run_dir)``
+orientation 0 before 1), then the names ``LABEL_COLUMNS`` and ``WHO_COLUMNS`` (each seat's,
+each team's and the caller's player) and the caller's settlement. ``load_deals(run_dir)``
 concatenates them into a dict of numpy arrays, so
 ``pandas.DataFrame(load_deals("results/quick"))`` is a data frame. ``seat0 … seat3`` are indices
 into the players list of ``config.json`` (``summary.json`` "players"); ``attacker_team`` is 0
@@ -42,6 +43,13 @@ from sim.harness.chunks import (
 
 # string columns of the Parquet table (dictionary-encoded: one copy of each name per file)
 LABEL_COLUMNS = ("matchup_label", "player_a", "player_b")
+# who played where, by name (dictionary-encoded too; caller_player is null for a void deal),
+# and the caller's own settlement: "mean settlement by who called trump" is one groupby,
+# df.groupby("caller_player")["caller_settle"].mean()
+WHO_COLUMNS = ("seat0_player", "seat1_player", "seat2_player", "seat3_player",
+               "team0_player", "team1_player", "caller_player")
+CALLER_SETTLE = "caller_settle"
+NAMED_COLUMNS = (*LABEL_COLUMNS, *WHO_COLUMNS, CALLER_SETTLE)  # beyond DEAL_COLUMNS
 CHUNK_DIR = "chunks"
 DEALS_DIR = "deals"  # the per-deal table: deals/c000123.parquet beside chunks/c000123.npz
 LOCK_FILE = ".lock"  # held (flock) by the one process writing a results folder; holds its pid
@@ -76,9 +84,27 @@ def write_deals(path: str, res: ChunkResult) -> None:
     atomic_write(path, lambda f: f.write(res.deals_parquet))
 
 
+def who_played(cols: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``WHO_COLUMNS`` as codes (0: side A's player, 1: B's, -1: nobody, a void deal's caller)
+    and ``caller_settle``, from a chunk's columns. Side A sits in team ``orientation`` (team 0
+    is seats 0+2); the caller's team attacks (R10)."""
+    o = cols["orientation"].astype(np.int8)
+    team = [(o != 0).astype(np.int8), (o != 1).astype(np.int8)]  # team t: 0 when A sits there
+    out = {f"seat{i}_player": team[i % 2] for i in range(4)}
+    out["team0_player"], out["team1_player"] = team
+    at = cols["attacker_team"]
+    out["caller_player"] = np.where(at < 0, -1, (at != o)).astype(np.int8)
+    settle = np.stack([cols[f"settle{i}"] for i in range(4)])
+    seat = np.where(cols["caller"] < 0, 0, cols["caller"]).astype(np.int64)
+    own = np.take_along_axis(settle, seat[None, :], axis=0)[0]
+    out[CALLER_SETTLE] = np.where(cols["caller"] < 0, 0, own).astype(np.int32)  # R24
+    return out
+
+
 def parquet_bytes(cols: Mapping[str, np.ndarray], players: tuple[str, str]) -> bytes:
     """A chunk's per-deal table as Parquet: ``DEAL_COLUMNS`` with their integer types, then
-    ``LABEL_COLUMNS`` as dictionary-encoded strings; zstd-compressed column by column."""
+    ``LABEL_COLUMNS`` and ``WHO_COLUMNS`` as dictionary-encoded strings and ``caller_settle``
+    (``who_played``); zstd-compressed column by column."""
     import io
 
     import pyarrow as pa
@@ -100,6 +126,16 @@ def parquet_bytes(cols: Mapping[str, np.ndarray], players: tuple[str, str]) -> b
     zeros = ints(np.zeros(g, dtype=np.int8))
     for k, v in zip(LABEL_COLUMNS, (f"{a} vs {b}", a, b)):
         fields[k] = pa.DictionaryArray.from_arrays(zeros, text(v))
+    names = pa.concat_arrays([text(a), text(b)])
+    for k, v in who_played(cols).items():
+        if k == CALLER_SETTLE:
+            fields[k] = ints(v)
+            continue
+        nulls = int((v < 0).sum())  # a void deal has no caller: null, not a name
+        valid = pa.py_buffer(np.packbits(v >= 0, bitorder="little")) if nulls else None
+        codes = pa.Array.from_buffers(pa.int8(), g, [valid, pa.py_buffer(np.maximum(v, 0))],
+                                      null_count=nulls)
+        fields[k] = pa.DictionaryArray.from_arrays(codes, names)
     buf = io.BytesIO()
     pq.write_table(pa.table(fields), buf, compression="zstd")
     return buf.getvalue()
@@ -223,15 +259,16 @@ def iter_deals(run_dir: str, columns: Sequence[str] | None = None
     """The per-deal table chunk by chunk (run order), as dicts of numpy arrays.
 
     Streams: only one chunk is in memory at a time. ``columns`` selects columns (default all
-    ``DEAL_COLUMNS``; the name columns ``LABEL_COLUMNS`` come as arrays of str on request).
+    ``DEAL_COLUMNS``; the name columns ``LABEL_COLUMNS`` and ``WHO_COLUMNS`` come as arrays of
+    str, None for a void deal's caller, and ``caller_settle`` as integers, on request).
     """
     import pyarrow.parquet as pq
 
     cols = list(columns or DEAL_COLUMNS)
-    bad = [c for c in cols if c not in DEAL_COLUMNS and c not in LABEL_COLUMNS]
+    bad = [c for c in cols if c not in DEAL_COLUMNS and c not in NAMED_COLUMNS]
     if bad:
         raise ConfigError(f"per-deal column {bad[0]!r} does not exist: allowed are "
-                          f"{', '.join([*DEAL_COLUMNS, *LABEL_COLUMNS])}")
+                          f"{', '.join([*DEAL_COLUMNS, *NAMED_COLUMNS])}")
     files = chunk_files(run_dir)
     if not files:
         raise ConfigError(f"{run_dir!r} holds no finished chunks ({CHUNK_DIR}/c*.npz): is it a "
@@ -242,7 +279,7 @@ def iter_deals(run_dir: str, columns: Sequence[str] | None = None
         dpath = deals_path(path)
         if os.path.exists(dpath):
             try:
-                table = pq.read_table(dpath, columns=list(dict.fromkeys([*cols, "deal"])))
+                table = pq.read_table(dpath, columns=_stored(dpath, [*cols, "deal"]))
                 deal = table.column("deal").to_numpy()
             except Exception as e:  # a torn or foreign file
                 raise ConfigError(f"per-deal file {dpath!r} is corrupt ({type(e).__name__}: "
@@ -254,7 +291,10 @@ def iter_deals(run_dir: str, columns: Sequence[str] | None = None
                 raise ConfigError(f"per-deal file {dpath!r} does not hold chunk {chunk.index} "
                                   f"(deals {chunk.first}-{chunk.first + chunk.n - 1}): delete "
                                   f"it and {path!r}, then --resume plays the chunk again")
-            yield {c: table.column(c).to_numpy() for c in cols}
+            got = {c: _to_numpy(table.column(c)) for c in table.column_names}
+            if any(c not in got for c in cols):  # a table written before WHO_COLUMNS
+                got.update(_who_names(got))
+            yield {c: got[c] for c in cols}
             continue
         with np.load(path) as z:  # a run written before the Parquet table: columns in here
             if "deal" not in z.files and cfg.deal_table:
@@ -271,6 +311,46 @@ def iter_deals(run_dir: str, columns: Sequence[str] | None = None
                                   f"{e}): delete it, then --resume plays its chunk again") \
                     from None
         yield part
+
+
+def _to_numpy(col: Any) -> np.ndarray:
+    """A Parquet column as numpy; names as str, None where null (a chunked dictionary
+    column's own ``to_numpy`` drops the nulls)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(col.type):
+        return col.combine_chunks().dictionary_decode().to_numpy(zero_copy_only=False)
+    return col.to_numpy()
+
+
+_WHO_FROM = ("orientation", "attacker_team", "caller", "settle0", "settle1", "settle2",
+             "settle3", "player_a", "player_b")
+
+
+def _stored(path: str, cols: Sequence[str]) -> list[str]:
+    """The columns to read from the Parquet file ``path`` for ``cols``: a file written before
+    ``WHO_COLUMNS`` existed gives those from the columns they are made of."""
+    import pyarrow.parquet as pq
+
+    want = list(dict.fromkeys(cols))
+    if not any(c in WHO_COLUMNS or c == CALLER_SETTLE for c in want):
+        return want
+    have = set(pq.read_schema(path).names)
+    if all(c in have for c in want):
+        return want
+    return list(dict.fromkeys([*(c for c in want if c in have), *_WHO_FROM]))
+
+
+def _who_names(got: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``WHO_COLUMNS`` as names (None for nobody) and ``caller_settle``, from a table's
+    columns (for a file written before they were stored)."""
+    out: dict[str, np.ndarray] = {}
+    for k, v in who_played(got).items():
+        if k == CALLER_SETTLE:
+            out[k] = v
+        else:
+            out[k] = np.where(v == 0, got["player_a"], np.where(v == 1, got["player_b"], None))
+    return out
 
 
 def load_deals(run_dir: str, columns: Sequence[str] | None = None) -> dict[str, np.ndarray]:
