@@ -42,3 +42,31 @@ def raw_mathtext(fig):
 def formulas(fig):
     """The texts of ``fig`` drawn as formulas (e.g. log-scale tick labels)."""
     return [t.get_text() for t in texts(fig) if shown(t) is None]
+
+
+def missing_glyphs(fig):
+    """``(text, character)`` for every character of ``fig``'s plain texts that none of the
+    fonts matplotlib draws it with has (drawn as a box: tofu; matplotlib's Last Resort font,
+    which draws every character as a box, counts as not having it)."""
+    from matplotlib import font_manager, ft2font
+
+    maps = {}
+
+    def charmap(path):
+        if path not in maps:
+            font = ft2font.FT2Font(path)
+            # matplotlib's Last Resort font has a box for every character: that is tofu
+            last = "last resort" in font.family_name.lower()
+            maps[path] = set() if last else set(font.get_charmap())
+        return maps[path]
+
+    out = []
+    for t in texts(fig):
+        s = shown(t)
+        if s is None:
+            continue
+        prop = t.get_fontproperties()
+        paths = font_manager.fontManager._find_fonts_by_props(prop)  # the fallback list
+        have = set().union(*(charmap(str(p)) for p in paths))
+        out += [(s, c) for c in s if not c.isspace() and ord(c) not in have]
+    return out

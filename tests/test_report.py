@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -267,6 +268,40 @@ def test_dollar_signs_in_labels_print_as_typed_and_no_raw_mathtext(done, monkeyp
     settlement = figs[list(images).index("settlement.png")]
     assert settlement.axes[0].get_yscale() == "log"
     assert any("10^{" in f for f in formulas(settlement))  # the log ticks: drawn as formulas
+
+
+def test_titles_in_plots_are_readable_without_a_cjk_font(done, monkeypatch):
+    # R25 titles (and other CJK text) in a plot: with no CJK font installed, the English gloss
+    # (other characters as code points) instead of boxes; with one, the characters themselves
+    # in that font
+    from plot_text import missing_glyphs, shown, texts
+
+    from sim.analysis import report
+
+    _, s = done
+    odd = ["本科生 bot", "博士导师 中"]
+    s = dict(s, players=odd, matchups=[dict(m, label=" vs ".join(odd)) for m in s["matchups"]])
+    figs = capture_figures(monkeypatch)
+    report.render_plots(s)  # with this machine's fonts, whichever they are: no box
+    for fig in figs:
+        assert missing_glyphs(fig) == []
+    figs.clear()
+    monkeypatch.setattr(report, "cjk_font", lambda: None)  # as on a machine without one
+    report.render_plots(s)
+    for fig in figs:
+        assert missing_glyphs(fig) == []
+    printed = " | ".join(x for t in texts(figs[0]) if (x := shown(t)) is not None)
+    assert "undergraduate bot" in printed and "doctoral supervisor U+4E2D" in printed
+    assert report._text("本科生") == "undergraduate" and report._text("a$b") == r"a\$b"
+    monkeypatch.setattr(report, "cjk_font", lambda: "Some CJK Sans")
+    assert report._text("本科生 bot") == "本科生 bot"  # drawn in that font (_png adds it)
+    figs.clear()
+    with warnings.catch_warnings():  # (that font does not exist: glyphs missing)
+        warnings.simplefilter("ignore")
+        report.plot_settlement(s)
+    labels = figs[0].axes[0].get_legend().get_texts()
+    assert labels[0].get_text() == "本科生 bot"
+    assert labels[0].get_fontfamily()[-1] == "Some CJK Sans"
 
 
 def test_settlement_plot_draws_discrete_values_as_bars(done, monkeypatch):

@@ -163,18 +163,18 @@ def browser():
 
 
 def test_report_html_renders_every_plot_without_errors(tmp_path, browser, monkeypatch):
-    from plot_text import raw_mathtext
+    from plot_text import missing_glyphs, raw_mathtext
 
     from sim.analysis import report
     from sim.harness.config import from_dict
     from sim.harness.tournament import run_tournament
 
     # every plot's text is checked as it is drawn into its PNG: no label may print mathtext
-    # markup as typed (a log axis's "$\\mathdefault{10^{-1}}$")
+    # markup as typed (a log axis's "$\\mathdefault{10^{-1}}$") or a glyph its fonts lack
     broken = {}
     real = report._png
-    monkeypatch.setattr(report, "_png", lambda fig: (
-        broken.update({fig.axes[0].get_title(): raw_mathtext(fig)}), real(fig))[1])
+    monkeypatch.setattr(report, "_png", lambda fig: (broken.update(
+        {fig.axes[0].get_title(): raw_mathtext(fig) + missing_glyphs(fig)}), real(fig))[1])
 
     players = ["random(show_prob=0.9)", "random", "random(show_prob=0.3)"]
     cfg = from_dict({"name": "browser", "format": "round-robin", "players": players,

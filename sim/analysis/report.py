@@ -24,6 +24,7 @@ sign of ``x``.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 import json
@@ -134,9 +135,55 @@ def _plt() -> Any:
 
 def _text(s: str) -> str:
     """User text (strategy specs, plug-in names) for a plot: every ``$`` escaped, so that it
-    prints as typed instead of starting a formula. Mathtext itself stays on: matplotlib's own
-    log-scale tick labels (``$\\mathdefault{10^{-1}}$``) need it."""
-    return str(s).replace("$", r"\$")
+    prints as typed instead of starting a formula (mathtext itself stays on: matplotlib's own
+    log-scale tick labels, ``$\\mathdefault{10^{-1}}$``, need it); and, where no installed
+    font has CJK ideographs, an R25 title as its English gloss and any other such character as
+    its code point (``U+4E2D``), never a box (``_png`` gives the text the CJK font if one is
+    found)."""
+    s = str(s).replace("$", r"\$")
+    if _has_cjk(s) and cjk_font() is None:
+        from sim.titles import GLOSS
+
+        for title in sorted(GLOSS, key=len, reverse=True):  # 博士导师 before 博士
+            s = s.replace(title, GLOSS[title])
+        s = "".join(f"U+{ord(c):04X}" if _is_cjk(c) else c for c in s)
+    return s
+
+
+def _is_cjk(c: str) -> bool:
+    """A character of the CJK blocks (radicals to compatibility ideographs, full-width forms,
+    the supplementary ideographs), which the fonts matplotlib ships do not have."""
+    o = ord(c)
+    return 0x2E80 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF \
+        or 0x20000 <= o <= 0x3FFFF
+
+
+def _has_cjk(s: str) -> bool:
+    return any(_is_cjk(c) for c in s)
+
+
+@functools.lru_cache(maxsize=1)
+def cjk_font() -> str | None:
+    """The family name of an installed font with every character of the R25 titles, or None;
+    looked up once per process, and only when a plot has such text (reading every font's
+    character map takes about a second)."""
+    from matplotlib import font_manager, ft2font
+
+    from sim.titles import GLOSS
+
+    need = {ord(c) for t in GLOSS for c in t}
+    hint = re.compile(r"CJK|Han|Hei|Song|Ming|Kai|Gothic|WenQuanYi|Droid Sans Fallback|"
+                      r"AR PL|YaHei|PingFang|Hiragino", re.I)
+    fonts = sorted(font_manager.fontManager.ttflist, key=lambda f: not hint.search(f.name))
+    for f in fonts:
+        if "last resort" in f.name.lower():  # (matplotlib's: a box for every character)
+            continue
+        try:
+            if need <= set(ft2font.FT2Font(f.fname).get_charmap()):
+                return str(f.name)
+        except (OSError, RuntimeError, ValueError):  # a font file FreeType cannot read
+            continue
+    return None
 
 
 def plot_scores(summary: Mapping[str, Any], m: int) -> bytes:
@@ -236,6 +283,12 @@ def _nan0(x: float) -> float:
 
 
 def _png(fig: Any) -> bytes:
+    from matplotlib.text import Text
+
+    cjk = [t for t in fig.findobj(Text) if _has_cjk(t.get_text())]
+    if cjk and cjk_font():  # (else _text spelled such characters out)
+        for t in cjk:  # a fallback family: matplotlib takes each glyph from the first with it
+            t.set_fontfamily([*t.get_fontfamily(), cjk_font()])
     buf = io.BytesIO()
     fig.savefig(buf, format="png")  # one draw: the layout is constrained, not "tight"
     _plt().close(fig)
