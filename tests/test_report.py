@@ -12,7 +12,7 @@ import pytest
 
 from sim import level
 from sim.analysis.report import markdown
-from sim.analysis.stats import Moments
+from sim.analysis.stats import Moments, stratified_ci
 from sim.analysis.summary import derive, tables
 from sim.cli import main
 from sim.harness.config import from_dict
@@ -166,19 +166,28 @@ def test_round_robin_cross_table_and_ratings(tmp_path):
     m01, m02 = s["matchups"][0]["result"], s["matchups"][1]["result"]
     assert s["strategies"][0]["result"]["mean"] == pytest.approx((m01["mean"] + m02["mean"]) / 2)
     assert os.path.getsize(os.path.join(cfg.out, "plots", "scores_m2.png")) > 0
-    # ... and its interval treats the matchups as strata: the variance of the mean is the sum
-    # of the matchups' own (n_m var_m / N^2), not the merged values' (which adds the spread
-    # between matchups); the normal critical value at these sizes
-    tallies = [Moments.from_dict(t["pairs"]) for t in s["tallies"]]
-    p0 = [tallies[0], tallies[1]]  # player 0 is A in matchups 0 (0-1) and 1 (0-2)
-    n = sum(p.n for p in p0)
-    half = 1.959963984540054 * math.sqrt(sum(p.n * p.var for p in p0)) / n
+    # ... and its interval treats the matchups as strata (centred on each matchup's mean, not
+    # the merged values', which would add the spread between matchups as noise) clustered by
+    # deal (issue 19 item 1.2): its results against different opponents on one deal are
+    # correlated, so the variance of the mean is that of the per-deal sums over its matchups,
+    # D var(S_d) / N^2; the normal critical value at these sizes
+    t = load_deals(cfg.out)
+    own = np.where(t["orientation"] == 0, t["settle0"], t["settle1"]).astype(np.int64)
+    x = (own[0::2] + own[1::2]) / 2  # A's pair results, (matchup, deal) in run order
+    mu, deal = t["matchup"][0::2], t["deal"][0::2]
+    x_m = {m: x[mu == m][np.argsort(deal[mu == m])] for m in range(3)}
+    s_d = x_m[0] + x_m[1]  # player 0 is A in matchups 0 (0-1) and 1 (0-2)
+    n = 2 * s_d.size
+    half = 1.959963984540054 * math.sqrt(s_d.size * s_d.var(ddof=1)) / n
     r0 = s["strategies"][0]["result"]
     assert (r0["lo"], r0["hi"]) == pytest.approx((r0["mean"] - half, r0["mean"] + half))
-    merged = p0[0].merge(p0[1])
-    assert r0["hi"] - r0["lo"] < merged.ci()[1] - merged.ci()[0]
-    # the ratings' variance counts drawn pairs as results of score 1/2
-    from sim.analysis.stats import WDL, bradley_terry, elo_from_bt
+    assert s["clustered_deals"] == 1500
+    tallies = [Moments.from_dict(t["pairs"]) for t in s["tallies"]]
+    _, lo, hi = stratified_ci(tallies[:2])  # as if the matchups played different deals
+    assert np.corrcoef(x_m[0], x_m[1])[0, 1] > 0.1 and r0["hi"] - r0["lo"] > 1.05 * (hi - lo)
+    # the ratings' variance counts drawn pairs as results of score 1/2 and the correlation
+    # of the matchups' scores on shared deals
+    from sim.analysis.stats import WDL, bradley_terry, bt_cluster_meat, elo_from_bt
 
     wins, draws = np.zeros((3, 3)), np.zeros((3, 3))
     for m, t in zip(s["matchups"], s["tallies"], strict=True):
@@ -186,11 +195,22 @@ def test_round_robin_cross_table_and_ratings(tmp_path):
         wins[m["a"], m["b"]], wins[m["b"], m["a"]] = w.wins + w.draws / 2, w.losses + w.draws / 2
         draws[m["a"], m["b"]] = draws[m["b"], m["a"]] = w.draws
     assert draws.sum() > 0
-    expected = elo_from_bt(*bradley_terry(wins, draws=draws))
+    y = np.stack([np.sign(x_m[m]) / 2 + 0.5 for m in range(3)], axis=1)
+    pairs = [(m["a"], m["b"]) for m in s["matchups"]]
+    extra = bt_cluster_meat(pairs, 3, np.cov(y, rowvar=False), [1500] * 3)
+    expected = elo_from_bt(*bradley_terry(wins, draws=draws, extra_meat=extra))
     got = [v for r in s["ratings"] for v in (r["elo"], r["lo"], r["hi"])]
     assert got == pytest.approx([v for e in expected for v in e])
+    unclustered = elo_from_bt(*bradley_terry(wins, draws=draws))
     plain = elo_from_bt(*bradley_terry(wins))
-    assert all(e[2] - e[1] < p[2] - p[1] for e, p in zip(expected, plain, strict=True))
+    assert all(e[2] - e[1] < p[2] - p[1] for e, p in zip(unclustered, plain, strict=True))
+    # the fit of the ratings is reported (three matchups, two free ratings: 1 df)
+    fit = s["ratings_fit"]
+    assert fit["df"] == 1 and 0.0 <= fit["p"] <= 1.0 and fit["chi2"] >= 0.0
+    assert len(fit["worst"]) == 3 and fit["misfit"] == (fit["p"] < 0.01)
+    note = next(t for t in tables(s) if t[0].startswith("Ratings"))[3]
+    assert "ratings depend on the field" in note and "chi-square" in note
+    assert ("WARNING" in note) == fit["misfit"] and "clustered by deal (1,500" in note
 
 
 def test_oracle_players_are_marked(tmp_path, monkeypatch):

@@ -41,7 +41,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 __all__ = [
-    "ELO_PER_NAT", "SPRT", "T_NORMAL_FROM", "WDL", "Histogram", "Moments", "bradley_terry",
+    "ELO_PER_NAT", "SPRT", "T_NORMAL_FROM", "WDL", "ClusterMoments", "Histogram", "Moments",
+    "bradley_terry", "bt_cluster_meat", "bt_goodness_of_fit", "chi2_sf", "cross_cov",
     "elo_from_bt", "elo_from_score", "elo_from_wdl", "holm", "mean_ci", "norm_ppf",
     "score_interval", "sprt_bounds", "sprt_llr", "t_ppf", "wdl",
 ]
@@ -418,16 +419,25 @@ def _check_type(d: Any, name: str) -> None:
         raise ValueError(f"{d!r} is not a serialised {name} (expected 'type': {name!r})")
 
 
-def stratified_ci(strata: Sequence[Moments], conf: float = 0.95) -> tuple[float, float, float]:
+def stratified_ci(strata: Sequence[Moments], conf: float = 0.95, cross_var: float = 0.0,
+                  clusters: int | None = None) -> tuple[float, float, float]:
     """``(mean, lo, hi)`` of the pooled mean of several strata (e.g. one player's matchups).
 
     The pooled mean is ``sum(total) / sum(n)`` as for the merged ``Moments``; its variance is
-    ``sum(n_m var_m) / N^2`` with each stratum's own sample variance, i.e. the sampling
-    variance of a mean whose strata sizes are fixed by design. The merged ``Moments`` would
-    also count the spread *between* the strata' means as noise, which makes the interval too
-    wide when the matchups differ. Critical value: Student t with the Welch–Satterthwaite
-    degrees of freedom (normal from ``T_NORMAL_FROM`` on). A stratum of one value borrows the
-    variance of all values merged. ``(nan, nan, nan)`` with fewer than two values in all.
+    ``(sum(n_m var_m) + cross_var) / N^2`` with each stratum's own sample variance, i.e. the
+    sampling variance of a mean whose strata sizes are fixed by design. The merged ``Moments``
+    would also count the spread *between* the strata' means as noise, which makes the interval
+    too wide when the matchups differ.
+
+    ``cross_var`` is the covariance between the strata's totals, ``sum over m != m' of
+    cov(total_m, total_m')``: zero for independent strata; for a player's matchups of a round
+    robin, which play the same deals, the covariance per shared deal times the deals shared
+    (``ClusterMoments.total_cov``), which makes the variance cluster-robust by deal. Then the
+    critical value is Student t with ``clusters - 1`` degrees of freedom below
+    ``T_NORMAL_FROM`` clusters, else normal; without clusters it is Student t with the
+    Welch–Satterthwaite degrees of freedom (normal from ``T_NORMAL_FROM`` on). A stratum of
+    one value borrows the variance of all values merged. ``(nan, nan, nan)`` with fewer than
+    two values in all.
     """
     strata = [s for s in strata if s.n]
     merged = Moments()
@@ -443,9 +453,107 @@ def stratified_ci(strata: Sequence[Moments], conf: float = 0.95) -> tuple[float,
         var_mean += a
         df_den += a * a / max(s.n - 1, 1)
     df = var_mean * var_mean / df_den if df_den > 0 else math.inf
+    if clusters is not None:
+        var_mean = max(0.0, var_mean + float(cross_var) / (n * n))
+        df = clusters - 1.0 if clusters >= 2 else math.inf
     c = _critical(conf, df if df < T_NORMAL_FROM else math.inf)
     half = c * math.sqrt(var_mean)
     return (merged.mean, merged.mean - half, merged.mean + half)
+
+
+class ClusterMoments:
+    """Cross-moments of the matchups of a run over the deals they all played: what a variance
+    clustered by deal needs, since every matchup plays the same deals (a deal good for a
+    player is good for it against every opponent).
+
+    Fed one block of deals at a time (``add``: a ``(deals, M)`` integer matrix, column ``m``
+    the results of matchup ``m`` on those deals), it keeps for the results ``x`` and for the
+    scores ``y`` (1, 1/2, 0 by the sign of ``x``, kept doubled as integers 2, 1, 0) the count
+    of deals, the column sums and the ``M x M`` matrix of sums of products. Integer sums: exact,
+    so the same for any split of the deals into blocks. ``cov`` gives the per-deal covariance
+    matrices.
+    """
+
+    __slots__ = ("deals", "m", "x_cross", "x_sum", "y_cross", "y_sum")
+
+    def __init__(self, m: int) -> None:
+        self.m = int(m)
+        self.deals = 0
+        self.x_sum = np.zeros(m, dtype=np.int64)
+        self.y_sum = np.zeros(m, dtype=np.int64)
+        self.x_cross = np.zeros((m, m), dtype=np.int64)
+        self.y_cross = np.zeros((m, m), dtype=np.int64)
+
+    def add(self, x: ArrayLike) -> ClusterMoments:
+        """Add a ``(deals, M)`` block of integer results (e.g. twice a pair's mean)."""
+        v = np.asarray(x)
+        if v.ndim != 2 or v.shape[1] != self.m or not np.issubdtype(v.dtype, np.integer):
+            raise ValueError(f"a block of results must be an integer (deals, {self.m}) matrix, "
+                             f"got {v.dtype} {v.shape}")
+        y = np.sign(v).astype(np.int64) + 1  # twice the score
+        for val, tot, cross in ((v.astype(np.int64), self.x_sum, self.x_cross),
+                                (y, self.y_sum, self.y_cross)):
+            f = val.astype(np.float64)
+            prod = f.T @ f  # exact in float64 below 2**53 (|x| < 10**5 on 10**5 deals)
+            if not np.abs(prod).max(initial=0.0) < 2.0 ** 53:
+                raise ValueError("block too large for exact sums: add fewer deals at a time")
+            tot += val.sum(axis=0)
+            cross += np.rint(prod).astype(np.int64)
+        self.deals += int(v.shape[0])
+        return self
+
+    def cov(self, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+        """Per-deal covariance matrices ``(cov_x, cov_y)`` (ddof 1) of the results divided by
+        ``scale`` and of the scores (1, 1/2, 0); zeros with fewer than two deals."""
+        d = self.deals
+        if d < 2:
+            z = np.zeros((self.m, self.m))
+            return z, z.copy()
+        out = []
+        for tot, cross, f in ((self.x_sum, self.x_cross, scale), (self.y_sum, self.y_cross, 2)):
+            t = tot.astype(np.float64)
+            out.append((cross.astype(np.float64) - np.outer(t, t) / d) / ((d - 1) * f * f))
+        return out[0], out[1]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable state (Python integers: exact)."""
+        return {"type": "ClusterMoments", "m": self.m, "deals": self.deals,
+                "x_sum": self.x_sum.tolist(), "y_sum": self.y_sum.tolist(),
+                "x_cross": self.x_cross.tolist(), "y_cross": self.y_cross.tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ClusterMoments:
+        """Inverse of ``to_dict``."""
+        _check_type(d, "ClusterMoments")
+        c = cls(d["m"])
+        c.deals = int(d["deals"])
+        for k in ("x_sum", "y_sum", "x_cross", "y_cross"):
+            arr = np.array(d[k], dtype=np.int64)
+            if arr.shape != getattr(c, k).shape:
+                raise ValueError(f"ClusterMoments {k} has shape {arr.shape}, expected "
+                                 f"{getattr(c, k).shape}")
+            setattr(c, k, arr)
+        return c
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClusterMoments):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        return f"ClusterMoments(m={self.m}, deals={self.deals})"
+
+
+def cross_cov(cov: np.ndarray, n: Sequence[int]) -> np.ndarray:
+    """Covariance of the matchups' totals beyond their own variances: per-deal covariance
+    ``cov[m, m']`` times the deals both played, ``min(n_m, n_m')`` (matchups play the same
+    deals from the first on), with a zero diagonal."""
+    nn = np.asarray(n, dtype=np.float64)
+    out = np.asarray(cov, dtype=np.float64) * np.minimum.outer(nn, nn)
+    np.fill_diagonal(out, 0.0)
+    return out
 
 
 def holm(p_values: Sequence[float], alpha: float = 0.05) -> list[bool]:
@@ -996,8 +1104,8 @@ def _strongly_connected(adj: np.ndarray) -> bool:
 
 
 def bradley_terry(wins: ArrayLike, prior: float = 1.0, tol: float = 1e-10,
-                  max_iter: int = 100, draws: ArrayLike | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
+                  max_iter: int = 100, draws: ArrayLike | None = None,
+                  extra_meat: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Fit the Bradley-Terry model ``P(i beats j) = 1 / (1 + exp(theta_j - theta_i))``.
 
     Parameters
@@ -1028,6 +1136,11 @@ def bradley_terry(wins: ArrayLike, prior: float = 1.0, tol: float = 1e-10,
         (``x`` = 1, 1/2, 0 for a win, draw, loss of ``i``): the variance of the score equations
         the fit solves (the same estimator: a draw is half a win), so the intervals keep their
         95% coverage whatever the draw rate. Either includes the prior games (as draws).
+    extra_meat : optional ``(k, k)`` covariance of the score equations beyond that of
+        independent games, added to the middle of the sandwich: for matchups that share deals,
+        ``U' C U`` with ``U`` the ``(M, k)`` matchup-by-player incidence (+1 for A, -1 for B)
+        and ``C = cross_cov(cov_y, n)`` (``bt_cluster_meat``), which makes the covariance
+        cluster-robust by deal.
 
     Notes
     -----
@@ -1106,8 +1219,139 @@ def bradley_terry(wins: ArrayLike, prior: float = 1.0, tol: float = 1e-10,
         s = 0.5 * (s + s.T)
         meat = np.diag(s.sum(axis=1)) - s
         cov = cov @ meat @ cov
+    if extra_meat is not None:
+        e = np.asarray(extra_meat, dtype=np.float64)
+        if e.shape != (k, k) or not np.isfinite(e).all():
+            raise ValueError(f"extra_meat must be a finite ({k}, {k}) matrix, got {e.shape}")
+        bread = np.linalg.inv(lap + jk) - jk
+        cov = cov + bread @ e @ bread
     cov = 0.5 * (cov + cov.T)  # symmetric to rounding
     return theta, cov
+
+
+def _incidence(pairs: Sequence[tuple[int, int]], k: int) -> np.ndarray:
+    """``(M, k)`` matrix with +1 at ``(m, a)`` and -1 at ``(m, b)`` for matchup ``m = (a, b)``."""
+    u = np.zeros((len(pairs), k))
+    for m, (a, b) in enumerate(pairs):
+        u[m, a], u[m, b] = 1.0, -1.0
+    return u
+
+
+def bt_cluster_meat(pairs: Sequence[tuple[int, int]], k: int, cov_y: ArrayLike,
+                    n: Sequence[int]) -> np.ndarray:
+    """``extra_meat`` for ``bradley_terry`` when matchups share deals: ``U' C U`` with ``U``
+    the incidence of ``pairs`` and ``C = cross_cov(cov_y, n)``, ``cov_y`` the per-deal
+    covariance of the matchups' scores (``ClusterMoments.cov``) and ``n`` their pair counts."""
+    u = _incidence(pairs, k)
+    return u.T @ cross_cov(cov_y, n) @ u
+
+
+def _gamma_q(a: float, x: float) -> float:
+    """Regularised upper incomplete gamma ``Q(a, x)`` (Numerical Recipes 6.2)."""
+    if x <= 0.0:
+        return 1.0
+    log_front = -x + a * math.log(x) - math.lgamma(a)
+    tiny = 1e-300
+    if x < a + 1.0:  # series for P(a, x)
+        ap, term = a, 1.0 / a
+        total = term
+        for _ in range(100000):
+            ap += 1.0
+            term *= x / ap
+            total += term
+            if abs(term) < abs(total) * 1e-16:
+                return max(0.0, 1.0 - total * math.exp(log_front))
+        raise ArithmeticError(f"incomplete gamma series did not converge ({a}, {x})")
+    b = x + 1.0 - a  # continued fraction for Q(a, x) (modified Lentz)
+    c, d = 1.0 / tiny, 1.0 / b
+    h = d
+    for i in range(1, 100000):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = b + an / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-16:
+            return math.exp(log_front) * h
+    raise ArithmeticError(f"incomplete gamma continued fraction did not converge ({a}, {x})")
+
+
+def chi2_sf(x: float, df: float) -> float:
+    """``P(X > x)`` for a chi-square variable with ``df > 0`` degrees of freedom."""
+    if not df > 0:
+        raise ValueError(f"degrees of freedom {df!r} must be > 0")
+    return _gamma_q(0.5 * df, 0.5 * float(x))
+
+
+def bt_goodness_of_fit(pairs: Sequence[tuple[int, int]], wins: ArrayLike, draws: ArrayLike,
+                       losses: ArrayLike, log_strengths: ArrayLike,
+                       cov_y: ArrayLike | None = None, prior: float = 1.0) -> dict[str, Any]:
+    """How well a Bradley-Terry fit explains each matchup's score: a Wald chi-square test.
+
+    Parameters
+    ----------
+    pairs : matchups ``(a, b)``; ``wins, draws, losses`` : A's pair counts per matchup.
+    log_strengths : the fit (``bradley_terry`` with the same ``prior``).
+    cov_y : optional per-deal covariance of the matchups' scores (``ClusterMoments.cov``) for
+        matchups that share deals; without it the matchups count as independent.
+
+    Returns
+    -------
+    dict
+        ``chi2``, ``df`` (matchups minus the ``k - 1`` fitted strengths, for players connected
+        through the matchups) and ``p`` (chi-square tail); per matchup ``observed`` and
+        ``expected`` score per pair and ``z``, its standardised residual. ``df`` 0 (a
+        head-to-head, or as many matchups as ratings) gives ``chi2`` 0 and ``p`` nan.
+
+    Notes
+    -----
+    The residuals ``r = O - n p`` (A's score total less its fitted expectation, the prior's
+    virtual draws included as in the fit) have covariance ``A S A'`` with
+    ``A = I - W U I+ U'`` (``W = diag(n p q)``, ``U`` the incidence, ``I = U' W U``: the fit
+    takes ``k - 1`` dimensions out) and ``S`` the covariance of the score totals: each
+    matchup's sum of ``(y - p)^2`` over its pairs, and, with ``cov_y``, the covariance across
+    matchups from the deals they share. ``chi2 = r' (A S A')+ r``, on the ``df`` dimensions
+    left. Under the model with correlated deals it is chi-square(df) in large samples, so the
+    test is not fooled by the clustering that makes the pairs of different matchups dependent.
+    """
+    th = np.asarray(log_strengths, dtype=np.float64).ravel()
+    k, mm = th.size, len(pairs)
+    w, d, l_ = (np.asarray(v, dtype=np.float64).reshape(mm) for v in (wins, draws, losses))
+    n = w + d + l_
+    p = np.array([1.0 / (1.0 + math.exp(th[b] - th[a])) for a, b in pairs])
+    obs = np.where(n > 0, (w + 0.5 * d) / np.maximum(n, 1.0), math.nan)
+    out: dict[str, Any] = {"observed": obs.tolist(), "expected": p.tolist()}
+    u = _incidence(pairs, k)
+    rank_u = int(np.linalg.matrix_rank(u)) if mm else 0
+    df = mm - rank_u
+    if df <= 0 or not (n > 0).all():
+        return {**out, "chi2": 0.0, "df": 0, "p": math.nan, "z": [math.nan] * mm}
+    nn = n + prior
+    r = w + 0.5 * d + 0.5 * prior - nn * p
+    wt = nn * p * (1.0 - p)
+    jk = np.full((k, k), 1.0 / k)
+    info_pinv = np.linalg.inv(u.T @ (wt[:, None] * u) + jk) - jk
+    a_mat = np.eye(mm) - (wt[:, None] * u) @ info_pinv @ u.T
+    s_diag = w * (1.0 - p) ** 2 + d * (0.5 - p) ** 2 + l_ * p ** 2
+    s_mat = np.diag(s_diag)
+    if cov_y is not None:
+        s_mat = s_mat + cross_cov(cov_y, n.astype(np.int64).tolist())
+    cov_r = a_mat @ s_mat @ a_mat.T
+    cov_r = 0.5 * (cov_r + cov_r.T)
+    vals, vecs = np.linalg.eigh(cov_r)
+    keep = np.argsort(vals)[::-1][:df]  # the df dimensions the fit leaves
+    vals, vecs = vals[keep], vecs[:, keep]
+    ok = vals > 1e-12 * max(vals.max(initial=0.0), 1e-300)
+    proj = vecs[:, ok].T @ r
+    chi2 = float(np.sum(proj * proj / vals[ok]))
+    df_used = int(ok.sum())
+    sd = np.sqrt(np.maximum(np.diag(cov_r), 0.0))
+    z = np.where(sd > 0, r / np.where(sd > 0, sd, 1.0), 0.0)
+    return {**out, "chi2": chi2, "df": df_used,
+            "p": chi2_sf(chi2, df_used) if df_used else math.nan, "z": z.tolist()}
 
 
 def elo_from_bt(log_strengths: ArrayLike, cov: ArrayLike,

@@ -18,9 +18,13 @@ import numpy as np
 
 from sim.analysis.stats import (
     WDL,
+    ClusterMoments,
     Histogram,
     Moments,
     bradley_terry,
+    bt_cluster_meat,
+    bt_goodness_of_fit,
+    cross_cov,
     elo_from_bt,
     holm,
     stratified_ci,
@@ -130,14 +134,19 @@ def derive(state: Mapping[str, Any]) -> dict[str, Any]:
         })
         side_tallies[m["a"]].append((t, "A"))
         side_tallies[m["b"]].append((t, "B"))
-    strategies = [_strategy(i, players, oracle, side_tallies[i], rules) for i in range(k)]
+    cross_var, cov_y, clusters = deal_clustering(state)
+    strategies = [_strategy(i, players, oracle, side_tallies[i], rules, cross_var[i], clusters)
+                  for i in range(k)]
+    ratings, fit = _ratings(state, k, cov_y)
     out: dict[str, Any] = {
         "format": state.get("format"), "config": cfg, "config_hash": state.get("config_hash"),
         "players": players, "oracle": oracle, "complete": state["complete"],
         "chunks_merged": state["chunks_merged"], "chunks_total": state["chunks_total"],
         "stopped_by_sprt": state.get("stopped_by_sprt", False),
         "matchups": matchups, "strategies": strategies,
-        "ratings": _ratings(state, k),  # every format: the Ratings plot shows one quantity
+        "ratings": ratings,  # every format: the Ratings plot shows one quantity
+        "ratings_fit": fit,
+        "clustered_deals": clusters or 0,
         "cross": _cross(state, k) if cfg["format"] == "round-robin" else None,
         "sprt": state.get("sprt"), "run": state.get("run"),
         "tallies": [m["tally"] for m in state["matchups"]],
@@ -145,10 +154,36 @@ def derive(state: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def deal_clustering(state: Mapping[str, Any]
+                    ) -> tuple[list[float], np.ndarray | None, int | None]:
+    """What clustering by deal needs, from the run's ``deal_moments`` (``ClusterMoments``):
+    matchups play the same deals, so a player's results against different opponents on one
+    deal are correlated. Returns ``(cross_var, cov_y, clusters)``: per player the covariance
+    of its matchups' totals (``stratified_ci``'s ``cross_var``), the per-deal covariance of
+    the matchups' scores (for the ratings) and the number of shared deals; ``([0, ...], None,
+    None)`` without cross-moments (one matchup, or a run from before they were kept)."""
+    k = len(state["players"])
+    cm = state.get("deal_moments")
+    cluster = ClusterMoments.from_dict(cm) if cm else None
+    pairs = [(m["a"], m["b"]) for m in state["matchups"]]
+    if cluster is None or cluster.deals < 2 or cluster.m != len(pairs):
+        return [0.0] * k, None, None
+    cov_x, cov_y = cluster.cov(scale=2.0)  # the values are twice the pair results
+    cross = cross_cov(cov_x, [Moments.from_dict(m["tally"]["pairs"]).n
+                              for m in state["matchups"]])
+    cross_var = []
+    for i in range(k):
+        sign = np.array([1.0 if a == i else -1.0 if b == i else 0.0 for a, b in pairs])
+        cross_var.append(float(sign @ cross @ sign))
+    return cross_var, cov_y, cluster.deals
+
+
 def _strategy(i: int, players: Sequence[str], oracle: Sequence[bool],
-              sides: Sequence[tuple[dict[str, Any], str]], rules: Mapping[str, int]
-              ) -> dict[str, Any]:
-    """A player's figures over all its matchups (A's results as they are, B's negated)."""
+              sides: Sequence[tuple[dict[str, Any], str]], rules: Mapping[str, int],
+              cross_var: float = 0.0, clusters: int | None = None) -> dict[str, Any]:
+    """A player's figures over all its matchups (A's results as they are, B's negated); its
+    interval is clustered by deal with ``cross_var`` (``stratified_ci``) over ``clusters``
+    shared deals, and treats the matchups as independent strata without them."""
     from sim.titles import level
 
     pairs, wdl, merged = Moments(), WDL(), None
@@ -170,7 +205,7 @@ def _strategy(i: int, players: Sequence[str], oracle: Sequence[bool],
     fake = {f"S.{k}": v for k, v in (merged or {}).items()}
     side = _side(fake, "S", played, rules) if merged else {}
     skill = rules["start_skill"] + (side.get("settle_total") or 0.0)
-    _, lo, hi = stratified_ci(strata)
+    _, lo, hi = stratified_ci(strata, cross_var=cross_var, clusters=clusters)
     res = {**_ci(pairs), "lo": lo, "hi": hi}
     # R25 per standard match: the skill change a player of it expects over MATCH_DEALS deals
     # (its mean settlement per deal per player times MATCH_DEALS), the spread of one match's
@@ -264,20 +299,53 @@ def _cross(state: Mapping[str, Any], k: int) -> list[list[dict[str, Any] | None]
     return out
 
 
-def _ratings(state: Mapping[str, Any], k: int) -> list[dict[str, float]] | None:
+MISFIT_P = 0.01  # Bradley-Terry goodness of fit: warn below this p-value
+
+
+def _ratings(state: Mapping[str, Any], k: int, cov_y: np.ndarray | None = None
+             ) -> tuple[list[dict[str, float]] | None, dict[str, Any] | None]:
     """Bradley-Terry on pair wins (a drawn pair is half a win each), as Elo with 95% CI
-    (whose variance counts the draws as results of score 1/2, not as win/loss trials)."""
+    (whose variance counts the draws as results of score 1/2, not as win/loss trials, and,
+    with ``cov_y``, the correlation of matchups on shared deals), and its goodness of fit
+    (``bt_goodness_of_fit``, with a warning naming the matchups furthest from the ratings when
+    its p-value is below ``MISFIT_P``)."""
     wins, draws = np.zeros((k, k)), np.zeros((k, k))
+    pairs, wdls = [], []
     for m in state["matchups"]:
         w = WDL.from_dict(m["tally"]["wdl"])
         wins[m["a"], m["b"]] += w.wins + 0.5 * w.draws
         wins[m["b"], m["a"]] += w.losses + 0.5 * w.draws
         draws[m["a"], m["b"]] += w.draws
         draws[m["b"], m["a"]] += w.draws
+        pairs.append((m["a"], m["b"]))
+        wdls.append(w)
     if not wins.any():
-        return None
-    theta, cov = bradley_terry(wins, draws=draws)
-    return [{"elo": e, "lo": lo, "hi": hi} for e, lo, hi in elo_from_bt(theta, cov)]
+        return None, None
+    n = [w.n for w in wdls]
+    extra = bt_cluster_meat(pairs, k, cov_y, n) if cov_y is not None else None
+    theta, cov = bradley_terry(wins, draws=draws, extra_meat=extra)
+    ratings = [{"elo": e, "lo": lo, "hi": hi} for e, lo, hi in elo_from_bt(theta, cov)]
+    if len(pairs) != len(set(pairs)) or not all(n):
+        return ratings, None
+    fit = bt_goodness_of_fit(pairs, [w.wins for w in wdls], [w.draws for w in wdls],
+                             [w.losses for w in wdls], theta, cov_y)
+    players = state["players"]
+    worst = sorted(range(len(pairs)), key=lambda m: -abs(fit["z"][m]))[:3]
+    fit["worst"] = [{"a": pairs[m][0], "b": pairs[m][1], "observed": fit["observed"][m],
+                     "expected": fit["expected"][m], "z": fit["z"][m]} for m in worst
+                    if math.isfinite(fit["z"][m])]
+    fit["misfit"] = bool(fit["df"] and fit["p"] < MISFIT_P)
+    fit["warning"] = None
+    if fit["misfit"]:
+        disagree = "; ".join(
+            f"{players[w['a']]} vs {players[w['b']]}: pair score {w['observed']:.3f}, the "
+            f"ratings predict {w['expected']:.3f}" for w in fit["worst"])
+        fit["warning"] = (
+            f"the Bradley-Terry ratings do not fit the results (chi-square {fit['chi2']:.1f} on "
+            f"{fit['df']} df, p = {fit['p']:.2g}): no single rating per player explains every "
+            f"matchup, and the ratings would change with the field; furthest from them: "
+            f"{disagree}")
+    return ratings, fit
 
 
 Table = tuple[str, list[str], list[list[str]], str]  # title, header, rows, note
@@ -491,11 +559,21 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
         for i in order:
             e = summary["ratings"][i]
             rows.append([pname(i), elo_ci(e["elo"], e["lo"], e["hi"])])
+        fit = summary.get("ratings_fit")
+        gof = ""
+        if fit and fit.get("df"):
+            gof = (f"; fit: chi-square {fit['chi2']:.1f} on {fit['df']} df, "
+                   f"p = {fit['p']:.2g}")
+            if fit.get("warning"):
+                gof += f". WARNING: {fit['warning']}"
+        clustered = (f"; intervals clustered by deal ({summary['clustered_deals']:,} shared "
+                     f"deals)" if summary.get("clustered_deals") else "")
         out.append(("Ratings (Bradley-Terry)", ["player", "Elo [95% CI]"], rows,
                     (f"one Elo per player fitted to every matchup at once, on {unit} won (a "
-                    f"drawn one is half a win each), centred on the field's mean; the "
-                    f"difference of two players' ratings is the model's Elo A−B, which differs "
-                    f"from the Matchups table's where the model fits that matchup badly")))
+                    f"drawn one is half a win each), centred on the field's mean: ratings "
+                    f"depend on the field; the difference of two players' ratings is the "
+                    f"model's Elo A−B, which differs from the Matchups table's where the model "
+                    f"fits that matchup badly{clustered}{gof}")))
 
     rows = []
     for m in summary["matchups"]:

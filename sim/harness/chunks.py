@@ -7,13 +7,14 @@ are ``sim.harness.results``), no workers (``sim.harness.tournament``).
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from sim.analysis.stats import SPRT, WDL, Histogram, Moments
+from sim.analysis.stats import SPRT, WDL, ClusterMoments, Histogram, Moments
 
 FORMAT = "shuangkou-tournament/1"  # the format tag of chunk files and of summary.json
 
@@ -148,6 +149,37 @@ def first_pairs(cols: Mapping[str, np.ndarray], pairs: int, duplicate: bool
     return {k: v[:rows] for k, v in cols.items()}
 
 
+DEAL_VALUES = "deal_x2"  # a chunk tally's per-pair results, for ClusterMoments (not merged)
+
+
+CLUSTER_MAX_MATCHUPS = 300  # ClusterMoments keeps M x M sums: clustered up to this many
+
+
+class DealValues:
+    """One chunk's per-pair results in deal order, as integers (twice A's mean settlement per
+    deal per player): what the variance clustered by deal needs from each chunk, since a
+    chunk plays one matchup and the deals are shared across matchups. Stored in the chunk's
+    tally (compact: base64 of int16 or int32) and used by ``Aggregate``, never merged."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = np.asarray(values, dtype=np.int64)
+
+    def to_dict(self) -> dict[str, Any]:
+        v = self.values
+        dt = "<i2" if v.size == 0 or (v.min() >= -2 ** 15 and v.max() < 2 ** 15) else "<i4"
+        return {"type": "DealValues", "dtype": dt,
+                "data": base64.b64encode(v.astype(dt).tobytes()).decode("ascii")}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DealValues:
+        if not isinstance(d, dict) or d.get("type") != "DealValues" \
+                or d.get("dtype") not in ("<i2", "<i4"):
+            raise ValueError(f"{str(d)[:80]!r} is not a serialised DealValues")
+        return cls(np.frombuffer(base64.b64decode(d["data"], validate=True), dtype=d["dtype"]))
+
+
 def tally_games(cols: Mapping[str, np.ndarray], duplicate: bool) -> dict[str, Any]:
     """Accumulators of one matchup's games, from per-deal table columns.
 
@@ -231,7 +263,7 @@ def tally_to_json(t: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v if isinstance(v, int) else v.to_dict() for k, v in t.items()}
 
 
-_TYPES = {"Moments": Moments, "Histogram": Histogram, "WDL": WDL}
+_TYPES = {"Moments": Moments, "Histogram": Histogram, "WDL": WDL, "DealValues": DealValues}
 
 
 def tally_from_json(d: Mapping[str, Any]) -> dict[str, Any]:
@@ -275,6 +307,12 @@ class Aggregate:
         # (chunk index, pairs kept) when the SPRT decided before the end of the chunk as
         # stored: its files still hold pairs past the decision (``results.cut_chunk``)
         self.cut: tuple[int, int] | None = None
+        # deals shared by the matchups: chunk k of every matchup plays the same deals, and
+        # those chunks are consecutive in run order; once all are merged, their per-pair
+        # results go into the cross-moments (rows with a chunk lacking them are left out)
+        m = len(self.tallies)
+        self.cluster = ClusterMoments(m) if 1 < m <= CLUSTER_MAX_MATCHUPS else None
+        self._row: list[np.ndarray | None] = []
 
     @property
     def finished(self) -> bool:
@@ -290,8 +328,11 @@ class Aggregate:
         self.pending[chunk.index] = (tally, cols)
         while self.next in self.pending and self.stop_at is None:
             t, c = self.pending.pop(self.next)
+            vals = t.pop(DEAL_VALUES, None)  # (not a tally: never merged)
             if self.sprt is not None:
                 t = self._look(self.chunks[self.next], t, c)
+            if self.stop_at is None:  # a row the SPRT ended is incomplete: left out
+                self._add_row(self.chunks[self.next].matchup, vals)
             merge_tally(self.tallies[self.chunks[self.next].matchup], t)
             self.next += 1
         if self.stop_at is not None:
@@ -317,6 +358,20 @@ class Aggregate:
                 return tally_games(first_pairs(cols, taken, dup), dup)
         return tally
 
+    def _add_row(self, matchup: int, vals: DealValues | None) -> None:
+        """Collect chunk ``k`` of each matchup; when the last one is in, add the block."""
+        if self.cluster is None:
+            return
+        if matchup == 0:
+            self._row = []
+        if len(self._row) != matchup:  # an earlier chunk of the row is missing: skip it
+            return
+        self._row.append(None if vals is None else vals.values)
+        if matchup == self.cluster.m - 1:
+            row, self._row = self._row, []
+            if all(v is not None for v in row) and len({v.size for v in row}) == 1:
+                self.cluster.add(np.stack(row, axis=1))
+
     @property
     def merged_chunks(self) -> int:
         return self.next
@@ -338,4 +393,6 @@ class Aggregate:
             "chunks_total": len(self.chunks),
             "complete": self.finished,
             "stopped_by_sprt": self.stop_at is not None,
+            "deal_moments": (self.cluster.to_dict()
+                             if self.cluster is not None and self.cluster.deals else None),
         }

@@ -49,11 +49,14 @@ import numpy as np
 from sim.core.tables import DEAL_COLUMNS
 from sim.errors import ConfigError, WorkerError
 from sim.harness.chunks import (
+    DEAL_VALUES,
     TALLY_COLUMNS,
     Aggregate,
     Chunk,
     ChunkResult,
+    DealValues,
     games_per_deal,
+    pair_results,
     plan_chunks,
     tally_from_json,
     tally_games,
@@ -101,6 +104,7 @@ class Task:
     record_filter: str
     record_limit: int
     sprt: bool = False  # keep the per-game columns the SPRT's per-pair looks need
+    deal_values: bool = False  # keep the per-pair results (runs of several matchups)
 
 
 _PREPARED: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
@@ -226,6 +230,8 @@ def play_chunk(task: Task) -> ChunkResult:
     cols = _columns(task, game_deals, orient, parts)
     del parts
     tally = tally_to_json(tally_games(cols, task.duplicate))
+    if task.deal_values:  # for the variance clustered by deal (chunks.Aggregate)
+        tally[DEAL_VALUES] = DealValues(pair_results(cols, task.duplicate)).to_dict()
     first_picks: list[tuple[int, int]] = []
     if task.records:
         sel = cols["deal"] < task.first_deal + task.records
@@ -257,7 +263,8 @@ def _tasks(cfg: Any, chunks: Sequence[Chunk], plugins: Sequence[str] = ()) -> It
         a, b = ms[c.matchup]
         yield Task(c, cfg.seed, a, b, cfg.players[a], cfg.players[b], cfg.duplicate,
                    cfg.rules, cfg.timeout, mods, path, cfg.deal_table, cfg.first_deal,
-                   cfg.records, cfg.record_filter, cfg.record_limit, cfg.sprt is not None)
+                   cfg.records, cfg.record_filter, cfg.record_limit, cfg.sprt is not None,
+                   len(ms) > 1)
 
 
 WATCHDOG_POLL = 1.0  # seconds between a worker's checks that the run's process is alive
