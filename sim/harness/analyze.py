@@ -25,8 +25,8 @@ from sim.errors import RecordError, ShuangkouError, StrategyError
 
 DEFAULT_SAMPLES = 128  # first-stage worlds per decision (sim.cli repeats it)
 Z95 = 1.959963984540054
-MARK_Q = 0.5  # "?": a loss of at least this many settlement points, interval above 0
-MARK_QQ = 1.5  # "??": at least this many
+MARK_Q = 0.25  # "?": a loss of at least this many settlement points, interval above 0
+MARK_QQ = 1.0  # "??": at least this many (docs/analysis.md: why)
 MAX_ROLLOUTS = 1536  # first-stage rollouts per decision at most (give-backs: ~400 choices)
 KINDS = ("show", "giveback", "play")
 
