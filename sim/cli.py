@@ -256,7 +256,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
                           f"input; name another file")
     records = analyze.select_records(
         args.records, args.deal, lambda r: validator.validate_record(r, check_shuffle=True))
-    rows = analyze.analyze_tasks(analyze.tasks_of(records, args.seat), settings, args.jobs)
+    tasks = analyze.tasks_of(records, args.seat)
+    if not tasks:  # every chosen deal void (R11) or stopped before any decision of the seats
+        raise RecordError(f"no decision to analyze in the chosen deal(s) of {args.records!r}: "
+                          f"void deals (R11) have none")
+    rows = analyze.analyze_tasks(tasks, settings, args.jobs)
     if args.json:
         n = _write_records(args.json, rows)
         if args.json != "-":

@@ -151,10 +151,16 @@ def test_cli_json_rows_and_terminal(record_file, records, tmp_path, capsys):
     (["--deal", "99"], "deal(s) 99 not in"),
     (["--policy", "pimc"], "cannot be a continuation policy"),
     (["--policy", "nosuch"], "--policy 'nosuch'"),
+    (["--seat", "4"], "--seat: invalid choice"),
+    (["--samples", "1"], "must be >= 2"),
 ])
 def test_cli_bad_input_one_line_exit_2(record_file, capsys, argv, words):
     before = _digest(record_file)
-    assert main(["analyze", record_file, "--samples", "2"] + argv) == 2
+    try:
+        code = main(["analyze", record_file, "--samples", "2"] + argv)
+    except SystemExit as e:  # argparse's own checks
+        code = e.code
+    assert code == 2
     err = capsys.readouterr().err.strip()
     assert words in err and "\n" not in err
     assert _digest(record_file) == before
