@@ -490,6 +490,23 @@ def test_round_robin_at_a_glance(tmp_path):
     assert read(os.path.join(cfg.out, "summary.md")).splitlines()[2] == f"- **{line}**"
 
 
+def test_gauntlet_verdict_names_each_opponent(tmp_path):
+    from sim.analysis.summary import verdict
+
+    players = ["random(show_prob=1.0)", "random(show_prob=0.02)", EAGER]
+    _, s = run(tmp_path, "gl", plots=False, format="gauntlet", players=players, deals=300,
+               run={"chunk_size": 300, "progress": False})
+    line = verdict(s)
+    assert line.startswith(f"{players[0]} against each: ")
+    clauses = line.split(": ", 1)[1].split("; ")
+    assert len(clauses) == 2 and players[1] in clauses[0] and players[2] in clauses[1]
+    m = s["matchups"][0]
+    tie = dict(s, matchups=[dict(m, result=dict(m["result"], mean=-0.001, lo=-0.07, hi=0.07)),
+                            s["matchups"][1]])
+    assert (f"no significant difference with {players[1]}: +0.00 [-0.07, +0.07]"
+            in verdict(tie))  # never "-0.00"
+
+
 def test_round_robin_score_plots_in_a_grid(done):
     from sim.analysis.report import to_html
 

@@ -428,42 +428,62 @@ def _decimals(half: float) -> int:
 
 
 def verdict(summary: Mapping[str, Any]) -> str:
-    """The run in one line, best first: for one matchup, who beats whom by how much per deal
-    (95% CI) and the share of pairs won; for several, the players ranked by mean settlement
-    per deal per player with their intervals. (An SPRT's verdict is ``sprt_verdict``.)"""
+    """The run in one line: for one matchup, who beats whom by how much per deal (95% CI) and
+    the share of pairs won; for a gauntlet, the first player against each of the others the
+    same way; for a round robin, the players ranked by mean settlement per deal per player
+    with their intervals. (An SPRT's verdict is ``sprt_verdict``.)"""
     players, oracle = summary["players"], summary["oracle"]
     unit = "duplicate pairs" if summary["config"]["duplicate"] else "deals"
 
     def name(i: int) -> str:
         return player_name(players[i], oracle[i])
 
-    if len(summary["matchups"]) == 1:
-        m = summary["matchups"][0]
+    def match(m: Mapping[str, Any], short: bool) -> str:
+        """``m`` from A's side (``short``: the gauntlet's clause, A named once before)."""
         r = m["result"]
+        a = "" if short else f"{name(m['a'])} "
         if not r["n"]:
-            return f"{name(m['a'])} vs {name(m['b'])}: no results yet"
+            return f"{a}vs {name(m['b'])}: no results yet"
         mean, lo, hi = r["mean"], r["lo"], r["hi"]
         if not (math.isfinite(lo) and math.isfinite(hi)):
-            return (f"{name(m['a'])} vs {name(m['b'])}: {mean:+.2f} points per deal per "
-                    f"player for {name(m['a'])} over {r['n']} {unit} (too few for an interval)")
+            return (f"{a}vs {name(m['b'])}: {mean:+.2f} points per deal over {r['n']} {unit} "
+                    f"(too few for an interval)")
         d = _decimals((hi - lo) / 2)
+
+        def sg(x: float) -> str:  # signed, never "-0.00"
+            return _f(x, f"{{:+.{d}f}}")
+
         if lo > 0 or hi < 0:
             sign = 1 if lo > 0 else -1
+            x, y = sorted((sign * lo, sign * hi))
+            share = _pct(r["win"] if sign > 0 else r["loss"])
+            by = f"by {sign * mean:.{d}f} points per deal [{x:.{d}f}, {y:.{d}f}]"
+            if short:
+                return (f"{'beats' if sign > 0 else 'loses to'} {name(m['b'])} {by} "
+                        f"({'winning' if sign > 0 else 'losing'} {share} of {unit})")
             win, lose = (m["a"], m["b"])[::sign]
-            a, b = sorted((sign * lo, sign * hi))
-            share = r["win"] if sign > 0 else r["loss"]
-            return (f"{name(win)} beats {name(lose)} by {sign * mean:.{d}f} points per deal "
-                    f"[{a:.{d}f}, {b:.{d}f}], winning {_pct(share)} of {unit}")
+            return f"{name(win)} beats {name(lose)} {by}, winning {share} of {unit}"
+        if short:
+            return (f"no significant difference with {name(m['b'])}: {sg(mean)} "
+                    f"[{sg(lo)}, {sg(hi)}]")
         return (f"no significant difference between {name(m['a'])} and {name(m['b'])}: "
-                f"{name(m['a'])} {mean:+.{d}f} points per deal [{lo:+.{d}f}, {hi:+.{d}f}], "
+                f"{name(m['a'])} {sg(mean)} points per deal [{sg(lo)}, {sg(hi)}], "
                 f"winning {_pct(r['win'])} and losing {_pct(r['loss'])} of {unit}")
+
+    ms = summary["matchups"]
+    if len(ms) == 1:
+        return match(ms[0], short=False)
+    if summary["config"]["format"] == "gauntlet" and all(m["a"] == ms[0]["a"] for m in ms):
+        return (f"{name(ms[0]['a'])} against each: "
+                + "; ".join(match(m, short=True) for m in ms))
     parts = []
     for k, st in enumerate(ranked(summary["strategies"]), 1):
         r = st["result"]
         if r["n"] and math.isfinite(r["lo"]) and math.isfinite(r["hi"]):
             d = _decimals((r["hi"] - r["lo"]) / 2)
-            parts.append(f"{k}. {player_name(st)} {r['mean']:+.{d}f} "
-                         f"[{r['lo']:+.{d}f}, {r['hi']:+.{d}f}]")
+            fmt = f"{{:+.{d}f}}"
+            parts.append(f"{k}. {player_name(st)} {_f(r['mean'], fmt)} "
+                         f"[{_f(r['lo'], fmt)}, {_f(r['hi'], fmt)}]")
         else:
             parts.append(f"{k}. {player_name(st)} –")
     return "ranking by mean settlement per deal per player: " + ", ".join(parts)
