@@ -50,6 +50,7 @@ from sim.core.engine import (
     U_ONCE,
     U_TWICE,
 )
+from sim.core.files import open_received
 from sim.errors import RecordError
 from sim.rules import Rules
 
@@ -186,13 +187,38 @@ def write_records(path: str | os.PathLike, records: Iterable[dict[str, Any]],
     return n
 
 
+MAX_RECORD_LINE = 16 << 20  # bytes of one record's line (a record is a few KB)
+MAX_RECORD_FILE = 1 << 40  # a record file is read line by line: only its lines are bounded
+
+
 def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
-    """Records of a file, in order. Raises RecordError on the first line that is not one."""
-    if not os.path.exists(path):
+    """Records of a file, in order. Raises RecordError on the first line that is not one.
+
+    The file is opened only if it is a regular file (never a FIFO or a device, which would
+    wait or read for ever: ``sim.core.files``), and a line longer than ``MAX_RECORD_LINE``
+    is refused before it fills memory."""
+    if not os.path.lexists(path):
         raise RecordError(f"record file {str(path)!r} does not exist")
     try:
-        with open_text(path) as f:
-            for lineno, line in enumerate(f, 1):
+        raw = open_received(path, MAX_RECORD_FILE, "record file")
+    except FileNotFoundError:
+        raise RecordError(f"record file {str(path)!r} does not exist") from None
+    except OSError as e:
+        raise RecordError(f"{str(path)!r} cannot be read as a record file: "
+                          f"{e.strerror or e}") from None
+    try:
+        with raw, (gzip.open(raw, "rt", encoding="utf-8") if str(path).endswith(".gz")
+                   else io.TextIOWrapper(raw, encoding="utf-8")) as f:
+            lineno = 0
+            while True:
+                line = f.readline(MAX_RECORD_LINE + 1)
+                if not line:
+                    break
+                lineno += 1
+                if len(line) > MAX_RECORD_LINE:
+                    raise RecordError(f"{str(path)!r} line {lineno}: longer than "
+                                      f"{MAX_RECORD_LINE} characters, far more than a record; "
+                                      f"a record file holds one {FORMAT} object per line")
                 if not line.strip():
                     continue
                 try:

@@ -1,9 +1,10 @@
 """Strategy specs: ``greedy``, ``pimc(samples=64, rollout=greedy)``, ``mybots:Cautious(risk=0.3)``.
 
 A spec names a strategy and sets some of its parameters. Names resolve, in order, to the
-built-in strategies, to strategies registered by plug-in modules (``--plugin module``, or
-``plugins = [...]`` in a config), to the entry-point group ``shuangkou.strategies`` of installed
-packages, and finally ``module:Class`` imports the class directly.
+built-in strategies, to strategies registered by plug-in modules (``--plugin module``; a
+config file's ``plugins = [...]`` only names them), to the entry-point group
+``shuangkou.strategies`` of installed packages, and finally ``module:Class`` imports the class
+directly.
 """
 
 from __future__ import annotations

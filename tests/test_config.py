@@ -167,14 +167,55 @@ def test_filter_grammar():
         parse_filter("bogus == 1")
 
 
+EVIL = """
+import os
+open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "imported.mark"), "w").close()
+from strategies.random import RandomStrategy
+class Calm(RandomStrategy):
+    name = 'calm'
+"""
+
+
 def test_plugin_strategy_in_config(tmp_path, monkeypatch):
-    (tmp_path / "cfgplug.py").write_text(
-        "from strategies.random import RandomStrategy\n"
-        "class Calm(RandomStrategy):\n    name = 'calm'\n")
+    """A config names plug-ins but does not load them: --plugin (or Python) does."""
+    from strategies.registry import load_plugins
+
+    (tmp_path / "cfgplug.py").write_text(EVIL)
     (tmp_path / "p.toml").write_text('plugins = ["cfgplug"]\nplayers = ["calm", "random"]\n')
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError, match=r"plug-in 'cfgplug' \(strategy 'calm'\).*"
+                                          r"load it with --plugin cfgplug"):
+        load_config(tmp_path / "p.toml")
+    assert not (tmp_path / "imported.mark").exists()
+    load_plugins(["cfgplug"])  # what --plugin does
     assert load_config(tmp_path / "p.toml").players == ("calm", "random")
+
+
+@pytest.mark.parametrize("toml", ['plugins = ["evilcfg"]\nplayers = ["evilbot", "random"]\n',
+                                  'players = ["evilcfg:Bot", "random"]\n',
+                                  'players = ["pimc(rollout=evilcfg:Bot)", "random"]\n'])
+def test_received_config_runs_no_code(tmp_path, toml):
+    """``plugins = ["evil"]`` (or an ``evil:Bot`` player) in a config from elsewhere must not
+    import the ``evil.py`` lying next to it, from any working folder: one line, exit 2, and
+    the flag to add."""
+    import subprocess
+    import sys
+
+    got = tmp_path / "received"
+    got.mkdir()
+    (got / "evilcfg.py").write_text(EVIL)
+    (got / "c.toml").write_text(toml)
+    for cwd in (got, tmp_path):
+        p = subprocess.run([sys.executable, "-m", "sim.cli", "tournament", str(got / "c.toml"),
+                            "--no-progress", "--deals", "2"], cwd=cwd, capture_output=True,
+                           text=True, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=ROOT))
+        assert p.returncode == 2, p.stderr
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and "--plugin evilcfg" in lines[0], p.stderr
+        assert not (got / "imported.mark").exists()
+        assert not (cwd / "results").exists()
 
 
 def test_cli_bad_config_exit_2(tmp_path, capsys):

@@ -37,7 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = {
     0: ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "strategies.kinds",
         "strategies.params", "sim.core", "sim.core._cache", "sim.core._cpu", "sim.core.jit",
-        "sim.core.rng", "sim.core.bits", "sim.core.tables"),
+        "sim.core.rng", "sim.core.bits", "sim.core.tables", "sim.core.files"),
     1: ("sim.core.engine", "sim.core.movegen", "sim.core.trick", "sim.core.scoring", "sim.view",
         "sim.spaces"),
     2: ("sim.api", "sim.observation", "sim.deal", "sim.record", "sim.replay", "sim.env"),

@@ -122,15 +122,18 @@ def test_damaged_or_stray_deal_table_is_named(tmp_path):
     with open(path, "r+b") as f:
         f.seek(100)
         f.write(b"garbage" * 20)
-    assert load_state(cfg.out)["complete"]  # its statistics are intact
-    with pytest.raises(ConfigError, match=r"c000002\.parquet' is corrupt"):
-        load_deals(cfg.out)
+    # the chunk file holds its table's checksum: report, --resume and load_deals refuse it
+    for call in (load_state, load_deals):
+        with pytest.raises(ConfigError, match=r"c000002\.parquet' is not the table of chunk "
+                                              r"file .*c000002\.npz'.*SHA-256"):
+            call(cfg.out)
     shutil.copy(os.path.join(deals, "c000001.parquet"), path)  # another chunk's table
-    with pytest.raises(ConfigError, match=r"c000002\.parquet' does not hold chunk 2"):
+    with pytest.raises(ConfigError, match=r"c000002\.parquet' is not the table"):
         load_deals(cfg.out)
     os.remove(path)
-    with pytest.raises(ConfigError, match=r"c000002\.parquet' of chunk file .* is missing"):
-        load_deals(cfg.out)
+    for call in (load_state, load_deals):
+        with pytest.raises(ConfigError, match=r"c000002\.parquet' of chunk file .* is missing"):
+            call(cfg.out)
 
 
 @pytest.mark.parametrize("content", [b"\xff\xfe garbage", b"[1, 2]", b'{"players": '])
@@ -277,7 +280,7 @@ def test_results_config_toml_needs_plugin_named(tmp_path, plugged):
     code, err = cli("tournament", out / "config.toml", "--resume", "--no-progress", cwd=tmp_path)
     assert os.listdir(mark) == []
     assert code == 2
-    one_line_error(err, "results folder", "--plugin trplug")
+    one_line_error(err, "config names plug-in 'trplug'", "--plugin trplug")
     code, err = cli("tournament", out / "config.toml", "--resume", "--no-progress",
                     "--plugin", "trplug", cwd=pdir)
     assert code == 0, err
@@ -391,3 +394,101 @@ def test_dead_worker_is_one_line_and_keeps_chunks(tmp_path, monkeypatch, capsys,
     assert {f: os.stat(os.path.join(cfg.out, "chunks", f)).st_mtime_ns
             for f in chunk_names(cfg.out)} == kept
     assert not os.path.exists(os.path.join(cfg.out, ".lock"))
+
+
+# --- issue 19: received files are read bounded; each per-deal file is bound to its chunk -------
+def cli_bounded(*args, cwd):
+    """``shuangkou ARGS`` in a fresh interpreter that must end on its own (a FIFO or a device
+    among the files it reads must not make it wait): (exit code, stderr)."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    try:
+        p = subprocess.run([sys.executable, "-m", "sim.cli", *map(str, args)], cwd=cwd,
+                           env=env, capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"shuangkou {' '.join(map(str, args))} did not end: it waits on a file")
+    return p.returncode, p.stderr
+
+
+@pytest.mark.parametrize("name", ["chunks/c000001.npz", "config.json", "deals/c000000.parquet",
+                                  "config.json -> /dev/urandom", ".lock"])
+def test_fifo_or_device_in_a_received_folder_is_one_line(tmp_path, name):
+    cfg = config(tmp_path)
+    run_tournament(cfg, stop_after=1 if name.startswith("chunks") else 2)
+    out = tmp_path / "t"
+    target = out / name.split(" ->")[0]
+    if target.exists():
+        target.unlink()
+    if " -> " in name:
+        os.symlink(name.split(" -> ")[1], target)
+    else:
+        os.mkfifo(target)
+    toml = tmp_path / "t.toml"
+    toml.write_text(f'players = ["{EAGER}", "{PLAIN}"]\ndeals = 60\nseed = 3\n'
+                    f'[run]\nchunk_size = 20\n[output]\nplots = false\n')
+    commands = [("tournament", toml, "--out", out, "--resume", "--no-progress")]
+    if name != ".lock":  # report takes no lock
+        commands.append(("report", out, "--no-plots"))
+    for args in commands:
+        code, err = cli_bounded(*args, cwd=tmp_path)
+        assert code == 2, err
+        line = one_line_error(err, os.path.basename(target))
+        assert "regular file" in line and ("FIFO" in line or "device" in line or
+                                           name == ".lock"), line
+    kept = sorted(f.name for f in (out / "chunks").iterdir() if f.is_file())
+    assert kept == ["c000000.npz"] + ([] if name.startswith("chunks") else ["c000001.npz"])
+
+
+def test_fifo_config_and_record_file_are_one_line(tmp_path):
+    os.mkfifo(tmp_path / "c.toml")
+    os.mkfifo(tmp_path / "r.jsonl")
+    for args in (("tournament", tmp_path / "c.toml", "--no-progress"),
+                 ("replay", tmp_path / "r.jsonl"), ("validate", tmp_path / "r.jsonl")):
+        code, err = cli_bounded(*args, cwd=tmp_path)
+        assert code == 2, err
+        one_line_error(err, "FIFO")
+
+
+def test_per_deal_file_of_another_seed_is_refused(tmp_path, capsys):
+    cfg = config(tmp_path)
+    run_tournament(cfg)
+    other = config(tmp_path, "o", seed=4)  # the same deal range, another seed
+    run_tournament(other)
+    deals = os.path.join(cfg.out, "deals", "c000001.parquet")
+    shutil.copy(os.path.join(other.out, "deals", "c000001.parquet"), deals)
+    for call in (load_deals, load_state):
+        with pytest.raises(ConfigError, match=r"c000001\.parquet' is not the table.*another "
+                                              r"run, seed or chunk"):
+            call(cfg.out)
+    assert main(["report", cfg.out, "--no-plots"]) == 2
+    one_line_error(capsys.readouterr().err, "c000001.parquet", "SHA-256", "--resume")
+
+
+def test_per_deal_file_edited_by_hand_is_refused(tmp_path):
+    import pyarrow.parquet as pq
+
+    cfg = config(tmp_path)
+    run_tournament(cfg, stop_after=2)
+    path = os.path.join(cfg.out, "deals", "c000000.parquet")
+    t = pq.read_table(path)
+    i = t.schema.get_field_index("settle0")
+    pq.write_table(t.set_column(i, "settle0", [t.column("settle0").to_numpy() + 1]), path)
+    with pytest.raises(ConfigError, match=r"c000000\.parquet' is not the table"):
+        load_deals(cfg.out)
+    with pytest.raises(ConfigError, match=r"c000000\.parquet' is not the table"):
+        run_tournament(cfg, resume=True)  # --resume says so too, and plays nothing
+    assert chunk_names(cfg.out) == ["c000000.npz", "c000001.npz"]
+
+
+def test_chunk_file_of_a_twin_run_is_refused(tmp_path):
+    """The same config run into two folders: the chunk files carry their run's id."""
+    cfg = config(tmp_path)
+    run_tournament(cfg, stop_after=1)
+    twin = config(tmp_path, "twin", **{"output.dir": str(tmp_path / "twin")})
+    run_tournament(twin)
+    for sub in ("chunks/c000001.npz", "deals/c000001.parquet"):
+        shutil.copy(os.path.join(twin.out, sub), os.path.join(cfg.out, sub))
+    with pytest.raises(ConfigError, match=r"c000001\.npz' was copied from another run"):
+        load_state(cfg.out)
+    os.remove(os.path.join(cfg.out, "chunks", "c000001.npz"))
+    assert run_tournament(cfg, resume=True)["complete"]  # as the message says

@@ -14,7 +14,8 @@ The schema (every key but ``players`` is optional; defaults shown)::
     duplicate = true                   # play every deal twice, teams swapped
     seed = 0                           # master seed, 0 … 2**63-1 in TOML (--seed takes 2**64-1)
     first_deal = 0                     # deals first_deal … first_deal+deals-1
-    plugins = []                       # modules that register strategies (--plugin)
+    plugins = []                       # plug-in modules the players need: named, not
+                                       # loaded (a file's are loaded only by --plugin)
     timeout = 0.0                      # seconds per Python-strategy decision, 0: no limit
 
     [rules]                            # any of docs/rules.md "Variants"
@@ -75,6 +76,7 @@ BACKENDS = ("auto", "fork", "loky", "threading", "dask")
 MAX_SEED_TOML = 2**63 - 1  # TOML integers are signed 64-bit
 MAX_SEED = 2**64 - 1
 MAX_DEAL = 2**63 - 1
+MAX_CONFIG_BYTES = 1 << 20  # a config file is a few hundred bytes; 1 MiB is plenty
 
 _TOP = ("name", "format", "players", "deals", "duplicate", "seed", "first_deal", "plugins",
         "timeout", "rules", "run", "output", "sprt")
@@ -244,45 +246,78 @@ def load_config(path: str | os.PathLike, overrides: Mapping[str, Any] | None = N
         For an unreadable file, invalid TOML or any invalid key or value.
     """
     path = os.fspath(path)
+    from sim.core.files import read_received
+
     try:
-        with open(path, "rb") as f:
-            raw = tomllib.load(f)
+        data = read_received(path, MAX_CONFIG_BYTES, "config file")
     except FileNotFoundError:
         raise ConfigError(f"config file {path!r} does not exist") from None
     except OSError as e:
-        raise ConfigError(f"config file {path!r} cannot be read: {e.strerror}") from None
+        raise ConfigError(f"config file {path!r} cannot be read: {e.strerror or e}") from None
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"config file {path!r} is not valid TOML: {e}") from None
     except UnicodeDecodeError as e:
         raise ConfigError(f"config file {path!r} is not UTF-8 text (byte {e.start}: "
                           f"{e.reason}); save it as UTF-8") from None
+    except RecursionError:
+        raise ConfigError(f"config file {path!r} nests tables or arrays too deeply to be a "
+                          f"tournament config (it has at most two levels: [run] etc.)") from None
     raw.setdefault("name", os.path.splitext(os.path.basename(path))[0])
-    base_dir = os.path.dirname(os.path.abspath(path))
-    if os.path.isfile(os.path.join(base_dir, "config.json")) \
-            and os.path.isdir(os.path.join(base_dir, "chunks")):
-        _refuse_imports_from_results(raw, path)
-        base_dir = ""  # a results folder's config.toml: its folder is never searched
-    return from_dict(raw, source=path, overrides=overrides, base_dir=base_dir)
+    # a config is data: what it names is checked, never imported (plug-ins come from --plugin)
+    return from_dict(raw, source=path, overrides=overrides, base_dir="",
+                     import_plugins=False)
 
 
-def _refuse_imports_from_results(raw: Mapping[str, Any], source: str) -> None:
-    """A results folder is data: a module its config names (``plugins``, ``module:Class``
-    players) is used only if the user imported it already, with ``--plugin``."""
-    mods = [m for m in raw.get("plugins", []) if isinstance(m, str)] \
-        if isinstance(raw.get("plugins", []), list) else []
-    for spec in raw.get("players", []) if isinstance(raw.get("players"), list) else []:
-        if isinstance(spec, str):
-            mods += re.findall(r"([A-Za-z_][\w.]*):[A-Za-z_]", spec)
-    for m in mods:
+_MODULE_IN_SPEC = re.compile(r"([A-Za-z_][\w.]*):[A-Za-z_]")
+
+
+def _check_loaded(raw: Mapping[str, Any], plugins: tuple[str, ...], source: str) -> None:
+    """A config read from a file names plug-ins but does not load them: each module it names
+    (``plugins``, ``module:Class`` players, nested specs too) must be imported already, by
+    ``--plugin`` (or by the caller, in Python); then it is registered, which runs nothing."""
+    from strategies.registry import _REGISTRY, _load_builtins, load_plugin, parse_spec
+
+    specs = [s for s in raw.get("players", []) if isinstance(s, str)] \
+        if isinstance(raw.get("players"), list) else []
+    _load_builtins()
+    for i, m in enumerate(plugins):
         if m not in sys.modules:
-            raise ConfigError(f"{source} is in a results folder, which is data: its module "
-                              f"{m!r} is imported only if you name it, with --plugin {m}")
+            unknown = []
+            for spec in specs:
+                try:
+                    target = parse_spec(spec)[0]
+                except ShuangkouError:
+                    continue
+                if target not in _REGISTRY and ":" not in target:
+                    unknown.append(target)
+            which = f" (strategy {', '.join(map(repr, dict.fromkeys(unknown)))})" \
+                if unknown else ""
+            raise ConfigError(f"{source}: config names plug-in {m!r}{which} but a config does "
+                              f"not load plug-ins: load it with --plugin {m} (key "
+                              f"'plugins[{i}]')")
+        try:  # already imported: this only registers its strategies (no path, no code run)
+            load_plugin(m)
+        except ShuangkouError as e:
+            raise ConfigError(f"{source}: key 'plugins[{i}]' = {m!r}: {e}") from None
+    for i, spec in enumerate(specs):
+        for m in _MODULE_IN_SPEC.findall(spec):
+            if m not in sys.modules:
+                raise ConfigError(f"{source}: key 'players[{i}]' = {spec!r} names module {m!r} "
+                                  f"but a config does not load modules: load it with "
+                                  f"--plugin {m}")
 
 
 def from_dict(raw: Mapping[str, Any], source: str = "<config>",
               overrides: Mapping[str, Any] | None = None, base_dir: str = ".",
-              imports: bool = True) -> TournamentConfig:
+              imports: bool = True, import_plugins: bool = True) -> TournamentConfig:
     """Validate a config given as nested data (the parsed TOML); see ``load_config``.
+
+    ``import_plugins`` (a dict built in Python): import the ``plugins`` it names, looking in
+    the working directory and ``base_dir``. Without it (``load_config``: a file is data) each
+    module the config names must have been imported already (``--plugin``), else one
+    ``ConfigError`` says which flag to add.
 
     With ``imports=False`` (a results folder's ``config.json``: data, not code) nothing is
     imported and ``sys.path`` is left alone: ``plugins`` are not loaded and player specs are
@@ -306,8 +341,11 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
                     allowed="letters, digits, '_', '.', '-'")
     fmt = v.choice(raw, "format", "head-to-head", FORMATS, normalise=True)
     plugins = tuple(v.str_list(raw, "plugins", []))
-    if imports:
+    if imports and import_plugins:
         _load_plugins(plugins, base_dir, source)
+    elif imports:
+        _check_loaded(raw, plugins, source)
+    if imports:
         players, oracle = v.players(raw, fmt)
     else:
         players, oracle = v.stored_players(raw, fmt, stored_oracle)

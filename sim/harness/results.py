@@ -19,13 +19,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import glob
+import hashlib
 import json
 import os
+import stat
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from sim.core.files import open_received, read_received
 from sim.core.tables import DEAL_COLUMNS
 from sim.errors import ConfigError
 from sim.harness.chunks import (
@@ -53,6 +57,10 @@ NAMED_COLUMNS = (*LABEL_COLUMNS, *WHO_COLUMNS, CALLER_SETTLE)  # beyond DEAL_COL
 CHUNK_DIR = "chunks"
 DEALS_DIR = "deals"  # the per-deal table: deals/c000123.parquet beside chunks/c000123.npz
 LOCK_FILE = ".lock"  # held (flock) by the one process writing a results folder; holds its pid
+# the most a file of a results folder may be: a received folder's files are read only if they
+# are regular files of at most this size (sim.core.files: no FIFO, no device, no endless read)
+MAX_JSON_BYTES = 64 << 20  # config.json (a round robin of 1,000 players is ~100 KB), run.json
+MAX_DATA_BYTES = 1 << 36  # a chunk file or its per-deal table (64 GiB: far past any chunk)
 
 
 def atomic_write(path: str, write: Any, mode: str = "wb") -> None:
@@ -141,13 +149,18 @@ def parquet_bytes(cols: Mapping[str, np.ndarray], players: tuple[str, str]) -> b
     return buf.getvalue()
 
 
-def save_chunk(out: str, res: ChunkResult, config_hash: str, kept: int | None = None) -> None:
-    """Write a chunk's files; ``kept``: the SPRT decided at this chunk's pair ``kept`` and the
-    result holds only the pairs up to it (``cut_chunk``)."""
-    meta = {"format": FORMAT, "config_hash": config_hash,
+def save_chunk(out: str, res: ChunkResult, config_hash: str, run_id: str = "",
+               kept: int | None = None) -> None:
+    """Write a chunk's files: the chunk file, bound to its run (config hash, run id) and to its
+    per-deal table (the table's SHA-256), so that ``checked_chunks`` refuses a table from
+    another run, seed or chunk, or one edited by hand. ``kept``: the SPRT decided at this
+    chunk's pair ``kept`` and the result holds only the pairs up to it (``cut_chunk``)."""
+    meta = {"format": FORMAT, "config_hash": config_hash, "run_id": run_id,
             **dataclasses.asdict(res.chunk), "seconds": res.seconds}
     if kept is not None:
         meta["kept"] = kept
+    if res.deals_parquet:
+        meta["deals_sha256"] = hashlib.sha256(res.deals_parquet).hexdigest()
     path = os.path.join(out, CHUNK_DIR, res.chunk.filename)
     if res.deals_parquet:  # first: a chunk file means its table is complete
         write_deals(deals_path(path), res)
@@ -167,12 +180,11 @@ TALLY_PREFIX = "_col_"  # chunk-file arrays of an SPRT run's TALLY_COLUMNS
 def read_tally_cols(path: str) -> dict[str, np.ndarray] | None:
     """An SPRT run's ``TALLY_COLUMNS`` of the chunk file ``path`` (None if it has none)."""
     try:
-        with np.load(path) as z:
+        with open_chunk(path) as z:
             names = [f for f in z.files if f.startswith(TALLY_PREFIX)]
             return {f[len(TALLY_PREFIX):]: z[f] for f in names} or None
     except Exception as e:  # a torn or foreign file
-        raise ConfigError(f"chunk file {path!r} is corrupt ({type(e).__name__}: {e}): "
-                          f"delete it, then --resume plays its chunk again") from None
+        raise _unreadable(path, e) from None
 
 
 def cut_chunk(out: str, cfg: Any, chunk: Chunk, kept: int) -> None:
@@ -181,6 +193,7 @@ def cut_chunk(out: str, cfg: Any, chunk: Chunk, kept: int) -> None:
     table. Nothing past the deciding pair stays in the results folder."""
     import io
 
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     path = os.path.join(out, CHUNK_DIR, chunk.filename)
@@ -190,44 +203,86 @@ def cut_chunk(out: str, cfg: Any, chunk: Chunk, kept: int) -> None:
                           f"--resume plays its chunk again")
     cut = first_pairs(cols, kept, cfg.duplicate)
     last = chunk.first + kept  # deals before this one count
-    with np.load(path) as z:
+    with open_chunk(path) as z:
         meta = json.loads(str(z["_meta"]))
         recs = [b"".join(line for line in z[f].tobytes().splitlines(keepends=True)
                          if json.loads(line)["deal"] < last)
                 for f in ("_records_first", "_records_filter")]
     table = b""
     dpath = deals_path(path)
-    if os.path.exists(dpath):
+    if "deals_sha256" in meta or os.path.lexists(dpath):
+        data = read_table_bytes(dpath, path, meta)
         buf = io.BytesIO()
-        pq.write_table(pq.read_table(dpath).slice(0, kept * games_per_deal(cfg)), buf,
-                       compression="zstd")
+        pq.write_table(pq.read_table(pa.BufferReader(data)).slice(0, kept * games_per_deal(cfg)),
+                       buf, compression="zstd")
         table = buf.getvalue()
     res = ChunkResult(chunk, tally_to_json(tally_games(cut, cfg.duplicate)), recs[0], recs[1],
                       meta.get("seconds", 0.0), table, cut)
-    save_chunk(out, res, cfg.hash(), kept=kept)
+    save_chunk(out, res, cfg.hash(), meta.get("run_id", ""), kept=kept)
 
 
 def chunk_files(run_dir: str) -> list[str]:
     return sorted(glob.glob(os.path.join(run_dir, CHUNK_DIR, "c[0-9]*.npz")))
 
 
+@contextlib.contextmanager
+def open_chunk(path: str) -> Iterator[Any]:
+    """``np.load`` of a chunk file, opened only if it is a regular file (never a FIFO or a
+    device: ``sim.core.files``); nothing in it is unpickled."""
+    with open_received(path, MAX_DATA_BYTES, "chunk file") as f, \
+            np.load(f, allow_pickle=False) as z:
+        yield z
+
+
 def read_meta(path: str) -> dict[str, Any]:
-    with np.load(path) as z:
+    with open_chunk(path) as z:
         return json.loads(str(z["_meta"]))
 
 
 def read_stats(path: str) -> dict[str, Any]:
-    with np.load(path) as z:
+    with open_chunk(path) as z:
         return tally_from_json(json.loads(str(z["_stats"])))
 
 
+def _unreadable(path: str, e: BaseException, what: str = "chunk file",
+                redo: str = "delete it, then --resume plays its chunk again") -> ConfigError:
+    """One line for a file of a results folder that cannot be used."""
+    if isinstance(e, OSError) and e.strerror:
+        why = f"cannot be read ({e.strerror})"
+    else:
+        why = f"is corrupt ({type(e).__name__}: {' '.join(str(e).split())})"
+    return ConfigError(f"{what} {path!r} {why}: {redo}")
+
+
+def read_table_bytes(dpath: str, path: str, meta: Mapping[str, Any]) -> bytes:
+    """The per-deal file ``dpath`` of chunk file ``path``, checked against the SHA-256 the
+    chunk file holds (runs before that check: none to compare)."""
+    redo = f"delete it and {path!r}, then --resume plays the chunk again"
+    try:
+        data = read_received(dpath, MAX_DATA_BYTES, "per-deal file")
+    except FileNotFoundError:
+        raise ConfigError(f"per-deal file {dpath!r} of chunk file {path!r} is missing: delete "
+                          f"{path!r}, then --resume plays the chunk again") from None
+    except OSError as e:
+        raise _unreadable(dpath, e, "per-deal file", redo) from None
+    want = meta.get("deals_sha256")
+    if want is not None and hashlib.sha256(data).hexdigest() != want:
+        raise ConfigError(f"per-deal file {dpath!r} is not the table of chunk file {path!r} "
+                          f"(its SHA-256 differs: edited, or copied from another run, seed or "
+                          f"chunk): {redo}")
+    return data
+
+
 def checked_chunks(run_dir: str, cfg: Any, chunks: Sequence[Chunk],
-                    stats: bool = False) -> Iterator[tuple[str, Chunk, Any]]:
+                   stats: bool = False, tables: bool = False
+                   ) -> Iterator[tuple[str, Chunk, Any]]:
     """``(path, chunk, stats or None)`` of every chunk file, once each is checked to be
-    readable, of this run (config hash and chunk plan) and named after the chunk it holds:
-    one identity for the statistics, the per-deal table and the set of finished chunks. A
+    readable, of this run (config hash, run id and chunk plan) and named after the chunk it
+    holds: one identity for the statistics, the per-deal table and the set of finished chunks.
+    ``tables``: its per-deal file is there and is the one the chunk file's checksum names. A
     file that fails is named in one line, with what to do about it."""
     h = cfg.hash()
+    rid = read_run_id(run_dir)
     for path in chunk_files(run_dir):
         try:
             meta = read_meta(path)
@@ -235,12 +290,15 @@ def checked_chunks(run_dir: str, cfg: Any, chunks: Sequence[Chunk],
             plan = {k: meta[k] for k in ("index", "matchup", "first", "n")}
             tally = read_stats(path) if stats else None
         except Exception as e:  # a torn or foreign file: zip, npy, JSON or key errors
-            raise ConfigError(f"chunk file {path!r} is corrupt ({type(e).__name__}: {e}): "
-                              f"delete it, then --resume plays its chunk again") from None
+            raise _unreadable(path, e) from None
         if meta.get("config_hash") != h or not isinstance(i, int) or not 0 <= i < len(chunks) \
                 or dataclasses.asdict(chunks[i]) != plan:
             raise ConfigError(f"chunk file {path!r} belongs to another run (config hash or "
                               f"chunk plan differs): delete it, or choose another --out")
+        if rid and meta.get("run_id") and meta["run_id"] != rid:
+            raise ConfigError(f"chunk file {path!r} was copied from another run of the same "
+                              f"config (run id {meta['run_id']!r}, this folder's is {rid!r}): "
+                              f"delete it, then --resume plays its chunk again")
         if os.path.basename(path) != chunks[i].filename:
             raise ConfigError(f"chunk file {path!r} holds chunk {i}, whose file is "
                               f"{chunks[i].filename!r} (a renamed or stray copy): delete "
@@ -250,6 +308,8 @@ def checked_chunks(run_dir: str, cfg: Any, chunks: Sequence[Chunk],
                                  or not 1 <= kept <= chunks[i].n):
             raise ConfigError(f"chunk file {path!r} is corrupt (kept = {kept!r}): delete it, "
                               f"then --resume plays its chunk again")
+        if tables and "deals_sha256" in meta:
+            read_table_bytes(deals_path(path), path, meta)
         yield path, (chunks[i] if kept is None else dataclasses.replace(chunks[i], n=kept)), \
             tally
 
@@ -262,6 +322,7 @@ def iter_deals(run_dir: str, columns: Sequence[str] | None = None
     ``DEAL_COLUMNS``; the name columns ``LABEL_COLUMNS`` and ``WHO_COLUMNS`` come as arrays of
     str, None for a void deal's caller, and ``caller_settle`` as integers, on request).
     """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     cols = list(columns or DEAL_COLUMNS)
@@ -277,9 +338,12 @@ def iter_deals(run_dir: str, columns: Sequence[str] | None = None
     games = games_per_deal(cfg)
     for path, chunk, _ in list(checked_chunks(run_dir, cfg, plan_chunks(cfg))):
         dpath = deals_path(path)
-        if os.path.exists(dpath):
+        meta = read_meta(path)
+        if "deals_sha256" in meta or os.path.lexists(dpath):
+            data = read_table_bytes(dpath, path, meta)
             try:
-                table = pq.read_table(dpath, columns=_stored(dpath, [*cols, "deal"]))
+                table = pq.read_table(pa.BufferReader(data),
+                                      columns=_stored(data, [*cols, "deal"]))
                 deal = table.column("deal").to_numpy()
             except Exception as e:  # a torn or foreign file
                 raise ConfigError(f"per-deal file {dpath!r} is corrupt ({type(e).__name__}: "
@@ -296,7 +360,7 @@ def iter_deals(run_dir: str, columns: Sequence[str] | None = None
                 got.update(_who_names(got))
             yield {c: got[c] for c in cols}
             continue
-        with np.load(path) as z:  # a run written before the Parquet table: columns in here
+        with open_chunk(path) as z:  # a run written before the Parquet table: columns in here
             if "deal" not in z.files and cfg.deal_table:
                 raise ConfigError(f"per-deal file {dpath!r} of chunk file {path!r} is "
                                   f"missing: delete {path!r}, then --resume plays the chunk "
@@ -327,15 +391,16 @@ _WHO_FROM = ("orientation", "attacker_team", "caller", "settle0", "settle1", "se
              "settle3", "player_a", "player_b")
 
 
-def _stored(path: str, cols: Sequence[str]) -> list[str]:
-    """The columns to read from the Parquet file ``path`` for ``cols``: a file written before
-    ``WHO_COLUMNS`` existed gives those from the columns they are made of."""
+def _stored(data: bytes, cols: Sequence[str]) -> list[str]:
+    """The columns to read from the Parquet file (its bytes ``data``) for ``cols``: a file
+    written before ``WHO_COLUMNS`` existed gives those from the columns they are made of."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     want = list(dict.fromkeys(cols))
     if not any(c in WHO_COLUMNS or c == CALLER_SETTLE for c in want):
         return want
-    have = set(pq.read_schema(path).names)
+    have = set(pq.read_schema(pa.BufferReader(data)).names)
     if all(c in have for c in want):
         return want
     return list(dict.fromkeys([*(c for c in want if c in have), *_WHO_FROM]))
@@ -364,32 +429,62 @@ def load_deals(run_dir: str, columns: Sequence[str] | None = None) -> dict[str, 
     return {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
 
 
+def _read_json(run_dir: str, name: str) -> Any:
+    """A JSON file of a results folder (``open_received``: a regular file, bounded)."""
+    path = os.path.join(run_dir, name)
+    try:
+        data = read_received(path, MAX_JSON_BYTES, name)
+        return json.loads(data.decode("utf-8"))
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise ConfigError(f"{path!r} cannot be read: {e.strerror or e}") from None
+    except RecursionError:
+        raise ConfigError(f"{path!r} is corrupt: JSON nested too deeply") from None
+    except ValueError as e:  # bad JSON or bad UTF-8
+        raise ConfigError(f"{path!r} cannot be read: {e}") from None
+
+
 def read_config(run_dir: str) -> Any:
     from sim.harness.config import from_dict
 
     path = os.path.join(run_dir, "config.json")
     try:
-        with open(path, encoding="utf-8") as f:
-            raw = json.load(f)
+        raw = _read_json(run_dir, "config.json")
     except FileNotFoundError:
         raise ConfigError(f"{run_dir!r} is not a tournament results folder (no config.json)") \
             from None
-    except (OSError, ValueError) as e:  # ValueError: bad JSON or bad UTF-8
-        raise ConfigError(f"{path!r} cannot be read: {e}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path!r} is corrupt: it holds a JSON {type(raw).__name__}, not the "
                           f"config object")
     raw.pop("_base_dir", None)  # written by older versions; never put on sys.path
+    raw.pop("_run_id", None)
     # a results folder is data: nothing it names is imported (plug-ins: --plugin)
     return from_dict(raw, source=path, imports=False)
 
 
-def write_config(out: str, cfg: Any) -> None:
+def read_run_id(run_dir: str) -> str:
+    """The run id in ``config.json`` ("" for a folder written before run ids)."""
+    try:
+        raw = _read_json(run_dir, "config.json")
+    except FileNotFoundError:
+        return ""
+    rid = raw.get("_run_id") if isinstance(raw, dict) else None
+    return rid if isinstance(rid, str) else ""
+
+
+def write_config(out: str, cfg: Any) -> str:
+    """``config.json`` (with the run id: this folder's, or a new one) and ``config.toml``;
+    returns the run id, which every chunk file of the run carries."""
+    rid = read_run_id(out) if os.path.lexists(os.path.join(out, "config.json")) else ""
+    rid = rid or uuid.uuid4().hex
     d = cfg.to_dict()
     d["_oracle"] = list(cfg.oracle)  # for reports, which import no strategy; not hashed
+    d["_run_id"] = rid  # binds the chunk files to this run; not hashed
     text = json.dumps(d, indent=2, ensure_ascii=False) + "\n"
     atomic_write(os.path.join(out, "config.json"), lambda f: f.write(text), "w")
     atomic_write(os.path.join(out, "config.toml"), lambda f: f.write(cfg.to_toml()), "w")
+    return rid
 
 
 def load_done(out: str, cfg: Any, chunks: Sequence[Chunk], agg: Aggregate,
@@ -403,7 +498,7 @@ def load_done(out: str, cfg: Any, chunks: Sequence[Chunk], agg: Aggregate,
         if not (pid.isdigit() and pid_alive(int(pid))):
             os.remove(tmp)  # a write that a kill interrupted: its chunk is simply played again
     n = 0
-    for path, chunk, tally in checked_chunks(out, cfg, chunks, stats=True):
+    for path, chunk, tally in checked_chunks(out, cfg, chunks, stats=True, tables=True):
         cols = None
         if cfg.sprt:  # the SPRT looks after each pair: it needs the chunk's per-pair results
             cols = read_tally_cols(path)
@@ -434,9 +529,8 @@ def pid_alive(pid: int) -> bool:
 
 def lock_holder(path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read().strip() or "unknown"
-    except OSError:
+        return read_received(path, 64, "lock file").decode("ascii").strip() or "unknown"
+    except (OSError, ValueError):
         return "unknown"
 
 
@@ -468,7 +562,15 @@ def locked(out: str) -> Iterator[None]:
                 with contextlib.suppress(FileNotFoundError):
                     os.remove(path)  # stale: its process is gone
                 continue
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW, 0o644)
+        except OSError as e:  # a link, a folder, no permission
+            raise ConfigError(f"lock file {path!r} cannot be opened ({e.strerror}): remove "
+                              f"it, then run again") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise ConfigError(f"{path!r} is not a regular file (the lock of a results folder "
+                              f"is): remove it, then run again")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -514,7 +616,7 @@ def write_records(out: str, cfg: Any, agg: Aggregate) -> None:
             if i > last:
                 continue
             m = agg.chunks[i].matchup
-            with np.load(p) as z:
+            with open_chunk(p) as z:
                 f.write(z["_records_first"].tobytes())
                 lines = z["_records_filter"].tobytes().splitlines(keepends=True)
             keep = lines[:max(0, cfg.record_limit - taken[m])]
@@ -536,8 +638,7 @@ def load_state(run_dir: str) -> dict[str, Any]:
     state = agg.state()
     state["complete"] = agg.finished
     try:
-        with open(os.path.join(run_dir, "run.json"), encoding="utf-8") as f:
-            state["run"] = json.load(f)
-    except (OSError, json.JSONDecodeError):
+        state["run"] = _read_json(run_dir, "run.json")
+    except (OSError, ConfigError):  # absent (an unfinished run) or unreadable: not needed
         state["run"] = None
     return state

@@ -505,7 +505,7 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     from sim.analysis import report
 
     out = cfg.out
-    write_config(out, cfg)
+    run_id = write_config(out, cfg)
     agg = Aggregate(cfg, chunks)
     done_before = load_done(out, cfg, chunks, agg, clean=True)
     done = {int(os.path.basename(p)[1:7]) for p in chunk_files(out)}
@@ -540,7 +540,7 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
                 for res in results:
                     if agg.stop_at is not None and res.chunk.index > agg.stop_at:
                         continue
-                    save_chunk(out, res, cfg.hash())
+                    save_chunk(out, res, cfg.hash(), run_id)
                     sent.discard(res.chunk.index)
                     written += 1
                     deals_now += res.chunk.n
