@@ -395,3 +395,117 @@ def test_play_says_nothing_on_a_warm_cache(capsys):
     capsys.readouterr()
     assert cli.main(["play", "--deals", "3", "--seats", "random"]) == 0
     assert "compiling" not in capsys.readouterr().err
+
+
+# --- issue 19: limits and system errors are one line, nothing computed is lost ---------------
+def _config_file(tmp_path, text, name="c.toml"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _one_line(err, *parts):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "error:" in lines[0] and "Traceback" not in err, err
+    for p in parts:
+        assert p in lines[0], (p, lines[0])
+    return lines[0]
+
+
+def test_round_robin_of_1000_players_is_refused_in_one_line(tmp_path, capsys):
+    from sim.cli import main
+
+    players = ", ".join(f'"random(show_prob={i / 1000})"' for i in range(1000))
+    path = _config_file(tmp_path, f'format = "round-robin"\nplayers = [{players}]\n')
+    assert main(["tournament", str(path), "--no-progress"]) == 2
+    _one_line(capsys.readouterr().err, "1000 players is 499500 matchups", "at most 500")
+    assert not (tmp_path / "results").exists()
+    # a received results folder of that size: report says the same, without a MemoryError
+    out = tmp_path / "big"
+    from sim.harness.tournament import run_tournament
+
+    run_tournament(_cfg(tmp_path, **{"output.dir": str(out)}), stop_after=1)
+    import json
+
+    stored = json.loads((out / "config.json").read_text())
+    stored.update(format="round-robin", players=[f"random(show_prob={i / 1000})"
+                                                 for i in range(1000)])
+    (out / "config.json").write_text(json.dumps(stored))
+    assert main(["report", str(out), "--no-plots"]) == 2
+    _one_line(capsys.readouterr().err, "499500 matchups")
+    # the largest allowed field is accepted
+    ok = _cfg(tmp_path, format="gauntlet",
+              players=[f"random(show_prob={i / 1000})" for i in range(501)])
+    assert len(ok.matchups()) == 500
+
+
+@pytest.mark.parametrize("depth", [400, 100_000])
+def test_deeply_nested_toml_is_one_line(tmp_path, capsys, depth):
+    from sim.cli import main
+
+    path = _config_file(tmp_path, 'players = ["random", "greedy"]\nx = ' + "[" * depth + "]" * depth
+                 + "\n")
+    assert main(["tournament", str(path), "--no-progress"]) == 2
+    _one_line(capsys.readouterr().err, "c.toml")
+
+
+def test_output_dir_with_nul_is_one_line(tmp_path, capsys):
+    from sim.cli import main
+
+    path = _config_file(tmp_path, 'players = ["random", "greedy"]\n[output]\ndir = "a\\u0000b"\n')
+    assert main(["tournament", str(path), "--no-progress"]) == 2
+    _one_line(capsys.readouterr().err, "'output.dir'", "NUL")
+
+
+def test_disk_full_names_the_file_and_keeps_the_chunks(tmp_path, capsys, monkeypatch):
+    """"No space left on device" while writing chunk 2: one line naming the file and saying
+    that the finished chunks are saved; --resume then finishes the run."""
+    import errno
+
+    import numpy as np
+
+    from sim.cli import main
+
+    path = _config_file(tmp_path, 'players = ["random", "random(show_prob=0.9)"]\ndeals = 600\n'
+                 'seed = 3\n[run]\nchunk_size = 200\n[output]\nplots = false\n')
+    out = tmp_path / "full"
+    real, calls = np.savez, []
+
+    def savez(f, **arrays):
+        calls.append(1)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(f, **arrays)
+
+    monkeypatch.setattr(np, "savez", savez)
+    args = ["tournament", str(path), "--out", str(out), "--no-progress", "--quiet"]
+    assert main(args) == 2
+    line = _one_line(capsys.readouterr().err, "No space left on device", "c000002.npz",
+                     "2 of 3 chunks are saved", "--resume")
+    assert "cannot write" in line
+    assert sorted(os.listdir(out / "chunks")) == ["c000000.npz", "c000001.npz"]
+    monkeypatch.setattr(np, "savez", real)
+    assert main(args + ["--resume"]) == 0
+
+
+def test_file_too_large_names_the_file_and_keeps_the_chunks(tmp_path):
+    """Under ``ulimit -f`` the chunk holding many records is "File too large": one line."""
+    import resource
+
+    path = _config_file(tmp_path, 'players = ["random", "random(show_prob=0.9)"]\ndeals = 60\n'
+                 'seed = 3\n[run]\nchunk_size = 20\n[output]\nplots = false\n'
+                 'record_filter = "deal >= 40"\n')
+    out = tmp_path / "big"
+    args = [sys.executable, "-m", "sim.cli", "tournament", str(path), "--out", str(out),
+            "--no-progress", "--quiet"]
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))  # chunk 2: 190 KB
+
+    r = subprocess.run(args, env=_env(), cwd=tmp_path, capture_output=True, text=True,
+                       timeout=300, preexec_fn=limit)
+    assert r.returncode == 2, r.stderr
+    _one_line(r.stderr, "File too large", "c000002.npz", "2 of 3 chunks are saved", "--resume")
+    r = subprocess.run(args + ["--resume"], env=_env(), cwd=tmp_path, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr

@@ -77,6 +77,10 @@ MAX_SEED_TOML = 2**63 - 1  # TOML integers are signed 64-bit
 MAX_SEED = 2**64 - 1
 MAX_DEAL = 2**63 - 1
 MAX_CONFIG_BYTES = 1 << 20  # a config file is a few hundred bytes; 1 MiB is plenty
+# matchups of one run: each holds ~25 KB of accumulators, 10 KB of summary.json and a plot;
+# 500 is a round robin of 32 players or a gauntlet of 501 (a round robin of 1,000 players,
+# 499,500 matchups, needed 12 GB before a deal was played)
+MAX_MATCHUPS = 500
 
 _TOP = ("name", "format", "players", "deals", "duplicate", "seed", "first_deal", "plugins",
         "timeout", "rules", "run", "output", "sprt")
@@ -325,7 +329,11 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
     ``oracle`` flag read only if its strategy is already known (built-in or loaded by the
     user with ``--plugin``), else the flag comes from the stored ``_oracle`` list.
     """
-    raw = json.loads(json.dumps(raw, default=str))  # a deep copy we may change
+    try:
+        raw = json.loads(json.dumps(raw, default=str))  # a deep copy we may change
+    except RecursionError:
+        raise ConfigError(f"{source}: tables or arrays nested too deeply to be a tournament "
+                          f"config (it has at most two levels: [run] etc.)") from None
     stored_oracle = None if imports else raw.pop("_oracle", None)
     for key, value in (overrides or {}).items():
         table, _, leaf = key.rpartition(".")
@@ -349,6 +357,13 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
         players, oracle = v.players(raw, fmt)
     else:
         players, oracle = v.stored_players(raw, fmt, stored_oracle)
+    n_matchups = {"head-to-head": 1, "gauntlet": len(players) - 1}.get(
+        fmt, len(players) * (len(players) - 1) // 2)
+    if n_matchups > MAX_MATCHUPS:
+        raise ConfigError(f"{source}: key 'players': format {fmt!r} with {len(players)} players "
+                          f"is {n_matchups} matchups; at most {MAX_MATCHUPS} are allowed (a "
+                          f"round robin of 32 players, a gauntlet of {MAX_MATCHUPS + 1}): "
+                          f"split the field into several runs")
     deals = v.integer(raw, "deals", 10000, 1, MAX_DEAL)
     duplicate = v.boolean(raw, "duplicate", True)
     seed = v.integer(raw, "seed", 0, 0, MAX_SEED)
@@ -373,7 +388,8 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
     chunk = v.integer(run, "chunk_size", 10000, 1, 10_000_000, prefix="run.")
     progress = v.boolean(run, "progress", True, prefix="run.")
     out = v.table(raw, "output", _OUTPUT)
-    out_dir = v.string(out, "dir", "", prefix="output.")
+    out_dir = v.string(out, "dir", "", prefix="output.", pattern=r"[^\x00]*",
+                       allowed="a folder name without NUL characters")
     deal_table = v.boolean(out, "deal_table", True, prefix="output.")
     records = v.integer(out, "records", 0, 0, MAX_DEAL, prefix="output.")
     rfilter = v.string(out, "record_filter", "", prefix="output.")

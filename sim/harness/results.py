@@ -71,11 +71,13 @@ def atomic_write(path: str, write: Any, mode: str = "wb") -> None:
         with open(tmp, mode) as f:
             write(f)
         os.replace(tmp, path)
-    except OSError:  # disk full, …: no partial file is left behind
+    except OSError as e:  # disk full, …: no partial file is left behind
         try:
             os.remove(tmp)
         except OSError:
             pass
+        if e.filename is None:  # a failed write names no file: name the one being written
+            raise OSError(e.errno, e.strerror or str(e), path) from None
         raise
 
 

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from sim.core.tables import DEAL_COLUMNS
-from sim.errors import ConfigError, WorkerError
+from sim.errors import ConfigError, OutputError, WorkerError
 from sim.harness.chunks import (
     DEAL_VALUES,
     TALLY_COLUMNS,
@@ -496,7 +496,25 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
                               f"into another --out")
     os.makedirs(os.path.join(out, CHUNK_DIR), exist_ok=True)
     with locked(out):  # one writer: a second run here would delete and redo this one's work
-        return _run_locked(cfg, chunks, progress, stop_after, echo, plugins)
+        try:
+            return _run_locked(cfg, chunks, progress, stop_after, echo, plugins)
+        except OSError as e:  # disk full, file too large, …: one line, what is kept
+            raise _write_failed(e, out, len(chunks)) from None
+
+
+def _write_failed(e: OSError, out: str, total: int) -> OutputError:
+    """The line for a file of the run that could not be written ("No space left on device",
+    "File too large"): which file, why, and that the finished chunks are saved."""
+    where = f" {os.fspath(e.filename)!r}" if e.filename else ""
+    try:
+        saved = len(chunk_files(out))
+    except OSError:
+        saved = 0
+    then = ("run the same command with --resume to finish" if saved < total else
+            "every chunk is finished: run the same command with --resume (or shuangkou report) "
+            "to write the tables and report")
+    return OutputError(f"cannot write{where}: {e.strerror or e}; {saved} of {total} chunks are "
+                       f"saved in {out!r}: make room, then {then}")
 
 
 def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after: int | None,
