@@ -309,11 +309,20 @@ def render_plots(summary: Mapping[str, Any]) -> dict[str, bytes]:
 _CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:75em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 .3em;font-size:.85em}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right}
-th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}
+th{background:#f0f0f0}td:first-child,th:first-child,td.w{text-align:left}
 .note{color:#666;font-size:.8em;margin:0 0 1.5em}img{max-width:100%;margin:.5em 0}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(34em,1fr));gap:0 1em}
 li strong{font-size:1.15em}
 """
+
+
+_FIGURE = re.compile(r"[-+−<>·–]?\s?[\d.]")  # a cell that is a number, an interval, a bound
+
+
+def _td(c: str) -> str:
+    """A table cell: figures right-aligned, words (names, labels) left-aligned."""
+    return f"<td>{html.escape(c)}</td>" if _FIGURE.match(c) or c in "·–" else \
+        f"<td class='w'>{html.escape(c)}</td>"
 
 
 def _bold(x: str) -> str:
@@ -334,7 +343,7 @@ def to_html(summary: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
         parts.append(f"<h2>{e(title)}</h2>"
                      + (f"<details><summary>{len(rows)} rows</summary>" if fold else "")
                      + "<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
-        parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows]
+        parts += ["<tr>" + "".join(_td(c) for c in r) + "</tr>" for r in rows]
         parts.append("</table>" + ("</details>" if fold else "")
                      + f"<p class='note'>{e(note)}</p>")
     if images:
