@@ -5,7 +5,8 @@ The public API (see README.md and docs/):
 - ``Rules``: the rules variant (docs/rules.md "Variants").
 - ``legal_plays``, ``trick_winner``, ``card_points``, ``settle``, ``level``: rules as functions.
 - ``Deal``: one deal step by step for Python bots, people and RL loops.
-- ``play``: many deals through the compiled loop.
+- many deals through the compiled loop: ``sim.harness.runner.iter_records`` (records) and
+  the ``shuangkou play`` and ``shuangkou tournament`` commands.
 - ``obs_spec``, ``action_of``, ``choice_of_action``: the fixed observation vector and action
   space of the fast tier (``sim.spaces``); ``Batch``: many deals stepped at once (``sim.batch``).
 

@@ -344,7 +344,8 @@ def _seat_tables(seats: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, l
         names.append(strat.spec())
     if (kinds >= 0).all():
         raise ConfigError("Batch seats: at least one seat must be None (the policy's); "
-                          "four compiled seats play faster through sim.play or a tournament")
+                          "four compiled seats play faster through `shuangkou play`, "
+                          "sim.harness.runner.iter_records or a tournament")
     return kinds, param_table(rows), names, bool((kinds >= 0).any())
 
 

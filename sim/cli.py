@@ -339,6 +339,13 @@ def cmd_strategies(args: argparse.Namespace) -> int:
     from strategies.registry import available, resolve
 
     _load_plugins(args.plugin)
+    if args.markdown:  # the built-ins in their order (as docs/strategies.md), then the rest
+        from strategies.registry import builtin_classes, params_markdown
+
+        first = [c.name for c in builtin_classes()]
+        names = first + sorted(n for n in available() if n not in first)
+        print(params_markdown(resolve(name) for name in names), end="")
+        return 0
     for name in sorted(available()):
         cls = resolve(name)
         tier = ("compiled+python" if cls.compiled_kind is not None or cls._plugin()
@@ -622,6 +629,9 @@ def build_parser() -> argparse.ArgumentParser:
     sl = sub.add_parser("strategies", help="list the available strategies and parameters")
     sl.add_argument("--plugin", action="append", metavar="MODULE",
                     help="import MODULE and register its strategies (repeatable)")
+    sl.add_argument("--markdown", action="store_true",
+                    help="print a Markdown table of each strategy's parameters (defaults, "
+                         "types, ranges), as docs/strategies.md carries them")
     sl.set_defaults(func=cmd_strategies)
 
     to = sub.add_parser("tournament", help="run a tournament from a TOML config")

@@ -253,3 +253,25 @@ def make(spec: str | Strategy) -> Strategy:
     if ":" in target and _REGISTRY.get(cls.name) is not cls:
         strat._target = target  # not resolvable by name elsewhere: keep module:Class
     return strat
+
+
+def params_markdown(classes: Iterable[type[Strategy]]) -> str:
+    """Markdown tables of the classes' parameters with their defaults, types and ranges, as
+    the registry has them (``shuangkou strategies --markdown``; docs/strategies.md carries the
+    built-ins' and tests/test_readme.py checks that it matches)."""
+    from strategies.base import _fmt
+
+    out = []
+    for cls in classes:
+        doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split()).replace("``", "`")
+        out.append(f"#### `{cls.name}`\n\n{doc}\n")
+        params = cls.params()
+        if not params:
+            out.append("No parameters.\n")
+            continue
+        out.append("| parameter | default | type and range | meaning |\n|---|---|---|---|")
+        for k, p in params.items():
+            meaning = p.doc.replace("|", "\\|")
+            out.append(f"| `{k}` | `{_fmt(p.default)}` | {p.describe()} | {meaning} |")
+        out.append("")
+    return "\n".join(out)

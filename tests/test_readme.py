@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shlex
@@ -64,3 +65,92 @@ def test_ci_lints_and_runs_every_test():
     test_line = next(i for i, ln in enumerate(lines) if ln.endswith("python -m pytest -q"))
     assert lines.index("ruff check .") < test_line
     assert lines.index("export SHUANGKOU_FULL=1") < test_line
+
+
+ROOT = os.path.dirname(README)
+DOCS = sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+GENERATED = re.compile(r"<!-- generated: shuangkou strategies --markdown -->\n(.*?)"
+                       r"<!-- end generated -->", re.S)
+
+
+def _read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def test_parameter_tables_are_generated_from_the_code():
+    """docs/strategies.md's parameter tables are exactly `shuangkou strategies --markdown`."""
+    from strategies.registry import builtin_classes, params_markdown
+
+    m = GENERATED.search(_read(os.path.join(ROOT, "docs", "strategies.md")))
+    assert m, "docs/strategies.md lost its generated parameter tables"
+    assert m.group(1) == params_markdown(builtin_classes()), (
+        "docs/strategies.md's parameter tables differ from the code: paste the output of "
+        "`shuangkou strategies --markdown` between the generated markers")
+
+
+def _default_claims():
+    r"""(where, strategy, {param: quoted value}) for every built-in spec that opens a line or
+    a table row in README.md and docs/*.md (a player's name with its defaults, as in the
+    players tables), and every row of a `| parameter | default |` table (outside the
+    generated block), for the strategy its file or nearest `#### `name` heading names."""
+    from strategies.registry import builtin_classes
+
+    names = {c.name for c in builtin_classes()}
+    spec = re.compile(r"\s*(?:\|\s*)?`(" + "|".join(names) + r")\(([^)`]*)\)`")
+    for path in [README, *DOCS]:
+        text = GENERATED.sub("", _read(path))
+        stem = os.path.splitext(os.path.basename(path))[0]
+        current = stem if stem in names else None
+        in_table = False
+        for n, line in enumerate(text.splitlines(), 1):
+            where = f"{os.path.relpath(path, ROOT)}:{n}"
+            h = re.match(r"#+ `(\w+)`", line)
+            if h:
+                current = h.group(1) if h.group(1) in names else None
+            m = spec.match(line)
+            if m:
+                pairs = [a.split("=", 1) for a in m.group(2).split(",")
+                         if a.strip() not in ("", "...", "…")]  # greedy(...): no claim
+                yield where, m.group(1), {k.strip(): v.strip() for k, v in pairs}
+            if re.match(r"\|\s*parameter\s*\|\s*default\s*\|", line):
+                in_table = True
+                continue
+            if in_table and not line.startswith("|"):
+                in_table = False
+            if in_table and current and not line.startswith("|---"):
+                cells = [c.strip() for c in line.strip("|").split("|")]
+                keys = re.findall(r"`(\w+)`", cells[0])
+                values = [v.strip(" `") for v in cells[1].split(",")]
+                assert len(keys) == len(values), where
+                yield where, current, dict(zip(keys, values))
+
+
+def test_every_default_quoted_in_the_docs_is_the_codes():
+    """`expert(samples=32, ...)` stood in the players table while the default is 192."""
+    from strategies.registry import _value, resolve
+
+    claims = list(_default_claims())
+    assert len(claims) >= 20  # the players tables, docs/engine.md, docs/expert.md's table
+    wrong = []
+    for where, name, quoted in claims:
+        params = resolve(name).params()
+        for key, text in quoted.items():
+            p = params.get(key)
+            if p is None:
+                wrong.append(f"{where}: {name} has no parameter {key!r}")
+            elif p.coerce(name, key, _value(text)) != p.default:
+                wrong.append(f"{where}: {name}({key}={text}), but the default is {p.default!r}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_package_docstring_names_only_what_exists():
+    """sim's docstring listed a `sim.play` that does not exist: every name its list of the
+    public API gives is an attribute of the package."""
+    import sim
+
+    api = sim.__doc__.split("The public API", 1)[1].split("\n\n", 2)[1]
+    names = re.findall(r"``(\w+)``", api)
+    assert len(names) >= 10
+    missing = [n for n in names if not hasattr(sim, n)]
+    assert not missing, f"sim's docstring names {missing}, which sim does not have"
