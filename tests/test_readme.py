@@ -78,12 +78,15 @@ def _read(path):
         return f.read()
 
 
-def test_parameter_tables_are_generated_from_the_code():
+def test_parameter_tables_are_generated_from_the_code(capsys):
     """docs/strategies.md's parameter tables are exactly `shuangkou strategies --markdown`."""
     from strategies.registry import builtin_classes, params_markdown
 
     m = GENERATED.search(_read(os.path.join(ROOT, "docs", "strategies.md")))
     assert m, "docs/strategies.md lost its generated parameter tables"
+    capsys.readouterr()
+    assert main(["strategies", "--markdown"]) == 0
+    assert capsys.readouterr().out.startswith(params_markdown(builtin_classes()))
     assert m.group(1) == params_markdown(builtin_classes()), (
         "docs/strategies.md's parameter tables differ from the code: paste the output of "
         "`shuangkou strategies --markdown` between the generated markers")
