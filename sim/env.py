@@ -216,6 +216,7 @@ class ShuangkouEnv(AECEnv):
         for s, opp in self.opponents.items():
             opp.strat.begin_deal(s, self.deal.seed, self.deal.deal)
         self._after_move()
+        self._accumulate_rewards()  # a deal the opponents end alone (void) reports it at once
 
     def seed(self, seed: int | None = None) -> None:
         """Set the master seed; the next ``reset()`` plays its deal 0."""
