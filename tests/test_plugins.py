@@ -334,3 +334,37 @@ def test_view_bit_helpers():
 
     m = np.uint64((1 << 53) | (1 << 7) | (1 << 3))
     assert view.popcount(m) == 3 and view.lowest_bit(m) == 3
+
+
+def test_truncated_kernel_cache_files_compile_again(tmp_path):
+    """A cache file cut short (a full disk, a killed process) is a cache miss, not an
+    UnpicklingError: the kernel compiles again and the run goes on."""
+    import glob
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    (tmp_path / "tiny_cached_kernel.py").write_text(
+        "import sim.core.jit  # noqa: F401\nfrom numba import njit\n\n\n"
+        "@njit(cache=True)\ndef f(x):\n    return x * 2 + 1\n")
+    env = {**os.environ, "SHUANGKOU_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join([root, str(tmp_path)])}
+
+    def run():
+        return subprocess.run([sys.executable, "-c", "import tiny_cached_kernel as m; "
+                               "print(m.f(20))"], env=env, capture_output=True, text=True,
+                              timeout=300)
+
+    first = run()
+    assert first.returncode == 0 and first.stdout.strip() == "41", first.stderr
+    files = glob.glob(str(tmp_path / "cache" / "**" / "tiny_cached_kernel*.nb*"),
+                      recursive=True)
+    assert {os.path.splitext(f)[1] for f in files} == {".nbi", ".nbc"}
+    for cut in (0.5, 0.0):  # half a file, then empty files
+        for f in files:
+            size = os.path.getsize(f)
+            with open(f, "r+b") as fh:
+                fh.truncate(int(size * cut))
+        again = run()
+        assert again.returncode == 0 and again.stdout.strip() == "41", again.stderr
+        assert "Error" not in again.stderr
+        assert all(os.path.getsize(f) > 0 for f in files)  # compiled and saved again

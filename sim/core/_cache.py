@@ -95,6 +95,47 @@ def configure() -> str:
 
 CACHE_DIR = configure()
 
+def tolerate_broken_cache_files() -> None:
+    """Make numba treat a cache file it cannot read (truncated by a full disk or a killed
+    process, or otherwise garbled: ``UnpicklingError``, ``EOFError``...) as a cache miss: the
+    file is removed and the kernel compiled again (and saved), instead of the error reaching
+    the user. Called once numba is imported (``sim.core.jit``)."""
+    from numba.core import caching
+
+    cls: Any = caching.IndexDataCacheFile
+    if getattr(cls, "_shuangkou_tolerant", False):
+        return
+    load_index, load_data = cls._load_index, cls._load_data
+
+    def _load_index(self: Any) -> Any:
+        try:
+            return load_index(self)
+        except OSError:
+            raise
+        except Exception:  # noqa: BLE001 - any garbled index: start it afresh
+            _remove_quietly(self._index_path)
+            return {}
+
+    def _load_data(self: Any, name: str) -> Any:
+        try:
+            return load_data(self, name)
+        except OSError:
+            raise
+        except Exception as e:  # noqa: BLE001 - numba's load() takes OSError for a miss
+            _remove_quietly(self._data_path(name))
+            raise OSError(f"unreadable kernel cache file {name}: compiling again") from e
+
+    cls._load_index, cls._load_data = _load_index, _load_data
+    cls._shuangkou_tolerant = True
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
 COMPILE_SECONDS = 20  # the first compile of the engine with greedy and random (2-core machine);
 # a run with search players compiles them too and takes longer (the notice says so)
 

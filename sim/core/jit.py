@@ -45,6 +45,7 @@ def _load_numba_math() -> None:
 
 
 _load_numba_math()
+sim.core._cache.tolerate_broken_cache_files()  # a truncated cache file: compile again
 
 
 def kernel(fn=None, **options):
