@@ -148,29 +148,25 @@ def cmd_play(args: argparse.Namespace) -> int:
     rules = _rules_from_args(args.rule)
     seats = runner.make_seats(args.seats)
     if args.record:
-        n = _write_records(args.record, runner.iter_records(
-            seed, args.first_deal, args.deals, seats, rules, args.timeout))
+        with _compiling(args):
+            n = _write_records(args.record, runner.iter_records(
+                seed, args.first_deal, args.deals, seats, rules, args.timeout))
         if args.record != "-":
             print(f"wrote {n} record(s) to {args.record}")
         return 0
-    tables = runner.compiled_tables(seats)
-    if tables is not None:  # on a cold cache (these seats' loops): say what the wait is
-        from sim.core._cache import compile_first
-
-        compile_first(lambda: runner.summaries(seed, args.first_deal, 1, seats, rules),
-                      kernel=tables.loops.kernel_name())
     # in blocks, keeping only sums: memory does not grow with --deals
     n_void = n_played = score_sum = 0
     tot = np.zeros(4, dtype=np.int64)
-    for first in range(args.first_deal, args.first_deal + args.deals, _PLAY_BLOCK):
-        n = min(_PLAY_BLOCK, args.first_deal + args.deals - first)
-        rows = runner.summaries(seed, first, n, seats, rules, args.timeout)
-        void = rows[:, C_VOID] != 0
-        n_void += int(void.sum())
-        n_played += int((~void).sum())
-        score_sum += int(rows[~void, C_SCORE].sum())
-        tot += rows[:, C_SETTLE0:C_SETTLE0 + 4].sum(axis=0)
-        del rows
+    with _compiling(args):  # a cold cache: one notice, and the time it took before the results
+        for first in range(args.first_deal, args.first_deal + args.deals, _PLAY_BLOCK):
+            n = min(_PLAY_BLOCK, args.first_deal + args.deals - first)
+            rows = runner.summaries(seed, first, n, seats, rules, args.timeout)
+            void = rows[:, C_VOID] != 0
+            n_void += int(void.sum())
+            n_played += int((~void).sum())
+            score_sum += int(rows[~void, C_SCORE].sum())
+            tot += rows[:, C_SETTLE0:C_SETTLE0 + 4].sum(axis=0)
+            del rows
     if not args.quiet:
         print(f"seats: {', '.join(f'{i}={s.spec()}' for i, s in enumerate(seats))}")
         print(f"deals: {args.deals} (seed {seed}, first deal {args.first_deal}), void: "
@@ -501,22 +497,16 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_estimate(args: argparse.Namespace) -> int:
     import json
 
-    from sim.core._cache import compile_first
     from sim.core.rng import check_seed
-    from sim.harness import runner
     from sim.harness.estimate import estimate, parse_hand
 
     _load_plugins(args.plugin)
     _check_deal_range(0, args.deals)
     seed, rules = check_seed(args.seed), _rules_from_args(args.rule)
     parse_hand(args.hand)  # bad input: its one line, before any compile notice
-    tables = runner.compiled_tables(runner.make_seats(args.seats))
-    compile_first(lambda: estimate(args.hand, seat=args.seat, deals=1, seats=args.seats,
-                                   seed=seed, rules=rules),
-                  kernel=tables.loops.kernel_name("play_deals_fixed") if tables is not None
-                  else "loop.play_deals_fixed")  # on a cold cache: say what the wait is
-    est = estimate(args.hand, seat=args.seat, deals=args.deals, seats=args.seats,
-                   seed=seed, rules=rules, jobs=args.jobs)
+    with _compiling(args):  # a cold cache: one notice, and the time it took before the results
+        est = estimate(args.hand, seat=args.seat, deals=args.deals, seats=args.seats,
+                       seed=seed, rules=rules, jobs=args.jobs)
     if args.json:
         print(json.dumps(est.to_dict(), indent=1, ensure_ascii=False))
     elif args.quiet:  # the headline figure only
@@ -525,6 +515,27 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     else:
         print(est.text())
     return 0
+
+
+def _compile_label(args: argparse.Namespace) -> str:
+    """What a command compiles for, as the compile notice names it (and the measured compile
+    times are keyed by, sim.core._cache)."""
+    if args.command == "human":
+        return f"human (partner {args.partner}, opponents {args.opponents})"
+    seats = getattr(args, "seats", None)
+    return f"{args.command} --seats {seats}" if seats else args.command
+
+
+def _compiling(args: argparse.Namespace, done: bool = True) -> Any:
+    """``sim.core._cache.compiling`` for this command: on a cold cache, one notice (once per
+    run) with the compile time measured here before, then the time it took."""
+    from sim.core._cache import compiling
+
+    return compiling(_compile_label(args), done=done)
+
+
+_COMPILING_COMMANDS = ("play", "estimate", "bench", "human", "tournament", "replay",
+                       "validate")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -718,7 +729,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.exit(2, f"shuangkou {args.command}: error: unrecognized arguments: "
                        f"{' '.join(extra)} (see shuangkou {args.command} -h)\n")
     try:
-        return int(args.func(args) or 0)
+        if args.command not in _COMPILING_COMMANDS:
+            return int(args.func(args) or 0)
+        # `kill PID` stops like Ctrl-C (one line, exit 130), also inside compiled code
+        # (sim.harness.plugins runs it on a helper thread while this one waits)
+        main_thread = threading.current_thread() is threading.main_thread()
+        term = args.command in ("play", "estimate", "bench") and main_thread
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt) if term else None
+        try:
+            # every command that may compile says so (once) when it does; ``done``: the
+            # time it took, at the end, for those that print it nowhere earlier
+            with _compiling(args, done=args.command in ("bench", "replay", "validate")):
+                return int(args.func(args) or 0)
+        finally:
+            if term:
+                signal.signal(signal.SIGTERM, previous)
     except ShuangkouError as e:
         if args.debug:
             import traceback

@@ -20,6 +20,11 @@ def param_table(rows: Sequence[Sequence[float]] = ()) -> np.ndarray:
     """``float64[PARAM_ROWS, N_PARAMS]`` with the seats' rows and the rollout row."""
     t = np.zeros((PARAM_ROWS, N_PARAMS), dtype=np.float64)
     for i, r in enumerate(rows):
+        if len(r) > N_PARAMS:  # never cut off silently
+            from sim.errors import ConfigError
+
+            raise ConfigError(f"seat {i}'s strategy passes {len(r)} parameters to its kernel; "
+                              f"at most {N_PARAMS} reach it")
         t[i, :len(r)] = r
     t[ROLLOUT_ROW, :len(GREEDY_DEFAULTS)] = GREEDY_DEFAULTS
     return t

@@ -23,12 +23,22 @@ def plugin_kernel(cls: type) -> Any:
 
 def fresh_kernel(k: Any, inline: bool = False) -> Any:
     """``k`` compiled anew, uncached: numba's own cache of a kernel knows its file only by
-    modification time and size (an edited helper module could run stale). ``inline``: numba
-    inlines it into its caller (the generated deal loops' hot path)."""
+    modification time and size (an edited helper module could run stale).
+
+    ``inline``: inlined into the generated deal loops (their fast path), which run without
+    numba's runtime (``sim.core.jit``): a kernel that allocates (``np.zeros``, lists...) does
+    not compile there. Otherwise it is a function of its own with numba's runtime (it may
+    allocate as numba allows) and bounds checks on its own indexing (``boundscheck``: a read
+    or write out of bounds raises ``IndexError``, reported in one line, instead of corrupting
+    memory): the generated loops fall back to it when the inlined kernel does not compile
+    (``sim.harness.plugins.Loops``), and ``choose`` uses it."""
     from numba import jit
 
-    extra = {"inline": "always"} if inline else {}
-    return jit(**{**k.targetoptions, "cache": False, **extra})(k.py_func)
+    if inline:
+        return jit(**{**k.targetoptions, "cache": False, "inline": "always"})(k.py_func)
+    # _nrt set here, not inherited from the loops that call it (numba inherits it otherwise)
+    return jit(**{**k.targetoptions, "cache": False, "boundscheck": True, "_nrt": True,
+                  "inline": "never"})(k.py_func)
 
 
 def compiled_params(strategy: Any) -> list[float]:
@@ -55,6 +65,19 @@ def compiled_params(strategy: Any) -> list[float]:
     return out
 
 
+def checked_params(strategy: Any) -> list[float]:
+    """``strategy.compiled_params()``, refused in one line when more numbers than reach a
+    kernel (``N_PARAMS`` float64 slots) would be cut off."""
+    from strategies.params import N_PARAMS
+
+    out = list(strategy.compiled_params())
+    if len(out) > N_PARAMS:
+        raise ConfigError(f"strategy {strategy.spec()!r} passes {len(out)} parameters to its "
+                          f"kernel (compiled_params()); at most {N_PARAMS} reach it "
+                          f"(params is float64[{N_PARAMS}])")
+    return out
+
+
 def kernel_error(spec: str, seat: int, seed: int, deal: int, code: int = 0,
                  e: BaseException | None = None) -> StrategyError:
     """The one-line error of a plug-in kernel that returned an illegal code or raised."""
@@ -67,11 +90,60 @@ def kernel_error(spec: str, seat: int, seed: int, deal: int, code: int = 0,
                          f"{e} in its kernel {where}")
 
 
-def compile_error(names: str, e: BaseException) -> ConfigError:
-    """The one-line error of a plug-in kernel that does not compile: its first line says why."""
-    first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()
-                  and not ln.startswith(("Failed in", "During"))), type(e).__name__)
-    return ConfigError(f"compiled plug-in {names} does not compile: {first}")
+_NOISE = ("Failed in", "During", "raised from", "File ", "^", "There are", "- Of which",
+          "Overload in", "With argument", "Rejected as", "<source", ">>>", "[1]", "[2]")
+
+
+def first_cause(text: str) -> str:
+    """The first line of a numba error message that says what is wrong (with the signature
+    it could not find, when it names one)."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    for i, ln in enumerate(lines):
+        if not ln or ln.startswith(_NOISE):
+            continue
+        if ln.endswith(":"):  # "... found for signature:" and the signature below it
+            nxt = next((x for x in lines[i + 1:] if x), "")
+            if nxt.startswith(">>>"):
+                ln = f"{ln} {nxt[3:].strip()}"
+        return ln
+    return ""
+
+
+def kernel_where(kernel: Any) -> str:
+    """``module:function`` of a plug-in kernel, for messages."""
+    fn = getattr(kernel, "py_func", kernel)
+    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', '?')}"
+
+
+def compile_error(names: str, e: BaseException, kernels: Any = ()) -> ConfigError:
+    """The one-line error of a plug-in kernel that does not compile: the kernel (of
+    ``kernels``, the one whose file numba's message names) and the first cause, with the line
+    of that file numba points at. The caller raises it ``from e``: ``--debug`` prints numba's
+    whole message."""
+    import inspect
+    import os
+    import re
+
+    text = str(e)
+    cause = first_cause(text) or type(e).__name__
+    named = []
+    for k in kernels:
+        try:
+            path = inspect.getsourcefile(k.py_func) or ""
+        except (TypeError, AttributeError):
+            path = ""
+        base = os.path.basename(path)
+        lines = [int(m.group(2)) for m in re.finditer(r'File "([^"]+)", line (\d+)', text)
+                 if base and os.path.basename(m.group(1)) == base]
+        lines += [int(m.group(2)) for m in re.finditer(r"typing of [^\n]* at (\S+) \((\d+)\)",
+                                                       text)
+                  if base and os.path.basename(m.group(1)) == base]
+        if lines or base and base in text:
+            named.append(f"{kernel_where(k)}" + (f" ({base}, line {lines[0]})" if lines else ""))
+    what = "kernel " + (", ".join(named) if named else
+                        ", ".join(kernel_where(k) for k in kernels) or "?")
+    return ConfigError(f"compiled plug-in {names} does not compile: {what}: {cause} "
+                       f"(--debug prints numba's whole message)")
 
 
 def choose_with_kernel(strategy: Any, obs: Any, legal_choices: list) -> Any:
@@ -90,7 +162,7 @@ def choose_with_kernel(strategy: Any, obs: Any, legal_choices: list) -> Any:
         m_st[S_DECK:] = -1  # the deck and fixed cards: never shown
         cache = strategy._plugin_cache = (
             fresh_kernel(plugin_kernel(type(strategy))), np.zeros(INT_SCRATCH, dtype=np.int64),
-            param_table([strategy.compiled_params()] * 4), m_st,
+            param_table([checked_params(strategy)] * 4), m_st,
             np.zeros(U_SIZE, dtype=np.uint64), np.zeros(PLUGIN_SCRATCH, dtype=np.int64))
     k, buf, params, m_st, m_u, pbuf = cache
     st, u = (a.copy() for a in obs.arrays())
@@ -105,7 +177,7 @@ def choose_with_kernel(strategy: Any, obs: Any, legal_choices: list) -> Any:
     try:
         code = int(k(m_st, m_u, obs.rules.array().copy(), s, params[s].copy(), pbuf))
     except NumbaError as e:
-        raise compile_error(strategy.name, e) from None
+        raise compile_error(strategy.name, e, [plugin_kernel(type(strategy))]) from e
     except Exception as e:  # noqa: BLE001 - anything a kernel raises is reported
         raise kernel_error(strategy.spec(), s, int(seed), int(deal), e=e) from None
     unmask_streams(u, m_u, s)

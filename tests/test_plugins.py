@@ -180,8 +180,37 @@ def test_plugin_that_does_not_compile_is_one_line(tmp_path, monkeypatch):
 
     with pytest.raises(ValueError) as e:
         summaries(1, 0, 1, [broken_bot.Broken(), make("random")] * 2)
-    assert "compiled plug-in broken does not compile" in str(e.value)
-    assert "\n" not in str(e.value)
+    msg = str(e.value)
+    assert "compiled plug-in broken does not compile: kernel broken_bot:k" in msg
+    assert "undefined_name" in msg, msg
+    assert "\n" not in msg
+    assert e.value.__cause__ is not None  # numba's whole message, for --debug
+
+
+def test_plugin_kernel_may_allocate_and_pass_at_most_15_numbers(capsys):
+    """np.zeros in a kernel (numba allows it) works in every tier; a plug-in passing more
+    numbers to its kernel than reach it is refused in one line, not cut off."""
+    from alloc_bots import Alloc, TooMany
+
+    from sim.errors import ConfigError
+
+    seats = [Alloc(), make("random"), Alloc(), make("random")]
+    rows = summaries(3, 0, 40, seats)
+    assert (rows == summaries(3, 0, 40, [Alloc(), make("random")] * 2)).all()
+    recs = list(iter_records(3, 0, 5, seats))
+    assert [_strip(r) for r in recs] == [_strip(r) for r in iter_records(3, 0, 5, seats,
+                                                                         python_tier=True)]
+    assert main(["play", "--plugin", "alloc_bots", "--seats", "alloc,greedy", "--deals",
+                 "20"]) == 0
+    capsys.readouterr()
+    for run in (lambda: summaries(3, 0, 2, [TooMany(), make("random")] * 2),
+                lambda: list(iter_records(3, 0, 1, [TooMany(), Cautious()] * 2))):
+        with pytest.raises(ConfigError, match=r"strategy '.*' passes 16 parameters to its "
+                                              r"kernel .*at most 15 reach it"):
+            run()
+    assert main(["play", "--plugin", "alloc_bots", "--seats", "too_many,random"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "at most 15 reach it" in err
 
 
 def test_estimate_cli_with_compiled_plugin_any_jobs(capsys):

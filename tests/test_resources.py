@@ -334,58 +334,131 @@ def test_cold_cache_detection(tmp_path):
     assert not kernels_cached(path=CACHE_DIR + "-nothing-here")
 
 
-def test_compile_notice_on_cold_cache_only(tmp_path):
+def _fresh_kernel():
+    """A numba function never compiled before: calling it compiles (as on a cold cache)."""
+    from numba import njit
+
+    @njit
+    def f(x):
+        return x + 1
+
+    return f
+
+
+@pytest.fixture
+def notice_unsaid(monkeypatch, tmp_path):
+    """The process has not printed its compile notice yet; measured times go to tmp_path."""
+    from sim.core import _cache
+
+    monkeypatch.setattr(_cache._watch(), "noticed", False)
+    monkeypatch.setattr(_cache, "CACHE_DIR", str(tmp_path / "kernels-0123456789abcdef"))
+    return _cache
+
+
+def test_compile_notice_once_with_the_measured_time(tmp_path, notice_unsaid):
+    import io
+
+    _cache = notice_unsaid
+    out = io.StringIO()
+    with _cache.compiling("play --seats x", stream=out) as c:
+        _fresh_kernel()(1)
+        _fresh_kernel()(2)  # a second compile in the same run: no second notice
+    text = out.getvalue().splitlines()
+    assert len(text) == 2, text
+    assert text[0].startswith("compiling kernels for play --seats x (")
+    assert "not measured on this machine yet; 15-50 s on 2 cores" in text[0]
+    assert text[1].startswith("compiled in ") and _cache.CACHE_DIR in text[1]
+    measured = _cache.measured_seconds("play --seats x")
+    assert measured is not None and abs(measured - c.seconds) < 0.1
+    # later in the run: no notice again; the time it took still
+    out = io.StringIO()
+    with _cache.compiling("play --seats x", stream=out):
+        _fresh_kernel()(3)
+    assert [ln.split(" ")[0] for ln in out.getvalue().splitlines()] == ["compiled"]
+    # another run (process): the notice gives the time measured here
+    _cache.record_seconds("play --seats x", 48.2)
+    _cache._watch().noticed = False
+    out = io.StringIO()
+    with _cache.compiling("play --seats x", stream=out):
+        _fresh_kernel()(4)
+    assert "(first run on this machine, or after an edit or an update; measured 48 s last " \
+        "time on this machine)" in out.getvalue().splitlines()[0]
+    # nothing compiled (a warm cache): not a word, nothing recorded
+    out = io.StringIO()
+    with _cache.compiling("estimate", stream=out):
+        pass
+    assert out.getvalue() == "" and _cache.measured_seconds("estimate") is None
+    # a garbled file of measured times is no error
+    with open(_cache._times_path(), "w") as f:
+        f.write("{not json")
+    assert _cache.measured_seconds("play --seats x") is None
+
+
+def test_compile_first_still_says_nothing_on_a_warm_cache(tmp_path):
     import io
 
     from sim.core._cache import compile_first
 
-    calls, out = [], io.StringIO()
-    assert compile_first(lambda: calls.append(1), path=str(tmp_path), seconds=42, stream=out)
-    text = out.getvalue().splitlines()
-    assert calls == [1] and len(text) == 2
-    assert text[0] == ("compiling the engine for this machine (first run only, about 42 s; "
-                       "longer with search players)…")
-    assert text[1].startswith("compiled in ") and str(tmp_path) in text[1]
     src = tmp_path / "sim_0123abcd"
     src.mkdir()
     (src / "loop.play_deals-98.py311.nbi").write_bytes(b"")
-    out = io.StringIO()
+    out, calls = io.StringIO(), []
     assert not compile_first(lambda: calls.append(2), path=str(tmp_path), stream=out)
-    assert calls == [1] and out.getvalue() == ""
+    assert calls == [] and out.getvalue() == ""
 
 
-def test_tournament_announces_compiling_and_leaves_it_out_of_deals_per_second(
-        tmp_path, capsys, monkeypatch):
+def test_round_robin_announces_compiling_once_and_leaves_it_out_of_deals_per_second(
+        tmp_path, capsys, monkeypatch, notice_unsaid):
+    """Three players, three sets of kernels compiled in the warm-up: one notice, one line with
+    the time, and the clock of deals/s starts after it."""
     import json
     import time
 
-    from sim.core import _cache
-    from sim.harness import tournament
+    from sim.harness import runner, tournament
 
-    cfg = _cfg(tmp_path, players=["random", "greedy"], deals=40, **{"run.chunk_size": 20})
+    cfg = _cfg(tmp_path, players=["random", "greedy", "random(show_prob=0.9)"], deals=40,
+               format="round-robin", **{"run.chunk_size": 20})
     real = time.perf_counter
     offset = [0.0]
     monkeypatch.setattr(time, "perf_counter", lambda: real() + offset[0])
-    compile_first = _cache.compile_first
+    summaries = runner.summaries
 
-    def slow_compile(run, *a, **kw):  # as if compiling took 1000 s
-        def run_slowly():
-            run()
-            offset[0] += 1000.0
-        return compile_first(run_slowly, *a, **kw)
+    def cold_summaries(*a, **kw):  # as if each set of kernels took 1000 s to compile
+        from numba.core import event
 
-    monkeypatch.setattr(_cache, "compile_first", slow_compile)
-    monkeypatch.setattr(_cache, "CACHE_DIR", str(tmp_path / "cold"))  # nothing cached there
+        if a[2] == 1:  # the warm-up's one deal (the chunks have 20)
+            with event.trigger_event("numba:compile", data={}):
+                offset[0] += 1000.0
+        return summaries(*a, **kw)
+
+    monkeypatch.setattr(runner, "summaries", cold_summaries)
+    monkeypatch.setattr(tournament, "_kernels_cached", lambda cfg: False)
     assert tournament.run_tournament(cfg) is not None
     err = capsys.readouterr().err
-    assert "compiling the engine for this machine (first run only" in err
-    assert re.search(r"compiled in 1\d\d\d s", err)
+    assert err.count("compiling kernels for tournament random, greedy, "
+                     "random(show_prob=0.9) (") == 1, err
+    assert len(re.findall(r"compiled in (\d+) s", err)) == 1
+    assert re.search(r"compiled in [123]\d\d\d s", err), err
     with open(os.path.join(cfg.out, "run.json")) as f:
         assert json.load(f)["wall_seconds"] < 1000  # the clock starts after compiling
-    monkeypatch.undo()  # the real, warm cache: not a word
-    warm = _cfg(tmp_path, deals=40, **{"output.dir": str(tmp_path / "w")})
-    assert tournament.run_tournament(warm) is not None
-    assert "compiling" not in capsys.readouterr().err
+
+
+def test_play_with_a_python_bot_announces_compiling(monkeypatch, capsys, notice_unsaid):
+    from sim import cli
+    from sim.harness import runner
+
+    summaries = runner.summaries
+
+    def cold_summaries(*a, **kw):
+        _fresh_kernel()(1)
+        return summaries(*a, **kw)
+
+    monkeypatch.setattr(runner, "summaries", cold_summaries)
+    assert cli.main(["play", "--deals", "3", "--seats", "strategies.example:Cautious"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2, err
+    assert err[0].startswith("compiling kernels for play --seats strategies.example:Cautious (")
+    assert err[1].startswith("compiled in ")
 
 
 def test_play_says_nothing_on_a_warm_cache(capsys):

@@ -136,8 +136,162 @@ def _remove_quietly(path: str) -> None:
         pass
 
 
-COMPILE_SECONDS = 20  # the first compile of the engine with greedy and random (2-core machine);
-# a run with search players compiles them too and takes longer (the notice says so)
+COMPILE_SECONDS = "15-50"  # the README's figure for a first compile of the engine with greedy
+# and random (2-core machines, quiet to loaded); said when this machine has not measured one
+TIMES_FILE = "compile-seconds.json"  # measured compile times, beside the kernels-<hash> folders
+_TIMES_MAX = 1 << 20  # bytes read of it at most
+
+
+def _times_path(path: str | None = None) -> str:
+    return os.path.join(os.path.dirname(os.path.normpath(path or CACHE_DIR)), TIMES_FILE)
+
+
+def measured_seconds(label: str, path: str | None = None) -> float | None:
+    """The compile time last measured on this machine for ``label`` (a command and its
+    players), or None. Read from a regular file only, of bounded size."""
+    import json
+    import stat
+
+    p = _times_path(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            data = os.read(fd, _TIMES_MAX)
+        finally:
+            os.close(fd)
+        v = json.loads(data).get(label)
+    except (OSError, ValueError, AttributeError):
+        return None
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e6
+    return float(v) if ok else None
+
+
+def record_seconds(label: str, seconds: float, path: str | None = None) -> None:
+    """Remember ``seconds`` as the compile time of ``label`` on this machine (best effort)."""
+    import json
+
+    p = _times_path(path)
+    try:
+        try:
+            with open(p, encoding="utf-8") as f:
+                times = json.loads(f.read(_TIMES_MAX))
+            if not isinstance(times, dict):
+                times = {}
+        except (OSError, ValueError):
+            times = {}
+        times[label] = round(float(seconds), 1)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        tmp = f"{p}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(times, f, indent=1, sort_keys=True)
+        os.replace(tmp, p)
+    except OSError:
+        pass
+
+
+def estimate_text(label: str, path: str | None = None) -> str:
+    """How long compiling ``label`` should take: measured here before, or the README's figure."""
+    t = measured_seconds(label, path)
+    if t is not None:
+        return f"measured {t:.0f} s last time on this machine"
+    return (f"not measured on this machine yet; {COMPILE_SECONDS} s on 2 cores, longer with "
+            f"search players")
+
+
+class _Compiles:
+    """Counts the seconds numba spends compiling (its ``numba:compile`` events, outermost
+    only: a kernel's callees compile inside it) and prints the one notice of a process the
+    first time it compiles inside ``compiling``."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.local = threading.local()
+        self.lock = threading.Lock()
+        self.seconds = 0.0
+        self.count = 0  # outermost compiles so far
+        self.active: list[tuple[str, TextIO | None]] = []  # the open ``compiling`` blocks
+        self.noticed = False  # the notice is printed once per process
+
+    def on_start(self) -> None:
+        depth = getattr(self.local, "depth", 0)
+        self.local.depth = depth + 1
+        if depth == 0:
+            self.local.t0 = time.perf_counter()
+            with self.lock:
+                self.count += 1
+                if self.active and not self.noticed:
+                    self.noticed = True
+                    label, stream = self.active[-1]
+                    notice(label, stream)
+
+    def on_end(self) -> None:
+        depth = getattr(self.local, "depth", 1) - 1
+        self.local.depth = depth
+        if depth == 0:
+            with self.lock:
+                self.seconds += time.perf_counter() - getattr(self.local, "t0", 0.0)
+
+
+_WATCH: _Compiles | None = None
+
+
+def _watch() -> _Compiles:
+    global _WATCH
+    if _WATCH is None:
+        from numba.core import event
+
+        w = _Compiles()
+
+        class _Listener(event.Listener):
+            def on_start(self, ev: Any) -> None:
+                w.on_start()
+
+            def on_end(self, ev: Any) -> None:
+                w.on_end()
+
+        event.register("numba:compile", _Listener())
+        _WATCH = w
+    return _WATCH
+
+
+def notice(label: str, stream: TextIO | None = None, path: str | None = None) -> None:
+    print(f"compiling kernels for {label} (first run on this machine, or after an edit or "
+          f"an update; {estimate_text(label, path)})…", file=stream or sys.stderr, flush=True)
+
+
+class compiling:  # noqa: N801 - used as a context manager
+    """``with compiling(label):`` around code that may compile kernels (a cold cache). The
+    first compile of the process prints one notice naming ``label`` (a command and its
+    players) and how long it should take: measured on this machine before
+    (``compile-seconds.json`` beside the ``kernels-<hash>`` folders), or the README's figure.
+    At the end of the block, if anything compiled, one line says how long it took (``done``)
+    and the time is recorded for next time. Nothing is printed on a warm cache."""
+
+    def __init__(self, label: str, stream: TextIO | None = None, done: bool = True,
+                 path: str | None = None) -> None:
+        self.label, self.stream, self.done, self.path = label, stream, done, path
+
+    def __enter__(self) -> compiling:
+        self.w = _watch()
+        with self.w.lock:
+            self.s0, self.n0 = self.w.seconds, self.w.count
+            self.w.active.append((self.label, self.stream))
+        return self
+
+    def __exit__(self, et: Any, e: Any, tb: Any) -> None:
+        with self.w.lock:
+            self.w.active.remove((self.label, self.stream))
+            took = self.w.seconds - self.s0
+            compiled = self.w.count > self.n0
+        self.seconds = took if compiled else 0.0
+        if compiled and et is None:
+            record_seconds(self.label, took, self.path)
+            if self.done:
+                print(f"compiled in {took:.0f} s; later runs load it from "
+                      f"{self.path or CACHE_DIR}", file=self.stream or sys.stderr, flush=True)
 
 
 def kernels_cached(kernel: str = "loop.play_deals", path: str | None = None) -> bool:
@@ -148,19 +302,13 @@ def kernels_cached(kernel: str = "loop.play_deals", path: str | None = None) -> 
 
 
 def compile_first(run: Callable[[], Any], kernel: str = "loop.play_deals",
-                  seconds: int = COMPILE_SECONDS, path: str | None = None,
+                  label: str = "the engine", path: str | None = None,
                   stream: TextIO | None = None) -> bool:
-    """On a cold cache (``kernel`` not compiled yet): say that the wait is the compiler, call
-    ``run`` (which compiles), then say how long it took. Returns whether it did; on a warm
-    cache ``run`` is not called and nothing is printed."""
+    """On a cold cache (``kernel`` not compiled yet): call ``run`` (which compiles) inside
+    ``compiling(label)``: one notice (once per process) and the measured time. Returns
+    whether it did; on a warm cache ``run`` is not called and nothing is printed."""
     if kernels_cached(kernel, path):
         return False
-    out = stream or sys.stderr
-    print(f"compiling the engine for this machine (first run only, about {seconds} s; "
-          f"longer with search players)…",
-          file=out, flush=True)
-    t0 = time.perf_counter()
-    run()
-    print(f"compiled in {time.perf_counter() - t0:.0f} s; later runs load it from "
-          f"{path or CACHE_DIR}", file=out, flush=True)
+    with compiling(label, stream, path=path):
+        run()
     return True

@@ -47,15 +47,16 @@ from strategies.plugin import (  # noqa: F401  (re-exported)
 ST_DEAL, ST_SEAT, ST_ERROR, ST_CODE = range(4)
 
 
-def _kernel_of(module: str, qualname: str) -> Any:
+def _kernel_of(module: str, qualname: str, inline: bool = True) -> Any:
     """The kernel of class ``module:qualname`` (used by the generated modules), compiled anew
     inside them: numba's own cache of the kernel knows its file only by modification time and
-    size, the generated module's cache by a hash of the source."""
+    size, the generated module's cache by a hash of the source. ``inline``: inlined into the
+    loops (as the built-ins' hot paths are into sim.harness.loop's), else a function of its
+    own that may allocate, with bounds checks (``strategies.plugin.fresh_kernel``)."""
     obj: Any = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
-    # inlined into the generated loop (as the built-ins' hot paths are into sim.harness.loop's)
-    return fresh_kernel(plugin_kernel(obj), inline=True)
+    return fresh_kernel(plugin_kernel(obj), inline=inline)
 
 
 def _check_kernel(cls: type) -> Any:
@@ -91,9 +92,9 @@ def _source_files(dispatcher: Any, seen: set[str]) -> None:
             _source_files(obj, seen)
 
 
-def _digest(classes: Sequence[type], builtin: str) -> str:
+def _digest(classes: Sequence[type], builtin: str, inline: bool = True) -> str:
     h = hashlib.sha256()
-    h.update(_source(classes, builtin).encode())  # the module it makes, from the template in memory
+    h.update(_source(classes, builtin, inline).encode())  # the module it makes (the template)
     seen: set[str] = set()
     for cls in classes:
         h.update(f"{cls.__module__}:{cls.__qualname__}\0".encode())
@@ -230,12 +231,13 @@ _DRIVERS = (
 )
 
 
-def _source(classes: Sequence[type], builtin: str = "sim.harness.loop") -> str:
+def _source(classes: Sequence[type], builtin: str = "sim.harness.loop",
+            inline: bool = True) -> str:
     names = ", ".join(f"{c.__module__}:{c.__qualname__}" for c in classes)
     lines = [_HEAD.format(names=names, builtin=builtin)]
     branches = []
     for i, c in enumerate(classes):
-        lines.append(f"_K{i} = _kernel_of({c.__module__!r}, {c.__qualname__!r})\n")
+        lines.append(f"_K{i} = _kernel_of({c.__module__!r}, {c.__qualname__!r}, {inline})\n")
         word = "if" if i == 0 else "elif"
         branches.append(f"    {word} kind == {N_BUILTIN + i}:\n"
                         f"        code = np.int64(_K{i}(m_st, m_u, r, seat, p, "
@@ -321,21 +323,33 @@ def builtin_loops(kinds: Sequence[int], template: str = "sim.harness.loop") -> A
     return mod
 
 
-def _module(classes: Sequence[type], kinds: Sequence[int] = ()) -> Any:
+ALLOCATES = ".standalone"  # marker beside a generated module whose kernels must not inline
+
+
+def _module(classes: Sequence[type], kinds: Sequence[int] = (), inline: bool | None = None
+            ) -> Any:
     """The generated loops module for this set of plug-in classes and the built-in ``kinds``
-    beside them (written once, cached)."""
+    beside them (written once, cached). ``inline`` None: the kernels inlined, unless an
+    earlier run found that they do not compile so (a marker file beside the module says so)."""
     builtin = builtin_loops(kinds).__name__
-    key = (tuple(classes), builtin)
+    if inline is None:
+        inline = not os.path.exists(_path(_digest(classes, builtin)) + ALLOCATES)
+    key = (tuple(classes), builtin, inline)
     if key in _MODULES:  # the same class objects: their source was hashed already
         return _MODULES[key]
-    digest = _digest(classes, builtin)
+    digest = _digest(classes, builtin, inline)
     if digest in _MODULES:
         _MODULES[key] = _MODULES[digest]
         return _MODULES[digest]
-    path = os.path.join(CACHE_DIR, "plugins", f"loops_{digest}.py")
-    mod = _load(f"_shuangkou_plugins_{digest}", path, _source(classes, builtin))
+    mod = _load(f"_shuangkou_plugins_{digest}", _path(digest),
+                _source(classes, builtin, inline))
+    mod.inline = inline
     _MODULES[digest] = _MODULES[key] = mod
     return mod
+
+
+def _path(digest: str) -> str:
+    return os.path.join(CACHE_DIR, "plugins", f"loops_{digest}.py")
 
 
 class Loops:
@@ -375,6 +389,18 @@ class Loops:
         mod = self.mod if self.mod is not None else self.builtin
         return os.path.splitext(os.path.basename(mod.__file__))[0] + "." + fn
 
+    def _standalone(self) -> None:
+        builtin = self.builtin.__name__
+        inlined = _path(_digest(self.classes, builtin))
+        self.mod = _module(self.classes, sorted({int(k) for k in self.kinds
+                                                  if 0 <= k < N_BUILTIN}), inline=False)
+        self.key = (self.builtin, self.mod)
+        try:
+            with open(inlined + ALLOCATES, "w") as f:
+                f.write("the kernels of this module compile only as functions of their own\n")
+        except OSError:
+            pass
+
     # --- errors --------------------------------------------------------------------------
     def _fail(self, status: np.ndarray, seed: int, deal: int,
               e: BaseException | None = None) -> StrategyError:
@@ -386,8 +412,16 @@ class Loops:
         status[:] = 0
         try:
             fn(*args)
-        except NumbaError as e:  # a kernel that does not compile: its first line says why
-            raise compile_error(", ".join(c.name for c in self.classes), e) from None
+        except NumbaError as e:  # a kernel that does not compile: its first cause says why
+            if self.mod is not None and self.mod.inline:
+                # inlined into the loops, without numba's runtime: a kernel that allocates
+                # fails there; compile it as a function of its own (and remember that)
+                self._standalone()
+                self._run(getattr(self.mod, fn.py_func.__name__) if hasattr(fn, "py_func") else fn,
+                          args, status, seed, first)
+                return
+            raise compile_error(", ".join(c.name for c in self.classes), e,
+                                [plugin_kernel(c) for c in self.classes]) from e
         except Exception as e:  # noqa: BLE001 - anything a kernel raises is reported
             raise self._fail(status, int(seed), int(first) + int(status[ST_DEAL]), e) from None
         if status[ST_ERROR]:

@@ -39,6 +39,7 @@ from sim.rules import DEFAULT_RULES, Rules
 from strategies.base import Strategy
 from strategies.compiled import new_scratch
 from strategies.params import param_table
+from strategies.plugin import checked_params
 from strategies.registry import make
 
 
@@ -83,7 +84,7 @@ def compiled_tables(seats: Sequence[Strategy]) -> Tables | None:
     if not all(s.runs_compiled() for s in seats):
         return None
     loops = Loops(seats)
-    t = Tables((loops.kinds, param_table([s.compiled_params() for s in seats])))
+    t = Tables((loops.kinds, param_table([checked_params(s) for s in seats])))
     t.loops = loops
     return t
 
@@ -194,7 +195,7 @@ class _Asker:
         self.timeout = check_timeout(timeout)
         self.loops = Loops(seats)
         self.kinds = self.loops.kinds
-        self.params = param_table([s.compiled_params() if s.runs_compiled() else []
+        self.params = param_table([checked_params(s) if s.runs_compiled() else []
                                    for s in seats])
         self.python = [python_tier or not s.runs_compiled() for s in seats]
         self.scratch = new_scratch()

@@ -321,24 +321,23 @@ def _kernels_cached(cfg: Any) -> bool:
 def _warm_up(cfg: Any) -> None:
     """Compile the kernels once here, before the workers start, so that each worker loads
     them from the on-disk cache instead of compiling its own copy (about 50 s each); on a warm
-    cache, load them into this process (one deal of each set of strategy kinds)."""
-    from sim.core._cache import compile_first
+    cache, load them into this process (one deal of each set of strategy kinds). A cold cache
+    prints one notice for the whole run, and one line with the time it took."""
+    from sim.core._cache import compiling
     from sim.harness import runner
     from sim.rules import Rules
 
     rules = Rules.from_dict(dict(cfg.rules))
     warm = set()
-    for a, b in cfg.matchups():
-        seats = runner.make_seats([cfg.players[a], cfg.players[b]])
-        tables = runner.compiled_tables(seats)
-        if tables is not None and tables.loops.key not in warm:
-            warm.add(tables.loops.key)  # one loop per set of strategy kinds
-
-            def play_one(seats: list[Any] = seats) -> None:
-                runner.summaries(cfg.seed, cfg.first_deal, 1, seats, rules)
-
-            if not compile_first(play_one, kernel=tables.loops.kernel_name()):  # cold: a notice
-                play_one()  # load the kernels here before the workers start
+    label = f"tournament {', '.join(cfg.players)}"
+    with compiling(label if len(label) <= 100 else f"tournament of {len(cfg.players)} players"):
+        for a, b in cfg.matchups():
+            seats = runner.make_seats([cfg.players[a], cfg.players[b]])
+            tables = runner.compiled_tables(seats)
+            if tables is not None and tables.loops.key not in warm:
+                warm.add(tables.loops.key)  # one loop per set of strategy kinds
+                runner.summaries(cfg.seed, cfg.first_deal, 1, seats, rules,
+                                 cfg.timeout or None)
 
 
 def cpu_count() -> int:
