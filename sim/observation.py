@@ -47,6 +47,7 @@ from sim.core.engine import (
     U_SIZE,
 )
 from sim.core.movegen import N_CODES, make_code
+from sim.errors import UsageError
 from sim.record import call_rows, trick_rows
 from sim.spaces import (
     OBS_SIZE,
@@ -119,7 +120,8 @@ class Observation:
         S_VOIDS+3) as a tuple of Python ints, the scalars most fields read."""
         deal = self._deal
         if deal._version != self._version:
-            raise ValueError("stale observation: the deal has moved on since it was made")
+            raise UsageError("stale observation: the deal has moved on since it was made; "
+                             "ask deal.observation(seat) again")
         raw = self._raw = deal._mv[:P_RULES].tobytes()  # st, u as int64 bytes
         h = self._hdr = _HDR.unpack_from(raw)
         self._trump = h[S_TRUMP]

@@ -205,4 +205,8 @@ def test_bad_arguments_are_one_line_errors_not_out_of_bounds_writes():
     for bad in ("x", float("nan"), None):
         with pytest.raises(RulesError, match="skill value"):
             sim.level(bad)
+    obs = d.observation(d.to_act.seat)
+    d.apply(d.legal()[0])
+    with pytest.raises(UsageError, match="stale observation"):
+        obs.hand
     assert issubclass(UsageError, ShuangkouError) and issubclass(UsageError, ValueError)
