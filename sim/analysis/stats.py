@@ -42,7 +42,8 @@ from numpy.typing import ArrayLike
 
 __all__ = [
     "ELO_PER_NAT", "SPRT", "T_NORMAL_FROM", "WDL", "ClusterMoments", "Histogram", "Moments",
-    "bradley_terry", "bt_cluster_meat", "bt_goodness_of_fit", "chi2_sf", "cross_cov",
+    "bradley_terry", "bt_cluster_meat", "bt_firth_draws", "bt_goodness_of_fit", "chi2_sf",
+    "cross_cov",
     "elo_from_bt", "elo_from_score", "elo_from_wdl", "holm", "mean_ci", "norm_ppf",
     "score_interval", "sprt_bounds", "sprt_llr", "t_ppf", "wdl",
 ]
@@ -1113,10 +1114,16 @@ def bradley_terry(wins: ArrayLike, prior: float = 1.0, tol: float = 1e-10,
     wins : ``(k, k)`` array, ``wins[i, j]`` = times ``i`` beat ``j`` (non-negative, may be
         fractional: the caller counts a draw as half a win to each side); zero diagonal.
     prior : virtual draws added between every pair of players (``prior / 2`` to each of
-        ``wins[i, j]`` and ``wins[j, i]``). The default, one draw per pair, keeps every
-        estimate finite even for a player that never wins or never loses, and shifts the
-        estimates by O(1 / games per pair), negligible in real tournaments. ``prior=0`` gives
-        the plain MLE and raises if it does not exist (players not strongly connected).
+        ``wins[i, j]`` and ``wins[j, i]``), a number or a symmetric ``(k, k)`` matrix of them
+        per pair. The default, one draw per pair, keeps every estimate finite even for a
+        player that never wins or never loses, and shifts the estimates by O(1 / games per
+        pair), negligible in most tournaments but not where a player wins nearly every pair
+        (99.4% of 100 pairs: a real round robin's blocks covered 0.77). ``prior=0`` gives the
+        plain MLE and raises if it does not exist (players not strongly connected).
+        ``prior="firth"``: Firth's bias-reduced estimate (the Jeffreys prior, ``1/2 log det``
+        of the information): virtual draws ``bt_firth_draws`` per pair, as many in all as
+        free ratings (``k - 1``), where the fit is most sensitive; finite under separation, and
+        its bias is O(1 / games^2). The ratings of a run use it.
     tol : convergence threshold on the largest Newton step (in natural-log units).
     max_iter : Newton iteration limit.
     draws : optional symmetric ``(k, k)`` counts of drawn games, already in ``wins`` as half
@@ -1166,14 +1173,24 @@ def bradley_terry(wins: ArrayLike, prior: float = 1.0, tol: float = 1e-10,
         if (0.5 * d > w + 1e-9 * (1.0 + w)).any():
             raise ValueError("draws must be counted in wins (half a win to each side): "
                              "some draws[i, j] / 2 exceed wins[i, j]")
-    prior = float(prior)
-    if not prior >= 0.0 or not math.isfinite(prior):
-        raise ValueError(f"prior {prior!r} must be a finite number >= 0")
     k = w.shape[0]
+    if isinstance(prior, str):
+        if prior != "firth":
+            raise ValueError(f"prior {prior!r} must be a number >= 0, a (k, k) matrix or "
+                             f"'firth'")
+        return _bt_firth(w, tol, max_iter, draws, extra_meat)
+    pr = np.array(prior, dtype=np.float64)
+    if pr.ndim == 0:
+        if not pr >= 0.0 or not math.isfinite(pr):
+            raise ValueError(f"prior {prior!r} must be a finite number >= 0")
+    elif pr.shape != w.shape or not np.isfinite(pr).all() or (pr < 0).any() \
+            or not np.array_equal(pr, pr.T):
+        raise ValueError(f"a prior matrix must be symmetric {w.shape}, finite and >= 0")
     if k == 1:
         return np.zeros(1), np.zeros((1, 1))
     off = ~np.eye(k, dtype=bool)
-    w = w + 0.5 * prior * off
+    prior = pr * off  # virtual draws per pair
+    w = w + 0.5 * prior
     if not _strongly_connected(w > 0):
         raise ValueError("Bradley-Terry MLE does not exist: some group of players never beat "
                          "(or never lost to) the rest; use prior > 0")
@@ -1213,7 +1230,7 @@ def bradley_terry(wins: ArrayLike, prior: float = 1.0, tol: float = 1e-10,
     cov = np.linalg.inv(lap + jk) - jk
     if draws is not None:
         p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))
-        dr = d + prior * off  # the prior games are draws
+        dr = d + prior  # the prior games are draws
         pure = np.maximum(w - 0.5 * dr, 0.0)  # games i won outright
         s = pure * (1.0 - p) ** 2 + dr * (0.5 - p) ** 2 + pure.T * p ** 2
         s = 0.5 * (s + s.T)
@@ -1227,6 +1244,46 @@ def bradley_terry(wins: ArrayLike, prior: float = 1.0, tol: float = 1e-10,
         cov = cov + bread @ e @ bread
     cov = 0.5 * (cov + cov.T)  # symmetric to rounding
     return theta, cov
+
+
+def bt_firth_draws(wins: ArrayLike, log_strengths: ArrayLike) -> np.ndarray:
+    """Firth's virtual draws per pair at the strengths ``theta``: ``h_ij = n_ij p_ij p_ji
+    (e_i - e_j)' I+ (e_i - e_j)``, the leverage of pair ``(i, j)`` (``n_ij`` its games from
+    ``wins``, ``I`` the information): adding ``h_ij / 2`` wins to each side is Firth's
+    modified score for the Bradley-Terry model. They sum to ``k - 1`` over the pairs."""
+    w = np.asarray(wins, dtype=np.float64)
+    th = np.asarray(log_strengths, dtype=np.float64).ravel()
+    k = th.size
+    games = w + w.T
+    p = 1.0 / (1.0 + np.exp(th[None, :] - th[:, None]))
+    wgt = games * p * p.T
+    lap = np.diag(wgt.sum(axis=1)) - wgt
+    jk = np.full((k, k), 1.0 / k)
+    inv = np.linalg.inv(lap + jk) - jk
+    dg = np.diag(inv)
+    h = wgt * (dg[:, None] + dg[None, :] - 2.0 * inv)
+    h = 0.5 * (h + h.T)
+    np.fill_diagonal(h, 0.0)
+    return np.maximum(h, 0.0)
+
+
+def _bt_firth(w: np.ndarray, tol: float, max_iter: int, draws: ArrayLike | None,
+              extra_meat: ArrayLike | None) -> tuple[np.ndarray, np.ndarray]:
+    """``bradley_terry`` with Firth's virtual draws, iterated to their fixed point."""
+    k = w.shape[0]
+    played = (w + w.T) > 0
+    np.fill_diagonal(played, False)
+    h = np.where(played, (k - 1) / max(played.sum() / 2, 1.0), 0.0)
+    for _ in range(500):
+        theta, cov = bradley_terry(w, prior=h, tol=tol, max_iter=max_iter, draws=draws,
+                                   extra_meat=extra_meat)
+        if k == 1:
+            return theta, cov
+        new = bt_firth_draws(w, theta)
+        if np.max(np.abs(new - h)) < 1e-10:
+            return theta, cov
+        h = new
+    raise ArithmeticError("Firth's Bradley-Terry iteration did not converge")
 
 
 def _incidence(pairs: Sequence[tuple[int, int]], k: int) -> np.ndarray:
@@ -1288,7 +1345,8 @@ def chi2_sf(x: float, df: float) -> float:
 
 def bt_goodness_of_fit(pairs: Sequence[tuple[int, int]], wins: ArrayLike, draws: ArrayLike,
                        losses: ArrayLike, log_strengths: ArrayLike,
-                       cov_y: ArrayLike | None = None, prior: float = 1.0) -> dict[str, Any]:
+                       cov_y: ArrayLike | None = None,
+                       prior: float | ArrayLike = 1.0) -> dict[str, Any]:
     """How well a Bradley-Terry fit explains each matchup's score: a Wald chi-square test.
 
     Parameters
@@ -1297,6 +1355,8 @@ def bt_goodness_of_fit(pairs: Sequence[tuple[int, int]], wins: ArrayLike, draws:
     log_strengths : the fit (``bradley_terry`` with the same ``prior``).
     cov_y : optional per-deal covariance of the matchups' scores (``ClusterMoments.cov``) for
         matchups that share deals; without it the matchups count as independent.
+    prior : the fit's virtual draws: a number per pair, or one per matchup (Firth's:
+        ``bt_firth_draws`` at the fit).
 
     Returns
     -------
@@ -1329,8 +1389,9 @@ def bt_goodness_of_fit(pairs: Sequence[tuple[int, int]], wins: ArrayLike, draws:
     df = mm - rank_u
     if df <= 0 or not (n > 0).all():
         return {**out, "chi2": 0.0, "df": 0, "p": math.nan, "z": [math.nan] * mm}
-    nn = n + prior
-    r = w + 0.5 * d + 0.5 * prior - nn * p
+    pr = np.broadcast_to(np.asarray(prior, dtype=np.float64), (mm,))
+    nn = n + pr
+    r = w + 0.5 * d + 0.5 * pr - nn * p
     wt = nn * p * (1.0 - p)
     jk = np.full((k, k), 1.0 / k)
     info_pinv = np.linalg.inv(u.T @ (wt[:, None] * u) + jk) - jk

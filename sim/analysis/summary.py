@@ -23,6 +23,7 @@ from sim.analysis.stats import (
     Moments,
     bradley_terry,
     bt_cluster_meat,
+    bt_firth_draws,
     bt_goodness_of_fit,
     cross_cov,
     elo_from_bt,
@@ -323,12 +324,17 @@ def _ratings(state: Mapping[str, Any], k: int, cov_y: np.ndarray | None = None
         return None, None
     n = [w.n for w in wdls]
     extra = bt_cluster_meat(pairs, k, cov_y, n) if cov_y is not None else None
-    theta, cov = bradley_terry(wins, draws=draws, extra_meat=extra)
+    # Firth's bias reduction: a fixed prior of one draw per pair pulled the ratings of a player
+    # that wins 99.4% of its pairs far in (blocks of 100 deals of a real round robin covered
+    # 0.77); Firth's covered 0.94
+    theta, cov = bradley_terry(wins, prior="firth", draws=draws, extra_meat=extra)
     ratings = [{"elo": e, "lo": lo, "hi": hi} for e, lo, hi in elo_from_bt(theta, cov)]
     if len(pairs) != len(set(pairs)) or not all(n):
         return ratings, None
+    h = bt_firth_draws(wins, theta)
     fit = bt_goodness_of_fit(pairs, [w.wins for w in wdls], [w.draws for w in wdls],
-                             [w.losses for w in wdls], theta, cov_y)
+                             [w.losses for w in wdls], theta, cov_y,
+                             prior=[h[a, b] for a, b in pairs])
     players = state["players"]
     worst = sorted(range(len(pairs)), key=lambda m: -abs(fit["z"][m]))[:3]
     fit["worst"] = [{"a": pairs[m][0], "b": pairs[m][1], "observed": fit["observed"][m],
