@@ -62,7 +62,7 @@ def test_analyze_speed_and_interval(benchmark):
     benchmark.pedantic(run, rounds=1)
     per_deal = got["cpu"] / len(recs)
     plays = [r for r in got["rows"] if r["kind"] == "play" and not r["forced"]]
-    half = float(np.median([(r["hi"] - r["lo"]) / 2 for r in plays]))
+    half = float(np.median([r["half_width"] for r in plays]))
     benchmark.extra_info.update(seconds_per_deal=per_deal, median_half_width=half,
                                 decisions_per_deal=len(got["rows"]) / len(recs))
     print(f"\n{per_deal:.2f} s per deal (one core, {len(got['rows']) / len(recs):.0f} "
@@ -136,7 +136,7 @@ if __name__ == "__main__":
     plays = [r for r in rows if r["kind"] == "play" and not r["forced"]]
     print(f"{deals} deals, seed {seed}: {cpu / len(recs):.2f} s per deal (one core), "
           f"{len(rows) / len(recs):.0f} decisions per deal; median half-width of a play "
-          f"decision's loss {statistics.median((r['hi'] - r['lo']) / 2 for r in plays):.3f}")
+          f"decision's loss {statistics.median(r['half_width'] for r in plays):.3f}")
     for p, s in calibration(deals, seed).items():
         print(f"  {p:<18} mean loss per decision {s['mean_loss']:.4f}  ? {s['q_rate']:.1%}"
               f"  ?? {s['qq_rate']:.1%}  decisions {s['decisions']}")

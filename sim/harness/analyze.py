@@ -217,7 +217,8 @@ def analyze_decision(dec: Decision, rules: np.ndarray, settings: Settings,
         "deal": dec.deal, "step": dec.step, "seat": seat, "player": player, "kind": dec.kind,
         "trick": dec.trick, "round": dec.round, "redeal": dec.redeal,
         "played": names[p], "best": names[p], "forced": n == 1, "values": [],
-        "loss": 0.0, "lo": 0.0, "hi": 0.0, "mark": "", "true_loss": 0.0, "true_best": names[p],
+        "loss": 0.0, "lo": 0.0, "hi": 0.0, "half_width": 0.0, "mark": "", "true_loss": 0.0,
+        "true_best": names[p],
         "worlds": 0, "recheck_worlds": 0,
     }
     if n == 1:
@@ -249,7 +250,8 @@ def analyze_decision(dec: Decision, rules: np.ndarray, settings: Settings,
     row.update(values=[{"choice": names[i], "value": round(float(means[i]), 4)}
                        for i in range(n)],
                best=names[c] if dbar > 0 else names[p], loss=round(loss, 4), lo=round(lo, 4),
-               hi=round(hi, 4), mark=mark_of(loss, lo), worlds=w1, recheck_worlds=w2)
+               hi=round(hi, 4), half_width=round(half, 4), mark=mark_of(loss, lo),
+               worlds=w1, recheck_worlds=w2)
     if truth:
         st_t = dec.st.copy()
         u_t = dec.u.copy()
