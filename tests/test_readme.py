@@ -147,6 +147,19 @@ def test_every_default_quoted_in_the_docs_is_the_codes():
     assert not wrong, "\n".join(wrong)
 
 
+def test_docs_cited_exist():
+    """Code and docs cited a results.md in docs/ that did not exist."""
+    cited = set()
+    for path in glob.glob(os.path.join(ROOT, "**", "*.*"), recursive=True):
+        if path.endswith((".py", ".md", ".toml")) and "/results/" not in path \
+                and "/.venv/" not in path:
+            cited |= {(m, os.path.relpath(path, ROOT))
+                      for m in re.findall(r"docs/\w+\.md", _read(path))}
+    missing = sorted(f"{src} cites {doc}" for doc, src in cited
+                     if not os.path.exists(os.path.join(ROOT, doc)))
+    assert not missing, "\n".join(missing)
+
+
 def test_package_docstring_names_only_what_exists():
     """sim's docstring listed a `sim.play` that does not exist: every name its list of the
     public API gives is an attribute of the package."""
