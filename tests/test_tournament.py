@@ -7,6 +7,7 @@ these tests do not depend on the stronger strategies.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -21,7 +22,7 @@ import pytest
 from sim.analysis.stats import SPRT, Moments, sprt_llr
 from sim.core.tables import DEAL_COLUMNS
 from sim.errors import ConfigError, StrategyError
-from sim.harness import runner
+from sim.harness import runner, standings
 from sim.harness.chunks import plan_chunks, tally_from_json, tally_games, tally_to_json
 from sim.harness.config import from_dict, load_config
 from sim.harness.loop import C_SETTLE0
@@ -633,7 +634,8 @@ def test_progress_bar_shows_rate(tmp_path, capsys):
     cfg = config(tmp_path, deals=50, **{"run.chunk_size": 10})
     run_tournament(cfg, progress=True)
     err = capsys.readouterr().err
-    assert "deal/s" in err and "50.0/50.0" in err  # deals (each played twice), not games
+    # deals (each played twice), not games; a plain line: stderr is not a terminal here
+    assert "deals/s" in err and "50/50 deals (100%)" in err and "\r" not in err
 
 
 def test_cli_tournament_and_report(tmp_path, capsys):
@@ -684,3 +686,55 @@ def test_deal_clustering_is_identical_for_any_jobs_chunk_size_and_resume(tmp_pat
     partial = load_state(part.out)
     assert ClusterMoments.from_dict(partial["deal_moments"]).deals == 25
     assert stable(run_tournament(part, resume=True)) == ref
+
+
+# --- live standings -----------------------------------------------------------------------
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_live_standings_on_a_terminal(tmp_path, monkeypatch):
+    # the progress bar shows the matchup's running mean, its interval and W/D/L (it showed
+    # only deals/s and an ETA)
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    s = run_tournament(config(tmp_path, "tty", **{"run.progress": True}))
+    r = s["matchups"][0]["result"]
+    shown = term.getvalue()
+    assert f"{EAGER} vs {PLAIN} {r['mean']:+.2f} [" in shown and "W/D/L " in shown, shown
+    assert "600/600" in shown
+
+
+def test_live_standings_as_plain_lines_elsewhere(tmp_path, monkeypatch, capsys):
+    # not a terminal: plain lines at a bounded rate (one per PLAIN_EVERY seconds and one at
+    # the end), with the leader and the last matchup, never the bar's carriage returns
+    players = [EAGER, PLAIN, "random(show_prob=0.5)"]
+    run_tournament(config(tmp_path, "log", format="round-robin", players=players,
+                          **{"run.progress": True}))
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    lines = [x for x in err.splitlines() if x.startswith("log: ")]
+    assert len(lines) == 1 and lines[0].startswith("log: 1,800/1,800 deals (100%)")
+    assert " | 1. " in lines[0] and "W/D/L" in lines[0] and "(of 3) · last: " in lines[0]
+    monkeypatch.setattr(standings, "PLAIN_EVERY", 0.0)
+    s = run_tournament(config(tmp_path, "every", format="round-robin", players=players,
+                              **{"run.progress": True}))
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("every: ")]
+    assert len(lines) == 9  # a line per chunk at most
+    best = max(s["strategies"], key=lambda x: x["result"]["mean"])
+    assert f"| 1. {best['spec']} {best['result']['mean']:+.2f} [" in lines[-1]
+
+
+def test_standings_text():
+    from sim.analysis.stats import WDL
+
+    live = standings.Standings(["a", "b", "c"], [(0, 1), (0, 2), (1, 2)])
+    assert live.text() == ""
+    live.add(0, {"pairs": Moments().add([1.0, 2.0, 0.0, 1.0]), "wdl": WDL(3, 1, 0)})
+    live.add(2, {"pairs": Moments().add([-3.0, -1.0]), "wdl": WDL(0, 0, 2)})
+    text = live.text()
+    # c beat b by 2 a pair, a beat b by 1: c leads, then a, then b (-8 over 6 pairs)
+    assert text.startswith("1. c +2.00 [") and " · 2. a +1.00 · 3. b -1.33 (of 3)" in text
+    assert text.endswith("· last: b vs c -2.00 [-3.96, -0.04] W/D/L 0/0/100%")
+    assert len(live.text(30)) == 30

@@ -76,6 +76,7 @@ from sim.harness.results import (
     write_config,
     write_records,
 )
+from sim.harness.standings import Progress, Standings
 
 # summary-row columns (sim.harness.loop.COLUMN_NAMES) copied into the table under the same name
 _FROM_ROWS = ("caller", "trump", "attacker_points", "multiplier", "redeals", "void", "calls",
@@ -539,9 +540,15 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     t0 = time.perf_counter()
     deals_now = written = 0
 
+    live = Standings(cfg.players, cfg.matchups())
+    live.sprt = agg.sprt
+    for m, t in enumerate(agg.tallies):  # the chunks of an earlier session
+        if t["pairs"].n:
+            live.add(m, t)
+
     def new_bar() -> Any:
-        return _progress(cfg, total_deals, sum(chunks[i].n for i in done),
-                         cfg.progress if progress is None else progress)
+        return Progress(cfg.name, total_deals, sum(chunks[i].n for i in done),
+                        cfg.progress if progress is None else progress, live)
 
     bar = None
     interrupted = False
@@ -561,12 +568,10 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
                     sent.discard(res.chunk.index)
                     written += 1
                     deals_now += res.chunk.n
-                    agg.add(res.chunk, tally_from_json(res.tally), res.tally_cols)
+                    tally = tally_from_json(res.tally)
+                    agg.add(res.chunk, tally, res.tally_cols)
+                    live.add(res.chunk.matchup, tally)  # live standings: once per chunk
                     bar.update(res.chunk.n)
-                    if agg.sprt is not None:
-                        bar.set_postfix_str(f"SPRT LLR {agg.sprt.llr:+.2f} "
-                                            f"[{agg.sprt.bounds[0]:.2f}, "
-                                            f"{agg.sprt.bounds[1]:.2f}]", refresh=False)
                     if stop_after is not None and written >= stop_after:
                         interrupted = True
                         break
@@ -636,12 +641,5 @@ def _death(e: BaseException) -> str:
         return f"{type(e).__name__}, exit codes {m.group(1)}"
     first = str(e).strip().splitlines()
     return f"{type(e).__name__}: {first[0]}" if first else type(e).__name__
-
-
-def _progress(cfg: Any, total: int, initial: int, enabled: bool) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, unit="deal", unit_scale=True, smoothing=0.1,
-                desc=cfg.name, disable=not enabled, dynamic_ncols=True, file=sys.stderr)
 
 
