@@ -918,6 +918,7 @@ SPRT_MIN_PAIRS = 200  # default: no decision before this many pairs (see SPRT)
 #   1.01                0.105/0.108   0.018/0.014  0.004/0.003  0.002/0.001
 # (at 0.06 sd, the shipped config, 0.059/0.052 at 2 and 0.056/0.048 from 20 to 200: the
 # ~0.056 left is the plug-in variance's, not the minimum's). Tournament configs refuse less.
+# Reproduce: python benchmarks/sprt_asn.py rates 0.5 4000 2,10,20,30 (and 0.25, 1.0, 1.7).
 SPRT_SAFE_MIN_PAIRS = 30
 
 
