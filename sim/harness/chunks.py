@@ -152,7 +152,9 @@ def first_pairs(cols: Mapping[str, np.ndarray], pairs: int, duplicate: bool
 DEAL_VALUES = "deal_x2"  # a chunk tally's per-pair results, for ClusterMoments (not merged)
 
 
-CLUSTER_MAX_MATCHUPS = 300  # ClusterMoments keeps M x M sums: clustered up to this many
+# ClusterMoments keeps M x M sums (2 MB each at config.MAX_MATCHUPS = 500): every run the
+# config allows is clustered; a larger one (a foreign results folder) is not
+CLUSTER_MAX_MATCHUPS = 500
 
 
 class DealValues:
