@@ -263,16 +263,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             print(f"wrote {n} decision row(s) to {args.json}")
         if args.json == "-":
             return 0
-    by_deal: dict[int, list[dict[str, Any]]] = {}
+    by_rec: dict[int, list[dict[str, Any]]] = {}
     for r in rows:
-        by_deal.setdefault(r["deal"], []).append(r)
-    for rec in records:
-        if rec["deal"] in by_deal:
-            print(analyze.render(rec, by_deal[rec["deal"]], settings))
+        by_rec.setdefault(r["record"], []).append(r)
+    for i, rec in enumerate(records):
+        if i in by_rec:
+            print(analyze.render(rec, by_rec[i], settings))
             print()
-    if len(by_deal) > 1:
-        print("Per deal:")
-        print(analyze.summary_table(analyze.summarize(rows, "deal"), "deal"))
+    if len(by_rec) > 1:
+        print("Per deal (each table of a duplicate pair on its own line):")
+        print(analyze.summary_table(analyze.summarize(rows, "record"), "record"))
         print("Per seat, all deals:")
         print(analyze.summary_table(analyze.summarize(rows, "seat"), "seat"))
     return 0

@@ -184,3 +184,19 @@ def test_cli_json_onto_the_input_is_refused(record_file, capsys):
     assert "input" in capsys.readouterr().err
     assert _digest(record_file) == before
     assert os.path.exists(record_file)
+
+
+def test_cli_duplicate_tables_of_one_deal_stay_apart(tmp_path, capsys):
+    """A duplicate tournament's records.jsonl holds each deal twice (teams swapped): the two
+    tables are analysed and shown apart, told by ``record``."""
+    recs = [next(iter_records(5, 0, 1, make_seats(s))) for s in ("greedy,random", "random,greedy")]
+    path = str(tmp_path / "dup.jsonl")
+    write_records(path, recs)
+    out = str(tmp_path / "rows.jsonl")
+    assert main(["analyze", path, "--seat", "0", "--samples", "2", "--json", out]) == 0
+    text = capsys.readouterr().out
+    assert text.count("Deal 0 of seed 5") == 2 and "Per deal" in text
+    rows = [json.loads(x) for x in open(out, encoding="utf-8")]
+    assert {r["record"] for r in rows} == {0, 1}
+    assert {r["player"] for r in rows if r["record"] == 0} == {"greedy"}
+    assert {r["player"] for r in rows if r["record"] == 1} == {"random"}

@@ -276,11 +276,14 @@ class Task:
     decision: Decision
     rules: np.ndarray
     player: str
+    record: int = 0  # index of the record among those analysed (a duplicate tournament's
+    # records.jsonl holds each deal twice, teams swapped)
 
 
 def _run_task(args: tuple[Task, Settings]) -> dict[str, Any]:
     task, settings = args
-    return analyze_decision(task.decision, task.rules, settings, task.player)
+    row = analyze_decision(task.decision, task.rules, settings, task.player)
+    return {"record": task.record, **row}
 
 
 def select_records(path: str, deals: Sequence[int] | None,
@@ -310,19 +313,19 @@ def tasks_of(records: Iterable[dict[str, Any]], seats: Sequence[int] | None) -> 
     from sim.rules import Rules
 
     out = []
-    for rec in records:
+    for i, rec in enumerate(records):
         if rec.get("void"):
             continue  # no settlement for anybody: nothing to lose (R11)
         rules = Rules.from_dict(rec["rules"]).array()
         for dec in decisions(rec):
             if seats is None or dec.seat in seats:
-                out.append(Task(dec, rules, str(rec["seats"][dec.seat])))
+                out.append(Task(dec, rules, str(rec["seats"][dec.seat]), i))
     return out
 
 
 def analyze_tasks(tasks: Sequence[Task], settings: Settings, jobs: int = 1,
                   progress: Any = None) -> list[dict[str, Any]]:
-    """Rows of every task, in (deal, step) order; ``jobs`` worker processes share them out
+    """Rows of every task, in (record, step) order; ``jobs`` worker processes share them out
     (the rows do not depend on ``jobs``)."""
     continuation(settings.policy)  # a bad spec fails before any work
     rows: list[dict[str, Any]] = []
@@ -344,14 +347,14 @@ def analyze_tasks(tasks: Sequence[Task], settings: Settings, jobs: int = 1,
                 rows.append(r)
                 if progress:
                     progress(len(rows), len(work))
-    rows.sort(key=lambda r: (r["deal"], r["step"]))
+    rows.sort(key=lambda r: (r["record"], r["step"]))
     return rows
 
 
 def summarize(rows: Sequence[dict[str, Any]], key: str) -> list[dict[str, Any]]:
-    """Per ``key`` (``"deal"`` or ``"seat"``): decisions, choices (decisions with more than
-    one legal choice), total and mean loss, marks, accuracy (share of the choices whose
-    interval covers the best: ``lo`` = 0) and the total ``true_loss``."""
+    """Per ``key`` (``"record"``, i.e. per deal table, or ``"seat"``): decisions, choices
+    (decisions with more than one legal choice), total and mean loss, marks, accuracy (share
+    of the choices whose interval covers the best: ``lo`` = 0) and the total ``true_loss``."""
     groups: dict[Any, list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault(r[key], []).append(r)
@@ -360,7 +363,7 @@ def summarize(rows: Sequence[dict[str, Any]], key: str) -> list[dict[str, Any]]:
         g = groups[k]
         ch = [r for r in g if not r["forced"]]
         tot = sum(r["loss"] for r in g)
-        out.append({key: k, "players": sorted({r["player"] for r in g}),
+        out.append({key: k, "deal": g[0]["deal"], "players": sorted({r["player"] for r in g}),
                     "decisions": len(g), "choices": len(ch),
                     "loss": round(tot, 4), "mean_loss": round(tot / len(g), 4) if g else 0.0,
                     "marked_q": sum(r["mark"] == "?" for r in g),
@@ -402,7 +405,10 @@ def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settin
     from sim.replay import hand_line, pretty
 
     seats = sorted({r["seat"] for r in rows})
-    out = [f"Deal {rec['deal']} of seed {rec['seed']}: analysis of seat(s) "
+    t = rec.get("tournament")
+    table = (f" (matchup {t.get('matchup')}, orientation {t.get('orientation')})"
+             if isinstance(t, dict) else "")
+    out = [f"Deal {rec['deal']} of seed {rec['seed']}{table}: analysis of seat(s) "
            f"{', '.join(map(str, seats))} (continuation {settings.policy}, "
            f"{settings.samples} worlds, analysis seed {settings.seed})",
            "Seats: " + ", ".join(f"{i}={s}" for i, s in enumerate(rec["seats"]))]
@@ -463,11 +469,13 @@ def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settin
 
 
 def summary_table(summary: Sequence[dict[str, Any]], key: str) -> str:
-    head = (f"{key:>5}  {'player':<22} {'decisions':>9} {'choices':>7} {'loss':>7} "
+    """The summary as a text table; per record, the deal index labels each row."""
+    label = "deal" if key == "record" else key
+    head = (f"{label:>5}  {'player':<22} {'decisions':>9} {'choices':>7} {'loss':>7} "
             f"{'per dec.':>8} {'?':>3} {'??':>3} {'accuracy':>8} {'true loss':>9}")
     lines = [head]
     for s in summary:
-        lines.append(f"{s[key]:>5}  {','.join(s['players'])[:22]:<22} {s['decisions']:>9} "
+        lines.append(f"{s[label]:>5}  {','.join(s['players'])[:22]:<22} {s['decisions']:>9} "
                      f"{s['choices']:>7} {s['loss']:>7.2f} {s['mean_loss']:>8.3f} "
                      f"{s['marked_q']:>3} {s['marked_qq']:>3} {s['accuracy']:>8.1%} "
                      f"{s['true_loss']:>9.2f}")
