@@ -339,6 +339,17 @@ def test_sprt_stops_at_the_same_pair_for_any_chunk_size_and_jobs(tmp_path):
     assert "H1 accepted" in text and "LLR" in text
 
 
+def test_sprt_keeps_no_records_past_the_deciding_pair(tmp_path):
+    # records of the first 600 deals asked, the SPRT decides inside the one 10,000-deal chunk
+    s = run_tournament(sprt_config(tmp_path, "rec", **{"run.chunk_size": 10000,
+                                                         "output.records": 600}))
+    n = s["sprt"]["decided_at"]
+    recs = [json.loads(x) for x in read(os.path.join(tmp_path, "rec", "records.jsonl"))
+            .splitlines()]
+    assert n < 600 and sorted({r["deal"] for r in recs}) == list(range(n))
+    assert len(recs) == 2 * n
+
+
 def test_sprt_resume_and_any_order_of_chunks(tmp_path):
     # killed after the chunks that hold the decision were saved whole (as when chunks
     # finish out of order): --resume cuts the deciding chunk and gives the same result
