@@ -322,8 +322,9 @@ def _seat_tables(seats: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, l
     from strategies.params import param_table
     from strategies.registry import make
 
-    seats = [None] * 4 if seats is None else list(seats)
-    if len(seats) != 4:
+    seats = [None] * 4 if seats is None else \
+        list(seats) if isinstance(seats, (list, tuple)) else seats
+    if not isinstance(seats, list) or len(seats) != 4:
         raise ConfigError(f"seats {seats!r}: give four entries, None for the policy's seats "
                           f"or a compiled strategy spec such as 'greedy'")
     kinds = np.full(4, -1, dtype=np.int64)
@@ -335,10 +336,15 @@ def _seat_tables(seats: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, l
             names.append("python")
             continue
         strat = spec if isinstance(spec, Strategy) else make(spec)
-        if not strat.runs_compiled():
-            raise ConfigError(f"seat {s}: strategy {strat.spec()!r} has no compiled kernel; "
-                              f"Batch seats are None (the policy) or compiled strategies "
-                              f"(random, greedy, pimc, ismcts, oracle)")
+        if not strat.runs_compiled() or strat.compiled_kind is None:
+            from strategies.registry import builtin_classes
+
+            what = ("is a compiled plug-in, which sim.Batch does not seat (sim.env's opponents "
+                    "and tournaments do)" if strat.runs_compiled() else
+                    "has no compiled kernel")
+            raise ConfigError(f"seat {s}: strategy {strat.spec()!r} {what}; Batch seats are "
+                              f"None (the policy) or built-in compiled strategies ("
+                              f"{', '.join(c.name for c in builtin_classes())})")
         kinds[s] = strat.compiled_kind
         rows.append(strat.compiled_params())
         names.append(strat.spec())

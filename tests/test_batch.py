@@ -122,6 +122,13 @@ def test_seat_specs_are_checked():
         Batch(2, 1, seats=[None])
     with pytest.raises(ConfigError, match="n="):
         Batch(0, 1)
+    # a compiled plug-in was a TypeError (its compiled_kind is None), a string four letters
+    with pytest.raises(ConfigError, match="compiled plug-in, which sim.Batch does not seat"):
+        Batch(2, 1, seats=[None, "strategies.example_compiled:CautiousC", None, None])
+    with pytest.raises(ConfigError, match="has no compiled kernel.*expert"):
+        Batch(2, 1, seats=[None, "strategies.example:Cautious", None, None])
+    with pytest.raises(ConfigError, match="four entries"):
+        Batch(2, 1, seats="abcd")
 
 
 def test_observe_matches_deal_obs_array():
