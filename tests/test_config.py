@@ -227,3 +227,17 @@ def test_cli_bad_config_exit_2(tmp_path, capsys):
     assert "loky, threading, dask" in e
     assert len(e.strip().splitlines()) == 1
     assert not (tmp_path / "results").exists()  # nothing ran
+
+
+def test_config_may_name_this_packages_own_classes(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "c.toml").write_text(
+        'players = ["strategies.example:Cautious", "random"]\ndeals = 2\n'
+        '[output]\nplots = false\n')
+    p = subprocess.run([sys.executable, "-m", "sim.cli", "tournament", str(tmp_path / "c.toml"),
+                        "--no-progress", "--quiet", "--out", str(tmp_path / "o")],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert p.returncode == 0, p.stderr

@@ -296,7 +296,7 @@ def test_workers_exit_after_kill_9_of_the_run(tmp_path, backend):
     assert not alive, f"workers still running 20 s after the run was killed: {alive}"
 
 
-@pytest.mark.parametrize("backend", ["loky", "fork"])
+@pytest.mark.parametrize("backend", ["loky", "fork", "dask"])
 def test_ctrl_c_stops_the_run_and_its_workers(tmp_path, backend):
     """Ctrl-C in a terminal signals the whole process group, workers included: the run says
     what is saved and exits 130 within seconds, no worker prints a traceback or lives on."""

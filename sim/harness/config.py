@@ -274,6 +274,7 @@ def load_config(path: str | os.PathLike, overrides: Mapping[str, Any] | None = N
                      import_plugins=False)
 
 
+_OWN_PACKAGES = ("sim", "strategies")
 _MODULE_IN_SPEC = re.compile(r"([A-Za-z_][\w.]*):[A-Za-z_]")
 
 
@@ -307,7 +308,9 @@ def _check_loaded(raw: Mapping[str, Any], plugins: tuple[str, ...], source: str)
             raise ConfigError(f"{source}: key 'plugins[{i}]' = {m!r}: {e}") from None
     for i, spec in enumerate(specs):
         for m in _MODULE_IN_SPEC.findall(spec):
-            if m not in sys.modules:
+            # this package's own modules (strategies.example_compiled:CautiousC) come from
+            # its installed folders, never from beside the config: named freely
+            if m not in sys.modules and m.partition(".")[0] not in _OWN_PACKAGES:
                 raise ConfigError(f"{source}: key 'players[{i}]' = {spec!r} names module {m!r} "
                                   f"but a config does not load modules: load it with "
                                   f"--plugin {m}")

@@ -12,8 +12,8 @@ How a run is organised
   duplicate, deal ``d`` is played once, in orientation ``d % 2``, and ``x`` is A's settlement.
 - **Chunks.** The deals of a matchup are cut into chunks of ``chunk_size`` deals. Chunk ``k``
   of every matchup comes before chunk ``k+1`` of any (so a round robin progresses evenly).
-  A chunk is the unit of work (worker processes forked from the run, or joblib: loky,
-  threading or dask; ``sim.harness.forkpool``) and of storage
+  A chunk is the unit of work (worker processes forked from the run, joblib's loky or
+  threading, or dask futures; ``sim.harness.forkpool``) and of storage
   (``chunks/c000123.npz`` and its table ``deals/c000123.parquet``, written atomically as soon
   as it finishes).
 - **Determinism.** Per-deal results depend only on seed, deal and seats; chunk statistics are
@@ -39,6 +39,7 @@ import json
 import math
 import os
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -425,10 +426,10 @@ def _executor(cfg: Any, backend: str) -> Iterator[Callable[[Iterator[Task]],
         with ForkPool(cfg.jobs, _watch_parent) as pool:
             yield lambda tasks: pool.map_unordered(play_chunk, tasks)
         return
-    # joblib is imported only here, where it runs the chunks (0.1 s of the run's clock)
-    from joblib import Parallel, delayed, parallel_config
-
     if backend != "dask":
+        # joblib is imported only here, where it runs the chunks (0.1 s of the run's clock)
+        from joblib import Parallel, delayed
+
         yield lambda tasks: Parallel(
             n_jobs=cfg.jobs, backend=backend, batch_size=1, return_as="generator_unordered",
             pre_dispatch="2*n_jobs")(delayed(_play_in_worker)(t, os.getpid()) for t in tasks)
@@ -438,25 +439,127 @@ def _executor(cfg: Any, backend: str) -> Iterator[Callable[[Iterator[Task]],
     except ImportError:
         raise ConfigError("backend 'dask' needs the dask extra: "
                           "pip install 'shuangkou[dask]'") from None
+    import logging
+    import signal
+
     cluster = None
     if cfg.scheduler:
         client = _connect(Client, cfg.scheduler)
     else:  # no address: a cluster on this machine, one process per job
-        cluster = LocalCluster(n_workers=cfg.jobs, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+        # its workers ignore Ctrl-C (the run's process stops them): spawned while SIGINT is
+        # ignored here, they keep ignoring it, and a restarted one is told by the plug-in
+        main = threading.current_thread() is threading.main_thread()
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            cluster = LocalCluster(n_workers=cfg.jobs, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.CRITICAL)
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, old)
         client = Client(cluster)
-
-    def distributed(tasks: Iterator[Task]) -> Iterator[ChunkResult]:
-        with parallel_config(backend="dask"):
-            yield from Parallel(n_jobs=-1, return_as="generator_unordered")(
-                delayed(play_chunk)(t) for t in tasks)
-
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client.register_plugin(_ignore_sigint_plugin())
     try:
-        yield distributed
+        yield lambda tasks: _dask_results(client, tasks, cfg.jobs)
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        with warnings.catch_warnings(), _quiet_logs("distributed"):
+            warnings.simplefilter("ignore")
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def _ignore_sigint_plugin() -> Any:
+    """A dask worker plug-in: the workers of a cluster on this machine ignore Ctrl-C (the
+    run's process stops them; each printed a traceback). Sent by value (cloudpickle)."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class IgnoreSigint(WorkerPlugin):
+        name = "shuangkou-ignore-sigint"
+
+        def setup(self, worker: Any) -> None:
+            import signal
+
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            except ValueError:  # not the main thread: nothing to do
+                pass
+
+    return IgnoreSigint()
+
+
+@contextlib.contextmanager
+def _quiet_logs(name: str) -> Iterator[None]:
+    import logging
+
+    log = logging.getLogger(name)
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
+DASK_NO_WORKERS_TIMEOUT = 60.0  # seconds a dask cluster may have no worker while tasks wait
+
+
+def _dask_results(client: Any, tasks: Iterator[Task], jobs: int) -> Iterator[ChunkResult]:
+    """Results of ``tasks`` on a dask cluster, as they complete, with at most twice its
+    threads of chunks in flight. A task that failed (a worker that died while playing it
+    ``distributed.scheduler.allowed-failures`` + 1 times: ``KilledWorker``; an error of a bot)
+    is raised as soon as it fails; a cluster without a worker for
+    ``DASK_NO_WORKERS_TIMEOUT`` seconds ends the run (tasks would wait for ever)."""
+    from dask.distributed import as_completed
+
+    with _quiet_logs("distributed"):
+        try:
+            threads = sum(client.nthreads().values())
+        except Exception:  # noqa: BLE001 - an old scheduler: the configured jobs
+            threads = jobs
+        window = max(2, 2 * (threads or jobs))
+        todo = iter(tasks)
+        done = as_completed()
+        inflight = 0
+
+        def submit() -> bool:
+            t = next(todo, None)
+            if t is None:
+                return False
+            done.add(client.submit(play_chunk, t, pure=False,
+                                   key=f"shuangkou-chunk-{t.chunk.index}-{os.getpid()}-"
+                                       f"{time.monotonic_ns()}"))
+            return True
+
+        while inflight < window and submit():
+            inflight += 1
+        lonely_since = None
+        try:
+            while inflight:
+                batch = done.next_batch(block=False) if done.has_ready() else []
+                if not batch:
+                    if client.scheduler_info().get("workers"):
+                        lonely_since = None
+                    elif lonely_since is None:
+                        lonely_since = time.monotonic()
+                    elif time.monotonic() - lonely_since > DASK_NO_WORKERS_TIMEOUT:
+                        raise WorkerError(f"the dask cluster has had no worker for "
+                                          f"{DASK_NO_WORKERS_TIMEOUT:g} s while chunks wait")
+                    time.sleep(0.05)
+                    continue
+                for fut in batch:
+                    inflight -= 1
+                    if fut.status == "error":
+                        raise fut.exception()
+                    res = fut.result()
+                    fut.release()
+                    yield res
+                    if submit():
+                        inflight += 1
+        finally:
+            for fut in list(done.futures):
+                fut.cancel()
 
 
 def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
@@ -636,6 +739,9 @@ def _death(e: BaseException) -> str:
     """The cause of a worker's death in a few words, e.g. ``exit codes {SIGSEGV(-11)}``."""
     import re
 
+    if type(e).__name__ == "KilledWorker":  # dask: its message runs to five sentences
+        n = re.search(r"on (\d+) different workers", str(e))
+        return f"KilledWorker: the {n.group(1) + ' ' if n else ''}dask workers that ran it died"
     m = re.search(r"exit codes? of the workers (?:are|is) (\{[^}]*\})", str(e))
     if m:
         return f"{type(e).__name__}, exit codes {m.group(1)}"
