@@ -256,7 +256,19 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if not tasks:  # every chosen deal void (R11) or stopped before any decision of the seats
         raise RecordError(f"no decision to analyze in the chosen deal(s) of {args.records!r}: "
                           f"void deals (R11) have none")
-    rows = analyze.analyze_tasks(tasks, settings, args.jobs)
+    progress = None
+    if sys.stderr.isatty():  # a person waiting: say how far it is (at most 4 times a second)
+        import time
+
+        last = [0.0]
+
+        def progress(done: int, total: int) -> None:
+            if done == total or time.monotonic() - last[0] > 0.25:
+                last[0] = time.monotonic()
+                end = "\n" if done == total else ""
+                print(f"\ranalyzing: {done}/{total} decisions", end=end, file=sys.stderr,
+                      flush=True)
+    rows = analyze.analyze_tasks(tasks, settings, args.jobs, progress)
     if args.json:
         n = _write_records(args.json, rows)
         if args.json != "-":

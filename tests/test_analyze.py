@@ -200,3 +200,22 @@ def test_cli_duplicate_tables_of_one_deal_stay_apart(tmp_path, capsys):
     assert {r["record"] for r in rows} == {0, 1}
     assert {r["player"] for r in rows if r["record"] == 0} == {"greedy"}
     assert {r["player"] for r in rows if r["record"] == 1} == {"random"}
+
+
+def test_cli_unfinished_record_is_analysed_as_far_as_it_was_played(records, tmp_path, capsys):
+    """docs/record.md "Unfinished deals": the decisions up to the last recorded play, the
+    trick in progress shown."""
+    rec = json.loads(json.dumps(_first_played(records)))
+    done = rec["tricks"][:3]
+    rec.update(unfinished=True, dealt_rounds=27, tricks=done, attacker_points=None,
+               last_trick_multiplier=None, attacker_score=None, settlement=[0, 0, 0, 0],
+               current_trick={"leader": rec["tricks"][3]["leader"],
+                              "plays": rec["tricks"][3]["plays"][:2]})
+    path = str(tmp_path / "unf.jsonl")
+    write_records(path, [rec])
+    out = str(tmp_path / "rows.jsonl")
+    assert main(["analyze", path, "--samples", "2", "--json", out]) == 0
+    assert "(unfinished)" in capsys.readouterr().out
+    plays = [json.loads(x) for x in open(out, encoding="utf-8")]
+    plays = [r for r in plays if r["kind"] == "play"]
+    assert len(plays) == 3 * 4 + 2 and plays[-1]["trick"] == 4

@@ -445,7 +445,12 @@ def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settin
     by_pos: dict[tuple[int, int], dict[str, Any]] = {}
     for r in plays:
         by_pos[(r["trick"], r["seat"])] = r
-    for n, tr in enumerate(rec["tricks"], 1):
+    tricks = list(rec["tricks"])
+    cur = rec.get("current_trick") if rec.get("unfinished") else None
+    if cur and cur.get("plays"):  # the trick in progress of an unfinished record
+        tricks.append({"leader": cur["leader"], "plays": cur["plays"], "winner": None,
+                       "points": None})
+    for n, tr in enumerate(tricks, 1):
         cells = []
         notes = []
         for k, p in enumerate(tr["plays"]):
@@ -457,7 +462,7 @@ def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settin
             win = "*" if seat == tr["winner"] else ""
             cells.append(f"{seat}:{' '.join(pretty(c) for c in p)}{win}{m}")
         out.append(f"  {n:>2}. " + "  ".join(f"{c:<13}" for c in cells)
-                   + f" +{tr['points']}")
+                   + (f" +{tr['points']}" if tr["points"] is not None else " (unfinished)"))
         out.extend(notes)
     if not rec.get("unfinished"):
         out.append("")
