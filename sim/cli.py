@@ -180,6 +180,23 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 # --- replay / validate --------------------------------------------------------------------
+def _write_viewer(path: str, source: str, records: list[dict[str, Any]],
+                  rows: Any = None, title: str = "", note: str | None = None,
+                  quiet: bool = False) -> None:
+    """The deal viewer page (docs/viewer.md) of ``records`` (and analysis ``rows``) to
+    ``path``, through ``path.partial``; never over the input file ``source``."""
+    from sim.analysis import viewer
+
+    if os.path.exists(path) and os.path.samefile(path, source):
+        raise OutputError(f"--html {path!r} is the input file: name another file")
+    _check_output_file(path, "viewer page")
+    text = viewer.page(records, rows, title=title, note=note)
+    _write_text_atomic(path, text, "viewer page")
+    size = len(text.encode("utf-8"))
+    print(f"wrote the deal viewer of {len(records)} deal(s) to {path} ({size / 1024:.0f} KB)",
+          file=sys.stderr if quiet else sys.stdout)
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from sim.record import read_records
 
@@ -192,6 +209,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if not found:
         raise RecordError(f"no deal {args.deal} in {args.file!r}"
                           if args.deal is not None else f"no records in {args.file!r}")
+    if args.html:
+        from sim.reference import validator
+
+        for rec in found:  # a malformed record: one line, as replay says it
+            problems = validator.check_structure(rec)
+            if problems:
+                raise RecordError(f"{args.file!r}: {problems[0]} (shuangkou validate lists "
+                                  f"every problem)")
+        _write_viewer(args.html, args.file, found,
+                      title=f"Deals of {os.path.basename(args.file)}")
+        return 0
     print("\n\n".join(_render_checked(r, args.file) for r in found))
     return 0
 
@@ -256,6 +284,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if not tasks:  # every chosen deal void (R11) or stopped before any decision of the seats
         raise RecordError(f"no decision to analyze in the chosen deal(s) of {args.records!r}: "
                           f"void deals (R11) have none")
+    if args.html:  # refuse the input file and an unwritable path before the analysis
+        if os.path.exists(args.html) and os.path.samefile(args.html, args.records):
+            raise OutputError(f"--html {args.html!r} is the input file: analyze never changes "
+                              f"its input; name another file")
+        _check_output_file(args.html, "viewer page")
     progress = None
     if sys.stderr.isatty():  # a person waiting: say how far it is (at most 4 times a second)
         import time
@@ -269,6 +302,13 @@ def cmd_analyze(args: argparse.Namespace) -> int:
                 print(f"\ranalyzing: {done}/{total} decisions", end=end, file=sys.stderr,
                       flush=True)
     rows = analyze.analyze_tasks(tasks, settings, args.jobs, progress)
+    if args.html:
+        _write_viewer(args.html, args.records, records, rows,
+                      title=f"Analysis of {os.path.basename(args.records)}",
+                      note=f"continuation {settings.policy}, {settings.samples} worlds per "
+                           f"decision, analysis seed {settings.seed}; values and losses in "
+                           f"settlement points per player (docs/analysis.md)",
+                      quiet=args.json == "-")
     if args.json:
         n = _write_records(args.json, rows)
         if args.json != "-":
@@ -594,6 +634,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("replay", help="show recorded deals as a person wants to read them")
     rp.add_argument("file", help="record file (JSONL, .gz)")
     rp.add_argument("--deal", type=_nonneg_int, default=None, help="only this deal index")
+    rp.add_argument("--html", metavar="OUT.html",
+                    help="write the deals as the deal viewer page (docs/viewer.md) instead of "
+                         "printing them")
     rp.set_defaults(func=cmd_replay)
 
     va = sub.add_parser("validate", help="re-check records with the reference engine")
@@ -704,6 +747,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="only this seat's decisions (repeatable; default all four)")
     an.add_argument("--json", metavar="OUT.jsonl",
                     help="also write one JSON row per decision (- : only the rows, to stdout)")
+    an.add_argument("--html", metavar="OUT.html",
+                    help="also write the deal viewer page with the analysis beside each "
+                         "decision (docs/viewer.md)")
     an.add_argument("--samples", type=_int_at_least_2, default=DEFAULT_ANALYZE_SAMPLES,
                     help=f"worlds per decision (default {DEFAULT_ANALYZE_SAMPLES}; the loss "
                          f"re-check uses 4x as many)")

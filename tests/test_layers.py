@@ -14,7 +14,7 @@ The folders show the layers (``test_the_folders_show_the_layers``):
                    strategies, runner, config, tournament (chunks, results), estimate, bench
                    (sim/harness/)
     L5 CLI         sim.cli
-    analysis       sim/analysis/: stats, summary, report; import only the numpy-free tables
+    analysis       sim/analysis/: stats, summary, report, viewer; import only the numpy-free tables
                    (no engine, no numba)
     reference      sim/reference/: the independent reference engine (oracle, validator):
                    imports nothing of the compiled core
@@ -57,6 +57,7 @@ PURE_TABLES = ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "sim.core.t
 SIDE = {"sim.analysis": (), "sim.analysis.stats": PURE_TABLES,
         "sim.analysis.summary": PURE_TABLES + ("sim.analysis.stats",),
         "sim.analysis.report": PURE_TABLES + ("sim.analysis.stats", "sim.analysis.summary"),
+        "sim.analysis.viewer": PURE_TABLES,
         "sim.reference": (), "sim.reference.oracle": PURE_TABLES,
         "sim.reference.validator": PURE_TABLES + ("sim.reference.oracle",)}
 # the modules at the top of sim/: the public ones, imported by path by users and plug-in
@@ -248,7 +249,7 @@ def _loaded(code: str) -> list[str]:
 
 
 @pytest.mark.parametrize("code", ["import sim", "import sim.analysis.stats",
-                                  "import sim.analysis.report",
+                                  "import sim.analysis.report", "import sim.analysis.viewer",
                                   "import sim; sim.level(1600); sim.Rules; sim.ShuangkouError",
                                   "import sim.core.tables, sim.titles, strategies.kinds"])
 def test_light_imports_load_no_numba(code):
