@@ -146,6 +146,12 @@ def test_rows_of_a_pair_go_to_their_own_table(pair):
     per = viewer.rows_by_record([a, b], ra + rb)
     assert [len(x) for x in per] == [len(ra), len(rb)]
     assert all(r["player"] == a["seats"][r["seat"]] for r in per[0])
+    # analyze's "record" index decides where it names one of these records (same deal)
+    rb2 = [{**r, "record": 0} for r in rb]
+    per = viewer.rows_by_record([a, b], ra + rb2)
+    assert [len(x) for x in per] == [len(ra) + len(rb), 0]
+    per = viewer.rows_by_record([b], rb2)  # index 0 is b here
+    assert [len(x) for x in per] == [len(rb)]
 
 
 def test_100_deals_with_every_decision_analysed_fit_in_2_mb():
@@ -220,7 +226,7 @@ def test_analyze_html_shows_the_rows(tmp_path, records, capsys):
     want = [json.loads(line) for line in open(rows)]
     got = data["deals"][0]["an"]
     assert len(got) == len(want) > 0 and all(r[1] == 0 for r in got)
-    assert [r[0] for r in got] == [r["step"] for r in want]
+    assert [r[0] for r in got] == [r["step"] for r in want] and want[0]["record"] == 0
     assert "continuation expert, 4 worlds" in out.read_text()
     assert main(["analyze", src, "--html", src]) == 2
     assert "is the input file" in capsys.readouterr().err

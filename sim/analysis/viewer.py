@@ -188,14 +188,20 @@ def divergence(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any] | N
 
 def rows_by_record(records: Sequence[Mapping[str, Any]],
                    rows: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
-    """The analysis rows of each record. A row names its deal, not its record: where a deal is
-    in the file twice (the two tables of a duplicate pair) a row goes to the record whose
-    ``seats[seat]`` is its ``player`` and, for a play, whose trick holds that play."""
+    """The analysis rows of each record: by the row's ``record`` (its index among the records
+    ``shuangkou analyze`` read, when these are those records: the deal must match), else by
+    its deal; where a deal is there twice (the two tables of a duplicate pair), to the record
+    whose ``seats[seat]`` is its ``player`` and, for a play, whose trick holds that play."""
     by_deal: dict[Any, list[int]] = {}
     for i, rec in enumerate(records):
         by_deal.setdefault(rec.get("deal"), []).append(i)
     out: list[list[Mapping[str, Any]]] = [[] for _ in records]
     for r in rows:
+        k = r.get("record")  # analyze's index among the records it analysed: these records
+        if isinstance(k, int) and 0 <= k < len(records) and records[k].get("deal") == \
+                r.get("deal"):
+            out[k].append(r)
+            continue
         cand = by_deal.get(r.get("deal"), [])
         if len(cand) > 1:
             cand = [i for i in cand if _fits(records[i], r)] or cand
