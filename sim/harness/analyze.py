@@ -389,14 +389,13 @@ def _loss_text(r: dict[str, Any]) -> str:
 
 
 def _detail(r: dict[str, Any]) -> str:
-    """``loses 0.53 [0.28, 0.78]; best 10♠ (+0.12 against -0.41); true loss 0.42``."""
+    """``seat 0 4♥? loses 0.53 [0.28, 0.78]; best 10♥; true loss 0.42 (10♥)``: the loss
+    and interval of the re-check (the first stage's ``values`` are in the JSON rows)."""
     k = r["kind"]
-    vals = {repr(v["choice"]): v["value"] for v in r["values"]}
-    vb, vp = vals.get(repr(r["best"])), vals.get(repr(r["played"]))
-    est = f" ({vb:+.2f} against {vp:+.2f})" if vb is not None and vp is not None else ""
+    tb = f" ({_choice_text(k, r['true_best'])})" if r["true_loss"] > 0 else ""
     return (f"seat {r['seat']} {_choice_text(k, r['played'])}{r['mark']} loses "
             f"{r['loss']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]; best "
-            f"{_choice_text(k, r['best'])}{est}; true loss {r['true_loss']:.2f}")
+            f"{_choice_text(k, r['best'])}; true loss {r['true_loss']:.2f}{tb}")
 
 
 def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settings) -> str:
