@@ -582,3 +582,21 @@ def test_file_too_large_names_the_file_and_keeps_the_chunks(tmp_path):
     r = subprocess.run(args + ["--resume"], env=_env(), cwd=tmp_path, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr
+
+
+def test_dask_cluster_without_workers_is_not_waited_for_forever(tmp_path, monkeypatch):
+    """A scheduler whose workers are all gone: the chunks would wait for ever; the run ends
+    with one line after ``DASK_NO_WORKERS_TIMEOUT`` (shortened here), nothing lost."""
+    distributed = pytest.importorskip("distributed")
+    from sim.errors import WorkerError
+    from sim.harness import tournament
+
+    monkeypatch.setattr(tournament, "DASK_NO_WORKERS_TIMEOUT", 1.0)
+    with distributed.LocalCluster(n_workers=0, dashboard_address=None,
+                                  silence_logs=50) as cluster:
+        cfg = _cfg(tmp_path, **{"run.backend": "dask",
+                                "run.scheduler": cluster.scheduler_address})
+        with pytest.raises(WorkerError) as e:
+            tournament.run_tournament(cfg)
+    msg = str(e.value)
+    assert "no worker for 1 s" in msg and "0 of 3 chunks are saved" in msg and "\n" not in msg

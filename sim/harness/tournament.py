@@ -552,6 +552,8 @@ def _dask_results(client: Any, tasks: Iterator[Task], jobs: int) -> Iterator[Chu
                     inflight -= 1
                     if fut.status == "error":
                         raise fut.exception()
+                    if fut.status != "finished":  # cancelled or lost by the cluster
+                        raise WorkerError(f"the dask cluster gave up a chunk ({fut.status})")
                     res = fut.result()
                     fut.release()
                     yield res
@@ -731,14 +733,16 @@ def _worker_died(e: BaseException) -> bool:
     """Whether ``e`` says a worker process ended abruptly (loky, a process pool, dask)."""
     from concurrent.futures import BrokenExecutor
 
-    return isinstance(e, BrokenExecutor) or type(e).__name__ in ("TerminatedWorkerError",
-                                                                 "KilledWorker")
+    return isinstance(e, (BrokenExecutor, WorkerError)) or type(e).__name__ in (
+        "TerminatedWorkerError", "KilledWorker")
 
 
 def _death(e: BaseException) -> str:
     """The cause of a worker's death in a few words, e.g. ``exit codes {SIGSEGV(-11)}``."""
     import re
 
+    if isinstance(e, WorkerError):  # the dask cluster's own account (_dask_results)
+        return str(e)
     if type(e).__name__ == "KilledWorker":  # dask: its message runs to five sentences
         n = re.search(r"on (\d+) different workers", str(e))
         return f"KilledWorker: the {n.group(1) + ' ' if n else ''}dask workers that ran it died"
