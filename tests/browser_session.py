@@ -60,6 +60,17 @@ class Page:
             raise RuntimeError(f"{expression}: {r['exceptionDetails']}")
         return r["result"].get("value")
 
+    def wait_js(self, expression: str, seconds: float = 5.0):
+        """Poll a JavaScript expression until it is truthy (bounded); returns its value."""
+        import time
+
+        end = time.monotonic() + seconds
+        while True:
+            v = self.js(expression)
+            if v or time.monotonic() > end:
+                return v
+            time.sleep(0.05)
+
     def key(self, name: str) -> None:
         code, vk = KEYS[name]
         ev = {"key": name, "code": code, "windowsVirtualKeyCode": vk,

@@ -122,9 +122,39 @@ def test_step_through_a_deal_with_keys_and_buttons(tmp_path, browser, deals):
         assert "Deal over" in text(pg, ".final")
         assert pg.js("document.querySelectorAll('.graph svg rect').length") > 1
         non_blank(pg.screenshot(str(tmp_path / "end.png")))
-        # the next deal with the key
+        # the next deal with the key; the address keeps the place, and a link opens a place
         pg.key("n")
         assert text(pg, ".tbl h2").endswith(f"deal {recs[1]['deal']} of seed 11")
+        assert pg.js("location.hash") == "#d=1&p=0&v=2"
+        pg.js("location.hash = '#d=0&p=9&v=-1'")
+        assert pg.wait_js("document.querySelector('#position').textContent === 'step 9 of "
+                          f"{sum(len(t['plays']) for t in rec['tricks'])}'")
+        assert [sorted(h) for h in hands(pg)] == left_after(rec, 9)
+        assert pg.errors() == []
+
+
+def test_void_and_unfinished_deals(tmp_path, browser, deals):
+    from sim.harness.runner import iter_records, make_seats
+    from sim.rules import Rules
+
+    void = next(iter_records(3, 0, 1, make_seats(["random(show_prob=0)"]),
+                             Rules(max_redeals=0)))
+    assert void["void"]
+    u = copy.deepcopy(deals[0][0])  # stopped in trick 6 after two plays (docs/record.md)
+    u.update(unfinished=True, dealt_rounds=27, attacker_points=None,
+             last_trick_multiplier=None, attacker_score=None, settlement=[0, 0, 0, 0],
+             current_trick={"leader": u["tricks"][5]["leader"],
+                            "plays": u["tricks"][5]["plays"][:2]}, tricks=u["tricks"][:5])
+    page = tmp_path / "o.html"
+    page.write_text(viewer.page([void, u]))
+    with Page(browser, str(page), str(tmp_path / "profile")) as pg:
+        assert text(pg, ".trick-counter") == "Void deal: no trick play"
+        assert [sorted(h) for h in hands(pg)] == [sorted(h) for h in void["hands"]]
+        pg.key("n")
+        pg.key("End")
+        assert text(pg, ".trick-counter") == "Trick 6 of 6 (in progress), play 2 of 4"
+        assert text(pg, ".final") == "Unfinished: the deal stopped here."
+        assert [sorted(h) for h in hands(pg)] == left_after(deals[0][0], 22)
         assert pg.errors() == []
 
 

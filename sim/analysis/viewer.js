@@ -114,7 +114,9 @@ function stateAt(d, pos) {
 function seatLabel(d, s) {
   var w = el("div", "who");
   w.appendChild(el("b", null, "Seat " + s));
-  w.appendChild(el("span", null, d.seats[s]));
+  var nm = el("span", null, d.seats[s]);
+  nm.title = d.seats[s];
+  w.appendChild(nm);
   if (d.att.length) w.appendChild(el("span", "tag" + (isAtt(d, s) ? " att" : ""),
       isAtt(d, s) ? (d.caller === s ? "caller" : "attacker") : "defender"));
   return w;
@@ -159,7 +161,8 @@ function drawBoard(d, pos, st, divPlay) {
     var inf = el("div", "cinfo");
     if (d.void) inf.appendChild(el("div", null, "Nobody showed: the deal is void (R11)"));
     else {
-      inf.appendChild(el("div", null, "Hands at the first lead"));
+      inf.appendChild(el("div", null, d.trump ? "Hands at the first lead" :
+          "Hands when it stopped (dealing round " + d.dealt + ")"));
       if (d.trump) inf.appendChild(el("div", null, "trump " + SYM[d.trump] + " \u00b7 caller seat " + d.caller));
       if (d.P.length) inf.appendChild(el("div", null, "press \u2192 to play"));
     }
@@ -172,9 +175,14 @@ function drawStatus(d, pos, st) {
   var box = el("div", "box status");
   var tc = el("span", "trick-counter");
   var nT = d.T.length;
-  if (pos === 0) tc.textContent = "Before trick 1 of " + nT;
-  else tc.textContent = "Trick " + (d.P[pos - 1].t + 1) + " of " + nT + ", play " +
-      (d.P[pos - 1].k + 1) + " of " + d.T[d.P[pos - 1].t][1].length;
+  if (d.void) tc.textContent = "Void deal: no trick play";
+  else if (!nT) tc.textContent = "No trick played";
+  else if (pos === 0) tc.textContent = "Before trick 1 of " + nT;
+  else {
+    var cur = d.T[d.P[pos - 1].t], open = cur[2] < 0;
+    tc.textContent = "Trick " + (d.P[pos - 1].t + 1) + " of " + nT + (open ? " (in progress)" : "") +
+        ", play " + (d.P[pos - 1].k + 1) + " of " + (open ? 4 : cur[1].length);
+  }
   box.appendChild(tc);
   if (d.att.length) {
     var a = el("span", null, "Attackers (seats " + d.att.join(" & ") + "): ");
@@ -194,7 +202,8 @@ function drawStatus(d, pos, st) {
         ". Settlement: " + r[3].map(function (v, i) { return "seat " + i + " " + (v > 0 ? "+" : "") + v; }).join(", ");
     box.appendChild(line);
   } else if (pos === d.P.length && d.unfinished) {
-    box.appendChild(el("div", "final", "Unfinished: the deal stopped here."));
+    box.appendChild(el("div", "final", d.trump ? "Unfinished: the deal stopped here." :
+        "Unfinished: stopped during the calling, after dealing round " + d.dealt + "."));
   }
   return box;
 }
@@ -387,7 +396,7 @@ function drawTable(i, pos, label) {
   if (DATA.analysis) side.appendChild(drawAnalysis(d, pos));
   var g = drawGraph(d, pos); if (g) side.appendChild(g);
   side.appendChild(drawCalls(d, div));
-  side.appendChild(drawHistory(d, pos, divPlay));
+  if (d.T.length) side.appendChild(drawHistory(d, pos, divPlay));
   cols.appendChild(side);
   w.appendChild(cols);
   return w;
@@ -432,6 +441,7 @@ function dealName(d, i) {
   return "#" + (i + 1) + " " + s;
 }
 function render() {
+  toHash();
   var d = prep(DEALS[S.deal]);
   var pairOn = S.pair && d.pair !== undefined;
   var first = pairOn ? Math.min(S.deal, d.pair) : S.deal;
@@ -528,5 +538,24 @@ document.addEventListener("keydown", function (ev) {
   else done = false;
   if (done) ev.preventDefault();
 });
-if (DEALS.length) render(); else app.textContent = "No deals.";
+// the address keeps the place (#d=DEAL&p=PLAY&v=VIEW, indices from 0; v=-1 all hands), so a
+// link can open a given deal at a given play and a reload keeps it
+function fromHash() {
+  var h = {};
+  String(location.hash || "").replace(/^#/, "").split("&").forEach(function (kv) {
+    var i = kv.indexOf("=");
+    if (i > 0) h[kv.slice(0, i)] = parseInt(kv.slice(i + 1), 10);
+  });
+  if (h.d >= 0 && h.d < DEALS.length) S.deal = h.d;
+  if (h.v >= -1 && h.v <= 3) S.view = h.v;
+  if (h.p >= 0) S.pos = Math.min(h.p, maxPos());
+}
+function toHash() {
+  var h = "#d=" + S.deal + "&p=" + S.pos + "&v=" + S.view;
+  if (location.hash !== h && window.history && history.replaceState) {
+    try { history.replaceState(null, "", h); } catch (e) { /* some file:// pages refuse */ }
+  }
+}
+window.addEventListener("hashchange", function () { fromHash(); render(); });
+if (DEALS.length) { fromHash(); render(); } else app.textContent = "No deals.";
 })();

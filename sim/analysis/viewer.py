@@ -41,7 +41,7 @@ def _display_order(trump: str | None):
     trumps, strongest first within each group (R12, R13); by suit then rank without a trump."""
     from sim.cards import GROUP, KEY_OF_ID, parse_card
 
-    if trump not in SUITS:
+    if not isinstance(trump, str) or len(trump) != 1 or trump not in SUITS:
         def key(c: str) -> tuple[int, int]:
             i = parse_card(c)
             return (4 if i >= 52 else i % 4, -i)
@@ -111,6 +111,7 @@ def deal_data(rec: Mapping[str, Any], rows: Sequence[Mapping[str, Any]] = ()) ->
             "deal": int(rec["deal"]), "seed": int(rec["seed"]),
             "seats": [str(s) for s in rec["seats"]], "redeals": int(rec.get("redeals") or 0),
             "void": bool(rec.get("void")), "unfinished": bool(rec.get("unfinished")),
+            "dealt": rec.get("dealt_rounds") if rec.get("unfinished") else None,
             "trump": trump, "caller": rec.get("caller"), "att": rec.get("attackers"),
             "hands": hands, "trumps": sorted(trumps), "calls": calls, "tricks": tricks,
             "cur": [int(cur["leader"]), [[str(c) for c in p] for p in cur.get("plays", [])]]
