@@ -14,8 +14,11 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from sim.console import clean, graceful_streams
 from sim.errors import ConfigError, OutputError, RecordError, ShuangkouError
 
+PLUGIN_HELP = ("import MODULE (in the working folder or on PYTHONPATH) or a file such as "
+               "~/bots/mybot.py, and register its strategies (repeatable)")
 MAX_DEAL = 2**63 - 1  # deal indices are 0 … 2**63-1 (docs/engine.md, sim.core.rng.check_deal)
 
 
@@ -23,13 +26,19 @@ def _rules_from_args(pairs: Sequence[str] | None) -> Any:
     from sim.rules import Rules
 
     values: dict[str, Any] = {}
+    given: dict[str, str] = {}
     for p in pairs or []:
         key, eq, val = p.partition("=")
         if not eq:
             raise ConfigError(f"--rule {p!r} must be name=value, e.g. max_redeals=5; names: "
                               f"{', '.join(Rules.names())}")
+        key = key.strip()
+        if key in given:  # a repeat would silently win: refuse it (distinct rules may repeat)
+            raise ConfigError(f"--rule {key} is given twice ({given[key]!r} and {p!r}): give "
+                              f"each rule once")
+        given[key] = p
         try:
-            values[key.strip()] = int(val)
+            values[key] = int(val)
         except ValueError:
             raise ConfigError(f"--rule {p!r}: {val!r} is not an integer") from None
     return Rules.from_dict(values)
@@ -71,6 +80,30 @@ def _check_deal_range(first: int, deals: int) -> None:
     if first + deals - 1 > MAX_DEAL:
         raise ConfigError(f"--first-deal {first} with --deals {deals} goes past the last deal "
                           f"index 2**63-1: first deal + deals must be <= 2**63")
+
+
+class _Once(argparse.Action):
+    """An option that may be given once: a second ``--hand`` would silently replace the first,
+    so it is refused (one line, exit code 2)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                  values: Any, option_string: str | None = None) -> None:
+        seen = getattr(namespace, "_given_once", set())
+        if self.dest in seen:
+            parser.error(f"{option_string or self.dest} is given twice (the second: "
+                         f"{values!r}): give it once")
+        seen.add(self.dest)
+        namespace._given_once = seen
+        setattr(namespace, self.dest, values)
+
+
+def _plugin_args(mods: Sequence[str] | None) -> list[str]:
+    """``--plugin`` values: a module name as given; a file path (``~/bots/mybot.py``) made
+    absolute, so parallel workers load the same file."""
+    from strategies.registry import is_plugin_path
+
+    return [os.path.abspath(os.path.expanduser(m)) if is_plugin_path(m) else m
+            for m in mods or []]
 
 
 def _output_error(what: str, path: str, e: OSError) -> OutputError:
@@ -251,11 +284,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
         n += 1
         problems = validator.validate_record(rec, check_shuffle=not args.no_shuffle_check)
         for p in problems:
-            print(str(p))
+            print(clean(p))  # values from a received record: no raw control characters
         bad += bool(problems)
         if isinstance(rec, dict) and rec.get("unfinished") is True:  # docs/record.md
             unfinished += 1
-            print(f"deal {rec.get('deal')}: unfinished, checked as far as it was played")
+            print(clean(f"deal {rec.get('deal')}: unfinished, checked as far as it was "
+                        f"played"))
     if n == 0:
         print(f"no records in {args.file!r}: nothing to check")
         return 1
@@ -448,7 +482,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         from sim.harness.results import load_state
 
         report.write_all(load_state(cfg.out), cfg.out, plots=cfg.plots,
-                         echo=None if quiet else print)
+                         echo=None if quiet else _echo)
         print(f"results in {cfg.out}/ (already complete; summary.md, summary.json, "
               f"report.html and plots/ written again)")
         return 0
@@ -458,7 +492,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     try:
         summary = run_tournament(cfg, resume=resume,
                                  progress=False if args.no_progress or quiet else None,
-                                 echo=None if quiet else print,
+                                 echo=None if quiet else _echo,
                                  plugins=tuple(args.plugin or ()))
     finally:
         if main_thread:
@@ -534,13 +568,19 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
     return None
 
 
+def _echo(*parts: Any, **kw: Any) -> None:
+    """``print`` for tables of a results folder (names from a config that may come from
+    elsewhere): control characters shown as escapes, never sent to the terminal raw."""
+    print(*(clean(p) for p in parts), **kw)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from sim.analysis import report
     from sim.harness.results import load_state
 
     _load_plugins(args.plugin)
     state = load_state(args.run_dir)
-    report.write_all(state, args.run_dir, plots=not args.no_plots, echo=print)
+    report.write_all(state, args.run_dir, plots=not args.no_plots, echo=_echo)
     print(f"rewrote summary.md, summary.json{'' if args.no_plots else ', plots/'} and "
           f"report.html in {args.run_dir}/")
     return 0
@@ -550,10 +590,13 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     import json
 
     from sim.core.rng import check_seed
-    from sim.harness.estimate import estimate, parse_hand
+    from sim.harness.estimate import check_deals, estimate, parse_hand
 
     _load_plugins(args.plugin)
-    _check_deal_range(0, args.deals)
+    try:
+        check_deals(args.deals)
+    except ConfigError as e:  # named as the option is
+        raise ConfigError(f"--{e}") from None
     seed, rules = check_seed(args.seed), _rules_from_args(args.rule)
     parse_hand(args.hand)  # bad input: its one line, before any compile notice
     with _compiling(args):  # a cold cache: one notice, and the time it took before the results
@@ -623,7 +666,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--rule", action="append", metavar="NAME=VALUE",
                     help="a rules variant, e.g. max_redeals=5 (repeatable)")
     pl.add_argument("--plugin", action="append", metavar="MODULE",
-                    help="import MODULE and register its strategies (repeatable)")
+                    help=PLUGIN_HELP)
     pl.add_argument("--timeout", type=float, default=None,
                     help="seconds a Python strategy may take per decision, enforced while it "
                          "runs (0: no limit, the default)")
@@ -647,7 +690,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     hu = sub.add_parser("human", help="play in the terminal with three bots (one deal or a "
                                       "match)")
-    hu.add_argument("--seat", type=int, choices=range(4), default=0,
+    hu.add_argument("--seat", type=int, choices=range(4), default=0, action=_Once,
                     help="your seat 0-3 (default 0); the partner sits opposite (R4)")
     hu.add_argument("--partner", default="greedy", help="your partner's strategy spec "
                     "(default greedy)")
@@ -660,7 +703,7 @@ def build_parser() -> argparse.ArgumentParser:
     hu.add_argument("--rule", action="append", metavar="NAME=VALUE",
                     help="a rules variant, e.g. max_redeals=5 (repeatable)")
     hu.add_argument("--plugin", action="append", metavar="MODULE",
-                    help="import MODULE and register its strategies (repeatable)")
+                    help=PLUGIN_HELP)
     hu.add_argument("--delay", type=float, default=0.4,
                     help="seconds of pause after each bot move (default 0.4; 0 for none)")
     hu.add_argument("--timeout", type=float, default=60.0,
@@ -694,7 +737,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sl = sub.add_parser("strategies", help="list the available strategies and parameters")
     sl.add_argument("--plugin", action="append", metavar="MODULE",
-                    help="import MODULE and register its strategies (repeatable)")
+                    help=PLUGIN_HELP)
     sl.add_argument("--markdown", action="store_true",
                     help="print a Markdown table of each strategy's parameters (defaults, "
                          "types, ranges), as docs/strategies.md carries them")
@@ -727,14 +770,14 @@ def build_parser() -> argparse.ArgumentParser:
     to.add_argument("--quiet", action="store_true",
                     help="no progress bar or tables: print only errors and the final line")
     to.add_argument("--plugin", action="append", metavar="MODULE",
-                    help="import MODULE and register its strategies (repeatable)")
+                    help=PLUGIN_HELP)
     to.set_defaults(func=cmd_tournament)
 
     rr = sub.add_parser("report", help="re-render tables, plots and report.html of a run")
     rr.add_argument("run_dir", help="results folder, e.g. results/quick")
     rr.add_argument("--no-plots", action="store_true", help="no PNG plots")
     rr.add_argument("--plugin", action="append", metavar="MODULE",
-                    help="import MODULE and register its strategies (repeatable)")
+                    help=PLUGIN_HELP)
     rr.set_defaults(func=cmd_report)
 
     an = sub.add_parser("analyze", help="value every legal choice of recorded decisions: "
@@ -761,8 +804,10 @@ def build_parser() -> argparse.ArgumentParser:
     an.set_defaults(func=cmd_analyze)
 
     es = sub.add_parser("estimate", help="fix cards in one seat's hand, estimate how it does")
-    es.add_argument("--hand", required=True, help='fixed cards, e.g. "Kh Kh 5h 5h BJ"')
-    es.add_argument("--seat", type=int, choices=range(4), default=0, help="seat 0-3 (default 0)")
+    es.add_argument("--hand", required=True, action=_Once,
+                    help='fixed cards, e.g. "Kh Kh 5h 5h BJ" (once)')
+    es.add_argument("--seat", type=int, choices=range(4), default=0, action=_Once,
+                    help="seat 0-3 (default 0)")
     es.add_argument("--deals", type=_pos_int, default=100_000,
                     help="number of deals (default 100000)")
     es.add_argument("--seats", default="random",
@@ -775,18 +820,25 @@ def build_parser() -> argparse.ArgumentParser:
     es.add_argument("--quiet", action="store_true",
                     help="print only errors and the final line (the settlement per deal)")
     es.add_argument("--plugin", action="append", metavar="MODULE",
-                    help="import MODULE and register its strategies (repeatable)")
+                    help=PLUGIN_HELP)
     es.set_defaults(func=cmd_estimate)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    with graceful_streams():  # PYTHONIOENCODING=ascii and the like: symbols in ASCII
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # named after the command, like the command's other argument errors
         parser.exit(2, f"shuangkou {args.command}: error: unrecognized arguments: "
-                       f"{' '.join(extra)} (see shuangkou {args.command} -h)\n")
+                       f"{clean(' '.join(extra))} (see shuangkou {args.command} -h)\n")
     try:
+        if getattr(args, "plugin", None):
+            args.plugin = _plugin_args(args.plugin)
         if args.command not in _COMPILING_COMMANDS:
             return int(args.func(args) or 0)
         # `kill PID` stops like Ctrl-C (one line, exit 130), also inside compiled code
@@ -807,7 +859,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        print(f"shuangkou {args.command}: error: {e}", file=sys.stderr)
+        print(f"shuangkou {args.command}: error: {clean(e, newlines=False)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"shuangkou {args.command}: interrupted", file=sys.stderr)
@@ -820,8 +872,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             traceback.print_exc()
         where = f" {os.fspath(e.filename)!r}" if e.filename else ""
-        print(f"shuangkou {args.command}: error: cannot access{where}: {e.strerror or e}",
-              file=sys.stderr)
+        print(f"shuangkou {args.command}: error: cannot access{clean(where)}: "
+              f"{clean(e.strerror or e)}", file=sys.stderr)
         return 2
 
 

@@ -115,6 +115,14 @@ def _group_word(key: int, trump: int) -> str:
     return _GROUP_WORD[SUITS[int(ID_OF_KEY[trump, key]) % 4]]
 
 
+def _not_held(name: str, named: int, held: int) -> str:
+    """Why a choice naming ``name`` ``named`` times is not in a hand holding ``held``: a
+    hand holding one Qs does hold Qs, just not two."""
+    if held:
+        return f"holds only one {name!r}, not {named}"
+    return f"does not hold {name!r}"
+
+
 def explain_play(once: int, twice: int, trump: int, lead: Sequence[int] | None,
                  play: Sequence[int]) -> str:
     """Why ``play`` (card ids) is not legal for the hand ``(once, twice)`` in key layout."""
@@ -122,7 +130,7 @@ def explain_play(once: int, twice: int, trump: int, lead: Sequence[int] | None,
     held = {k: (1 if once >> k & 1 else 0) + (1 if twice >> k & 1 else 0) for k in range(54)}
     for k in set(keys):
         if keys.count(k) > held[k]:
-            return f"does not hold {CARD_NAMES[int(ID_OF_KEY[trump, k])]!r}"
+            return _not_held(CARD_NAMES[int(ID_OF_KEY[trump, k])], keys.count(k), held[k])
     if lead is None:
         if len(keys) == 2 and keys[0] != keys[1]:
             return "a lead is one card or a pair, two different cards are neither (R16)"
@@ -419,7 +427,7 @@ class Deal:
         held = {c: (once >> c & 1) + (twice >> c & 1) for c in cards}
         for c in cards:
             if cards.count(c) > held[c]:
-                return f"does not hold {CARD_NAMES[c]!r}"
+                return _not_held(CARD_NAMES[c], cards.count(c), held[c])
         return "not a legal give-back (R8)"
 
     # results -------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import signal
 import sys
 import time
@@ -29,6 +30,7 @@ from typing import IO, Any, NamedTuple
 
 from sim.api import trick_winner
 from sim.cards import CARD_NAMES, GROUP, KEY_OF_ID, SUITS, TRUMP_GROUP, parse_card
+from sim.console import width as text_width
 from sim.core.engine import S_DECK, S_NTRICKS, S_REDEALS, S_ROUND, S_TRUMP
 from sim.deal import Deal
 from sim.errors import (
@@ -79,6 +81,7 @@ class Answer(NamedTuple):
     message: str = ""
 
 
+_NUMBER = re.compile(r"[+-]?[0-9]+")
 _WORDS = {"?": "help", "help": "help", "h": "help", "hint": "hint", "t": "tricks",
           "tricks": "tricks", "q": "quit", "quit": "quit", "exit": "quit"}
 
@@ -96,11 +99,16 @@ def parse_answer(text: str, kind: str, legal: Sequence[Any]) -> Answer:
     if low in _WORDS:
         return Answer(_WORDS[low])
     n = len(legal)
-    if low.lstrip("+-").isdigit():
-        i = int(low)
+    if _NUMBER.fullmatch(low):  # ASCII digits only: str.isdigit() also takes '²' and '①'
+        digits = low.lstrip("+-")
+        i = int(digits) if len(digits) <= 6 and not low.startswith("-") else 0
         if 1 <= i <= n:
             return Answer("choice", legal[i - 1])
-        return Answer("error", message=f"{t} is not a choice: answer 1-{n}, or cards")
+        shown = t if len(t) <= 12 else t[:8] + "…"
+        return Answer("error", message=f"{shown} is not a choice: answer 1-{n}, or cards")
+    if len(t) > 200:  # no card answer is this long; keep the refusal one short line
+        return Answer("error", message=f"an answer of {len(t)} characters is not a choice: "
+                                       f"answer 1-{n}, or cards (R2), ? for help")
     if low in ("pass", "p"):
         if kind == "show":
             return Answer("choice", None)
@@ -130,6 +138,8 @@ _DIM = "\x1b[2m"
 _YELLOW = "\x1b[33m"
 _RESET = "\x1b[0m"
 CLEAR = "\x1b[H\x1b[2J"
+_MAX_LISTED = 40  # give-backs beyond this many are typed, not listed
+_CHOICE_NO = re.compile(r"(?:^|  )\d+\) ")  # a numbered choice on a row of wrap_items
 
 
 def use_color(stream: IO[str]) -> bool:
@@ -205,13 +215,10 @@ def choice_text(choice: Any, kind: str, p: Painter) -> str:
 
 def wrap_items(items: Sequence[str], width: int, indent: str = "  ") -> list[str]:
     """Items joined by two spaces, wrapped at ``width`` visible characters."""
-    import re
-
-    ansi = re.compile(r"\x1b\[[0-9;]*m")
     lines: list[str] = []
     cur, n = indent, len(indent)
     for it in items:
-        w = len(ansi.sub("", it))
+        w = text_width(it)
         if n > len(indent) and n + 2 + w > width:
             lines.append(cur)
             cur, n = indent, len(indent)
@@ -223,6 +230,94 @@ def wrap_items(items: Sequence[str], width: int, indent: str = "  ") -> list[str
     if n > len(indent):
         lines.append(cur)
     return lines
+
+
+_ANSI = re.compile(r"(\x1b\[[0-9;]*m)")
+
+
+def _cut(word: str, room: int) -> tuple[str, str]:
+    """The longest head of ``word`` of at most ``room`` columns (at least one character; colour
+    codes kept whole), and the rest."""
+    head, n = "", 0
+    for k, part in enumerate(_ANSI.split(word)):
+        if k % 2:  # a colour code
+            head += part
+            continue
+        for j, ch in enumerate(part):
+            w = text_width(ch)
+            if n and n + w > room:
+                rest = part[j:] + "".join(_ANSI.split(word)[k + 1:])
+                return head, rest
+            head += ch
+            n += w
+    return head, ""
+
+
+def fit(line: str, width: int) -> list[str]:
+    """``line`` as terminal rows of at most ``width`` columns: broken between items (two or
+    more spaces apart: seats, suit groups, choices) where that is enough, else between words,
+    else inside a word; continuation rows indented by two spaces when the width allows."""
+    width = max(1, width)
+    if text_width(line) <= width:
+        return [line]
+    indent = "  " if width >= 12 else ""
+    out: list[str] = []
+    cur, n, fresh = "", 0, True  # fresh: nothing on this row yet but its indent
+
+    def newline() -> None:
+        nonlocal cur, n, fresh
+        out.append(cur)
+        cur, n, fresh = indent, len(indent), True
+
+    def put(token: str, sep: str) -> None:
+        nonlocal cur, n, fresh
+        if not token:
+            return
+        w = text_width(token)
+        if not fresh and n + len(sep) + w > width:
+            newline()
+        if fresh:
+            sep = ""
+        if n + len(sep) + w <= width:
+            cur += sep + token
+            n += len(sep) + w
+            fresh = False
+            return
+        words = re.split(r"( +)", token)
+        if len(words) > 1:  # an item wider than a row: by words
+            put(words[0], sep)
+            for i in range(1, len(words), 2):
+                put(words[i + 1], words[i])
+            return
+        rest = token
+        while rest:  # one word wider than a row: cut it
+            room = width - n - len(sep)
+            if not fresh and room < 1:
+                newline()
+                sep, room = "", width - n
+            piece, rest2 = _cut(rest, room)
+            if text_width(piece) > room:  # not even its first character fits
+                if fresh:  # only an indent on this row: give it up
+                    cur, n = "", 0
+                else:
+                    newline()
+                    sep = ""
+                piece, rest2 = _cut(rest, width - n)
+            rest = rest2
+            cur += sep + piece
+            n += len(sep) + text_width(piece)
+            sep, fresh = "", False
+
+    body = line.lstrip(" ")
+    cur = n = len(line) - len(body)  # the line's own indent stays
+    cur, n = line[:n] if n < width else "", n if n < width else 0
+    parts = re.split(r"( {2,})", body.rstrip(" "))
+    put(parts[0], "")
+    for i in range(1, len(parts), 2):
+        put(parts[i + 1], parts[i])
+    if not fresh:
+        out.append(cur)
+    return out
 
 
 # --- partial deals -----------------------------------------------------------------------
@@ -260,6 +355,47 @@ class _Stop(Exception):
     """The person ended the session (end of input or ``quit``)."""
 
 
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP arrived: stop as Ctrl-C does (a BaseException, so that a bot's
+    ``except Exception`` cannot swallow it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+
+
+def _raise_signalled(signum: int, frame: Any) -> None:
+    raise _Signalled(signum)
+
+
+_STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+def _catch_stop_signals() -> list[tuple[int, Any]]:
+    """SIGTERM and SIGHUP raise ``_Signalled`` (main thread only); returns the old handlers."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return []
+    # a signal ignored when the program started (``nohup``) stays ignored
+    return [(s, signal.signal(s, _raise_signalled)) for s in _STOP_SIGNALS
+            if signal.getsignal(s) is not signal.SIG_IGN]
+
+
+def _ignore_stop_signals() -> None:
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        for s in _STOP_SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
+
+
+def _restore_signals(saved: list[tuple[int, Any]]) -> None:
+    for s, handler in saved:
+        signal.signal(s, handler)
+
+
 class Session:
     """One person and three bots over ``deals`` deals (a match keeps skill values, R25)."""
 
@@ -279,7 +415,7 @@ class Session:
         tty = _isatty(self.out)
         self.full = tty if full is None else full
         self.p = Painter(use_color(self.out) if color is None else color)
-        self.width = width or _term_width(self.out)
+        self.fixed_width = width  # None: the terminal's width at each redraw
         self.specs = [HUMAN if s == seat else b.spec() for s, b in enumerate(self.bots)]
         self.asker = _Asker(self.bots, rules, check_timeout(timeout), python_tier=True)
         self.hinter = make("greedy")
@@ -292,6 +428,9 @@ class Session:
         self.played = self.void = 0
         self.saved = 0
         self._quit = False  # the person asked to stop (``quit``), as against end of input
+        self.forced = False  # the person's last decision had one legal choice: played for them
+        self._gone = False  # output failed (terminal closed): nothing more is written to it
+        self._saved_deal: Deal | None = None  # the last deal whose record was written
 
     # names -----------------------------------------------------------------------------
     def who(self, s: int) -> str:
@@ -306,8 +445,13 @@ class Session:
 
     # output ----------------------------------------------------------------------------
     def write(self, text: str) -> None:
-        self.out.write(text)
-        self.out.flush()
+        if self._gone:
+            return
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except OSError:  # the terminal is gone (SIGHUP, a closed pipe): the records still are
+            self._gone = True
 
     def event(self, line: str, pause: float = 1.0) -> None:
         """Something happened: logged and shown; then a pause of ``pause`` x ``--delay``."""
@@ -319,24 +463,72 @@ class Session:
         if self.delay and pause:
             time.sleep(self.delay * pause)
 
-    def redraw(self, prompt_lines: Sequence[str] = ()) -> None:
-        lines = self.status_lines()
-        lines.append(self.p.c("─" * min(self.width, 78), _DIM))
-        extra = [x for block in prompt_lines for x in block.split("\n")]
-        # as much of the log as the terminal has rows for (at least the last 3 events)
-        room = max(3, _term_rows(self.out) - len(lines) - len(extra) - 2)
-        lines.extend(list(self.log)[-room:])
-        lines.extend(extra)
+    def cols(self) -> int:
+        """The terminal's width now (or the width given)."""
+        return max(8, self.fixed_width or _term_width(self.out))
+
+    def redraw(self, question: Sequence[str] = (), choices: Sequence[str] = (),
+               notice: Sequence[str] = ()) -> None:
+        """The whole screen, every line fitted to the terminal's width (a line wider than the
+        terminal would wrap there and push the top off), and as much of the log as the rows
+        allow. On a small terminal the less needed lines go first (the log, the last trick,
+        the seats, the second row of the header …) and then the numbered choices are cut
+        short; never the hand or the question."""
+        width = self.cols()
+        rows = _term_rows(self.out)
+        items = self.status_items()
+        rule = self.p.c("─" * min(width, 78), _DIM)
+
+        def rows_of(lines: Sequence[str]) -> list[str]:
+            return [r for x in lines for block in x.split("\n") for r in fit(block, width)]
+
+        q_rows, c_rows, n_rows = rows_of(question), rows_of(choices), rows_of(notice)
+        # the screen ends in a newline, then the prompt's row: the rest gets rows - 1
+        avail = rows - 1
+        for drop in ((), ("last",), ("last", "seats"), ("last", "seats", "winning"),
+                     ("last", "seats", "winning", "header1"),
+                     ("last", "seats", "winning", "header1", "trick"),
+                     ("last", "seats", "winning", "header1", "trick", "state")):
+            top = [r for t, x in items if t not in drop
+                   for r in (fit(x, width)[:1] if t == "header" and "header1" in drop
+                             else fit(x, width))] + [rule]
+            if len(top) + len(q_rows) + len(c_rows) + len(n_rows) <= avail:
+                break
+            room = avail - len(top) - len(q_rows) - len(n_rows)
+            if room >= 2 and c_rows:  # the choices cut short before more of the table goes
+                c_rows = self._cut_choices(c_rows, room, width)
+                break
+        log_room = max(0, avail - len(top) - len(q_rows) - len(c_rows) - len(n_rows))
+        log_rows = rows_of(self.log)
+        lines = top + (log_rows[-log_room:] if log_room else []) + q_rows + c_rows + n_rows
         self.write(CLEAR + "\n".join(lines) + "\n")
+
+    @staticmethod
+    def _cut_choices(c_rows: list[str], room: int, width: int) -> list[str]:
+        """The numbered choices' rows cut to ``room`` rows, the last saying how many more
+        there are (cards can always be typed)."""
+        n_all = sum(len(_CHOICE_NO.findall(r)) for r in c_rows)
+        shown = c_rows[:room - 1]
+        n_shown = sum(len(_CHOICE_NO.findall(r)) for r in shown)
+        if n_shown == n_all:
+            return c_rows[:room]
+        return shown + fit(f"  … {n_all - n_shown} more: type the cards (or hint)", width)[:1]
 
     def status_lines(self) -> list[str]:
         """The table as the person's seat sees it (R9)."""
+        return [x for _, x in self.status_items()]
+
+    def status_items(self) -> list[tuple[str, str]]:
+        """``status_lines`` tagged by what each line is (redraw drops the less needed first on
+        a small terminal): header, seats, state, trick, winning, last, hand."""
         deal = self.deal
         p = self.p
-        out = [p.c(f"Shuangkou — deal {self.index + 1} of {self.deals} (seed {self.seed}, "
-                   f"deal {deal.deal if deal else self.index})", _BOLD)]
-        out.append("  ".join(f"{s}:{'YOU' if s == self.seat else self.specs[s]} "
-                             f"{self.skill[s]} {level_text(self.skill[s])}" for s in range(4)))
+        out = [("header", p.c(f"Shuangkou — deal {self.index + 1} of {self.deals} "
+                              f"(seed {self.seed}, deal {deal.deal if deal else self.index})",
+                              _BOLD))]
+        out.append(("seats", "  ".join(f"{s}:{'YOU' if s == self.seat else self.specs[s]} "
+                                       f"{self.skill[s]} {level_text(self.skill[s])}"
+                                       for s in range(4))))
         if deal is None:
             return out
         obs = deal.observation(self.seat)
@@ -346,15 +538,15 @@ class Session:
             table = "no pair shown yet" if shown is None else \
                 f"on the table: {p.card(shown[1])} {p.card(shown[1])} by {self.who(shown[0])}"
             redeal = f", redeal {obs.redeals}" if obs.redeals else ""
-            out.append(f"Calling — dealing round {obs.round} of 27{redeal}; {table}")
+            out.append(("state", f"Calling — dealing round {obs.round} of 27{redeal}; {table}"))
         else:
             att = obs.attackers
             side = "you attack" if self.seat in att else "you defend"
             a_pts = sum(t["points"] for t in obs.tricks if t["winner"] in att)
             d_pts = sum(t["points"] for t in obs.tricks if t["winner"] not in att)
-            out.append(f"Trump {p._sym(trump)} ({trump}) · caller {self.who(obs.caller)} · "
-                       f"attackers {att[0]}&{att[1]} ({side}) · points: attackers {a_pts}, "
-                       f"defenders {d_pts}")
+            out.append(("state", f"Trump {p._sym(trump)} ({trump}) · caller "
+                                 f"{self.who(obs.caller)} · attackers {att[0]}&{att[1]} "
+                                 f"({side}) · points: attackers {a_pts}, defenders {d_pts}"))
             n = len(obs.tricks)
             trick = obs.trick
             if trick:
@@ -363,15 +555,16 @@ class Session:
                 plays = "  ".join(f"{self.who((leader + k) % 4)}: {p.cards(c)}"
                                   + (p.c(" ◀", _BOLD) if (leader + k) % 4 == w else "")
                                   for k, c in enumerate(trick))
-                out.append(f"Trick {n + 1}: led by {self.who(leader)} — {plays}")
-                out.append(f"  winning: {self.who(w)}")
+                out.append(("trick", f"Trick {n + 1}: led by {self.who(leader)} — {plays}"))
+                out.append(("winning", f"  winning: {self.who(w)}"))
             elif obs.hand:
                 leader = obs.leader if obs.leader is not None else (obs.caller + 1) % 4
-                out.append(f"Trick {n + 1}: {self.who(leader)} to lead")
+                out.append(("trick", f"Trick {n + 1}: {self.who(leader)} to lead"))
                 if self.last_trick is not None:
-                    out.append("  last: " + self.trick_line(self.last_trick, n))
+                    out.append(("last", "  last: " + self.trick_line(self.last_trick, n)))
         hand = obs.hand
-        out.append(p.c(f"Your hand ({len(hand)}):", _BOLD) + " " + p.hand(hand, trump))
+        out.append(("hand", p.c(f"Your hand ({len(hand)}):", _BOLD) + " "
+                    + p.hand(hand, trump)))
         return out
 
     def trick_line(self, t: dict[str, Any], n: int) -> str:
@@ -381,9 +574,10 @@ class Session:
 
     # the match -------------------------------------------------------------------------
     def run(self) -> int:
-        """Play the match; returns the exit code (0, or 130 after Ctrl-C)."""
+        """Play the match; returns the exit code (0; 130 after Ctrl-C; 128 + the signal after
+        SIGTERM or SIGHUP). However it stops, the deal in progress is saved as unfinished."""
         code = 0
-        failed: StrategyError | None = None
+        failed: BaseException | None = None
         try:
             os.makedirs(self.out_dir, exist_ok=True)
             self.file = open(self.path, "a", encoding="utf-8")
@@ -394,6 +588,7 @@ class Session:
         if self.asker.timeout is not None and _use_alarm():
             old = signal.signal(signal.SIGALRM, self.asker._on_alarm)
             self.asker._alarm = True
+        stops = _catch_stop_signals()  # `kill`, a closed terminal: saved as Ctrl-C is
         try:
             for i in range(self.deals):
                 self.index = i
@@ -406,8 +601,15 @@ class Session:
         except KeyboardInterrupt:
             self.save_unfinished("Ctrl-C")
             code = 130
+        except _Signalled as e:
+            _ignore_stop_signals()  # a second one must not cut the saving short
+            self.save_unfinished(e.name)
+            code = 128 + e.signum
         except StrategyError as e:  # a bot raised, overran its time or played illegally
             self.save_unfinished("a bot failed")
+            failed = e
+        except BaseException as e:  # anything else: the deal so far is still saved
+            self.save_unfinished(f"{type(e).__name__}")
             failed = e
         finally:
             if old is not None:
@@ -415,6 +617,7 @@ class Session:
                 self.asker._alarm = False
             self.asker.close()
             self.file.close()
+            _restore_signals(stops)
         self.summary()
         if failed is not None:
             raise failed  # the CLI's one line and exit code 2, after the records are saved
@@ -422,13 +625,25 @@ class Session:
 
     def save_unfinished(self, why: str) -> None:
         deal = self.deal
+        if deal is not None and deal.done and self._saved_deal is not deal:
+            self.save(deal.record())  # stopped between its last move and its saving
+            self.write(f"\nstopped ({why}): deal {deal.deal} is saved\n")
+            return
         if deal is None or deal.done:
             self.write(f"\nstopped ({why})\n")
             return
         self.file.write(dumps(unfinished_record(deal)) + "\n")
         self.file.flush()
+        self._saved_deal = deal
         self.saved += 1
         self.write(f"\nstopped ({why}): the unfinished deal {deal.deal} is saved\n")
+
+    def save(self, rec: dict[str, Any]) -> None:
+        """Append a finished deal's record (flushed at once)."""
+        self.file.write(dumps(rec) + "\n")
+        self.file.flush()
+        self._saved_deal = self.deal
+        self.saved += 1
 
     def summary(self) -> None:
         lines = [f"Match: {self.played} deal(s) played"
@@ -477,9 +692,7 @@ class Session:
                                         f"illegal choice: {e}") from None
             self.narrate(b, deal.observation(self.seat), seat, kind, choice)
         rec = deal.record()
-        self.file.write(dumps(rec) + "\n")
-        self.file.flush()
-        self.saved += 1
+        self.save(rec)
         self.played += 1
         self.void += rec["void"]
         for s in range(4):
@@ -514,12 +727,17 @@ class Session:
                     line += " over its own pair: nothing moves (R8)"
                 self.event(line)
             else:
-                self.event(f"{self.Who(seat)} {'pass' if seat == self.seat else 'passes'}", 0.3)
+                forced = " (no pair you could show: passed for you)" \
+                    if seat == self.seat and self.forced else ""
+                self.event(f"{self.Who(seat)} {'pass' if seat == self.seat else 'passes'}"
+                           f"{forced}", 0.3)
         elif kind == "giveback":
             c = obs.calls[-1]
             to = c["took_from"]
             if seat == self.seat:
-                self.event(f"You give back {p.cards(c['gave'])} to {self.who(to)} (R8)")
+                forced = " (your only choice)" if self.forced else ""
+                self.event(f"You give back {p.cards(c['gave'])} to {self.who(to)} (R8)"
+                           f"{forced}")
             elif to == self.seat:
                 self.event(f"{self.Who(seat)} gives you back {p.cards(c['gave'])} (R8)")
             else:
@@ -527,7 +745,10 @@ class Session:
                            f"(unseen, R9)")
         elif kind == "play":
             verb = ("lead" if b.trick_len == 0 else "play") + ("" if seat == self.seat else "s")
-            self.event(f"{self.Who(seat)} {verb} {p.cards(choice)}")
+            forced = " — your only legal play, played for you" \
+                if seat == self.seat and self.forced else ""
+            self.event(f"{self.Who(seat)} {verb} {p.cards(choice)}{forced}",
+                       1.0 if not forced else 1.5)
             tricks = obs.tricks
             if len(tricks) > b.ntricks:
                 t = tricks[-1]
@@ -593,24 +814,34 @@ class Session:
         return f"Your play to {lead}: two cards, a pair of the led group if you can (R19)"
 
     def choices_lines(self, kind: str, legal: list[Any]) -> list[str]:
-        if kind == "giveback" and len(legal) > 40:
+        if kind == "giveback" and len(legal) > _MAX_LISTED:
             return [f"  {len(legal)} possible: type two cards, e.g. "
                     f"{' '.join(legal[0])} (or hint)"]
         items = [f"{i}) {choice_text(c, kind, self.p)}" for i, c in enumerate(legal, 1)]
-        return wrap_items(items, min(self.width, 100))
+        return wrap_items(items, min(self.cols(), 100))
+
+    def typed(self, choice: Any, kind: str) -> str:
+        """How to type ``choice`` (card notation, R2)."""
+        if kind == "show":
+            return "pass" if choice is None else f"{choice} {choice}"
+        return " ".join("10" + c[1] if c[0] == "T" else c for c in choice)
 
     def ask_person(self, kind: str) -> Any:
         deal = self.deal
         legal = deal.legal()
+        self.forced = len(legal) == 1
+        if self.forced:  # nothing to decide: played for the person, and narrated so
+            deal.apply(legal[0])
+            return legal[0]
         q = self.question(kind)
+        choices = self.choices_lines(kind, legal)
+        listed = kind != "giveback" or len(legal) <= _MAX_LISTED
         while True:
-            lines = [self.p.c(q, _BOLD), *self.choices_lines(kind, legal)]
-            if self.notice:
-                lines.append(self.notice)
             if self.full:
-                self.redraw(lines)
+                self.redraw([self.p.c(q, _BOLD)], choices, [self.notice] if self.notice else [])
             else:
-                self.write("\n".join(self.status_lines()[2:] + lines) + "\n")
+                self.write("\n".join(self.status_lines()[2:] + [self.p.c(q, _BOLD), *choices]
+                                     + ([self.notice] if self.notice else [])) + "\n")
             self.notice = ""
             text = self.read_line("> ")
             ans = parse_answer(text, kind, legal)
@@ -627,9 +858,7 @@ class Session:
             elif ans.action == "help":
                 self.notice = HELP
             elif ans.action == "hint":
-                hint = self.hinter.choose(deal.observation(self.seat), deal.legal())
-                n = legal.index(hint) + 1 if hint in legal else "?"
-                self.notice = f"hint: greedy would answer {n}) {choice_text(hint, kind, self.p)}"
+                self.notice = self.hint(kind, legal, listed)
             elif ans.action == "tricks":
                 tricks = deal.observation(self.seat).tricks
                 self.notice = "\n".join(self.trick_line(t, n) for n, t in
@@ -640,6 +869,19 @@ class Session:
             if not self.full and self.notice:
                 self.write(self.notice + "\n")
                 self.notice = ""
+
+    def hint(self, kind: str, legal: list[Any], listed: bool) -> str:
+        """What ``greedy`` would answer: its number only where the choices are numbered on
+        screen, and always how to type it."""
+        deal = self.deal
+        hint = self.hinter.choose(deal.observation(self.seat), deal.legal())
+        text = choice_text(hint, kind, self.p)
+        typed = self.typed(hint, kind)
+        if listed and hint in legal:
+            n = legal.index(hint) + 1
+            return f"hint: greedy would answer {n}) {text} (type {n} or {typed})"
+        verb = "hand back" if kind == "giveback" else "answer"
+        return f"hint: greedy would {verb} {text} (type {typed})"
 
 
 class _Snap:
@@ -723,4 +965,9 @@ def run(seat: int = 0, partner: str = "greedy", opponents: str = "ismcts",
     seed = check_seed(seed)
     session = Session(seat, bots, seed, deals, rules or Rules(), out or default_out(),
                       delay=delay, timeout=timeout, full=False if plain else None)
+    if getattr(sys.stdin, "errors", None) == "strict" and hasattr(sys.stdin, "reconfigure"):
+        try:  # an answer the terminal's encoding cannot decode is refused, not a crash
+            sys.stdin.reconfigure(errors="replace")
+        except (ValueError, OSError):  # pragma: no cover - a stream that cannot change
+            pass
     return session.run()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sim.cards import GROUP, KEY_OF_ID, SUIT_SYMBOLS, SUITS, TRUMP_GROUP, parse_card
+from sim.console import clean
 
 _SYM = dict(zip(SUITS, SUIT_SYMBOLS))
 
@@ -39,12 +40,20 @@ def _name(i: int) -> str:
 
 
 def render(rec: dict[str, Any]) -> str:
-    """Multi-line text of one record: hands, calls, tricks, score and settlement."""
+    """Multi-line text of one record: hands, calls, tricks, score and settlement. Text from
+    the record (seat names) comes with its control characters and lone surrogates escaped
+    (``sim.console.clean``)."""
+    return clean(_render(rec))
+
+
+def _render(rec: dict[str, Any]) -> str:
     out: list[str] = []
     seats = rec.get("seats", ["?"] * 4)
     out.append(f"Deal {rec['deal']} of seed {rec['seed']}"
                + (f" (redealt {rec['redeals']}x)" if rec.get("redeals") else ""))
-    out.append("Seats: " + ", ".join(f"{i}={s}" for i, s in enumerate(seats)))
+    # a received record's names: shown, never sent to the terminal as control characters
+    out.append("Seats: " + ", ".join(f"{i}={clean(s, newlines=False)}"
+                                     for i, s in enumerate(seats)))
     if rec.get("void"):
         out.append("Nobody showed a pair after the last redeal: the deal is void (R11).")
         for i, h in enumerate(rec["hands"]):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
 import sys
 from collections.abc import Iterable
@@ -71,12 +72,57 @@ def _load_builtins() -> None:
         _REGISTRY[cls.name] = cls  # before any plug-in: register() refuses their names
 
 
+def is_plugin_path(module: str) -> bool:
+    """Whether a ``--plugin`` value names a file (``bots/mybot.py``, ``~/x.py``) rather than a
+    module (``mybot``, ``mypkg.bots``)."""
+    return module.endswith(".py") or "/" in module or os.sep in module \
+        or module.startswith("~")
+
+
+def _import_file(path: str) -> Any:
+    """Import the plug-in file ``path`` as the module its name gives (``mybot.py``: ``mybot``),
+    its folder appended to ``sys.path``: the user named this file, so it is loaded; parallel
+    workers and compiled loops import it by that module name."""
+    path = os.path.abspath(os.path.expanduser(path))
+    name, ext = os.path.splitext(os.path.basename(path))
+    if ext != ".py":
+        raise ConfigError(f"plugin {path!r} is not a Python file: give a .py file or a module "
+                          f"name")
+    if not os.path.isfile(path):
+        why = "is a folder" if os.path.isdir(path) else "does not exist"
+        raise ConfigError(f"plugin file {path!r} {why}: give the path of a .py file")
+    if not name.isidentifier():
+        raise ConfigError(f"plugin file {path!r}: {name!r} is not a Python module name: "
+                          f"rename the file (letters, digits, _)")
+    add_paths([os.path.dirname(path)])
+    mod = importlib.import_module(name)
+    where = getattr(mod, "__file__", None)
+    if not where or os.path.realpath(where) != os.path.realpath(path):
+        raise ConfigError(f"plugin file {path!r} is named like the module {name!r} already "
+                          f"importable from {where or 'the standard library'!r}: rename the "
+                          f"file")
+    return mod
+
+
 def load_plugin(module: str) -> list[str]:
-    """Import ``module`` and register every Strategy subclass it defines; returns their names."""
+    """Import ``module`` and register every Strategy subclass it defines; returns their names.
+
+    ``module`` is a module name (found in the folders ``load_plugins`` adds and on
+    ``sys.path``) or the path of a ``.py`` file, imported by its file name.
+    """
     try:
-        mod = importlib.import_module(module)
+        if is_plugin_path(module):
+            mod = _import_file(module)
+        else:
+            mod = importlib.import_module(module)
+    except ConfigError:
+        raise
     except ImportError as e:
-        raise ConfigError(f"plugin module {module!r} cannot be imported: {e}") from None
+        hint = ""
+        if isinstance(e, ModuleNotFoundError) and e.name == module.split(".")[0]:
+            hint = (" (a module is found in the working folder or on PYTHONPATH; for a "
+                    "file elsewhere give its path, e.g. --plugin ~/bots/mybot.py)")
+        raise ConfigError(f"plugin module {module!r} cannot be imported: {e}{hint}") from None
     except (Exception, SystemExit) as e:  # the module itself fails: say where and how
         raise ConfigError(f"plugin module {module!r} cannot be imported: it raised "
                           f"{_error_text(e)}") from None

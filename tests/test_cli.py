@@ -196,12 +196,21 @@ def test_validate_empty_file_says_no_records(tmp_path, capsys):
 @pytest.mark.parametrize("args", [
     ["play", "--first-deal", 2**63 - 1, "--deals", 2],
     ["play", "--first-deal", 2**63, "--deals", 1],
-    ["estimate", "--hand", "BJ", "--deals", 2**63 + 1],
 ])
 def test_deals_beyond_the_deal_range(args, capsys):
     assert run(*args) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "2**63" in err
+
+
+@pytest.mark.parametrize("deals", [2**63 - 1, 2**63 + 1, 10**11 + 1])
+def test_estimate_deals_out_of_range_one_line(deals, capsys):
+    """estimate --deals 2**63-1 was a MemoryError, and out of range it named --first-deal,
+    which estimate does not have: one line naming --deals and its range."""
+    assert run("estimate", "--hand", "BJ", "--deals", deals) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"--deals {deals} must be an integer in 1 … 10**11" \
+        in err and "--first-deal" not in err, err
 
 
 def test_last_deal_index_plays(tmp_path, capsys):
@@ -493,3 +502,89 @@ def test_tournament_disk_full_one_line_no_partial(tmp_path, capsys, monkeypatch)
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "No space left on device" in err
     assert not list((out / "chunks").glob(".tmp-*"))  # the partial chunk file is removed
+
+
+# --- issue 19: repeated options, encodings, received text -----------------------------------
+@pytest.mark.parametrize("args, message", [
+    (["estimate", "--hand", "Kh", "--hand", "BJ"], "--hand is given twice"),
+    (["estimate", "--hand", "Kh", "--seat", "1", "--seat", "2"], "--seat is given twice"),
+    (["human", "--seat", "1", "--seat", "2"], "--seat is given twice"),
+])
+def test_repeated_single_options_are_refused(args, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1, err
+
+
+def test_the_same_rule_twice_is_refused_distinct_rules_repeat(capsys):
+    assert run("play", "--deals", 1, "--rule", "max_redeals=5", "--rule", "max_redeals=7") == 2
+    err = capsys.readouterr().err.strip()
+    assert "--rule max_redeals is given twice ('max_redeals=5' and 'max_redeals=7')" in err
+    assert len(err.splitlines()) == 1
+    assert run("play", "--deals", 1, "--rule", "max_redeals=5", "--rule", "kou_di_pair=6") == 0
+
+
+@pytest.mark.parametrize("cmd", [["play"], ["estimate", "--hand", "BJ"], ["human"],
+                                 ["tournament", "configs/quick.toml"]])
+def test_a_fractional_seed_is_refused(cmd, capsys, tmp_path):
+    assert run(*cmd, "--seed", "1.5") == 2
+    err = capsys.readouterr().err.strip()
+    assert "seed '1.5' is not an integer: use 0 … 2**64-1" in err and len(err.splitlines()) == 1
+    assert not list(tmp_path.iterdir())
+
+
+def _cli(*args, env=None, cwd=None):
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.run([sys.executable, "-m", "sim.cli", *map(str, args)], cwd=cwd or root,
+                          capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": root, **(env or {})})
+
+
+def test_an_ascii_terminal_gets_ascii_not_a_traceback(tmp_path):
+    """PYTHONIOENCODING=ascii: '≥', suits, '…' come out in ASCII; nothing raises."""
+    ascii_env = {"PYTHONIOENCODING": "ascii"}
+    p = _cli("estimate", "--hand", "Kh Kh", "--deals", 500, env=ascii_env)
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+    assert "(P >= 120:" in p.stdout.decode("ascii")
+    rec = tmp_path / "r.jsonl"
+    assert _cli("play", "--deals", 1, "--record", rec, env=ascii_env).returncode == 0
+    p = _cli("replay", rec, env=ascii_env)
+    out = p.stdout.decode("ascii")
+    assert p.returncode == 0 and "Calling (R6-R8):" in out and "trump[" in out, p.stderr
+    p = _cli("play", "--seed", "-1", env=ascii_env)
+    assert p.returncode == 2 and p.stderr.decode("ascii").strip().endswith("use 0 ... 2**64-1")
+
+
+def test_received_seat_names_reach_the_terminal_escaped(tmp_path, capsys):
+    """A record from elsewhere with an escape sequence or a lone surrogate in a seat name:
+    replay shows it escaped (never raw, never a UnicodeEncodeError)."""
+    out = tmp_path / "r.jsonl"
+    assert run("play", "--deals", 1, "--record", out) == 0
+    rec = json.loads(out.read_text())
+    rec["seats"][1] = "\ud800x"
+    rec["seats"][2] = "\x1b[2J\x1b]0;title\x07\nfake line"
+    out.write_text(json.dumps(rec) + "\n")
+    capsys.readouterr()
+    assert run("replay", out) == 0
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\x07" not in text
+    assert "1=\\ud800x, 2=\\x1b[2J\\x1b]0;title\\x07\\x0afake line, 3=" in text
+    p = _cli("replay", out)  # a real stdout too
+    assert p.returncode == 0 and b"\\ud800x" in p.stdout and b"\x1b" not in p.stdout
+
+
+def test_error_lines_escape_received_text(tmp_path, capsys):
+    """An error quoting a value from a received file prints it escaped, on one line."""
+    out = tmp_path / "r.jsonl"
+    run("play", "--deals", 1, "--record", out)
+    rec = json.loads(out.read_text())
+    rec["trump"] = "\x1b[2J"
+    out.write_text(json.dumps(rec) + "\n")
+    capsys.readouterr()
+    assert run("replay", out) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and err.count("\n") == 1, err

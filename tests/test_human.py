@@ -95,15 +95,21 @@ class Mirror:
 
     def __init__(self, seed: int = SEED, deal: int = 0) -> None:
         self.deal = Deal(seed, deal, seats=SPECS)
+        self.forced = 0  # the person's decisions with one legal choice so far
         self.bots = [None] + [make(s) for s in SPECS[1:]]
         for s in (1, 2, 3):
             self.bots[s].begin_deal(s, seed, deal)
 
     def to_person(self) -> str | None:
-        """Play the bots up to the person's next decision; its kind, or None at the end."""
+        """Play the bots up to the person's next decision with a choice; its kind, or None at
+        the end. A decision with one legal choice the program plays for the person."""
         d = self.deal
-        while not d.done and d.to_act.seat != 0:
+        while not d.done and (d.to_act.seat != 0 or len(d.legal()) == 1):
             seat = d.to_act.seat
+            if seat == 0:
+                self.forced += 1
+                d.apply(d.legal()[0])
+                continue
             d.apply(self.bots[seat].choose(Observation(d, seat), d.legal()))
         return None if d.done else d.to_act.kind
 
@@ -444,3 +450,218 @@ def test_an_output_folder_that_cannot_be_made_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("shuangkou human: error: cannot write records to ") and \
         err.count("\n") == 1, err
+
+
+# --- issue 19: answers, forced moves, hints, narrow terminals, signals, plug-in files ---------
+@pytest.mark.parametrize("text", ["²", "①", "٣", "9" * 5000, "1" * 7, "+" + "9" * 40])
+def test_answers_that_are_not_ascii_numbers_are_refused_in_one_line(text):
+    """str.isdigit() takes '²', '①' and Arabic-Indic digits, and int() refuses them (or 5,000
+    digits): each is refused as an answer, never a ValueError."""
+    ans = parse_answer(text, "play", PLAYS)
+    assert ans.action == "error" and "\n" not in ans.message and len(ans.message) < 160
+    assert "1-3" in ans.message
+
+
+def test_a_bad_answer_then_end_of_input_saves_the_deal(tmp_path, warm):
+    """The adversary's answers leave the session standing; the deal is saved unfinished."""
+    answers = ("²\n①\n" + "9" * 5000 + "\n").encode() + b"\xff\xfe not utf-8\n"
+    p = subprocess.run([sys.executable, "-m", "sim.cli", "human", "--delay", "0", "--seed",
+                        str(SEED), "--partner", "greedy", "--opponents", "random", "--out",
+                        str(tmp_path)], cwd=ROOT, input=answers, capture_output=True,
+                       timeout=60, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    p.stdout, p.stderr = p.stdout.decode(), p.stderr.decode()
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert p.stdout.count("is not a choice") >= 1 and "'²' is not a card" in p.stdout
+    assert "stopped (end of input): the unfinished deal 0 is saved" in p.stdout
+    rec = json.loads((tmp_path / "deals.jsonl").read_text(encoding="utf-8"))
+    assert rec["unfinished"] is True
+
+
+def _session(tmp_path, answers: str, width: int = 100):
+    import io
+
+    from sim.human import Session, make_bots
+    from sim.rules import Rules
+
+    out = io.StringIO()
+    s = Session(0, make_bots(0, "greedy", "random"), SEED, 1, Rules(), str(tmp_path), delay=0,
+                full=False, color=False, stdin=io.StringIO(answers), stdout=out, width=width)
+    return s, out
+
+
+def test_a_forced_move_is_played_for_the_person(tmp_path, warm):
+    """A decision with one legal choice (a follow with the only card of the led group, the
+    last card) is not asked: it is played, and the log says so."""
+    m = Mirror()
+    asked = 0
+    while m.to_person() is not None:
+        asked += 1
+        m.deal.apply(m.deal.legal()[0])
+    assert m.forced >= 1 and asked >= 5
+    s, out = _session(tmp_path, "1\n" * (asked + 5))
+    assert s.run() == 0
+    text = out.getvalue()
+    assert text.count("\n> ") + text.startswith("> ") == asked  # only real choices asked
+    assert json.loads((tmp_path / "deals.jsonl").read_text())["tricks"] == \
+        m.deal.record()["tricks"]
+    assert text.count("— your only legal play, played for you") == m.forced  # all in play
+
+
+def test_a_hint_cites_only_numbers_on_screen(tmp_path, warm):
+    """At a give-back with more choices than are listed the hint names the cards to type,
+    not a number the screen does not show; elsewhere the number it cites is listed."""
+    m = Mirror()
+    answers = []
+    while (kind := m.to_person()) is not None:
+        obs, legal = m.obs(), m.deal.legal()
+        if kind == "show" and obs.shown is not None and obs.shown[0] != 0 and len(legal) > 1:
+            answers.append(f"{legal[-1]} {legal[-1]}")
+            m.deal.apply(legal[-1])
+            continue
+        if kind == "giveback":
+            assert len(legal) > 40  # not listed: typed
+            break
+        answers.append("1")
+        m.deal.apply(legal[0])
+    s, out = _session(tmp_path, "\n".join(answers + ["hint", "q"]) + "\n")
+    s.run()
+    text = out.getvalue()
+    line = re.search(r"hint: .*", text).group()
+    assert not re.search(r"\d+\)", line), line
+    typed = re.search(r"\(type ([^)]*)\)", line).group(1)
+    ans = parse_answer(typed, "giveback", legal)
+    assert ans.action == "choice" and ans.choice in legal
+    # a listed choice: the number is the one on screen
+    s, out = _session(tmp_path / "b", "hint\nq\n")
+    s.run()
+    text = out.getvalue()
+    n, what = re.search(r"hint: greedy would answer (\d+)\) (.*?) \(type", text).groups()
+    assert f"{n}) {what}" in text.split("hint:")[0]
+
+
+def test_holding_one_copy_is_not_called_not_holding(warm):
+    """'does not hold Qs' for a hand that holds one Qs and names it twice: the message says
+    how many it holds."""
+    from sim.errors import IllegalPlayError
+
+    m = Mirror()
+    while (kind := m.to_person()) is not None and kind != "play":
+        m.deal.apply(m.deal.legal()[0])
+    hand = m.obs().hand
+    single = next(c for c in hand if hand.count(c) == 1)
+    with pytest.raises(IllegalPlayError) as e:
+        m.deal.apply((single, single))
+    assert f"holds only one {single!r}, not 2" in str(e.value)
+    assert "does not hold" not in str(e.value)
+
+
+@pytest.mark.parametrize("rows, cols", [(24, 20), (14, 40)])
+def test_a_narrow_terminal_keeps_the_header_and_hand_on_screen(tmp_path, warm, rows, cols):
+    """Every row drawn fits the terminal's width and the screen its height, so nothing
+    scrolls off: the header's first row on top, the hand and the question below."""
+    from sim.console import width
+
+    child = pexpect.spawn(sys.executable, ["-m", "sim.cli", "human", "--delay", "0", "--seed",
+                                           str(SEED), "--partner", "greedy", "--opponents",
+                                           "random", "--out", str(tmp_path)],
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT}, encoding="utf-8",
+                          timeout=30, dimensions=(rows, cols), preexec_fn=sigint_default)
+    seen = 0
+    while seen < 25 and child.expect(["\n> ", pexpect.EOF]) == 0:
+        lines = child.before.split(CLEAR)[-1].replace("\r", "").split("\n")
+        plain = [ANSI.sub("", x) for x in lines]
+        assert max(width(x) for x in plain) <= cols, plain
+        assert len(lines) <= rows - 1, plain  # and the prompt's row
+        assert plain[0].startswith("Shuangkou"), plain
+        assert any(x.startswith("Your hand") for x in plain), plain
+        child.sendline("1")
+        seen += 1
+    child.terminate(force=True)
+    assert seen >= 10
+
+
+def _stop_signals_default() -> None:
+    import signal
+
+    sigint_default()
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_save_the_deal_in_progress(tmp_path, warm, sig):
+    import signal
+
+    signum = getattr(signal, sig)
+    child = pexpect.spawn(sys.executable, ["-m", "sim.cli", "human", "--plain", "--delay", "0",
+                                           "--seed", str(SEED), "--partner", "greedy",
+                                           "--opponents", "random", "--out", str(tmp_path)],
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT}, encoding="utf-8",
+                          timeout=30, dimensions=(60, 160), preexec_fn=_stop_signals_default)
+    for _ in range(3):
+        child.expect("\n> ")
+        child.sendline("1")
+    child.expect("\n> ")
+    child.kill(signum)
+    if sig == "SIGTERM":
+        child.expect(f"stopped \\({sig}\\): the unfinished deal 0 is saved")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 128 + signum, (child.exitstatus, child.signalstatus)
+    rec = json.loads((tmp_path / "deals.jsonl").read_text(encoding="utf-8"))
+    assert rec["unfinished"] is True
+    assert run_cli("validate", str(tmp_path / "deals.jsonl")).returncode == 0
+
+
+BOT_FILE = '''
+from strategies.random import RandomStrategy
+
+
+class FileBot(RandomStrategy):
+    """random, from a file outside the working folder."""
+    name = "filebot"
+'''
+
+
+def test_a_plugin_file_outside_the_working_folder(tmp_path, warm):
+    """--plugin takes a file's path (the user names it: it is loaded); a module name that is
+    not found says so and how to name a file instead."""
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "filebotmod.py").write_text(BOT_FILE)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    p = subprocess.run([sys.executable, "-m", "sim.cli", "human", "--plain", "--delay", "0",
+                        "--seed", str(SEED), "--plugin", str(bots / "filebotmod.py"),
+                        "--opponents", "filebot", "--out", "rec"], cwd=work, env=env,
+                       input="1\n" * 300, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    rec = json.loads((work / "rec" / "deals.jsonl").read_text(encoding="utf-8"))
+    assert rec["seats"] == ["human", "filebot", "greedy", "filebot"]
+    p = subprocess.run([sys.executable, "-m", "sim.cli", "human", "--plugin", "filebotmod",
+                        "--opponents", "filebot", "--out", "rec2"], cwd=work, env=env,
+                       input="", capture_output=True, text=True, timeout=60)
+    err = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(err) == 1, p.stderr
+    assert "'filebotmod' cannot be imported" in err[0] and "--plugin ~/bots/mybot.py" in err[0]
+    for bad, words in [(bots / "nothere.py", "does not exist"),
+                       (bots / "my-bot.py", "is not a Python module name")]:
+        if "my-bot" in str(bad):
+            bad.write_text(BOT_FILE)
+        p = subprocess.run([sys.executable, "-m", "sim.cli", "strategies", "--plugin",
+                            str(bad)], cwd=work, env=env, capture_output=True, text=True,
+                           timeout=60)
+        assert p.returncode == 2 and words in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_ascii_terminal_plays_with_letters_for_suits(tmp_path, warm):
+    """PYTHONIOENCODING=ascii: no UnicodeEncodeError; suits print as s h d c."""
+    p = subprocess.run([sys.executable, "-m", "sim.cli", "human", "--delay", "0", "--seed",
+                        str(SEED), "--partner", "greedy", "--opponents", "random", "--out",
+                        str(tmp_path)], cwd=ROOT, input=b"1\n" * 300, capture_output=True,
+                       env={**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": ROOT},
+                       timeout=60)
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+    out = p.stdout.decode("ascii")  # nothing but ASCII was written
+    assert "Your hand (" in out and re.search(r"\b(?:10|[2-9AKQJ])[shdc]\b", out)

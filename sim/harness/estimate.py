@@ -22,6 +22,19 @@ from sim.analysis.stats import WDL, Histogram, Moments, norm_ppf
 from sim.errors import ConfigError, InvalidCardError
 
 CHUNK = 20_000  # deals per compiled call: small enough to stream, big enough to be free
+# deals 0 … 10**11-1: days of computing, and every sum (of squared scores too) stays exact in
+# float64 (below 2**53; sim.analysis.stats.Moments)
+MAX_DEALS = 10**11
+_BATCH = 64  # chunks handed to the threads at a time: memory stays flat for any ``deals``
+
+
+def check_deals(deals: Any) -> int:
+    """``deals`` for an estimate: an integer in 1 … 10**11 (deals 0 … deals-1 are played)."""
+    if isinstance(deals, bool) or not isinstance(deals, (int, np.integer)) \
+            or not 1 <= deals <= MAX_DEALS:
+        raise ConfigError(f"deals {deals!r} must be an integer in 1 … 10**11 (an estimate "
+                          f"plays deals 0 … deals-1)")
+    return int(deals)
 
 
 @dataclasses.dataclass
@@ -165,8 +178,7 @@ def estimate(hand: str | Sequence[str], seat: int = 0, deals: int = 100_000,
     ids = parse_hand(hand)
     if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= 3:
         raise ConfigError(f"seat {seat!r} must be 0, 1, 2 or 3")
-    if isinstance(deals, bool) or not isinstance(deals, (int, np.integer)) or deals < 1:
-        raise ConfigError(f"deals {deals!r} must be an integer >= 1")
+    deals = check_deals(deals)
     seed = check_seed(seed)
     rules = rules or DEFAULT_RULES
     strategies = runner.make_seats(seats)
@@ -176,24 +188,27 @@ def estimate(hand: str | Sequence[str], seat: int = 0, deals: int = 100_000,
         raise ConfigError(f"estimate needs compiled strategies in every seat; {slow[0]!r} is "
                           f"Python-only (use e.g. random or another compiled strategy)")
     fixed = np.array(ids, dtype=np.int64)
-    starts = list(range(0, deals, CHUNK))
-    parts = Parallel(n_jobs=jobs, backend="threading")(
-        delayed(_chunk)(seed, s, min(CHUNK, deals - s), rules.array(), tables, seat, fixed)
-        for s in starts)
     est = Estimate(hand=[CARD_NAMES[c] for c in ids], seat=seat,
                    seats=[s.spec() for s in strategies], seed=seed, deals=deals, void=0,
                    caller=0, attacks=0, settle=Moments(), wdl=WDL(),
                    score_attacking=Histogram(0, 600, 5), score_calling=Moments(),
                    settle_calling=Moments())
-    for p in parts:  # in deal order; every figure is an exact sum or count anyway
-        est.void += p["void"]
-        est.caller += p["caller"]
-        est.attacks += p["attacks"]
-        est.settle += p["settle"]
-        est.wdl += p["wdl"]
-        est.score_attacking += p["score_attacking"]
-        est.score_calling += p["score_calling"]
-        est.settle_calling += p["settle_calling"]
+    step = CHUNK * _BATCH
+    with Parallel(n_jobs=jobs, backend="threading") as parallel:
+        for first in range(0, deals, step):  # batches of chunks: memory flat in ``deals``
+            parts = parallel(
+                delayed(_chunk)(seed, s, min(CHUNK, deals - s), rules.array(), tables, seat,
+                                fixed)
+                for s in range(first, min(first + step, deals), CHUNK))
+            for p in parts:  # in deal order; every figure is an exact sum or count anyway
+                est.void += p["void"]
+                est.caller += p["caller"]
+                est.attacks += p["attacks"]
+                est.settle += p["settle"]
+                est.wdl += p["wdl"]
+                est.score_attacking += p["score_attacking"]
+                est.score_calling += p["score_calling"]
+                est.settle_calling += p["settle_calling"]
     return est
 
 
