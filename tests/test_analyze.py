@@ -72,14 +72,16 @@ def test_rows_value_every_legal_choice_and_loss_is_nonnegative(records):
             assert len(choices) == 1 and r["loss"] == 0.0
 
 
-def test_fair_the_masked_record_gives_the_same_loss(records):
+@pytest.mark.parametrize("kind", ["play", "show"])
+def test_fair_the_masked_record_gives_the_same_loss(records, kind):
     """R9: a decision analysed from the full state and from the state with the other seats'
     hands, the deck and others' give-backs removed gives the identical loss and values; and
     a different truth the seat cannot tell apart (hidden cards swapped between two other
     seats) too. Only true_loss may differ."""
     rec = _first_played(records)
     rules = _rules(rec)
-    decs = [d for d in A.decisions(rec) if d.kind == "play" and len(d.codes) > 2]
+    decs = [d for d in A.decisions(rec) if d.kind == kind and len(d.codes) >= 2
+            and d.round >= 8]
     dec = decs[len(decs) // 3]
     full = A.analyze_decision(dec, rules, FAST)
     mst = np.empty(ST_SIZE, dtype=np.int64)
