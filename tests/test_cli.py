@@ -588,3 +588,43 @@ def test_error_lines_escape_received_text(tmp_path, capsys):
     assert run("replay", out) == 2
     err = capsys.readouterr().err
     assert "\x1b" not in err and err.count("\n") == 1, err
+
+
+def test_report_tables_echo_received_names_escaped(capsys):
+    """Tables of a results folder (names from a config that may come from elsewhere) reach
+    the terminal with control characters escaped."""
+    from sim.cli import _echo
+
+    _echo("| mybot(label='\x1b[2J\x1b]0;x\x07') | +1.0 |\n| next |")
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "mybot(label='\\x1b[2J\\x1b]0;x\\x07')" in out and "|\n| next |" in out
+
+
+PATH_BOT = '''
+from strategies.random import RandomStrategy
+
+
+class PathBot(RandomStrategy):
+    """random, loaded from a file path."""
+    name = "pathbot_t"
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["fork", "loky"])
+def test_tournament_workers_load_a_plugin_file(tmp_path, backend):
+    """--plugin FILE.py in a tournament: fresh worker processes (loky) load the same file."""
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "pathbot_t.py").write_text(PATH_BOT)
+    cfg = tmp_path / "t.toml"
+    cfg.write_text('name = "p"\nplayers = ["pathbot_t", "greedy"]\ndeals = 100\n'
+                   '[run]\nchunk_size = 25\n')
+    work = tmp_path / "work"
+    work.mkdir()
+    p = _cli("tournament", cfg, "--plugin", "../bots/pathbot_t.py", "--out", tmp_path / "o",
+             "--no-plots", "--no-progress", "--jobs", 2, "--force-jobs", "--backend", backend,
+             cwd=work)
+    assert p.returncode == 0, p.stderr
+    assert b"greedy beats pathbot_t" in p.stdout
