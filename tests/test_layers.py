@@ -48,7 +48,7 @@ LAYERS = {
     4: ("sim.batch", "sim.harness", "sim.harness.loop", "sim.harness.plugins",
         "sim.harness.runner", "sim.harness.config", "sim.harness.chunks",
         "sim.harness.results", "sim.harness.forkpool", "sim.harness.tournament",
-        "sim.harness.estimate",
+        "sim.harness.estimate", "sim.harness.standings",
         "sim.harness.bench", "sim.harness.analyze"),
     5: ("sim.cli", "sim.human"),
 }
