@@ -29,7 +29,8 @@ _UNSAFE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 ASCII = {
     "♠": "s", "♥": "h", "♦": "d", "♣": "c", "…": "...", "–": "-", "—": "-", "−": "-",
     "─": "-", "×": "x", "±": "+/-", "≥": ">=", "≤": "<=", "·": "|", "→": "->", "◀": "<",
-    "✗": "x", "α": "alpha", "β": "beta", "主": "trump", "付": "side ", "扣底": "kou di",
+    "✗": "x", "α": "alpha", "β": "beta", "≈": "~", "√": "sqrt ", "²": "^2", "χ": "chi",
+    "主": "trump", "付": "side ", "扣底": "kou di",
     "\ufe0f": "",
 }
 _ASCII_TABLE = str.maketrans({k: v for k, v in ASCII.items() if len(k) == 1})
