@@ -158,7 +158,7 @@ function drawBoard(d, pos, st, divPlay) {
       info.appendChild(el("div", null, "seat " + tr[2] + " wins +" + tr[3]));
     c.appendChild(info);
   } else {
-    var inf = el("div", "cinfo");
+    var inf = el("div", "cinfo wide");
     if (d.void) inf.appendChild(el("div", null, "Nobody showed: the deal is void (R11)"));
     else {
       inf.appendChild(el("div", null, d.trump ? "Hands at the first lead" :
@@ -263,7 +263,8 @@ function drawAnalysis(d, pos) {
   box.appendChild(el("h3", null, "Analysis"));
   if (!r) {
     box.appendChild(el("div", "mute", pos > 0 ? "This decision was not analysed." :
-        "Step through the deal: each play's analysis shows here."));
+        "Step through the deal: each play's analysis shows here" + (d.calling.length ?
+        "; the calling decisions are listed under Calling (click one)." : ".")));
     return box;
   }
   var head = el("div", "head");
@@ -499,13 +500,40 @@ function render() {
         bar.appendChild(document.createTextNode(" "));
         bar.appendChild(button("go there (d)", "show that play", function () { setPos(dv.i + 1); }));
       } else {
-        bar.appendChild(document.createTextNode("First divergent decision: in the calling (highlighted in both tables' calling panels): "));
-        [A, B].forEach(function (X, j) {
+        // the earlier of the two differing shows is the first decision that differs: at the
+        // other table that seat passed then (or showed something else at the same moment)
+        var when = function (X) {
           var c = X.calls[dv.i];
-          bar.appendChild(document.createTextNode((j ? "; table 2 " : "table 1 ") + (c ? "round " + c[0] + (X.redeals ? " of shuffle " + (X.redeals + 1) : "") + ", seat " + c[1] + " shows " : "no more shows")));
-          if (c) bar.appendChild(cardsEl("cards", [c[2], c[2]], X));
-          if (c && c[4]) { bar.appendChild(document.createTextNode(" and gives back ")); bar.appendChild(cardsEl("cards", c[4], X)); }
-        });
+          return c ? X.redeals * 100 + c[0] : Infinity;
+        };
+        var tabs = [[A, "table 1"], [B, "table 2"]];
+        if (when(B) < when(A)) tabs.reverse();
+        var X0 = tabs[0][0], c0 = X0.calls[dv.i];
+        var round = "dealing round " + c0[0] + (X0.redeals ? " of shuffle " + (X0.redeals + 1) : "");
+        bar.appendChild(document.createTextNode("First divergent decision: " + round + ", at " +
+            tabs[0][1] + " seat " + c0[1] + " shows "));
+        bar.appendChild(cardsEl("cards", [c0[2], c0[2]], X0));
+        if (c0[4]) {
+          bar.appendChild(document.createTextNode(" and gives back "));
+          bar.appendChild(cardsEl("cards", c0[4], X0));
+        }
+        var X1 = tabs[1][0], c1 = X1.calls[dv.i];
+        if (when(X1) !== when(X0) || !c1) {
+          bar.appendChild(document.createTextNode("; at " + tabs[1][1] + " nobody showed then" +
+              (c1 ? " (its next show: round " + c1[0] + ", seat " + c1[1] + " " : "")));
+        } else {
+          bar.appendChild(document.createTextNode("; at " + tabs[1][1] + " seat " + c1[1] +
+              " shows "));
+        }
+        if (c1) {
+          bar.appendChild(cardsEl("cards", [c1[2], c1[2]], X1));
+          if (c1[4]) {
+            bar.appendChild(document.createTextNode(" and gives back "));
+            bar.appendChild(cardsEl("cards", c1[4], X1));
+          }
+          if (when(X1) !== when(X0)) bar.appendChild(document.createTextNode(")"));
+        }
+        bar.appendChild(document.createTextNode(" (highlighted in both calling lists)."));
       }
     }
     app.appendChild(bar);
