@@ -44,7 +44,7 @@ function cardEl(c, d) {
 function chipEl(c, d) {
   var e = el("span", "chip");
   e.setAttribute("data-card", c);
-  if (c === "BJ" || c === "SJ") { e.textContent = c === "BJ" ? "Big\u2605" : "Small\u2605"; if (c === "BJ") e.classList.add("red"); }
+  if (c === "BJ" || c === "SJ") { e.textContent = c; if (c === "BJ") e.classList.add("red"); }
   else {
     if (c[1] === "h" || c[1] === "d") e.classList.add("red");
     e.textContent = (c[0] === "T" ? "10" : c[0]) + (SYM[c[1]] || c[1]);
@@ -59,9 +59,7 @@ function cardsEl(cls, cards, d) {
 }
 function choiceEl(kind, s, d) {
   if (kind === 0 && s === "") return el("span", "lab", "pass");
-  var e = cardsEl("lab", split(s), d);
-  if (kind === 0) e.appendChild(cardEl(s, d));
-  return e;
+  return cardsEl("lab", kind === 0 ? [s, s] : split(s), d);
 }
 function fmt(x) { return x === null || x === undefined ? "\u2013" : (x > 0 ? "+" : "") + x.toFixed(2); }
 function markEl(m) { return el("span", "mark" + (m === "??" ? " qq" : m === "?" ? " q" : ""), m); }
@@ -240,7 +238,7 @@ function drawCalls(d, div) {
       line.appendChild(document.createTextNode(" "));
       line.appendChild(markEl(r[12]));
       line.appendChild(el("span", "mute", " loss " + r[9].toFixed(2)));
-      line.addEventListener("click", function () { S.sel = r; render(); });
+      line.addEventListener("click", function () { S.sel = r; render(); showAnalysis(); });
       box.appendChild(line);
     });
     if (passes) {
@@ -249,13 +247,17 @@ function drawCalls(d, div) {
       if (S.showPasses) d.calling.forEach(function (r) {
         if (listed.indexOf(r) >= 0) return;
         var line = el("div", "pick" + (S.sel === r ? " sel" : ""), "round " + r[4] + ": seat " + r[1] + " passes \u00b7 loss " + r[9].toFixed(2));
-        line.addEventListener("click", function () { S.sel = r; render(); });
+        line.addEventListener("click", function () { S.sel = r; render(); showAnalysis(); });
         box.appendChild(line);
       });
       box.appendChild(pl);
     }
   }
   return box;
+}
+function showAnalysis() {
+  var a = document.querySelector(".an");
+  if (a && a.scrollIntoView) a.scrollIntoView({block: "nearest"});
 }
 function drawAnalysis(d, pos) {
   var r = S.sel && d.calling.indexOf(S.sel) >= 0 ? S.sel : (pos > 0 ? d.rows[pos - 1] : null);
