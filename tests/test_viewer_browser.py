@@ -122,6 +122,18 @@ def test_step_through_a_deal_with_keys_and_buttons(tmp_path, browser, deals):
         assert "Deal over" in text(pg, ".final")
         assert pg.js("document.querySelectorAll('.graph svg rect').length") > 1
         non_blank(pg.screenshot(str(tmp_path / "end.png")))
+        # a calling decision clicked in the list shows its analysis; a click on the graph
+        # goes to that play
+        pg.key("Home")
+        assert rec["calls"] and pg.js("document.querySelectorAll('.calls .pick').length") > 0
+        pg.click(".calls .pick")
+        head = text(pg, ".an .head")
+        assert head.startswith("Seat ") and any(w in head for w in ("passed", "showed", "gave"))
+        assert pg.js("document.querySelectorAll('.an .vals .track').length") >= 2
+        pg.click(".graph svg")
+        n_plays = sum(len(t["plays"]) for t in rec["tricks"])
+        step = int(text(pg, "#position").split()[1])
+        assert abs(step - n_plays / 2) <= 2
         # the next deal with the key; the address keeps the place, and a link opens a place
         pg.key("n")
         assert text(pg, ".tbl h2").endswith(f"deal {recs[1]['deal']} of seed 11")
