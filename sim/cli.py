@@ -14,7 +14,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from sim.core.console import clean, graceful_streams
+from sim.console import clean, graceful_streams
 from sim.errors import ConfigError, OutputError, RecordError, ShuangkouError
 
 PLUGIN_HELP = ("import MODULE (in the working folder or on PYTHONPATH) or a file such as "
@@ -73,6 +73,15 @@ def _int_at_least_2(text: str) -> int:
 
 
 DEFAULT_ANALYZE_SAMPLES = 128  # sim.harness.analyze.DEFAULT_SAMPLES (no engine import here)
+SWINGS_MAX = 10  # sim.analysis.stats.SWINGS_KEPT: swing deals a run keeps per matchup
+
+
+def _swings_n(text: str) -> int:
+    v = _int_at_least(text, 1)
+    if v > SWINGS_MAX:
+        raise argparse.ArgumentTypeError(f"{text!r} is more than the {SWINGS_MAX} swing deals "
+                                          f"a run keeps per matchup (1 … {SWINGS_MAX})")
+    return v
 
 
 def _check_deal_range(first: int, deals: int) -> None:
@@ -233,12 +242,14 @@ def _write_viewer(path: str, source: str, records: list[dict[str, Any]],
 def cmd_replay(args: argparse.Namespace) -> int:
     from sim.record import read_records
 
+    if args.swings is not None:
+        return _replay_swings(args)
     found = []
     for rec in read_records(args.file):
         if args.deal is None or rec.get("deal") == args.deal:
             found.append(rec)
-            if args.deal is not None and not args.html:  # the page shows both tables of a
-                break  # duplicate pair (a tournament's records hold the deal twice)
+            if args.deal is not None:
+                break
     if not found:
         raise RecordError(f"no deal {args.deal} in {args.file!r}"
                           if args.deal is not None else f"no records in {args.file!r}")
@@ -254,6 +265,35 @@ def cmd_replay(args: argparse.Namespace) -> int:
                       title=f"Deals of {os.path.basename(args.file)}")
         return 0
     print("\n\n".join(_render_checked(r, args.file) for r in found))
+    return 0
+
+
+def _swing_pairs(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The swing deals of the results folder ``args.file``/``args.records`` (``--swings``)."""
+    from sim.harness import swings
+
+    if args.deal is not None:
+        raise ConfigError("--swings chooses the deals itself: drop --deal")
+    _load_plugins(args.plugin)  # a plug-in player is replayed only when named here
+    return swings.pairs(args.file if hasattr(args, "file") else args.records, args.swings)
+
+
+def _replay_swings(args: argparse.Namespace) -> int:
+    """``replay RESULTS --swings N``: both tables of each swing deal, side by side."""
+    from sim.harness import swings
+
+    blocks = []
+    for p in _swing_pairs(args):
+        div = p["divergence"]
+        when = "" if div is None else \
+            ("  (the deals part already in the calling)" if div["phase"] == "calling" else "")
+        left, right = (_render_checked(r, args.file) for r in p["records"])
+        blocks.append("\n".join([
+            swings.heading(p),
+            f"First divergence: {swings.divergence_text(div)}{when}", "",
+            swings.side_by_side(f"TABLE 1: {p['a']} in seats 0 & 2\n{left}",
+                                f"TABLE 2: {p['b']} in seats 0 & 2\n{right}")]))
+    print("\n\n".join(blocks))
     return 0
 
 
@@ -312,8 +352,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             os.path.samefile(args.json, args.records):
         raise OutputError(f"--json {args.json!r} is the input file: analyze never changes its "
                           f"input; name another file")
-    records = analyze.select_records(
-        args.records, args.deal, lambda r: validator.validate_record(r, check_shuffle=True))
+    if args.swings is not None:  # both tables of each swing deal of a results folder
+        records = [r for p in _swing_pairs(args) for r in p["records"]]
+        for r in records:
+            analyze.check_record(r, repr(args.records),
+                                 lambda r: validator.validate_record(r, check_shuffle=True))
+    else:
+        records = analyze.select_records(
+            args.records, args.deal, lambda r: validator.validate_record(r, check_shuffle=True))
     tasks = analyze.tasks_of(records, args.seat)
     if not tasks:  # every chosen deal void (R11) or stopped before any decision of the seats
         raise RecordError(f"no decision to analyze in the chosen deal(s) of {args.records!r}: "
@@ -479,7 +525,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     quiet = getattr(args, "quiet", False)
     if resume is None:  # this very run is already finished there: only re-render it
         from sim.analysis import report
-        from sim.harness.results import load_state
+        from sim.harness.swings import load_state
 
         report.write_all(load_state(cfg.out), cfg.out, plots=cfg.plots,
                          echo=None if quiet else _echo)
@@ -576,7 +622,7 @@ def _echo(*parts: Any, **kw: Any) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from sim.analysis import report
-    from sim.harness.results import load_state
+    from sim.harness.swings import load_state
 
     _load_plugins(args.plugin)
     state = load_state(args.run_dir)
@@ -675,11 +721,19 @@ def build_parser() -> argparse.ArgumentParser:
     pl.set_defaults(func=cmd_play)
 
     rp = sub.add_parser("replay", help="show recorded deals as a person wants to read them")
-    rp.add_argument("file", help="record file (JSONL, .gz)")
+    rp.add_argument("file", help="record file (JSONL, .gz), or with --swings a tournament's "
+                                 "results folder")
     rp.add_argument("--deal", type=_nonneg_int, default=None, help="only this deal index")
     rp.add_argument("--html", metavar="OUT.html",
                     help="write the deals as the deal viewer page (docs/viewer.md) instead of "
                          "printing them")
+    rp.add_argument("--swings", type=_swings_n, metavar="N",
+                    help=f"FILE is a duplicate run's results folder: show the N (1 … "
+                         f"{SWINGS_MAX}) deals of each matchup whose two tables differ most, "
+                         f"side by side, with the first decision where they part")
+    rp.add_argument("--plugin", action="append", metavar="MODULE",
+                    help="import MODULE and register its strategies (repeatable): --swings "
+                         "replays plug-in players")
     rp.set_defaults(func=cmd_replay)
 
     va = sub.add_parser("validate", help="re-check records with the reference engine")
@@ -783,7 +837,14 @@ def build_parser() -> argparse.ArgumentParser:
     an = sub.add_parser("analyze", help="value every legal choice of recorded decisions: "
                                          "losses, marks, summaries (docs/analysis.md)")
     an.add_argument("records", help="record file (JSONL, .gz): play --record, a tournament's "
-                                    "records.jsonl")
+                                    "records.jsonl; with --swings its results folder")
+    an.add_argument("--swings", type=_swings_n, metavar="N",
+                    help=f"RECORDS is a duplicate run's results folder: analyze both tables "
+                         f"of the N (1 … {SWINGS_MAX}) largest swing deals of each matchup, "
+                         f"replayed exactly")
+    an.add_argument("--plugin", action="append", metavar="MODULE",
+                    help="import MODULE and register its strategies (repeatable): --swings "
+                         "replays plug-in players")
     an.add_argument("--deal", type=_nonneg_int, action="append",
                     help="only this deal index (repeatable; default all)")
     an.add_argument("--seat", type=int, choices=range(4), action="append",

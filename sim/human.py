@@ -30,7 +30,7 @@ from typing import IO, Any, NamedTuple
 
 from sim.api import trick_winner
 from sim.cards import CARD_NAMES, GROUP, KEY_OF_ID, SUITS, TRUMP_GROUP, parse_card
-from sim.core.console import width as text_width
+from sim.console import width as text_width
 from sim.core.engine import S_DECK, S_NTRICKS, S_REDEALS, S_ROUND, S_TRUMP
 from sim.deal import Deal
 from sim.errors import (
@@ -429,7 +429,6 @@ class Session:
         self.saved = 0
         self._quit = False  # the person asked to stop (``quit``), as against end of input
         self.forced = False  # the person's last decision had one legal choice: played for them
-        self.choices_cut = False  # the last screen cut the numbered choices short
         self._gone = False  # output failed (terminal closed): nothing more is written to it
         self._saved_deal: Deal | None = None  # the last deal whose record was written
 
@@ -484,7 +483,6 @@ class Session:
             return [r for x in lines for block in x.split("\n") for r in fit(block, width)]
 
         q_rows, c_rows, n_rows = rows_of(question), rows_of(choices), rows_of(notice)
-        self.choices_cut = False  # set when not every numbered choice is on screen
         # the screen ends in a newline, then the prompt's row: the rest gets rows - 1
         avail = rows - 1
         for drop in ((), ("last",), ("last", "seats"), ("last", "seats", "winning"),
@@ -498,9 +496,7 @@ class Session:
                 break
             room = avail - len(top) - len(q_rows) - len(n_rows)
             if room >= 2 and c_rows:  # the choices cut short before more of the table goes
-                cut = self._cut_choices(c_rows, room, width)
-                self.choices_cut = cut != c_rows
-                c_rows = cut
+                c_rows = self._cut_choices(c_rows, room, width)
                 break
         log_room = max(0, avail - len(top) - len(q_rows) - len(c_rows) - len(n_rows))
         log_rows = rows_of(self.log)
@@ -862,7 +858,7 @@ class Session:
             elif ans.action == "help":
                 self.notice = HELP
             elif ans.action == "hint":
-                self.notice = self.hint(kind, legal, listed and not self.choices_cut)
+                self.notice = self.hint(kind, legal, listed)
             elif ans.action == "tricks":
                 tricks = deal.observation(self.seat).tricks
                 self.notice = "\n".join(self.trick_line(t, n) for n, t in

@@ -559,7 +559,7 @@ def test_holding_one_copy_is_not_called_not_holding(warm):
 def test_a_narrow_terminal_keeps_the_header_and_hand_on_screen(tmp_path, warm, rows, cols):
     """Every row drawn fits the terminal's width and the screen its height, so nothing
     scrolls off: the header's first row on top, the hand and the question below."""
-    from sim.core.console import width
+    from sim.console import width
 
     child = pexpect.spawn(sys.executable, ["-m", "sim.cli", "human", "--delay", "0", "--seed",
                                            str(SEED), "--partner", "greedy", "--opponents",
@@ -665,34 +665,3 @@ def test_ascii_terminal_plays_with_letters_for_suits(tmp_path, warm):
     assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
     out = p.stdout.decode("ascii")  # nothing but ASCII was written
     assert "Your hand (" in out and re.search(r"\b(?:10|[2-9AKQJ])[shdc]\b", out)
-
-
-def test_a_hint_names_no_number_cut_off_a_small_screen(tmp_path, warm, monkeypatch):
-    """On a screen too small for every numbered choice the hint names cards to type, not a
-    number that is not shown."""
-    import io
-
-    import sim.human as human
-    from sim.human import Session, make_bots
-    from sim.rules import Rules
-
-    m = Mirror()
-    answers = []
-    while (kind := m.to_person()) is not None:
-        if kind == "play" and len(m.deal.legal()) >= 12:
-            break
-        answers.append("1")
-        m.deal.apply(m.deal.legal()[0])
-    monkeypatch.setattr(human, "_term_rows", lambda stream: 16)
-    out = io.StringIO()
-    s = Session(0, make_bots(0, "greedy", "random"), SEED, 1, Rules(), str(tmp_path), delay=0,
-                full=True, color=False, stdin=io.StringIO("\n".join(answers + ["hint", "q"])
-                                                          + "\n"), stdout=out, width=20)
-    s.run()
-    screens = out.getvalue().split(CLEAR)
-    hinted = next(x for x in screens if "hint: greedy" in x)
-    asked = screens[screens.index(hinted) - 1]
-    assert " more: type" in asked and len(asked.splitlines()) <= 16  # the prompt row too
-    hint = re.search(r"hint: greedy would [^(]*\(type [^)]*\)",
-                     " ".join(hinted.split())).group()
-    assert not re.search(r"\d+\)", hint), hint

@@ -325,6 +325,22 @@ def _td(c: str) -> str:
         f"<td class='w'>{html.escape(c)}</td>"
 
 
+class _Html(str):
+    """A table cell already written as HTML (``<td>…</td>``)."""
+
+    @property
+    def html(self) -> str:
+        return str(self)
+
+
+def _view_link(deal: str, view: str | None) -> str:
+    """The deal number of a swing deal, linked to its pair in ``swings.html`` when it is there
+    (a relative address: the page lies next to report.html)."""
+    if not view:
+        return deal
+    return _Html(f"<td><a href='{html.escape(view, quote=True)}'>{html.escape(deal)}</a></td>")
+
+
 def _bold(x: str) -> str:
     """Markdown's ``**x**`` as ``<strong>`` (``x`` already escaped)."""
     return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", x)
@@ -343,7 +359,11 @@ def to_html(summary: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
         parts.append(f"<h2>{e(title)}</h2>"
                      + (f"<details><summary>{len(rows)} rows</summary>" if fold else "")
                      + "<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
-        parts += ["<tr>" + "".join(_td(c) for c in r) + "</tr>" for r in rows]
+        if title == "Swing deals":  # the deal links to both tables in the deal viewer
+            rows = [r[:2] + [_view_link(r[2], w.get("view"))] + r[3:]
+                    for r, w in zip(rows, summary["swings"])]
+        parts += ["<tr>" + "".join(c.html if isinstance(c, _Html) else _td(c) for c in r)
+                  + "</tr>" for r in rows]
         parts.append("</table>" + ("</details>" if fold else "")
                      + f"<p class='note'>{e(note)}</p>")
     if images:

@@ -17,10 +17,12 @@ from typing import Any
 import numpy as np
 
 from sim.analysis.stats import (
+    SWINGS_SHOWN,
     WDL,
     ClusterMoments,
     Histogram,
     Moments,
+    Swings,
     bradley_terry,
     bt_cluster_meat,
     bt_firth_draws,
@@ -44,7 +46,7 @@ ORACLE_MARK = " [oracle]"
 
 
 def tally_of(d: Mapping[str, Any]) -> dict[str, Any]:
-    types = {"Moments": Moments, "Histogram": Histogram, "WDL": WDL}
+    types = {"Moments": Moments, "Histogram": Histogram, "WDL": WDL, "Swings": Swings}
     return {k: v if isinstance(v, int) else types[v["type"]].from_dict(v) for k, v in d.items()}
 
 
@@ -151,8 +153,40 @@ def derive(state: Mapping[str, Any]) -> dict[str, Any]:
         "cross": _cross(state, k) if cfg["format"] == "round-robin" else None,
         "sprt": state.get("sprt"), "run": state.get("run"),
         "tallies": [m["tally"] for m in state["matchups"]],
+        "swings": _swings(state) if cfg["duplicate"] else None,
     }
     return out
+
+
+def _swings(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``SWINGS_SHOWN`` largest swings of each matchup (``Swings.rows``: deal, ``a0``,
+    ``a1``, ``x``, ``swing``), with ``divergence``, the first decision where the two tables
+    differ (null: they never do), where the run kept their records (``state["swing_details"]``,
+    ``sim.harness.swings``), and ``view``, the pair's place in ``swings.html`` (the deal
+    viewer), where it is there (``state["swing_views"]``)."""
+    details = state.get("swing_details") or {}
+    views = state.get("swing_views") or {}
+    out = []
+    for m in state["matchups"]:
+        d = m["tally"].get("swings")
+        for rank, row in enumerate(Swings.from_dict(d).rows()[:SWINGS_SHOWN] if d else [], 1):
+            key = f"{m['index']}:{row['deal']}"
+            out.append({"matchup": m["index"], "rank": rank, **row,
+                        **({"divergence": details[key]} if key in details else {}),
+                        **({"view": views[key]} if key in views else {})})
+    return out
+
+
+def divergence_text(div: Mapping[str, Any] | None) -> str:
+    """``trick 3, seat 1 (step 40): table 1 (greedy) 10♠, table 2 (expert) K♠``, or where in
+    the calling the tables part."""
+    if div is None:
+        return "the tables never differ"
+    where = (f"trick {div['trick']}" if div["phase"] == "play" else
+             f"calling, round {div['round']}" + (f" of redeal {div['redeal']}"
+                                                 if div["redeal"] else ""))
+    return (f"{where}, seat {div['seat']} (step {div['step']}): table 1 ({div['player0']}) "
+            f"{div['table0']}, table 2 ({div['player1']}) {div['table1']}")
 
 
 def deal_clustering(state: Mapping[str, Any]
@@ -653,6 +687,25 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
         "overrides per called deal"], rows,
         ("calling statistics are over the deals the side called (its team attacked, R10); "
         "caller's trumps: trumps in the caller's hand at the first lead")))
+
+    if summary.get("swings"):
+        names = {m["index"]: m["label"] for m in summary["matchups"]}
+        rows = [[names[w["matchup"]], str(w["rank"]), str(w["deal"]), f"{w['x']:+g}",
+                 f"{w['a0']:+d}", f"{w['a1']:+d}",
+                 divergence_text(w["divergence"]) if "divergence" in w else "–"]
+                for w in summary["swings"]]
+        out.append(("Swing deals", ["matchup", "#", "deal", "A's result per deal per player",
+                                    "A at table 1 (seats 0 & 2)", "A at table 2 (seats 1 & 3)",
+                                    "first divergence"], rows,
+                    f"the {SWINGS_SHOWN} duplicate pairs of each matchup whose two tables ended "
+                    f"furthest from a tie: |A's result| largest, the lower deal first on equal "
+                    f"swings; A at table N: A's per-player settlement there; first divergence: "
+                    f"the first decision where the same seat, holding the same cards, chose "
+                    f"differently (calling: a show, pass or give-back). Both tables: in "
+                    f"report.html the deal links to them in the deal viewer (swings.html), or "
+                    f"shuangkou "
+                    f"replay RESULTS --swings N; their analysis: shuangkou analyze RESULTS "
+                    f"--swings N"))
 
     sp = summary.get("sprt")
     if sp:

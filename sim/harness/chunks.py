@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.analysis.stats import SPRT, WDL, ClusterMoments, Histogram, Moments
+from sim.analysis.stats import SPRT, WDL, ClusterMoments, Histogram, Moments, Swings
 
 FORMAT = "shuangkou-tournament/1"  # the format tag of chunk files and of summary.json
 
@@ -86,7 +86,7 @@ def new_tally() -> dict[str, Any]:
         "games": 0, "void": 0, "redealt": 0, "pairs": Moments(), "wdl": WDL(),
         "score": Histogram(*SCORE_BINS), "redeals": Histogram(0, 16, 1),
         "mult": Histogram(0, 32, 1), "calls": Moments(), "overrides": Moments(),
-        "first_show_round": Moments(),
+        "first_show_round": Moments(), "swings": Swings(),
     }
     for s in SIDES:
         t.update({
@@ -129,7 +129,7 @@ def _hist(v: np.ndarray, bins: tuple[int, int, int]) -> Histogram:
 
 # the per-game columns ``tally_games`` reads: an SPRT run keeps them with each chunk, so that
 # the chunk's per-pair results give the SPRT's path and any prefix of it can be tallied
-TALLY_COLUMNS = ("orientation", "settle0", "settle1", "void", "attacker_team",
+TALLY_COLUMNS = ("deal", "orientation", "settle0", "settle1", "void", "attacker_team",
                  "attacker_score", "multiplier", "overrides", "redeals", "calls",
                  "first_show_round", "show_rank", "caller_trumps")
 
@@ -202,7 +202,8 @@ def tally_games(cols: Mapping[str, np.ndarray], duplicate: bool) -> dict[str, An
         / ``S.def_settle`` (settlement when attacking / defending), ``S.att_score``,
         ``S.att_mult``, and calling statistics of the games it called: ``S.show_rank``
         (rank index of the winning show, A=0 … K=12), ``S.trump_len`` (trumps the caller held at
-        the first lead), ``S.overrides``.
+        the first lead), ``S.overrides``; ``swings``: with ``duplicate``, the pairs of largest
+        swing (``sim.analysis.stats.Swings``).
     """
     t = new_tally()
     o = cols["orientation"]
@@ -236,6 +237,8 @@ def tally_games(cols: Mapping[str, np.ndarray], duplicate: bool) -> dict[str, An
     t["calls"] = _moments(cols["calls"][played])
     t["overrides"] = _moments(overrides[played])
     t["first_show_round"] = _moments(cols["first_show_round"][played])
+    if duplicate and "deal" in cols:  # the largest swings (an old SPRT chunk has no deals)
+        t["swings"].add(cols["deal"][0::2], side_settle["A"][0::2], side_settle["A"][1::2])
     for s in SIDES:
         att, own = attacks[s], side_settle[s]
         t[f"{s}.settle"] = _hist(own, SETTLE_BINS)
@@ -265,7 +268,8 @@ def tally_to_json(t: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v if isinstance(v, int) else v.to_dict() for k, v in t.items()}
 
 
-_TYPES = {"Moments": Moments, "Histogram": Histogram, "WDL": WDL, "DealValues": DealValues}
+_TYPES = {"Moments": Moments, "Histogram": Histogram, "WDL": WDL, "DealValues": DealValues,
+          "Swings": Swings}
 
 
 def tally_from_json(d: Mapping[str, Any]) -> dict[str, Any]:

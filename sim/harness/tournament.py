@@ -142,7 +142,6 @@ def _rows(task: Task, deals: np.ndarray, specs: Sequence[str]) -> np.ndarray:
         for i, d in enumerate(deals):
             out[i] = runner.summaries(task.seed, int(d), 1, seats, rules, timeout)[0]
         return out
-    tables.loops.timeout = timeout  # a compiled plug-in's limit too
     r = rules.array()
     seed = np.uint64(task.seed)
     for i, d in enumerate(deals):  # one compiled call per deal costs well under a microsecond
@@ -198,19 +197,10 @@ def _filter_mask(cols: Mapping[str, np.ndarray], text: str) -> np.ndarray:
 
 def _records(task: Task, picks: Sequence[tuple[int, int]]) -> bytes:
     """JSON Lines records of the (deal, orientation) games ``picks``."""
-    from sim.harness import runner
-    from sim.record import dumps
-    from sim.rules import Rules
+    from sim.harness.swings import game_records
 
-    rules = Rules.from_dict(dict(task.rules))
-    specs = ([task.a_spec, task.b_spec], [task.b_spec, task.a_spec])
-    lines = []
-    for d, o in picks:
-        seats = runner.make_seats(specs[o])
-        for rec in runner.iter_records(task.seed, d, 1, seats, rules, task.timeout or None):
-            rec["tournament"] = {"matchup": task.chunk.matchup, "orientation": o}
-            lines.append(dumps(rec))
-    return "".join(line + "\n" for line in lines).encode()
+    return game_records(task.seed, task.rules, task.a_spec, task.b_spec, task.chunk.matchup,
+                        picks, task.timeout)
 
 
 def play_chunk(task: Task) -> ChunkResult:
@@ -727,7 +717,22 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     write_records(out, cfg, agg)
     state = agg.state()
     state["run"] = run_info
+    _keep_swings(cfg, chunks, plugins, state)
     return report.write_all(state, out, plots=cfg.plots, echo=echo)
+
+
+def _keep_swings(cfg: Any, chunks: Sequence[Chunk], plugins: Sequence[str],
+                 state: dict[str, Any]) -> None:
+    """Replay the largest swings into ``swings.jsonl`` (``sim.harness.swings``); a player that
+    cannot be replayed here costs the divergences, never the run's results."""
+    from sim.harness import swings
+
+    try:
+        _prepare(next(_tasks(cfg, chunks[:1], plugins)))  # the plug-ins, as a worker does
+        swings.keep(cfg.out, cfg, state)
+    except Exception as e:  # noqa: BLE001 - reported in one line; the tables still follow
+        print(f"swing deals not kept: {type(e).__name__}: {' '.join(str(e).split())[:200]}",
+              file=sys.stderr)
 
 
 def _worker_died(e: BaseException) -> bool:
