@@ -282,8 +282,13 @@ def _replay_swings(args: argparse.Namespace) -> int:
     """``replay RESULTS --swings N``: both tables of each swing deal, side by side."""
     from sim.harness import swings
 
+    found = _swing_pairs(args)
+    if args.html:  # the deal viewer: the two tables of each pair side by side
+        _write_viewer(args.html, args.file, [r for p in found for r in p["records"]],
+                      title=f"Swing deals of {os.path.basename(os.path.abspath(args.file))}")
+        return 0
     blocks = []
-    for p in _swing_pairs(args):
+    for p in found:
         div = p["divergence"]
         when = "" if div is None else \
             ("  (the deals part already in the calling)" if div["phase"] == "calling" else "")

@@ -164,6 +164,28 @@ def test_replay_swings_shows_both_tables_and_the_divergence(run, capsys):
                for line in out.splitlines())
 
 
+def test_replay_swings_html(run, tmp_path, capsys):
+    cfg, summary = run
+    page = tmp_path / "sw.html"
+    assert main(["replay", cfg.out, "--swings", "2", "--html", str(page)]) == 0
+    assert "deal viewer of 4 deal(s)" in capsys.readouterr().out
+    text = page.read_text(encoding="utf-8")
+    assert "Swing deals of ref" in text
+    data = json.loads(text.split("id='deal-data'>")[1].split("</script>")[0])
+    assert [d.get("pair") for d in data["deals"]] == [1, 0, 3, 2]  # side by side
+
+
+def test_sprt_run_keeps_no_swing_past_the_deciding_pair(tmp_path):
+    cfg = config(tmp_path, "sprt", players=["random(show_prob=1.0)", "random(show_prob=0.05)"],
+                 deals=20000, sprt={"mu0": 0.0, "mu1": 0.2}, **{"run.chunk_size": 50})
+    s = run_tournament(cfg)
+    n = s["sprt"]["decided_at"]
+    assert s["stopped_by_sprt"] and n % 50
+    kept = s["tallies"][0]["swings"]["deals"]
+    assert len(kept) == SWINGS_KEPT and max(kept) < n
+    assert kept == brute_force(cfg.out, SWINGS_KEPT)
+
+
 def test_analyze_swings(run, tmp_path, capsys):
     cfg, summary = run
     out = tmp_path / "rows.jsonl"
@@ -208,3 +230,39 @@ def test_bad_folders(tmp_path, run, capsys):
     _one_line_exit_2(["replay", run[0].out, "--swings", "1", "--deal", "3"], "drop --deal",
                      capsys)
     assert read_config(run[0].out).duplicate
+
+
+def test_divergence_in_the_play(tmp_path):
+    # the two greedys call alike and differ only in when they contest a trick: the tables
+    # part in the play
+    cfg = config(tmp_path, "play", players=["greedy", "greedy(contest_at=100)"], deals=60,
+                 **{"run.chunk_size": 60})
+    s = run_tournament(cfg)
+    assert s["swings"] and all(w["swing"] > 0 for w in s["swings"])
+    for w in s["swings"]:
+        div = w["divergence"]
+        rec0, rec1 = swings.pair_records(cfg, 0, w["deal"])
+        assert div["phase"] == "play" and rec0["calls"] == rec1["calls"]
+        p0 = [(tr["leader"], p) for tr in rec0["tricks"] for p in tr["plays"]]
+        p1 = [(tr["leader"], p) for tr in rec1["tricks"] for p in tr["plays"]]
+        first = next(i for i, (x, y) in enumerate(zip(p0, p1)) if x != y)
+        assert div["trick"] == first // 4 + 1
+        assert div["seat"] == (p0[first][0] + first % 4) % 4
+        assert div["player0"] == ("greedy" if div["seat"] % 2 == 0 else "greedy(contest_at=100)")
+
+
+def test_a_tie_is_no_swing(run):
+    from sim.harness.chunks import tally_games
+
+    t = load_deals(run[0].out)
+    order = np.lexsort((t["orientation"], t["deal"]))
+    cols = {k: v[order].copy() for k, v in t.items()}
+    tie = np.zeros(cols["deal"].size // 2, dtype=bool)
+    tie[::2] = True  # every other pair made a tie: A's settlement at table 2 = -(table 1)
+    rows = 2 * np.flatnonzero(tie)
+    cols["settle1"][rows + 1] = -cols["settle0"][rows]
+    kept = tally_games(cols, True)["swings"]
+    assert len(kept) == SWINGS_KEPT
+    assert not set(kept.deals.tolist()) & set(cols["deal"][rows].tolist())
+    cols["settle1"][1::2] = -cols["settle0"][0::2]  # all tie
+    assert len(tally_games(cols, True)["swings"]) == 0

@@ -238,7 +238,9 @@ def tally_games(cols: Mapping[str, np.ndarray], duplicate: bool) -> dict[str, An
     t["overrides"] = _moments(overrides[played])
     t["first_show_round"] = _moments(cols["first_show_round"][played])
     if duplicate and "deal" in cols:  # the largest swings (an old SPRT chunk has no deals)
-        t["swings"].add(cols["deal"][0::2], side_settle["A"][0::2], side_settle["A"][1::2])
+        swing = x2 != 0  # a tie is no swing
+        t["swings"].add(cols["deal"][0::2][swing], side_settle["A"][0::2][swing],
+                        side_settle["A"][1::2][swing])
     for s in SIDES:
         att, own = attacks[s], side_settle[s]
         t[f"{s}.settle"] = _hist(own, SETTLE_BINS)
