@@ -45,6 +45,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_quick)
 
 
+# no compile notice in the tests' commands (and their child processes): a test's stderr does
+# not depend on which of its paths the kernel cache held (tests/test_resources.py sets it back)
+os.environ["SHUANGKOU_COMPILE_NOTICE"] = "0"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _engine_compiled() -> None:
     """Compile (or load) the deal loops before any test, so that no test's stderr depends on

@@ -303,3 +303,94 @@ def test_unbounded_float_parameter_refuses_nan_and_allows_declared_infinity():
     with pytest.raises(ConfigError, match="cap=nan of strategy 'free' must be float"):
         Free(cap=float("nan"))
     assert Free(cap=math.inf).cap == math.inf and Free(x=-2.5).x == -2.5
+
+
+# --- compiled plug-in kernels that crash or never return --------------------------------
+FIXTURES = os.path.join(ROOT, "tests", "plugin_fixtures")
+
+
+def _cli(args, timeout=600, stop=None):
+    """``shuangkou ARGS`` in a child process (in the fixtures folder, so ``--plugin
+    alloc_bots`` finds them); ``stop``: (signal, seconds) sent once it has started."""
+    from conftest import sigint_default
+
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    p = subprocess.Popen([sys.executable, "-m", "sim.cli", *args], cwd=FIXTURES, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=sigint_default)
+    try:
+        if stop is not None:
+            sig, after = stop
+            try:
+                p.wait(after)
+            except subprocess.TimeoutExpired:
+                p.send_signal(sig)
+        out, err = p.communicate(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    return p.returncode, out, err
+
+
+@pytest.fixture(scope="module")
+def wild_compiled():
+    """Compile the fixtures' kernels once (the child processes then load them)."""
+    code, out, err = _cli(["play", "--plugin", "alloc_bots", "--seats", "wild,random",
+                           "--deals", "2", "--quiet"])
+    assert code == 0, err
+
+
+def _one_line(err):
+    lines = [ln for ln in err.strip().splitlines() if not ln.startswith(("compil"))]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_plugin_kernel_writing_out_of_bounds_is_one_line(wild_compiled, tmp_path):
+    # inlined in the deal loops: a segfault, caught in the child that plays the first deal
+    code, out, err = _cli(["play", "--plugin", "alloc_bots", "--seats", "wild(mode=1),random",
+                           "--deals", "3"])
+    line = _one_line(err)
+    assert code == 2 and "strategy 'wild(mode=1)' crashed (SIGSEGV) in its compiled kernel " \
+        "playing deal 0 (seed 0)" in line, err
+    # the same in a tournament's warm-up
+    cfg = tmp_path / "wild.toml"
+    cfg.write_text('name = "wild"\nplayers = ["alloc_bots:Wild(mode=1)", "random"]\n'
+                   "deals = 10\n[run]\nprogress = false\n[output]\nplots = false\n"
+                   f'dir = "{tmp_path / "out"}"\n')
+    code, out, err = _cli(["tournament", str(cfg), "--plugin", "alloc_bots"])
+    assert code == 2 and "crashed (SIGSEGV) in its compiled kernel" in _one_line(err), err
+    # a kernel of its own (it allocates): bounds-checked, an IndexError at any deal
+    code, out, err = _cli(["play", "--plugin", "alloc_bots", "--seats", "alloc(mode=1),random",
+                           "--deals", "3"])
+    line = _one_line(err)
+    assert code == 2 and re.search(r"strategy 'alloc\(mode=1\)' in seat [02] raised "
+                                   r"IndexError: index is out of bounds in its kernel", line), err
+
+
+def test_plugin_kernel_that_never_returns_meets_the_timeout(wild_compiled):
+    # on the first deal (played by the check child)
+    code, out, err = _cli(["play", "--plugin", "alloc_bots", "--seats", "wild(mode=2),random",
+                           "--deals", "3", "--timeout", "2"], timeout=300)
+    assert code == 2 and "within the 2 s limit in its compiled kernel and was stopped" \
+        in _one_line(err), err
+    # on a later deal: the watched run
+    code, out, err = _cli(["play", "--plugin", "alloc_bots", "--seats", "wild(mode=3),random",
+                           "--seed", "5", "--deals", "200", "--timeout", "2"], timeout=300)
+    line = _one_line(err)
+    assert code == 2 and re.search(r"strategy 'wild\(mode=3\)' in seat [02] took more than 2 s "
+                                   r"in its compiled kernel and was abandoned \(seed 5, deal "
+                                   r"[1-9]\d*;", line), err
+
+
+@pytest.mark.parametrize("when", ["check", "run"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_plugin_kernel_that_never_returns_stops_on_ctrl_c_and_sigterm(wild_compiled, sig, when):
+    import signal
+
+    mode, seed = ("2", "0") if when == "check" else ("3", "5")
+    code, out, err = _cli(["play", "--plugin", "alloc_bots", "--seats",
+                           f"wild(mode={mode}),random", "--seed", seed, "--deals", "200"],
+                          timeout=60, stop=(getattr(signal, sig), 8))
+    assert code == 130 and _one_line(err) == "shuangkou play: interrupted", err

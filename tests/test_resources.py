@@ -350,6 +350,7 @@ def notice_unsaid(monkeypatch, tmp_path):
     """The process has not printed its compile notice yet; measured times go to tmp_path."""
     from sim.core import _cache
 
+    monkeypatch.setenv(_cache.NOTICE_ENV, "1")
     monkeypatch.setattr(_cache._watch(), "noticed", False)
     monkeypatch.setattr(_cache, "CACHE_DIR", str(tmp_path / "kernels-0123456789abcdef"))
     return _cache

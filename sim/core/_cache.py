@@ -212,6 +212,7 @@ class _Compiles:
         self.lock = threading.Lock()
         self.seconds = 0.0
         self.count = 0  # outermost compiles so far
+        self.running = 0  # outermost compiles in progress (any thread)
         self.active: list[tuple[str, TextIO | None]] = []  # the open ``compiling`` blocks
         self.noticed = False  # the notice is printed once per process
 
@@ -222,6 +223,7 @@ class _Compiles:
             self.local.t0 = time.perf_counter()
             with self.lock:
                 self.count += 1
+                self.running += 1
                 if self.active and not self.noticed:
                     self.noticed = True
                     label, stream = self.active[-1]
@@ -233,6 +235,7 @@ class _Compiles:
         if depth == 0:
             with self.lock:
                 self.seconds += time.perf_counter() - getattr(self.local, "t0", 0.0)
+                self.running -= 1
 
 
 _WATCH: _Compiles | None = None
@@ -257,7 +260,21 @@ def _watch() -> _Compiles:
     return _WATCH
 
 
+def compiles_running() -> bool:
+    """Whether numba is compiling now, in any thread (time limits leave compiling out)."""
+    return _watch().running > 0
+
+
+NOTICE_ENV = "SHUANGKOU_COMPILE_NOTICE"  # "0": no compile notice nor time line (scripts)
+
+
+def _quiet() -> bool:
+    return os.environ.get(NOTICE_ENV, "").strip() == "0"
+
+
 def notice(label: str, stream: TextIO | None = None, path: str | None = None) -> None:
+    if _quiet():
+        return
     print(f"compiling kernels for {label} (first run on this machine, or after an edit or "
           f"an update; {estimate_text(label, path)})…", file=stream or sys.stderr, flush=True)
 
@@ -268,7 +285,8 @@ class compiling:  # noqa: N801 - used as a context manager
     players) and how long it should take: measured on this machine before
     (``compile-seconds.json`` beside the ``kernels-<hash>`` folders), or the README's figure.
     At the end of the block, if anything compiled, one line says how long it took (``done``)
-    and the time is recorded for next time. Nothing is printed on a warm cache."""
+    and the time is recorded for next time. Nothing is printed on a warm cache, nor with
+    ``SHUANGKOU_COMPILE_NOTICE=0`` in the environment."""
 
     def __init__(self, label: str, stream: TextIO | None = None, done: bool = True,
                  path: str | None = None) -> None:
@@ -289,7 +307,7 @@ class compiling:  # noqa: N801 - used as a context manager
         self.seconds = took if compiled else 0.0
         if compiled and et is None:
             record_seconds(self.label, took, self.path)
-            if self.done:
+            if self.done and not _quiet():
                 print(f"compiled in {took:.0f} s; later runs load it from "
                       f"{self.path or CACHE_DIR}", file=self.stream or sys.stderr, flush=True)
 

@@ -43,8 +43,12 @@ from strategies.plugin import (  # noqa: F401  (re-exported)
     plugin_kernel,
 )
 
-# status array of the generated loops: deal offset being played, seat deciding, error, code
-ST_DEAL, ST_SEAT, ST_ERROR, ST_CODE = range(4)
+# status array of the generated loops: deal offset being played, seat deciding, error, code,
+# decisions started (the watch of a time limit sees progress by it)
+ST_DEAL, ST_SEAT, ST_ERROR, ST_CODE, ST_CALLS = range(5)
+N_STATUS = 6
+CHECK_POLL = 0.05  # seconds between looks at a child playing the check deal
+WATCH_POLL = 0.1  # seconds between looks at the progress of a watched call
 
 
 def _kernel_of(module: str, qualname: str, inline: bool = True) -> Any:
@@ -166,6 +170,8 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p,
     advance(st, u, rules)
     while st[S_PHASE] != DONE:
         seat = st[S_TO_ACT]
+        status[1] = seat
+        status[4] += 1
         kind = kinds[seat]
         if kind == KIND_RANDOM:  # the built-ins' hot paths as in sim.harness.loop.finish_deal
             code = random_decide_inline(st, u, seat, params[seat, 0], buf)
@@ -352,6 +358,82 @@ def _path(digest: str) -> str:
     return os.path.join(CACHE_DIR, "plugins", f"loops_{digest}.py")
 
 
+_CHECKED: set[str] = set()  # generated modules whose first deal a child has played
+
+
+def _interruptible() -> bool:
+    """Whether Ctrl-C can reach this thread: the main thread, with SIGINT not ignored (a
+    tournament's forked workers ignore it: their run handles it)."""
+    import signal
+    import threading
+
+    return (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN)
+
+
+class _Helper:
+    """A daemon thread that runs compiled calls for one calling thread (compiled code
+    releases the GIL: the caller stays free to watch the time and take signals)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.go, self.done = threading.Lock(), threading.Lock()
+        self.go.acquire()
+        self.done.acquire()
+        self.job: Any = None
+        self.out: Any = None
+        self.owner = threading.current_thread()
+        self.thread = threading.Thread(target=self._loop, name="shuangkou-kernel",
+                                       daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            if not self.go.acquire(timeout=5.0):
+                if not self.owner.is_alive():
+                    return
+                continue
+            if self.job is None:
+                return
+            fn, args = self.job
+            try:
+                self.out = (True, fn(*args))
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                self.out = (False, e)
+            self.job = None
+            self.done.release()
+
+    def submit(self, fn: Any, args: tuple) -> None:
+        self.job = (fn, args)
+        self.go.release()
+
+    def result(self) -> Any:
+        out, self.out = self.out, None
+        return out
+
+
+_HELPERS: Any = None
+
+
+def _helper() -> _Helper:
+    global _HELPERS
+    import threading
+
+    if _HELPERS is None:
+        _HELPERS = threading.local()
+    h = getattr(_HELPERS, "helper", None)
+    if h is None:
+        h = _HELPERS.helper = _Helper()
+    return h
+
+
+def _abandon(h: _Helper) -> None:
+    """Leave ``h`` to its call (it never returns, or nobody waits for it any more)."""
+    if _HELPERS is not None and getattr(_HELPERS, "helper", None) is h:
+        _HELPERS.helper = None
+
+
 class Loops:
     """The compiled deal loops for one set of seats: the built-in loops specialised for the
     seats' built-in kinds (``builtin_loops``) when no seat is a plug-in, else the generated
@@ -371,7 +453,8 @@ class Loops:
         self.builtin = builtin_loops(builtin)
         self.mod = _module(classes, builtin) if classes else None
         self.key = (self.builtin, self.mod)  # one compiled loop per key (tournament warm-up)
-        self.status = np.zeros(4, dtype=np.int64)
+        self.status = np.zeros(N_STATUS, dtype=np.int64)
+        self.timeout: float | None = None  # seconds a plug-in kernel may take per decision
         if self.mod is not None:
             from sim.core.engine import S_DECK, ST_SIZE, U_SIZE
 
@@ -408,24 +491,141 @@ class Loops:
         return kernel_error(self.seats[seat].spec(), seat, seed, deal, int(status[ST_CODE]), e)
 
     def _run(self, fn: Any, args: tuple, status: np.ndarray, seed: Any, first: Any) -> None:
-        """``fn(*args)``; an error names deal ``first + status[ST_DEAL]``."""
+        """``fn(*args)``; an error names deal ``first + status[ST_DEAL]``. The first call of
+        a process into a set of plug-in kernels plays its first deal in a child process
+        (``_check``): a kernel that crashes (writes out of bounds) or never returns is
+        reported in one line. Calls from the main thread, or under a time limit, run on a
+        helper thread the caller watches (``_watched``): Ctrl-C stops them, and a kernel
+        over ``timeout`` is reported (and abandoned: compiled code cannot be stopped)."""
         status[:] = 0
         try:
-            fn(*args)
+            if self.mod is not None and self.mod.__name__ not in _CHECKED:
+                self._check(fn, args, status, seed, first)
+            if self.mod is not None and (self.timeout is not None or _interruptible()):
+                self._watched(fn, args, status, seed, first)
+            else:
+                fn(*args)
         except NumbaError as e:  # a kernel that does not compile: its first cause says why
             if self.mod is not None and self.mod.inline:
                 # inlined into the loops, without numba's runtime: a kernel that allocates
                 # fails there; compile it as a function of its own (and remember that)
                 self._standalone()
-                self._run(getattr(self.mod, fn.py_func.__name__) if hasattr(fn, "py_func") else fn,
-                          args, status, seed, first)
+                self._run(getattr(self.mod, fn.py_func.__name__) if hasattr(fn, "py_func")
+                          else fn, args, status, seed, first)
                 return
             raise compile_error(", ".join(c.name for c in self.classes), e,
                                 [plugin_kernel(c) for c in self.classes]) from e
+        except StrategyError:
+            raise
         except Exception as e:  # noqa: BLE001 - anything a kernel raises is reported
             raise self._fail(status, int(seed), int(first) + int(status[ST_DEAL]), e) from None
         if status[ST_ERROR]:
             raise self._fail(status, int(seed), int(first) + int(status[ST_DEAL]))
+
+    def _names(self) -> str:
+        return ", ".join(dict.fromkeys(repr(s.spec()) for s in self.seats
+                                       if type(s) in self.classes)) or "?"
+
+    def _check(self, fn: Any, args: tuple, status: np.ndarray, seed: Any, first: Any) -> None:
+        """Compile ``fn`` here, then play its first deal (or decision) in a forked child:
+        a crash there (a kernel writing out of bounds) or a kernel that outlasts ``timeout``
+        stops the run with one line instead of killing or hanging this process. Ctrl-C
+        while waiting ends the child too. Where there is no fork: nothing is checked."""
+        if hasattr(fn, "py_func"):  # a dispatcher: compile it here, outside any clock
+            from numba import typeof
+
+            fn.compile(tuple(typeof(a) for a in args))
+            if fn.py_func.__name__ in ("play_deals", "play_deals_fixed"):
+                args = args[:2] + (min(int(args[2]), 1),) + args[3:]  # one deal
+        else:  # the step API's one decision (it advances the seat's random stream: never
+            return  # played twice); checked by the first deal played whole
+        if not hasattr(os, "fork") or sys.platform == "emscripten":  # pragma: no cover
+            _CHECKED.add(self.mod.__name__)
+            return
+        import signal
+        import time
+
+        pid = os.fork()
+        if pid == 0:  # the child: play, and say nothing
+            code = 0
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                fn(*args)
+            except BaseException:  # noqa: BLE001 - the caller replays it and reports it
+                code = 3
+            os._exit(code)
+        t0 = time.perf_counter()
+        try:
+            while True:
+                done, how = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                if self.timeout is not None and time.perf_counter() - t0 > self.timeout:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    raise StrategyError(
+                        f"strategy {self._names()} did not finish deal {int(first)} (seed "
+                        f"{int(seed)}) within the {self.timeout:g} s limit in its compiled "
+                        f"kernel and was stopped (replay with shuangkou play --seed "
+                        f"{int(seed)} --first-deal {int(first)} --deals 1)")
+                time.sleep(CHECK_POLL)
+        except BaseException:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+            raise
+        if os.WIFSIGNALED(how):
+            sig = os.WTERMSIG(how)
+            try:
+                name = signal.Signals(sig).name
+            except ValueError:
+                name = f"signal {sig}"
+            raise StrategyError(
+                f"strategy {self._names()} crashed ({name}) in its compiled kernel playing "
+                f"deal {int(first)} (seed {int(seed)}): a write out of bounds, or another "
+                f"memory error (replay with shuangkou play --seed {int(seed)} --first-deal "
+                f"{int(first)} --deals 1)")
+        _CHECKED.add(self.mod.__name__)
+
+    def _watched(self, fn: Any, args: tuple, status: np.ndarray, seed: Any,
+                 first: Any) -> None:
+        """``fn(*args)`` on a helper thread while this one waits: interruptible (Ctrl-C,
+        SIGTERM through a handler), and, under ``timeout``, stopped waiting for once no
+        decision has started for ``timeout`` seconds while a plug-in seat decides."""
+        import time
+
+        from sim.core._cache import compiles_running
+
+        helper = _helper()
+        helper.submit(fn, args)
+        limit = self.timeout
+        last, since = -1, time.perf_counter()
+        plugin_seats = {i for i, s in enumerate(self.seats) if type(s) in self.classes}
+        try:
+            while not helper.done.acquire(timeout=WATCH_POLL if limit else 0.5):
+                if limit is None:
+                    continue
+                now = time.perf_counter()
+                calls = int(status[ST_CALLS])
+                if calls != last or compiles_running():
+                    last, since = calls, now
+                    continue
+                seat = int(status[ST_SEAT])
+                if seat in plugin_seats and now - since >= limit:
+                    raise StrategyError(
+                        f"strategy {self.seats[seat].spec()!r} in seat {seat} took more than "
+                        f"{limit:g} s in its compiled kernel and was abandoned (seed "
+                        f"{int(seed)}, deal {int(first) + int(status[ST_DEAL])}; replay with "
+                        f"shuangkou play --seed {int(seed)} --first-deal "
+                        f"{int(first) + int(status[ST_DEAL])} --deals 1)")
+        except BaseException:
+            _abandon(helper)
+            raise
+        ok, value = helper.result()
+        if not ok:
+            raise value
 
     # --- the loops (same arguments as sim.harness.loop's) ----------------------------------------
     def play_deals(self, seed: Any, first: Any, n: int, rules: np.ndarray, kinds: np.ndarray,
@@ -434,7 +634,7 @@ class Loops:
         if self.mod is None:
             self.builtin.play_deals(seed, first, n, rules, kinds, params, out)
             return
-        status = np.zeros(4, dtype=np.int64)  # one per call: estimate runs threads
+        status = np.zeros(N_STATUS, dtype=np.int64)  # one per call: estimate runs threads
         self._run(self.mod.play_deals, (seed, first, n, rules, kinds, params, status, out),
                   status, seed, first)
 
@@ -445,7 +645,7 @@ class Loops:
             self.builtin.play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat,
                                           fix_cards, out)
             return
-        status = np.zeros(4, dtype=np.int64)
+        status = np.zeros(N_STATUS, dtype=np.int64)
         self._run(self.mod.play_deals_fixed, (seed, first, n, rules, kinds, params, fix_seat,
                                               fix_cards, status, out), status, seed, first)
 

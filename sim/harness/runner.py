@@ -194,6 +194,7 @@ class _Asker:
         self.rules = rules
         self.timeout = check_timeout(timeout)
         self.loops = Loops(seats)
+        self.loops.timeout = self.timeout  # also a compiled plug-in's (sim.harness.plugins)
         self.kinds = self.loops.kinds
         self.params = param_table([checked_params(s) if s.runs_compiled() else []
                                    for s in seats])
@@ -359,6 +360,7 @@ def _iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
         if any(s.oracle for s in seats) else None
     tables = None if python_tier else compiled_tables(seats)
     if tables is not None:
+        tables.loops.timeout = timeout  # a compiled plug-in's limit (sim.harness.plugins)
         kinds, params = tables
         st, u = new_state()
         scratch = new_scratch()
@@ -390,6 +392,7 @@ def summaries(seed: int, first: int, n: int, seats: Sequence[Strategy],
     out = np.zeros((n, N_COLS), dtype=np.int64)
     tables = compiled_tables(seats)
     if tables is not None:
+        tables.loops.timeout = timeout  # a compiled plug-in's limit (sim.harness.plugins)
         tables.loops.play_deals(np.uint64(seed), np.uint64(first), n, rules.array(), *tables,
                                 out)
         return out

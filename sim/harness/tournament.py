@@ -142,6 +142,7 @@ def _rows(task: Task, deals: np.ndarray, specs: Sequence[str]) -> np.ndarray:
         for i, d in enumerate(deals):
             out[i] = runner.summaries(task.seed, int(d), 1, seats, rules, timeout)[0]
         return out
+    tables.loops.timeout = timeout  # a compiled plug-in's limit too
     r = rules.array()
     seed = np.uint64(task.seed)
     for i, d in enumerate(deals):  # one compiled call per deal costs well under a microsecond
