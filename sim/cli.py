@@ -719,8 +719,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--plugin", action="append", metavar="MODULE",
                     help=PLUGIN_HELP)
     pl.add_argument("--timeout", type=float, default=None,
-                    help="seconds a Python strategy may take per decision, enforced while it "
-                         "runs (0: no limit, the default)")
+                    help="seconds a Python strategy or a compiled plug-in may take per "
+                         "decision, enforced while it runs (0: no limit, the default)")
     pl.add_argument("--quiet", action="store_true",
                     help="print only errors and the final line")
     pl.set_defaults(func=cmd_play)

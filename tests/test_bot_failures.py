@@ -394,3 +394,20 @@ def test_plugin_kernel_that_never_returns_stops_on_ctrl_c_and_sigterm(wild_compi
                            f"wild(mode={mode}),random", "--seed", seed, "--deals", "200"],
                           timeout=60, stop=(getattr(signal, sig), 8))
     assert code == 130 and _one_line(err) == "shuangkou play: interrupted", err
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_tournament_stops_a_plugin_kernel_over_the_timeout(wild_compiled, tmp_path, jobs):
+    """The config's timeout reaches compiled plug-in kernels in the workers too: one line,
+    exit 2, and the run ends (no worker left spinning)."""
+    cfg = tmp_path / "wild.toml"
+    cfg.write_text('name = "wild"\nplayers = ["alloc_bots:Wild(mode=3)", "random"]\n'
+                   "deals = 40\nseed = 5\ntimeout = 2\n[run]\nprogress = false\n"
+                   "chunk_size = 4\n[output]\nplots = false\n"
+                   f'dir = "{tmp_path / "out"}"\n')
+    code, out, err = _cli(["tournament", str(cfg), "--plugin", "alloc_bots", "--jobs", jobs],
+                          timeout=300)
+    line = _one_line(err)
+    assert code == 2 and re.search(r"strategy 'wild\(mode=3\)' in seat [0-3] took "
+                                   r"more than 2 s in its compiled kernel and was abandoned "
+                                   r"\(seed 5, deal \d+;", line), err
