@@ -484,7 +484,8 @@ def test_tournament_out_errors_one_line(case, tmp_path, capsys):
 def test_estimate_quiet_prints_the_final_line_only(capsys):
     assert run("estimate", "--hand", "BJ BJ", "--deals", 200, "--quiet") == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("settlement per deal (seat 0)")
+    assert len(lines) == 1 and lines[0].startswith("this hand is worth +")
+    assert lines[0].endswith("points per deal over an average hand for seat 0")
 
 
 def test_tournament_disk_full_one_line_no_partial(tmp_path, capsys, monkeypatch):

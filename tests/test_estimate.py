@@ -65,12 +65,13 @@ def test_estimate_intervals_cover_the_truth():
     # the 95% intervals estimate reports (Wilson, near p = 0.92 here, where k/n ± 1.96·se
     # undercovers) contain the true proportion in about 95% of independent runs; the truth
     # from 30,000 deals of another seed (its own error is a tenth of one run's)
-    big = estimate(KINGS, seat=1, deals=30_000, seed=100)
+    big = estimate(KINGS, seat=1, deals=30_000, seed=100, seats="random")
     truth = big.caller / big.deals
     assert 0.85 < truth < 0.97
     covered, widths = 0, []
     for seed in range(1, 61):
-        p, lo, hi = estimate(KINGS, seat=1, deals=400, seed=seed).proportions()["caller"]
+        p, lo, hi = estimate(KINGS, seat=1, deals=400, seed=seed,
+                             seats="random").proportions()["caller"]
         covered += lo <= truth <= hi
         widths.append(hi - lo)
     # 95% of 60 is 57; a 68% interval (z = 1) would cover ~41, a 99.9% one all 60 and be
@@ -111,13 +112,141 @@ def test_cli(capsys):
     assert main(["estimate", "--hand", KINGS, "--seat", "3", "--deals", "3000",
                  "--seed", "5"]) == 0
     out = capsys.readouterr().out
-    assert "seat 3 is dealt Kh Kh Ks Ks Kd Kd" in out and "P(seat 3 becomes the caller)" in out
+    assert "seat 3 holds at least Kh Kh Ks Ks Kd Kd" in out
+    assert "P(seat 3 becomes the caller)" in out
     assert "settlement per deal" in out and "[" in out
+    assert "this hand is worth +" in out and "over an average hand for seat 3" in out
     assert main(["estimate", "--hand", KINGS, "--deals", "2000", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["deals"] == 2000 and 0 <= d["p_caller"]["lo"] <= d["p_caller"]["p"] <= 1
     assert main(["estimate", "--hand", "Kh Kh Kh", "--deals", "10"]) == 2
     assert "Kh 3 times" in capsys.readouterr().err
+
+
+# --- the answer is relative: a paired baseline on the same deal numbers ----------------------
+def test_average_hand_is_worth_zero():
+    # nothing fixed: the hand's deals (drawn by the conditioned shuffle, so other deals than
+    # the baseline's of the same number) are average hands too, and the paired difference is
+    # 0 within its 95% interval in about 95% of seeds (a seat's own settlement is not 0 on
+    # average: greedy's seat 0 gets -0.06)
+    covered = 0
+    for seed in range(20):
+        e = estimate([], seat=0, deals=3000, seed=seed)
+        m, lo, hi = e.worth()
+        assert e.diff.n == 3000 and m == pytest.approx(e.settle.mean - e.base.settle.mean)
+        covered += lo <= 0 <= hi
+    assert covered >= 16, covered
+
+
+def test_strong_hand_is_positive_and_paired():
+    e = estimate(KINGS, seat=1, deals=20_000, seed=3)
+    m, lo, hi = e.worth()
+    assert 0 < lo < m < hi  # three top pairs: clearly worth more than an average hand
+    assert m == pytest.approx(e.settle.mean - e.base.settle.mean)
+    # paired: the interval of the difference, not the two means' intervals side by side
+    assert hi - lo == pytest.approx(2 * 1.959964 * e.diff.sem, rel=1e-3)
+    assert e.win_diff.ci()[0] > 0 and e.base.caller < e.fixed.caller
+    assert e.headline() == (f"this hand is worth {m:+.2f} [{lo:+.2f}, {hi:+.2f}] points per "
+                            f"deal over an average hand for seat 1")
+    # the baseline is the ordinary deals of the same numbers: what play_deals plays
+    from sim.harness import runner
+
+    rows = runner.summaries(3, 0, 20_000, runner.make_seats("greedy"))
+    from sim.core.tables import C_SETTLE0
+
+    assert e.base.settle.mean == pytest.approx(rows[:, C_SETTLE0 + 1].mean(), abs=1e-12)
+
+
+def test_default_players_are_documented_and_shown(capsys):
+    import pathlib
+
+    from sim import cli
+    from sim.harness import estimate as est_mod
+
+    assert est_mod.DEFAULT_SEATS == cli.DEFAULT_ESTIMATE_SEATS == "greedy"
+    assert est_mod.DEFAULT_DEALS == cli.DEFAULT_ESTIMATE_DEALS
+    e = estimate("Kh Kh", deals=100)
+    assert e.seats == ["greedy"] * 4
+    assert "players: 0=greedy, 1=greedy, 2=greedy, 3=greedy (the default)" in e.text()
+    assert "players: 0=random" in estimate("Kh Kh", deals=100, seats="random").text()
+    with pytest.raises(SystemExit):
+        main(["estimate", "-h"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "default greedy in every seat" in help_text and "--seats random" in help_text
+    root = pathlib.Path(__file__).resolve().parents[1]
+    doc = " ".join((root / "docs" / "tournaments.md").read_text().split())
+    assert "greedy in every seat" in doc and "--compare-calls" in doc
+
+
+def test_compare_calls_lists_each_line_and_is_reproducible():
+    hand = "Kh Kh 5h 5h BJ"  # two showable pairs (R6); jokers are never shown
+    a = estimate(hand, seat=0, deals=6000, seed=4, compare_calls=True)
+    labels = [ln.label for ln in a.lines]
+    assert labels == ["greedy's own calling", "show Kh Kh at the first chance",
+                      "show 5h 5h at the first chance", "never show"]
+    b = estimate(hand, seat=0, deals=6000, seed=4, compare_calls=True, jobs=2)
+    assert a.to_dict() == b.to_dict() and a.lines_text() == b.lines_text()
+    own, kh, h5, never = a.lines
+    assert own.settle.mean == a.settle.mean and own.caller == a.caller  # the hand's deals
+    assert never.caller == 0  # a seat that never shows is never the caller (R10)
+    assert kh.caller > h5.caller  # the 5s are overridden far more often than the Ks (R6)
+    assert len({ln.settle.mean for ln in a.lines}) == 4
+    best = a.best_line()
+    assert a.lines[best].settle.mean == max(ln.settle.mean for ln in a.lines)
+    text = a.text()
+    for label in labels:
+        assert label in text
+    assert f"best: {a.lines[best].label}" in text
+    d = a.to_dict()
+    assert [r["line"] for r in d["calling_lines"]] == labels
+    assert d["calling_lines"][best]["vs_best"]["mean"] == 0
+
+
+def test_forced_loops_leave_play_alone_when_not_forced():
+    # the generated loops of --compare-calls with the line off (-1) play exactly what the
+    # ordinary loops play: only the fixed seat's show decisions are ever forced
+    from sim.core.tables import N_COLS
+    from sim.harness import runner
+    from sim.harness.estimate import _forced_loops
+    from sim.rules import DEFAULT_RULES
+
+    t = runner.compiled_tables(runner.make_seats("greedy,random"))
+    fixed = np.array(parse_hand("Kh Kh 5h 5h"), dtype=np.int64)
+    a = np.zeros((500, N_COLS), dtype=np.int64)
+    b = np.zeros((500, N_COLS), dtype=np.int64)
+    r = DEFAULT_RULES.array()
+    t.loops.play_deals_fixed(np.uint64(7), np.uint64(0), 500, r, *t, 2, fixed, a)
+    _forced_loops(t.loops.kinds).play_deals_fixed(np.uint64(7), np.uint64(0), 500,
+                                                  np.append(r, -1), *t, 2, fixed, b)
+    assert (a == b).all()
+
+
+def test_never_calls_says_so(capsys):
+    # 27 single cards, no pair: the seat can never show (R6), so never becomes the caller
+    singles = " ".join([f"{r}s" for r in "A23456789TJQK"] + [f"{r}h" for r in "A23456789TJQK"]
+                       + ["BJ"])
+    e = estimate(singles, seat=2, deals=500, compare_calls=True)
+    assert e.caller == 0
+    assert "greedy in seat 2 never became the caller with this hand (0 of 500 deals)" \
+        in e.text()
+    assert [ln.label for ln in e.lines] == ["greedy's own calling", "never show"]
+    assert estimate(KINGS, deals=500).never_calls() is None
+    assert main(["estimate", "--hand", singles, "--seat", "2", "--deals", "300"]) == 0
+    assert "never became the caller" in capsys.readouterr().out
+
+
+def test_contradictory_options_one_line(capsys):
+    assert main(["estimate", "--hand", KINGS, "--json", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--json and --quiet contradict" in err
+
+
+def test_compare_calls_refuses_plugins(capsys):
+    # the forced lines run in generated built-in loops only: a plug-in seat is one line
+    assert main(["estimate", "--hand", KINGS, "--plugin", "strategies.example_compiled",
+                 "--seats", "cautious_c,greedy", "--deals", "10", "--compare-calls"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'cautious_c' is a plug-in" in err
 
 
 # --- the fixed-card deals are ordinary deals conditioned on the seat's hand -----------------
@@ -245,7 +374,7 @@ def test_calling_rate_matches_rejection_sampling():
     played = out[:, C_VOID] == 0
     ref = {"caller": int((played & (out[:, C_CALLER] == 0)).sum()),
            "attacks": int((played & (out[:, C_CALLER] % 2 == 0)).sum())}
-    est = estimate("Kh", seat=0, deals=len(out), seed=22, rules=rules)
+    est = estimate("Kh", seat=0, deals=len(out), seed=22, rules=rules, seats="random")
     for key, k in (("caller", est.caller), ("attacks", est.attacks)):
         p1, p2 = ref[key] / len(out), k / est.deals
         pool = (ref[key] + k) / (len(out) + est.deals)
