@@ -133,7 +133,7 @@ def test_summary_report_and_report_command(run, capsys):
     assert "Swing deals" in html
     # each swing deal links to both its tables in the deal viewer next to the report
     for k, w in enumerate(summary["swings"]):
-        assert w["view"] == f"swings.html#d={2 * k}"
+        assert w["view"] == f"swings.html#d={2 * k}"  # (calling: the deal's start)
         assert f"<a href='swings.html#d={2 * k}'>{w['deal']}</a>" in html
     viewer = open(os.path.join(cfg.out, "swings.html"), encoding="utf-8").read()
     assert "Swing deals of tournament ref" in viewer and "data-card" in viewer
@@ -248,7 +248,9 @@ def test_divergence_in_the_play(tmp_path):
         first = next(i for i, (x, y) in enumerate(zip(p0, p1)) if x != y)
         assert div["trick"] == first // 4 + 1
         assert div["seat"] == (p0[first][0] + first % 4) % 4
+        assert div["play"] == first
         assert div["player0"] == ("greedy" if div["seat"] % 2 == 0 else "greedy(contest_at=100)")
+        assert w["view"].endswith(f"&p={first + 1}")  # the viewer opens just after it
 
 
 def test_a_tie_is_no_swing(run):

@@ -69,7 +69,8 @@ def pair_records(cfg: Any, matchup: int, deal: int) -> list[dict[str, Any]]:
 def divergence(rec0: Mapping[str, Any], rec1: Mapping[str, Any]) -> dict[str, Any] | None:
     """The first decision at which the two tables differ: the same seat, holding the same
     cards in the same position (every earlier choice was the same), chose differently. None if
-    they never differ. ``phase``: ``"calling"`` (a show, a pass or a give-back) or ``"play"``.
+    they never differ. ``phase``: ``"calling"`` (a show, a pass or a give-back) or ``"play"``;
+    ``play``: in the play, how many cards were played before it from the first lead.
     """
     from sim.cards import SUITS
     from sim.harness.analyze import _choice_text, decisions, notation
@@ -79,7 +80,11 @@ def divergence(rec0: Mapping[str, Any], rec1: Mapping[str, Any]) -> dict[str, An
             continue
         trump = SUITS.index(rec0["trump"]) if x.kind == "play" else -1
         texts = [_choice_text(d.kind, notation(d.kind, d.played, trump)) for d in (x, y)]
-        return {"step": x.step, "seat": x.seat, "kind": x.kind,
+        play = None  # plays before this one from the first lead (the viewer's position)
+        if x.kind == "play":
+            tr = rec0["tricks"][x.trick - 1]
+            play = 4 * (x.trick - 1) + (x.seat - tr["leader"]) % 4
+        return {"step": x.step, "play": play, "seat": x.seat, "kind": x.kind,
                 "phase": "play" if x.kind == "play" else "calling", "trick": x.trick,
                 "round": x.round, "redeal": x.redeal, "table0": texts[0], "table1": texts[1],
                 "player0": rec0["seats"][x.seat], "player1": rec1["seats"][x.seat]}
@@ -123,7 +128,8 @@ def _write_page(out: str, name: str, records: Sequence[Mapping[str, Any]]) -> No
 def _details(records: Sequence[Mapping[str, Any]], page: bool
              ) -> tuple[dict[str, Any], dict[str, str]]:
     """The divergence of each pair (key ``"matchup:deal"``) and, with ``page``, its place in
-    ``swings.html`` (``swings.html#d=I``, I the index of its first table on the page)."""
+    ``swings.html`` (``swings.html#d=I``, I the index of its first table on the page, with
+    ``&p=P`` after the first differing play when the tables part in the play)."""
     tables: dict[tuple[int, int], dict[int, Mapping[str, Any]]] = {}
     first: dict[tuple[int, int], int] = {}
     for i, r in enumerate(records):
@@ -132,8 +138,13 @@ def _details(records: Sequence[Mapping[str, Any]], page: bool
         first.setdefault((t["matchup"], r["deal"]), i)
     details = {f"{m}:{d}": divergence(p[0], p[1]) for (m, d), p in tables.items()
                if 0 in p and 1 in p}
-    views = {f"{m}:{d}": f"{SWINGS_PAGE}#d={i}" for (m, d), i in first.items()
-             if page and i < 2 * VIEW_PAIRS and f"{m}:{d}" in details}
+    views = {}
+    for (m, d), i in first.items():
+        key = f"{m}:{d}"
+        if page and i < 2 * VIEW_PAIRS and key in details:
+            div = details[key]  # a divergence in the play: open the page just after it
+            at = f"&p={div['play'] + 1}" if div and div.get("play") is not None else ""
+            views[key] = f"{SWINGS_PAGE}#d={i}{at}"
     return details, views
 
 
