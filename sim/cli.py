@@ -424,7 +424,8 @@ def cmd_human(args: argparse.Namespace) -> int:
     _load_plugins(args.plugin)
     return human.run(seat=args.seat, partner=args.partner, opponents=args.opponents,
                      seed=args.seed, deals=args.deals, rules=_rules_from_args(args.rule),
-                     delay=args.delay, timeout=args.timeout, out=args.out, plain=args.plain)
+                     delay=args.delay, timeout=args.timeout, out=args.out, plain=args.plain,
+                     review=not args.no_review, samples=args.samples)
 
 
 # --- bench --------------------------------------------------------------------------------
@@ -776,6 +777,11 @@ def build_parser() -> argparse.ArgumentParser:
     hu.add_argument("--plain", action="store_true",
                     help="plain lines instead of the full-screen view (the default when "
                          "output is not a terminal)")
+    hu.add_argument("--no-review", action="store_true",
+                    help="no review of your decisions after each deal")
+    hu.add_argument("--samples", type=int, default=DEFAULT_ANALYZE_SAMPLES, metavar="N",
+                    help="worlds per decision for hint and the review (default "
+                         f"{DEFAULT_ANALYZE_SAMPLES}, as analyze; fewer is faster and rougher)")
     hu.set_defaults(func=cmd_human)
 
     be = sub.add_parser("bench", help="measure the compiled core's throughput")

@@ -28,6 +28,8 @@ from collections import deque
 from collections.abc import Sequence
 from typing import IO, Any, NamedTuple
 
+import numpy as np
+
 from sim.api import trick_winner
 from sim.cards import CARD_NAMES, GROUP, KEY_OF_ID, SUITS, TRUMP_GROUP, parse_card
 from sim.console import width as text_width
@@ -38,6 +40,7 @@ from sim.errors import (
     IllegalPlayError,
     InvalidCardError,
     OutputError,
+    ShuangkouError,
     StrategyError,
 )
 from sim.harness.runner import _Asker, _use_alarm, check_timeout, split_specs
@@ -49,11 +52,15 @@ from strategies.base import Strategy
 from strategies.registry import make
 
 HUMAN = "human"  # the person's seat in a record's ``seats``
+DEFAULT_SAMPLES = 128  # worlds per decision for hint and review (analyze's default)
+REVIEW_SECONDS = 60.0  # a review stops after this much analysis (between decisions)
+HINT_ALL = 12  # a hint lists every choice up to this many, else the best HINT_TOP
+HINT_TOP = 8
 
 HELP = """\
 Answer with the number of a choice, or in card notation (R2): Kh, Th or 10h, 5s 5s, BJ.
   pass          pass at a calling chance (R7)
-  ? / help      this summary          hint    what `greedy` would do here
+  ? / help      this summary          hint    every choice's value, and greedy's pick
   t / tricks    the tricks so far     q / quit  stop (the deal so far is saved)
 Calling: after each dealing round you may show a pair of identical suited cards (R6); a show
   must outrank the pair on the table (A lowest ... K highest). Showing over another seat's
@@ -403,8 +410,15 @@ class Session:
                  rules: Rules, out_dir: str, delay: float = 0.4, timeout: float | None = 60,
                  full: bool | None = None, color: bool | None = None,
                  stdin: IO[str] | None = None, stdout: IO[str] | None = None,
-                 width: int | None = None) -> None:
+                 width: int | None = None, review: bool = True,
+                 samples: int = DEFAULT_SAMPLES,
+                 review_seconds: float = REVIEW_SECONDS) -> None:
         self.seat = seat
+        self.review_on = review
+        self.samples = check_samples(samples)
+        self.review_seconds = review_seconds
+        self.step = 0  # index of the decision awaited in the deal (as ``analyze`` counts)
+        self._hold = False  # a review is on screen: the next prompt does not redraw over it
         self.bots = list(bots)  # four entries; bots[seat] is never asked
         self.seed, self.deals, self.rules = seed, deals, rules
         self.out_dir = out_dir
@@ -429,6 +443,7 @@ class Session:
         self.saved = 0
         self._quit = False  # the person asked to stop (``quit``), as against end of input
         self.forced = False  # the person's last decision had one legal choice: played for them
+        self.choices_cut = False  # the last screen cut the numbered choices short
         self._gone = False  # output failed (terminal closed): nothing more is written to it
         self._saved_deal: Deal | None = None  # the last deal whose record was written
 
@@ -468,12 +483,13 @@ class Session:
         return max(8, self.fixed_width or _term_width(self.out))
 
     def redraw(self, question: Sequence[str] = (), choices: Sequence[str] = (),
-               notice: Sequence[str] = ()) -> None:
+               notice: Sequence[str] = (), write: bool = True) -> tuple[bool, bool]:
         """The whole screen, every line fitted to the terminal's width (a line wider than the
         terminal would wrap there and push the top off), and as much of the log as the rows
         allow. On a small terminal the less needed lines go first (the log, the last trick,
         the seats, the second row of the header …) and then the numbered choices are cut
-        short; never the hand or the question."""
+        short; never the hand or the question. Returns (everything fits, the choices were cut
+        short); ``write=False`` only measures."""
         width = self.cols()
         rows = _term_rows(self.out)
         items = self.status_items()
@@ -483,6 +499,7 @@ class Session:
             return [r for x in lines for block in x.split("\n") for r in fit(block, width)]
 
         q_rows, c_rows, n_rows = rows_of(question), rows_of(choices), rows_of(notice)
+        choices_cut = False  # set when not every numbered choice is on screen
         # the screen ends in a newline, then the prompt's row: the rest gets rows - 1
         avail = rows - 1
         for drop in ((), ("last",), ("last", "seats"), ("last", "seats", "winning"),
@@ -496,12 +513,18 @@ class Session:
                 break
             room = avail - len(top) - len(q_rows) - len(n_rows)
             if room >= 2 and c_rows:  # the choices cut short before more of the table goes
-                c_rows = self._cut_choices(c_rows, room, width)
+                cut = self._cut_choices(c_rows, room, width)
+                choices_cut = cut != c_rows
+                c_rows = cut
                 break
         log_room = max(0, avail - len(top) - len(q_rows) - len(c_rows) - len(n_rows))
         log_rows = rows_of(self.log)
         lines = top + (log_rows[-log_room:] if log_room else []) + q_rows + c_rows + n_rows
-        self.write(CLEAR + "\n".join(lines) + "\n")
+        fits = len(top) + len(q_rows) + len(c_rows) + len(n_rows) <= avail
+        if write:
+            self.choices_cut = choices_cut
+            self.write(CLEAR + "\n".join(lines) + "\n")
+        return fits, choices_cut
 
     @staticmethod
     def _cut_choices(c_rows: list[str], room: int, width: int) -> list[str]:
@@ -668,6 +691,7 @@ class Session:
             if s != self.seat:
                 self.asker._guard(b, s, deal, "begin_deal", b.begin_deal, s, deal.seed, d)
         self.hinter.begin_deal(self.seat, deal.seed, d)
+        self.step = 0
         if not self.full:
             self.write(f"\n=== Deal {d + 1} of {self.deals} (seed {self.seed}) — you are seat "
                        f"{self.seat}; partner seat {(self.seat + 2) % 4} "
@@ -691,6 +715,7 @@ class Session:
                     raise StrategyError(f"strategy {bot.spec()!r} in seat {seat} returned an "
                                         f"illegal choice: {e}") from None
             self.narrate(b, deal.observation(self.seat), seat, kind, choice)
+            self.step += 1
         rec = deal.record()
         self.save(rec)
         self.played += 1
@@ -698,6 +723,8 @@ class Session:
         for s in range(4):
             self.skill[s] += rec["settlement"][s]
         self.deal_over(rec)
+        if self.review_on:
+            self.review(rec)
 
     # narration -------------------------------------------------------------------------
     def narrate_rounds(self, r0: int, redeals0: int, obs: Observation) -> None:
@@ -789,8 +816,9 @@ class Session:
         return line
 
     def ask_line(self, prompt: str, go_on: Any) -> None:
-        if self.full:
+        if self.full and not self._hold:
             self.redraw()
+        self._hold = False
         if not go_on(self.read_line(prompt)):
             self._quit = True
             self.deal = None
@@ -858,7 +886,8 @@ class Session:
             elif ans.action == "help":
                 self.notice = HELP
             elif ans.action == "hint":
-                self.notice = self.hint(kind, legal, listed)
+                self.notice = self.fitted_hint(kind, legal, listed and not self.choices_cut,
+                                               q, choices)
             elif ans.action == "tricks":
                 tricks = deal.observation(self.seat).tricks
                 self.notice = "\n".join(self.trick_line(t, n) for n, t in
@@ -870,18 +899,198 @@ class Session:
                 self.write(self.notice + "\n")
                 self.notice = ""
 
-    def hint(self, kind: str, legal: list[Any], listed: bool) -> str:
-        """What ``greedy`` would answer: its number only where the choices are numbered on
-        screen, and always how to type it."""
+    def hint(self, kind: str, legal: list[Any], listed: bool,
+             analysis: dict[str, Any] | None = None, limit: int | None = None) -> str:
+        """What ``greedy`` would answer, then the analysis of the decision (``analysis``, from
+        ``analyse_now``): every legal choice's value with its interval, best first, at most
+        ``limit`` of them. A choice's number is cited only where ``listed`` (the choices are
+        numbered on screen), and how to type it always."""
         deal = self.deal
         hint = self.hinter.choose(deal.observation(self.seat), deal.legal())
         text = choice_text(hint, kind, self.p)
         typed = self.typed(hint, kind)
         if listed and hint in legal:
             n = legal.index(hint) + 1
-            return f"hint: greedy would answer {n}) {text} (type {n} or {typed})"
-        verb = "hand back" if kind == "giveback" else "answer"
-        return f"hint: greedy would {verb} {text} (type {typed})"
+            first = f"hint: greedy would answer {n}) {text} (type {n} or {typed})"
+        else:
+            verb = "hand back" if kind == "giveback" else "answer"
+            first = f"hint: greedy would {verb} {text} (type {typed})"
+        if analysis is None:
+            return first
+        return "\n".join([first] + self.value_lines(kind, legal, listed, analysis, limit))
+
+    def analyse_now(self, kind: str) -> dict[str, Any]:
+        """``analyze.choice_values`` of the decision awaited, computed from the person's
+        seat's masked state (R9: the others' hands are removed before anything is read)."""
+        from sim.core.engine import ST_SIZE, U_SIZE
+        from sim.harness.analyze import Decision, Settings, choice_values
+        from sim.view import mask_into
+
+        deal = self.deal
+        mst = np.empty(ST_SIZE, dtype=np.int64)
+        mu = np.empty(U_SIZE, dtype=np.uint64)
+        mask_into(deal._st, deal._u, self.seat, mst, mu)
+        codes = list(deal.legal_codes())
+        dec = Decision(deal.deal, self.step, self.seat, kind, mst, mu, codes, codes[0], 0, 0, 0)
+        return choice_values(dec, self.rules.array(), Settings(samples=self.samples))
+
+    def value_lines(self, kind: str, legal: list[Any], listed: bool,
+                    analysis: dict[str, Any], limit: int | None) -> list[str]:
+        rows = analysis["choices"]
+        n = len(rows)
+        if analysis["worlds"] == 0:
+            return []
+        if limit is None:
+            limit = n if n <= HINT_ALL else HINT_TOP
+        order = sorted(range(n), key=lambda i: (-rows[i]["value"], i))
+        head = (f"values: your team's settlement, points per player ± 95%, and the difference "
+                f"from the best [95%, paired]; {analysis['worlds']} worlds drawn from what you "
+                f"know, expert rollouts (docs/analysis.md)")
+        labels = []
+        for i in order[:limit]:
+            text = choice_text(legal[i], kind, self.p)
+            labels.append(f"{i + 1}) {text}" if listed else
+                          f"{text} (type {self.typed(legal[i], kind)})")
+        wide = max((text_width(x) for x in labels), default=0)
+        out = [head]
+        for i, lab in zip(order, labels):
+            r = rows[i]
+            pad = " " * (wide - text_width(lab))
+            cmp = "best" if i == analysis["best"] else \
+                f"{r['diff']:+.2f} [{r['dlo']:+.2f}, {r['dhi']:+.2f}]"
+            out.append(f"  {lab}{pad}  {r['value']:+.2f} ±{r['half']:.2f}  {cmp}")
+        if n > limit:
+            low = rows[order[-1]]["value"]
+            out.append(f"  … {n - limit} more (the lowest {low:+.2f})")
+        return out
+
+    def fitted_hint(self, kind: str, legal: list[Any], listed: bool, q: str,
+                    choices: list[str]) -> str:
+        """The hint, with as many analysed choices as the screen holds (full screen) without
+        cutting the numbered choices it cites off the screen."""
+        try:
+            analysis = self.analyse_now(kind)
+        except ShuangkouError as e:  # pragma: no cover - a state the analysis cannot take
+            return self.hint(kind, legal, listed) + f"\n(no analysis: {e})"
+        if not self.full:
+            return self.hint(kind, legal, listed, analysis)
+        n = len(analysis["choices"])
+        top = min(n, HINT_ALL if n <= HINT_ALL else HINT_TOP)
+        for numbered in ((True, False) if listed else (False,)):
+            for limit in range(top, -1, -1):
+                text = self.hint(kind, legal, numbered, analysis, limit)
+                fits, cut = self.redraw([self.p.c(q, _BOLD)], choices, [text], write=False)
+                if fits and (not numbered or not cut):
+                    return text
+        return self.hint(kind, legal, False)
+
+    # the review after a deal -------------------------------------------------------------
+    def viewer_path(self, rec: dict[str, Any]) -> str:
+        stem = os.path.splitext(os.path.basename(self.path))[0]
+        return os.path.join(self.out_dir, f"{stem}-deal{rec['deal']}.html")
+
+    def review(self, rec: dict[str, Any]) -> None:
+        """The person's decisions of the finished deal ``rec`` analysed (``shuangkou
+        analyze``'s rows for the person's seat), the total, and the deal viewer page with that
+        analysis. Ctrl-C skips it (the deal is already saved); it stops after
+        ``review_seconds`` of analysis, between decisions."""
+        if rec["void"]:
+            return
+        self._hold = self.full
+        path = self.viewer_path(rec)
+        try:
+            self._review(rec, path)
+        except KeyboardInterrupt:
+            try:
+                os.remove(path + ".partial")
+            except OSError:
+                pass
+            self.write(f"\nreview skipped (Ctrl-C); deal {rec['deal']} is saved\n")
+
+    def _review(self, rec: dict[str, Any], path: str) -> None:
+        from sim.harness import analyze as A
+
+        settings = A.Settings(samples=self.samples)
+        rows: list[dict[str, Any]] = []
+        deadline = time.monotonic() + self.review_seconds
+        tasks = A.tasks_of([rec], [self.seat])
+        self.write(("\n" if self.full else "") + f"Reviewing your {len(tasks)} decisions "
+                   f"({self.samples} worlds each; Ctrl-C skips) …\n")
+        for t in tasks:
+            if time.monotonic() >= deadline:
+                break
+            rows.append(A._run_task((t, settings)))
+        lines = self.review_lines(rec, rows, settings)
+        if len(rows) < len(tasks):
+            lines.append(f"(review cut short at {self.review_seconds:g} s: {len(rows)} of "
+                         f"{len(tasks)} decisions analysed)")
+        try:
+            from sim.analysis import viewer
+
+            text = viewer.page([rec], rows, title=f"Deal {rec['deal']} (seed {rec['seed']}): "
+                               f"your review, seat {self.seat}",
+                               note=f"continuation {settings.policy}, {settings.samples} "
+                                    f"worlds per decision, analysis seed {settings.seed}; "
+                                    f"values and losses in settlement points per player "
+                                    f"(docs/analysis.md)")
+            partial = path + ".partial"
+            with open(partial, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(partial, path)
+            lines.append(f"deal viewer with this review: {path}")
+        except (OSError, ShuangkouError) as e:
+            lines.append(f"(the deal viewer could not be written to {path}: {e})")
+        if self.full:  # broken at the terminal's width between items, as the screen is
+            lines = [r for x in lines for r in fit(x, self.cols())]
+        self.write("\n".join(lines) + "\n")
+
+    def review_lines(self, rec: dict[str, Any], rows: list[dict[str, Any]],
+                     settings: Any) -> list[str]:
+        from sim.harness.analyze import summarize
+
+        p = self.p
+        out = [p.c(f"Review of your decisions, deal {rec['deal']}", _BOLD)
+               + f" (from what your seat knew; continuation {settings.policy}, "
+               f"{settings.samples} worlds; loss [95% interval] in settlement points per "
+               f"player; ? ≥ 0.25, ?? ≥ 1.0, docs/analysis.md):"]
+        passes = forced = 0
+        for r in rows:
+            k = r["kind"]
+            if r["forced"]:
+                forced += 1
+                continue
+            if k == "show" and r["played"] is None and not r["mark"] and r["loss"] == 0:
+                passes += 1
+                continue
+            where = f"trick {r['trick']:>2}" if k == "play" else f"round {r['round']:>2}"
+            what = self._review_choice(k, r["played"])
+            what += " " * max(0, 16 - text_width(what))
+            line = f"  {where}: {what}  loss {r['loss']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]"
+            if r["mark"]:
+                line += " " + p.c(r["mark"], _RED)
+            if r["loss"] > 0:
+                line += f"  best {self._review_choice(k, r['best'])}"
+            out.append(line)
+        notes = []
+        if passes:
+            notes.append(f"{passes} pass(es) with no loss")
+        if forced:
+            notes.append(f"{forced} forced")
+        if notes:
+            out.append(f"  (not listed: {', '.join(notes)})")
+        if rows:
+            s = summarize(rows, "seat")[0]
+            out.append(f"Total: loss {s['loss']:.2f} points per player over {s['decisions']} "
+                       f"decisions ({s['choices']} with a choice); {s['marked_q']} ?, "
+                       f"{s['marked_qq']} ??; accuracy {s['accuracy']:.0%}; true loss "
+                       f"{s['true_loss']:.2f} (all hands known: what would have worked)")
+        return out
+
+    def _review_choice(self, kind: str, choice: Any) -> str:
+        if kind == "show":
+            return "pass" if choice is None else f"show {self.p.cards([choice] * 2)}"
+        cards = self.p.cards(choice)
+        return f"give back {cards}" if kind == "giveback" else cards
 
 
 class _Snap:
@@ -921,6 +1130,12 @@ def check_delay(delay: Any) -> float:
     return float(delay)
 
 
+def check_samples(samples: Any) -> int:
+    if isinstance(samples, bool) or not isinstance(samples, int) or not 2 <= samples <= 4096:
+        raise ConfigError(f"--samples {samples!r} must be a whole number of worlds in 2 … 4096")
+    return samples
+
+
 def make_bots(seat: int, partner: str, opponents: str) -> list[Strategy]:
     """The four seats' strategies: ``partner`` opposite ``seat``; ``opponents`` is one spec
     for both, or two (comma-separated: the seat after the person's, then the one before)."""
@@ -954,17 +1169,19 @@ def default_out() -> str:
 def run(seat: int = 0, partner: str = "greedy", opponents: str = "ismcts",
         seed: int | None = None, deals: int = 1, rules: Rules | None = None,
         delay: float = 0.4, timeout: float | None = 60, out: str | None = None,
-        plain: bool = False) -> int:
+        plain: bool = False, review: bool = True, samples: int = DEFAULT_SAMPLES) -> int:
     """``shuangkou human``: returns the exit code."""
     from sim.core.rng import check_seed
 
     delay = check_delay(delay)
+    samples = check_samples(samples)
     bots = make_bots(seat, partner, opponents)
     if seed is None:
         seed = int.from_bytes(os.urandom(3), "big")
     seed = check_seed(seed)
     session = Session(seat, bots, seed, deals, rules or Rules(), out or default_out(),
-                      delay=delay, timeout=timeout, full=False if plain else None)
+                      delay=delay, timeout=timeout, full=False if plain else None,
+                      review=review, samples=samples)
     if getattr(sys.stdin, "errors", None) == "strict" and hasattr(sys.stdin, "reconfigure"):
         try:  # an answer the terminal's encoding cannot decode is refused, not a crash
             sys.stdin.reconfigure(errors="replace")

@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from conftest import sigint_default
 
@@ -119,10 +120,15 @@ class Mirror:
 
 @pytest.fixture(scope="module")
 def warm():
-    """Compile (or load) the bots' kernels here, into the cache the program shares."""
+    """Compile (or load) the bots' and the analysis' kernels here, into the cache the program
+    shares."""
+    from sim.harness import analyze as A
+
     m = Mirror()
     while m.to_person() is not None:
         m.deal.apply(m.deal.legal()[0])
+    rec = m.deal.record()
+    A.analyze_tasks(A.tasks_of([rec], [0])[-3:], A.Settings(samples=4))
 
 
 def spawn(tmp_path, *extra: str, color: bool = True):
@@ -132,7 +138,8 @@ def spawn(tmp_path, *extra: str, color: bool = True):
         env["NO_COLOR"] = "1"
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     args = ["-m", "sim.cli", "human", "--delay", "0", "--seed", str(SEED), "--partner",
-            "greedy", "--opponents", "random", "--out", str(tmp_path), *extra]
+            "greedy", "--opponents", "random", "--out", str(tmp_path), "--samples", "8",
+            *extra]
     return pexpect.spawn(sys.executable, args, cwd=ROOT, env=env, encoding="utf-8",
                          timeout=30, dimensions=(60, 160), preexec_fn=sigint_default)
 
@@ -477,15 +484,17 @@ def test_a_bad_answer_then_end_of_input_saves_the_deal(tmp_path, warm):
     assert rec["unfinished"] is True
 
 
-def _session(tmp_path, answers: str, width: int = 100):
+def _session(tmp_path, answers: str, width: int = 100, **kw):
     import io
 
     from sim.human import Session, make_bots
     from sim.rules import Rules
 
     out = io.StringIO()
+    kw.setdefault("samples", 8)
     s = Session(0, make_bots(0, "greedy", "random"), SEED, 1, Rules(), str(tmp_path), delay=0,
-                full=False, color=False, stdin=io.StringIO(answers), stdout=out, width=width)
+                full=False, color=False, stdin=io.StringIO(answers), stdout=out, width=width,
+                **kw)
     return s, out
 
 
@@ -665,3 +674,227 @@ def test_ascii_terminal_plays_with_letters_for_suits(tmp_path, warm):
     assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
     out = p.stdout.decode("ascii")  # nothing but ASCII was written
     assert "Your hand (" in out and re.search(r"\b(?:10|[2-9AKQJ])[shdc]\b", out)
+
+
+def test_a_hint_names_no_number_cut_off_a_small_screen(tmp_path, warm, monkeypatch):
+    """On a screen too small for every numbered choice the hint names cards to type, not a
+    number that is not shown."""
+    import io
+
+    import sim.human as human
+    from sim.human import Session, make_bots
+    from sim.rules import Rules
+
+    m = Mirror()
+    answers = []
+    while (kind := m.to_person()) is not None:
+        if kind == "play" and len(m.deal.legal()) >= 12:
+            break
+        answers.append("1")
+        m.deal.apply(m.deal.legal()[0])
+    monkeypatch.setattr(human, "_term_rows", lambda stream: 16)
+    out = io.StringIO()
+    s = Session(0, make_bots(0, "greedy", "random"), SEED, 1, Rules(), str(tmp_path), delay=0,
+                full=True, color=False, stdin=io.StringIO("\n".join(answers + ["hint", "q"])
+                                                          + "\n"), stdout=out, width=20)
+    s.run()
+    screens = out.getvalue().split(CLEAR)
+    hinted = next(x for x in screens if "hint: greedy" in x)
+    asked = screens[screens.index(hinted) - 1]
+    assert " more: type" in asked and len(asked.splitlines()) <= 16  # the prompt row too
+    hint = re.search(r"hint: greedy would [^(]*\(type [^)]*\)",
+                     " ".join(hinted.split())).group()
+    assert not re.search(r"\d+\)", hint), hint
+
+
+# --- issue 20 part 5: the analysis in hint, the review after each deal ------------------------
+VALUE = r"[+-]\d+\.\d\d ±\d+\.\d\d  (?:best|[+-]\d+\.\d\d \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\])"
+
+
+def test_hint_shows_every_choice_value_with_its_interval(tmp_path, warm):
+    """At a play with a few choices, the hint lists every legal choice by its number on screen
+    and cards, with its value ± 95% and the paired difference from the best (its interval),
+    and says how many worlds it drew; the screen still fits the terminal."""
+    child = spawn(tmp_path, color=False)
+    m = Mirror()
+    done = False
+    while (kind := m.to_person()) is not None:
+        legal = m.deal.legal()
+        text = prompt(child)
+        if not done and kind == "play" and 3 <= len(legal) <= 12:
+            child.sendline("hint")
+            text = prompt(child)
+            body = text[text.index("hint: greedy would answer"):]
+            assert "8 worlds drawn from what you know" in body, body
+            listed = body.split("\n", 2)[2]
+            for i, c in enumerate(legal, 1):
+                assert re.search(rf"^  {i}\) {re.escape(' '.join(pretty(x) for x in c))} +"
+                                 + VALUE, listed, re.M), (i, c, listed)
+            assert len(re.findall(r"  best\r?$", listed, re.M)) == 1
+            assert len(text.splitlines()) <= 59
+            done = True
+        child.sendline("1")
+        m.deal.apply(legal[0])
+    child.expect("records: ")
+    child.expect(pexpect.EOF)
+    assert done
+
+
+def test_a_giveback_hint_shows_the_best_few_as_cards_to_type(tmp_path, warm):
+    """A give-back has hundreds of choices, not numbered on screen: the hint shows the best
+    few as cards to type, each with its value and interval, and how many more there are."""
+    m = Mirror()
+    answers = []
+    while (kind := m.to_person()) is not None:
+        obs, legal = m.obs(), m.deal.legal()
+        if kind == "show" and obs.shown is not None and obs.shown[0] != 0 and len(legal) > 1:
+            answers.append(f"{legal[-1]} {legal[-1]}")
+            m.deal.apply(legal[-1])
+            continue
+        if kind == "giveback":
+            break
+        answers.append("1")
+        m.deal.apply(legal[0])
+    s, out = _session(tmp_path, "\n".join(answers + ["hint", "q"]) + "\n", review=False)
+    s.run()
+    text = out.getvalue()
+    hint = text[text.index("hint: greedy would hand back"):].split("\n> ")[0]
+    rows = re.findall(r"^  (.*) \(type ([^)]*)\) +" + VALUE + "$", hint, re.M)
+    from sim.human import HINT_TOP
+
+    assert len(rows) == HINT_TOP, hint
+    for _, typed in rows:
+        assert parse_answer(typed, "giveback", legal).choice in legal
+    assert not re.search(r"\d+\) ", hint)  # no number: none is on screen
+    assert f"… {len(legal) - HINT_TOP} more" in hint
+
+
+def test_fair_a_hint_is_the_same_from_the_full_state_and_the_masked_one(tmp_path, warm):
+    """R9: the hint's analysis of a decision is identical whether it is given the true state,
+    the person's seat's masked knowledge, or another truth the seat cannot tell apart (a hidden
+    card swapped between the two opponents); and the session computes exactly that."""
+    from sim.core.engine import ST_SIZE, U_ONCE, U_SIZE, U_TWICE
+    from sim.harness import analyze as A
+    from sim.view import mask_into
+
+    settings = A.Settings(samples=8)
+    for kind, skip in (("play", 4), ("show", 0)):
+        m = Mirror()
+        while (k := m.to_person()) is not None:
+            if k == kind and len(m.deal.legal()) > 1 and m.obs().round >= 8:
+                if not skip:
+                    break
+                skip -= 1
+            m.deal.apply(m.deal.legal()[0])
+        d = m.deal
+        rules = d.rules.array()
+        codes = list(d.legal_codes())
+        full = A.Decision(d.deal, 7, 0, kind, d._st.copy(), d._u.copy(), codes, codes[0], 0,
+                          0, 0)
+        mst = np.empty(ST_SIZE, dtype=np.int64)
+        mu = np.empty(U_SIZE, dtype=np.uint64)
+        mask_into(full.st, full.u, 0, mst, mu)
+        assert int(mu[U_ONCE + 1]) == 0  # the others' hands are gone
+        masked = A.Decision(**{**full.__dict__, "st": mst, "u": mu})
+        u2 = full.u.copy()
+        oa, ob, ta, tb = (int(u2[U_ONCE + 1]), int(u2[U_ONCE + 3]), int(u2[U_TWICE + 1]),
+                          int(u2[U_TWICE + 3]))
+        only_a = [c for c in range(54) if (oa >> c) & 1 and not (ta >> c) & 1
+                  and not (ob >> c) & 1]
+        only_b = [c for c in range(54) if (ob >> c) & 1 and not (tb >> c) & 1
+                  and not (oa >> c) & 1]
+        flip = np.uint64((1 << only_a[0]) | (1 << only_b[0]))
+        u2[U_ONCE + 1] ^= flip
+        u2[U_ONCE + 3] ^= flip
+        other = A.Decision(**{**full.__dict__, "u": u2})
+        want = A.choice_values(full, rules, settings)
+        assert want["worlds"] == 8 and len(want["choices"]) == len(codes)
+        assert A.choice_values(masked, rules, settings) == want
+        assert A.choice_values(other, rules, settings) == want
+        # the session's hint: the same analysis, from the same deal and step
+        s, _ = _session(tmp_path, "", review=False)
+        s.deal, s.step = d, 7
+        assert s.analyse_now(kind) == want
+
+
+def test_a_review_follows_the_deal_with_the_persons_decisions_and_the_viewer(tmp_path, warm):
+    """After the deal: the person's decisions with losses and marks (analyze's rows for the
+    person's seat), the total, and the deal viewer page of the deal with that analysis."""
+    from sim.harness import analyze as A
+
+    child = spawn(tmp_path, "--plain", color=False)
+    while child.expect(["\n> ", "Reviewing your"]) == 0:
+        child.sendline("1")
+    child.expect(r"Total: loss (\d+\.\d\d) points per player over (\d+) decisions")
+    total, n = float(child.match.group(1)), int(child.match.group(2))
+    review = child.before
+    child.expect(r"deal viewer with this review: (\S+)\r?\n")
+    path = child.match.group(1)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "Review of your decisions, deal 0" in review and "8 worlds" in review
+    rec = json.loads((tmp_path / "deals.jsonl").read_text(encoding="utf-8"))
+    rows = A.analyze_tasks(A.tasks_of([rec], [0]), A.Settings(samples=8))
+    assert n == len(rows) and abs(total - sum(r["loss"] for r in rows)) < 0.006
+    listed = re.findall(r"^  (?:trick +\d+|round +\d+): .*loss (\d+\.\d\d) \[", review, re.M)
+    assert len(listed) >= 10
+    for r in rows:  # every play is listed with its loss, and its mark where it has one
+        if r["kind"] == "play" and not r["forced"]:
+            cards = " ".join(pretty(c) for c in r["played"])
+            line = re.search(rf"^  trick +{r['trick']}: {re.escape(cards)} +loss "
+                             rf"{r['loss']:.2f} \[{r['lo']:.2f}, {r['hi']:.2f}\]"
+                             rf"(?: (\?\??))?", review, re.M)
+            assert line and (line.group(1) or "") == r["mark"], (r, review)
+    assert path == str(tmp_path / "deals-deal0.html")
+    page = open(path, encoding="utf-8").read()
+    assert "data-card" in page  # the viewer's cards (drawn by its script, docs/viewer.md)
+    from test_viewer import embedded
+
+    data = embedded(page)["deals"][0]
+    assert data["hands"] and data["deal"] == 0 and len(data["an"]) == n
+    assert {a[1] for a in data["an"]} == {0}  # the person's seat only
+
+
+def test_no_review_skips_it(tmp_path, warm):
+    p = subprocess.run([sys.executable, "-m", "sim.cli", "human", "--delay", "0", "--seed",
+                        str(SEED), "--opponents", "random", "--no-review", "--out",
+                        str(tmp_path)], cwd=ROOT, input="1\n" * 200, capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "PYTHONPATH": ROOT})
+    assert p.returncode == 0, p.stderr
+    assert "Review" not in p.stdout and "Reviewing" not in p.stdout
+    assert os.listdir(tmp_path) == ["deals.jsonl"]
+
+
+def test_ctrl_c_skips_the_review_and_the_deal_is_saved(tmp_path, warm):
+    """A long review (many worlds) is cut by Ctrl-C: the deal is saved, the session ends as
+    usual."""
+    child = spawn(tmp_path, "--plain", "--samples", "4096")
+    while child.expect(["\n> ", "Reviewing your"]) == 0:
+        child.sendline("1")
+    child.sendintr()
+    child.expect(r"review skipped \(Ctrl-C\); deal 0 is saved")
+    child.expect("records: ")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    rec = json.loads((tmp_path / "deals.jsonl").read_text(encoding="utf-8"))
+    assert not rec.get("unfinished") and rec["attacker_score"] is not None
+    assert not (tmp_path / "deals-deal0.html").exists()
+
+
+def test_a_review_is_bounded_in_time(tmp_path, warm):
+    s, out = _session(tmp_path, "1\n" * 200, review_seconds=0)
+    assert s.run() == 0
+    text = out.getvalue()
+    assert re.search(r"review cut short at 0 s: 0 of \d+ decisions analysed", text), text
+    assert (tmp_path / "deals-deal0.html").exists()
+
+
+def test_bad_samples_is_one_line(tmp_path, capsys):
+    from sim.cli import main
+
+    assert main(["human", "--out", str(tmp_path), "--samples", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--samples 1 must be a whole number of worlds in 2 … 4096" in err
+    assert err.count("\n") == 1

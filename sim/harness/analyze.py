@@ -270,6 +270,63 @@ def analyze_decision(dec: Decision, rules: np.ndarray, settings: Settings,
     return row
 
 
+HINT_ROLLOUTS = 32 * MAX_ROLLOUTS  # ``choice_values``: a give-back gets the full 128 worlds, not 7
+
+
+def choice_values(dec: Decision, rules: np.ndarray, settings: Settings,
+                  max_rollouts: int = HINT_ROLLOUTS) -> dict[str, Any]:
+    """Every legal choice of ``dec`` valued from ``dec.seat``'s knowledge alone (R9: the state
+    is masked first, so the true and the masked state give the same answer), all on the same
+    worlds: the analysis of one decision that ``shuangkou human``'s ``hint`` shows
+    (docs/human.md). ``dec.played`` is not read. The worlds are those of
+    ``analyze_decision``'s first stage (the same stream, keyed by seed, deal and step), at
+    most ``max_rollouts`` rollouts in all.
+
+    Returns ``{"worlds", "best", "choices"}``: ``best`` the index of the highest mean; per
+    choice (canonical order) ``choice`` (notation), ``value`` (mean settlement, points per
+    player for the seat's team) and ``half`` (its 95% half-width), ``diff`` = value - best's
+    value with its paired 95% interval ``dlo``, ``dhi`` (on the same worlds, so the best's
+    lead is somewhat optimistic: the winner's curse that ``analyze``'s re-check removes)."""
+    from sim.core.engine import S_TRUMP, ST_SIZE, STREAM_SAMPLE, U_CTR, U_KEY, U_SIZE
+    from sim.core.rng import stream_key
+    from sim.view import mask_into
+    from strategies.evaluate import evaluate_choices
+    from strategies.params import ROLLOUT_ROW, param_table
+
+    codes = dec.codes
+    n = len(codes)
+    names = [notation(dec.kind, c, int(dec.st[S_TRUMP])) for c in codes]
+    if n == 1:
+        return {"worlds": 0, "best": 0, "choices": [
+            {"choice": names[0], "value": None, "half": None, "diff": 0.0, "dlo": 0.0,
+             "dhi": 0.0}]}
+    pol, eps, grow = continuation(settings.policy)
+    params = param_table()
+    params[ROLLOUT_ROW, :len(grow)] = grow
+    seat = dec.seat
+    buf, fws, uws = _scratch()
+    mst = np.empty(ST_SIZE, dtype=np.int64)
+    mu = np.empty(U_SIZE, dtype=np.uint64)
+    mask_into(dec.st, dec.u, seat, mst, mu)  # R9: what the seat knew, nothing else
+    mu[U_KEY + STREAM_SAMPLE + seat] = stream_key(np.uint64(settings.seed), np.uint64(dec.deal),
+                                                  np.uint64(STREAM_ANALYSIS + dec.step))
+    mu[U_CTR + STREAM_SAMPLE + seat] = 0
+    w = min(settings.samples, max(max_rollouts // n, 4))
+    out = np.zeros((w, n), dtype=np.float64)
+    evaluate_choices(mst, mu, rules, seat, params, buf, fws, uws,
+                     np.array(codes, dtype=np.int64), n, w, pol, eps, 0, out)
+    means = out.mean(axis=0)
+    b = int(np.argmax(means))
+    rows = []
+    for i in range(n):
+        _, half = _mean_ci(out[:, i])
+        dm, dh = _mean_ci(out[:, i] - out[:, b])
+        rows.append({"choice": names[i], "value": round(float(means[i]), 4),
+                     "half": round(half, 4), "diff": round(dm, 4),
+                     "dlo": round(dm - dh, 4), "dhi": round(dm + dh, 4)})
+    return {"worlds": w, "best": b, "choices": rows}
+
+
 # --- records, jobs, summaries ----------------------------------------------------------------
 @dataclass
 class Task:
