@@ -14,7 +14,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from sim.console import clean, graceful_streams
+from sim.core.console import clean, graceful_streams
 from sim.errors import ConfigError, OutputError, RecordError, ShuangkouError
 
 PLUGIN_HELP = ("import MODULE (in the working folder or on PYTHONPATH) or a file such as "

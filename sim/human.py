@@ -32,7 +32,7 @@ import numpy as np
 
 from sim.api import trick_winner
 from sim.cards import CARD_NAMES, GROUP, KEY_OF_ID, SUITS, TRUMP_GROUP, parse_card
-from sim.console import width as text_width
+from sim.core.console import width as text_width
 from sim.core.engine import S_DECK, S_NTRICKS, S_REDEALS, S_ROUND, S_TRUMP
 from sim.deal import Deal
 from sim.errors import (

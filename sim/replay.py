@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sim.cards import GROUP, KEY_OF_ID, SUIT_SYMBOLS, SUITS, TRUMP_GROUP, parse_card
-from sim.console import clean
+from sim.core.console import clean
 
 _SYM = dict(zip(SUITS, SUIT_SYMBOLS))
 
@@ -42,7 +42,7 @@ def _name(i: int) -> str:
 def render(rec: dict[str, Any]) -> str:
     """Multi-line text of one record: hands, calls, tricks, score and settlement. Text from
     the record (seat names) comes with its control characters and lone surrogates escaped
-    (``sim.console.clean``)."""
+    (``sim.core.console.clean``)."""
     return clean(_render(rec))
 
 

@@ -568,7 +568,7 @@ def test_holding_one_copy_is_not_called_not_holding(warm):
 def test_a_narrow_terminal_keeps_the_header_and_hand_on_screen(tmp_path, warm, rows, cols):
     """Every row drawn fits the terminal's width and the screen its height, so nothing
     scrolls off: the header's first row on top, the hand and the question below."""
-    from sim.console import width
+    from sim.core.console import width
 
     child = pexpect.spawn(sys.executable, ["-m", "sim.cli", "human", "--delay", "0", "--seed",
                                            str(SEED), "--partner", "greedy", "--opponents",
