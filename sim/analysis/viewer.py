@@ -259,6 +259,10 @@ def page(records: Sequence[Mapping[str, Any]],
     - ``note``: a line under the heading (plain text; escaped), e.g. the analysis settings.
 
     Raises RecordError for a record that cannot be shown (a missing or malformed field).
+
+    A link can open the page at a place: ``PAGE.html#d=I&p=P&v=V`` shows ``records[I]`` (with
+    its pair beside it) after its P-th play, with every hand (``v=-1``) or seat V's view.
+    100 deals make about 0.23 MB, 1.7 MB with every decision analysed (docs/viewer.md).
     """
     records = list(records)
     if pairs is None:
