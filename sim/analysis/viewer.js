@@ -399,7 +399,7 @@ function drawTable(i, pos, label) {
   if (DATA.analysis) side.appendChild(drawAnalysis(d, pos));
   var g = drawGraph(d, pos); if (g) side.appendChild(g);
   side.appendChild(drawCalls(d, div));
-  if (d.T.length) side.appendChild(drawHistory(d, pos, divPlay));
+  if (d.T.length) left.appendChild(drawHistory(d, pos, divPlay));
   cols.appendChild(side);
   w.appendChild(cols);
   return w;
@@ -548,6 +548,13 @@ function render() {
     one.appendChild(drawTable(S.deal, S.pos, DEALS.length > 1 ? "#" + (S.deal + 1) : ""));
     app.appendChild(one);
   }
+  scrollHistories();
+}
+function scrollHistories() {  // keep the current trick in sight in each trick list
+  Array.prototype.forEach.call(document.querySelectorAll(".hist"), function (h) {
+    var cur = h.querySelector(".cur");
+    if (cur) h.scrollTop = Math.max(0, cur.offsetTop - h.clientHeight / 2);
+  });
 }
 document.addEventListener("keydown", function (ev) {
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
