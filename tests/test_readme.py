@@ -160,6 +160,16 @@ def test_docs_cited_exist():
     assert not missing, "\n".join(missing)
 
 
+def test_documented_plugin_params_size_is_the_codes():
+    """docs/strategies.md said a plug-in kernel's params are float64[8]; they are N_PARAMS."""
+    from strategies.params import N_PARAMS
+
+    text = _read(os.path.join(ROOT, "docs", "strategies.md"))
+    sizes = re.findall(r"`params`: `float64\[(\d+)\]`", text)
+    assert sizes and all(int(n) == N_PARAMS for n in sizes), (sizes, N_PARAMS)
+    assert re.search(rf"At most {N_PARAMS}\b", text)
+
+
 def test_package_docstring_names_only_what_exists():
     """sim's docstring listed a `sim.play` that does not exist: every name its list of the
     public API gives is an attribute of the package."""
