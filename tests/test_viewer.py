@@ -97,6 +97,15 @@ def test_the_embedded_data_is_the_records(records):
     assert plays and all(r[5] in r[7] and len(r[7]) == len(r[8]) for r in plays)
 
 
+def test_the_page_needs_nothing_else(records):
+    # no network, no external script, style, font or image: it works from file://
+    text = viewer.page(records[:2])
+    for needle in ("src=", "href=", "<link", "@import", "url(", "fetch(", "XMLHttpRequest",
+                   "@font-face", "<iframe", "<img"):
+        assert needle not in text, needle
+    assert text.count("<script") == 2 and text.count("<style>") == 1
+
+
 def test_a_give_back_keeps_its_best_choices_and_the_one_played():
     row = {"deal": 0, "step": 3, "seat": 1, "kind": "giveback", "trick": 0, "round": 27,
            "played": ["4s", "4h"], "best": ["Ks", "Kh"], "loss": 0.5, "lo": 0.1, "hi": 0.9,
