@@ -250,8 +250,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for rec in read_records(args.file):
         if args.deal is None or rec.get("deal") == args.deal:
             found.append(rec)
-            if args.deal is not None:
-                break
+            if args.deal is not None and not args.html:  # the page shows both tables of a
+                break  # duplicate pair (a tournament's records hold the deal twice)
     if not found:
         raise RecordError(f"no deal {args.deal} in {args.file!r}"
                           if args.deal is not None else f"no records in {args.file!r}")

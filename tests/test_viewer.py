@@ -208,6 +208,14 @@ def test_replay_html_writes_the_viewer(tmp_path, records, capsys):
     assert not (tmp_path / "v.html.partial").exists()
 
 
+def test_replay_html_of_one_deal_shows_both_tables_of_its_pair(tmp_path, records, pair):
+    src = _write(tmp_path / "r.jsonl", [records[0], pair[0], records[1], pair[1]])
+    out = tmp_path / "v.html"
+    assert main(["replay", src, "--deal", "3", "--html", str(out)]) == 0
+    deals = embedded(out.read_text())["deals"]
+    assert [d["deal"] for d in deals] == [3, 3] and deals[0]["pair"] == 1
+
+
 def test_replay_html_bad_input_is_one_line(tmp_path, records, capsys):
     src = _write(tmp_path / "r.jsonl", records[:1])
     before = open(src).read()
