@@ -410,10 +410,18 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             print(analyze.render(rec, by_rec[i], settings))
             print()
     if len(by_rec) > 1:
-        print("Per deal (each table of a duplicate pair on its own line):")
-        print(analyze.summary_table(analyze.summarize(rows, "record"), "record"))
+        per_deal = analyze.summarize(rows, "record")
+        for s in per_deal:  # the table's line-up, seats 0 & 2 first (duplicate tables differ)
+            s["players"] = [analyze.lineup(records[s["record"]]["seats"])]
+        print("Per deal (each table of a duplicate pair on its own line; players of seats "
+              "0 & 2 vs 1 & 3):")
+        print(analyze.summary_table(per_deal, "record"))
+        per_seat = analyze.summarize(rows, "seat")
         print("Per seat, all deals:")
-        print(analyze.summary_table(analyze.summarize(rows, "seat"), "seat"))
+        print(analyze.summary_table(per_seat, "seat"))
+        if any(len(s["players"]) > 1 for s in per_seat):  # a seat held different players
+            print("Per player, all deals:")
+            print(analyze.summary_table(analyze.summarize(rows, "player"), "player"))
     return 0
 
 

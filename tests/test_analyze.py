@@ -198,6 +198,12 @@ def test_cli_duplicate_tables_of_one_deal_stay_apart(tmp_path, capsys):
     assert main(["analyze", path, "--seat", "0", "--samples", "2", "--json", out]) == 0
     text = capsys.readouterr().out
     assert text.count("Deal 0 of seed 5") == 2 and "Per deal" in text
+    # each table named by its line-up (both were 'greedy,random'), and a summary per player
+    deal_lines = text.split("Per deal")[1].split("Per seat")[0].splitlines()
+    assert any("greedy vs random" in x for x in deal_lines)
+    assert any("random vs greedy" in x for x in deal_lines)
+    per_player = text.split("Per player, all deals:")[1].splitlines()[2:4]
+    assert [x.split()[0] for x in per_player] == ["greedy", "random"]
     rows = [json.loads(x) for x in open(out, encoding="utf-8")]
     assert {r["record"] for r in rows} == {0, 1}
     assert {r["player"] for r in rows if r["record"] == 0} == {"greedy"}

@@ -118,6 +118,19 @@ def test_a_give_back_keeps_its_best_choices_and_the_one_played():
     assert len(r[7]) == viewer.KEEP_VALUES + 1 and r[15] == 302 - len(r[7])
 
 
+def test_the_points_lost_totals_match_analyze():
+    """The graph's legend sums the embedded losses per seat; rounded to 2 places each they
+    summed to 0.47 where analyze's table, summing the rows, says 0.46 (0.3359 + 0.0117 +
+    0.1172 = 0.4648)."""
+    base = {"deal": 0, "seat": 1, "kind": "play", "trick": 1, "round": 27, "played": ["4s"],
+            "best": ["Ks"], "lo": 0.0, "hi": 0.9, "mark": "", "true_loss": 0.0,
+            "true_best": ["4s"], "values": []}
+    losses = (0.3359, 0.0117, 0.1172)
+    rows = [dict(base, step=i, loss=x) for i, x in enumerate(losses)]
+    total = sum(viewer._row(r)[9] for r in rows)
+    assert f"{total:.2f}" == f"{sum(losses):.2f}" == "0.46"
+
+
 def test_no_text_of_a_record_can_leave_the_data_element(records):
     rec = copy.deepcopy(records[0])
     rec["seats"] = [EVIL, "greedy", "\u2028x</SCRIPT >", "<!--"]

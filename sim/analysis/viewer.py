@@ -89,7 +89,7 @@ def _row(r: Mapping[str, Any]) -> list[Any]:
         vals = [v for i, v in enumerate(vals) if i in keep]
     return [int(r.get("step", 0)), int(r.get("seat", 0)), KIND_CODE.get(r.get("kind"), 2),
             int(r.get("trick") or 0), int(r.get("round") or 0), played, best,
-            [v[0] for v in vals], [_num(v[1]) for v in vals], _num(r.get("loss")),
+            [v[0] for v in vals], [_num(v[1]) for v in vals], _num(r.get("loss"), 4),
             _num(r.get("lo")), _num(r.get("hi")), str(r.get("mark") or ""),
             _num(r.get("true_loss")), _cards(r.get("true_best")), more]
 

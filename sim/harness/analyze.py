@@ -529,14 +529,25 @@ def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settin
     return "\n".join(out)
 
 
+def lineup(seats: Sequence[str]) -> str:
+    """A table's players as a card player reads them: ``greedy vs random`` (seats 0 & 2
+    against 1 & 3) when partners play the same spec, else the four seats in order."""
+    if seats[0] == seats[2] and seats[1] == seats[3]:
+        return f"{seats[0]} vs {seats[1]}"
+    return ",".join(seats)
+
+
 def summary_table(summary: Sequence[dict[str, Any]], key: str) -> str:
-    """The summary as a text table; per record, the deal index labels each row."""
+    """The summary as a text table; per record, the deal index labels each row; per player
+    (``key="player"``), the player alone."""
     label = "deal" if key == "record" else key
-    head = (f"{label:>5}  {'player':<22} {'decisions':>9} {'choices':>7} {'loss':>7} "
+    first = "" if key == "player" else label
+    head = (f"{first:>5}  {'player':<22} {'decisions':>9} {'choices':>7} {'loss':>7} "
             f"{'per dec.':>8} {'?':>3} {'??':>3} {'accuracy':>8} {'true loss':>9}")
     lines = [head]
     for s in summary:
-        lines.append(f"{s[label]:>5}  {','.join(s['players'])[:22]:<22} {s['decisions']:>9} "
+        lines.append(f"{'' if key == 'player' else s[label]:>5}  "
+                     f"{','.join(s['players'])[:22]:<22} {s['decisions']:>9} "
                      f"{s['choices']:>7} {s['loss']:>7.2f} {s['mean_loss']:>8.3f} "
                      f"{s['marked_q']:>3} {s['marked_qq']:>3} {s['accuracy']:>8.1%} "
                      f"{s['true_loss']:>9.2f}")
