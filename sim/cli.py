@@ -407,7 +407,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         by_rec.setdefault(r["record"], []).append(r)
     for i, rec in enumerate(records):
         if i in by_rec:
-            print(analyze.render(rec, by_rec[i], settings))
+            # a received record's seat names: escaped, as replay shows them
+            print(clean(analyze.render(rec, by_rec[i], settings)))
             print()
     if len(by_rec) > 1:
         per_deal = analyze.summarize(rows, "record")
@@ -415,13 +416,13 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             s["players"] = [analyze.lineup(records[s["record"]]["seats"])]
         print("Per deal (each table of a duplicate pair on its own line; players of seats "
               "0 & 2 vs 1 & 3):")
-        print(analyze.summary_table(per_deal, "record"))
+        print(clean(analyze.summary_table(per_deal, "record")))
         per_seat = analyze.summarize(rows, "seat")
         print("Per seat, all deals:")
-        print(analyze.summary_table(per_seat, "seat"))
+        print(clean(analyze.summary_table(per_seat, "seat")))
         if any(len(s["players"]) > 1 for s in per_seat):  # a seat held different players
             print("Per player, all deals:")
-            print(analyze.summary_table(analyze.summarize(rows, "player"), "player"))
+            print(clean(analyze.summary_table(analyze.summarize(rows, "player"), "player")))
     return 0
 
 

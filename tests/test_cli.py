@@ -578,6 +578,39 @@ def test_received_seat_names_reach_the_terminal_escaped(tmp_path, capsys):
     assert p.returncode == 0 and b"\\ud800x" in p.stdout and b"\x1b" not in p.stdout
 
 
+def test_analyze_shows_received_seat_names_escaped(tmp_path, capsys):
+    """analyze of a record from elsewhere: its seat names (in the deal's header and the
+    per-deal table) come out escaped, as in replay (a lone surrogate was a UnicodeEncodeError
+    traceback after the whole analysis, an escape sequence reached the terminal raw)."""
+    out = tmp_path / "r.jsonl"
+    assert run("play", "--deals", 2, "--record", out) == 0
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    for rec in recs:
+        rec["seats"][1] = "\ud800x"
+        rec["seats"][2] = "\x1b[2J\x1b]0;title\x07\nfake line"
+    out.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    capsys.readouterr()
+    assert run("analyze", out, "--samples", 4) == 0
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\x07" not in text
+    assert "1=\\ud800x, 2=\\x1b[2J\\x1b]0;title\\x07\\x0afake line, 3=" in text
+    assert "Per deal" in text and "\ud800" not in text
+
+
+def test_a_c_locale_stdout_never_raises_on_a_lone_surrogate():
+    """Under the C locale Python's stdout uses 'surrogateescape', which cannot write a lone
+    high surrogate either: the commands' streams replace it instead of raising."""
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ("from sim.core.console import graceful_streams\n"
+            "with graceful_streams():\n    print('a\\ud800b')\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "LANG")}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60,
+                       env={**env, "PYTHONPATH": root, "LC_ALL": "C"})
+    assert p.returncode == 0 and p.stdout.strip() == b"a?b", p.stderr
+
+
 def test_error_lines_escape_received_text(tmp_path, capsys):
     """An error quoting a value from a received file prints it escaped, on one line."""
     out = tmp_path / "r.jsonl"

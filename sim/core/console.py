@@ -103,7 +103,8 @@ def graceful_streams() -> Iterator[None]:
         stream = getattr(sys, name)
         errors = getattr(stream, "errors", None)
         changed = False
-        if errors == "strict" and hasattr(stream, "reconfigure"):
+        # 'surrogateescape' (the C locale's) cannot write a lone high surrogate either
+        if errors in ("strict", "surrogateescape") and hasattr(stream, "reconfigure"):
             try:
                 stream.reconfigure(errors="replace")
                 changed = True

@@ -458,6 +458,7 @@ def _detail(r: dict[str, Any]) -> str:
 def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settings) -> str:
     """A deal as ``shuangkou replay`` shows it, with each analysed decision's mark and loss
     beside it and the marked decisions spelt out."""
+    from sim.core.console import clean
     from sim.replay import hand_line, pretty
 
     seats = sorted({r["seat"] for r in rows})
@@ -467,7 +468,8 @@ def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settin
     out = [f"Deal {rec['deal']} of seed {rec['seed']}{table}: analysis of seat(s) "
            f"{', '.join(map(str, seats))} (continuation {settings.policy}, "
            f"{settings.samples} worlds, analysis seed {settings.seed})",
-           "Seats: " + ", ".join(f"{i}={s}" for i, s in enumerate(rec["seats"]))]
+           "Seats: " + ", ".join(f"{i}={clean(s, newlines=False)}"
+                                 for i, s in enumerate(rec["seats"]))]
     calling = [r for r in rows if r["kind"] != "play"]
     if calling:
         out.append("")
