@@ -241,3 +241,18 @@ def test_config_may_name_this_packages_own_classes(tmp_path):
                        cwd=tmp_path, capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, PYTHONPATH=ROOT))
     assert p.returncode == 0, p.stderr
+
+
+def test_a_long_value_is_cut_short_in_the_one_line():
+    """The value a message quotes is cut to a few hundred characters (a results folder's
+    config.json listing 1,000 players printed a 25 KB 'line'); a stored list with a player
+    twice names the repeat, as a config does."""
+    many = [f"greedy(contest_at={i % 400})" for i in range(1000)]
+    msg = err({"players": many})  # head-to-head: exactly 2
+    assert len(msg) < 400 and "'players' = ['greedy(contest_at=0)'" in msg, msg
+    assert "(1,000 items)" in msg and "exactly 2 players" in msg
+    msg = err({"format": "round-robin", "players": many}, imports=False)
+    assert len(msg) < 400 and "'players[400]' = 'greedy(contest_at=0)'" in msg, msg
+    assert "the same player as players[0]" in msg
+    msg = err({"name": "x" * 100_000 + "/"})
+    assert len(msg) < 400 and "(100,001 characters)" in msg, msg

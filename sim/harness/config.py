@@ -316,6 +316,21 @@ def _check_loaded(raw: Mapping[str, Any], plugins: tuple[str, ...], source: str)
                                   f"--plugin {m}")
 
 
+_QUOTE_MAX = 200  # characters of a value an error line quotes
+
+
+def _quoted(value: Any) -> str:
+    """``repr(value)``, cut short (with how long it was) when a message would quote a long
+    string or list whole: an error stays one readable line."""
+    text = repr(value)
+    if len(text) <= _QUOTE_MAX:
+        return text
+    size = (f"{len(value):,} characters" if isinstance(value, str) else
+            f"{len(value):,} items" if isinstance(value, (list, tuple, dict)) else
+            f"{len(text):,} characters")
+    return f"{text[:_QUOTE_MAX - 40]}… ({size})"
+
+
 def from_dict(raw: Mapping[str, Any], source: str = "<config>",
               overrides: Mapping[str, Any] | None = None, base_dir: str = ".",
               imports: bool = True, import_plugins: bool = True) -> TournamentConfig:
@@ -451,13 +466,14 @@ class _Validator:
         self.source = source
 
     def fail(self, key: str, value: Any, allowed: str) -> None:
-        raise ConfigError(f"{self.source}: key {key!r} = {value!r}: {allowed}")
+        raise ConfigError(f"{self.source}: key {key!r} = {_quoted(value)}: {allowed}")
 
     def unknown(self, table: Mapping[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
         for k in table:
             if k not in allowed:
                 where = f"in [{prefix[:-1]}]" if prefix else "at the top level"
-                raise ConfigError(f"{self.source}: unknown key {prefix + k!r} = {table[k]!r}: "
+                raise ConfigError(f"{self.source}: unknown key {prefix + k!r} = "
+                                  f"{_quoted(table[k])}: "
                                   f"allowed keys {where} are {', '.join(allowed)}")
 
     def table(self, raw: Mapping[str, Any], key: str, allowed: tuple[str, ...]
@@ -556,8 +572,10 @@ class _Validator:
         if (len(specs) != 2) if fmt == "head-to-head" else (len(specs) < 2):
             self.fail("players", specs, f"format {fmt!r} needs "
                       f"{'exactly 2' if fmt == 'head-to-head' else 'at least 2'} players")
-        if len(set(specs)) != len(specs):
-            self.fail("players", specs, "each player may be listed only once")
+        for i, spec in enumerate(specs):
+            if specs.index(spec) != i:
+                self.fail(f"players[{i}]", spec, f"the same player as players"
+                          f"[{specs.index(spec)}]; list each player once")
         if not (isinstance(stored, list) and len(stored) == len(specs)
                 and all(isinstance(x, bool) for x in stored)):
             stored = [False] * len(specs)
