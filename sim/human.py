@@ -454,6 +454,10 @@ class Session:
         rel = {2: "partner", 1: "opp", 3: "opp"}[(s - self.seat) % 4]
         return f"seat {s} ({rel})"
 
+    def leads(self, s: int) -> str:
+        """``you lead`` or ``seat 1 (opp) leads``."""
+        return f"{self.who(s)} lead{'' if s == self.seat else 's'}"
+
     def Who(self, s: int) -> str:  # noqa: N802 - sentence start
         w = self.who(s)
         return w[0].upper() + w[1:]
@@ -789,7 +793,7 @@ class Session:
             self.event(f"Calling over: caller {self.who(obs.caller)}, trump "
                        f"{p._sym(obs.trump)} ({obs.trump}); attackers seats {att[0]} & {att[1]}"
                        f" ({'you attack' if self.seat in att else 'you defend'}) (R10); "
-                       f"{self.who((obs.caller + 1) % 4)} leads (R17)", 1.5)
+                       f"{self.leads((obs.caller + 1) % 4)} (R17)", 1.5)
         elif obs.trump is None:
             self.narrate_rounds(b.round, b.redeals, obs)
 

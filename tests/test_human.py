@@ -516,6 +516,13 @@ def test_a_forced_move_is_played_for_the_person(tmp_path, warm):
     assert text.count("— your only legal play, played for you") == m.forced  # all in play
 
 
+def test_who_leads_after_the_calling_is_grammatical(tmp_path):
+    """'Calling over: ... you leads (R17)' when the seat after the caller was the person."""
+    s, _ = _session(tmp_path, "")
+    assert s.leads(0) == "you lead"
+    assert s.leads(1) == "seat 1 (opp) leads" and s.leads(2) == "seat 2 (partner) leads"
+
+
 def test_a_hint_cites_only_numbers_on_screen(tmp_path, warm):
     """At a give-back with more choices than are listed the hint names the cards to type,
     not a number the screen does not show; elsewhere the number it cites is listed."""
