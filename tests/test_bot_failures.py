@@ -396,6 +396,55 @@ def test_plugin_kernel_that_never_returns_stops_on_ctrl_c_and_sigterm(wild_compi
     assert code == 130 and _one_line(err) == "shuangkou play: interrupted", err
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's PR_SET_PDEATHSIG")
+def test_the_check_child_dies_with_its_run(wild_compiled):
+    """A run killed outright (SIGKILL, the OOM killer) while its forked check child plays a
+    kernel that never returns: the child goes too (it spun on at 100% CPU, orphaned)."""
+    import signal
+    import time
+
+    from conftest import sigint_default
+
+    p = subprocess.Popen([sys.executable, "-m", "sim.cli", "play", "--plugin", "alloc_bots",
+                          "--seats", "wild(mode=2),random", "--deals", "3"], cwd=FIXTURES,
+                         env={**os.environ, "PYTHONPATH": ROOT}, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, preexec_fn=sigint_default)
+    child = None
+    try:
+        t0 = time.monotonic()
+        while child is None and time.monotonic() - t0 < 120 and p.poll() is None:
+            try:
+                with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+                    kids = f.read().split()
+            except OSError:
+                kids = []
+            child = int(kids[0]) if kids else None
+            time.sleep(0.2)
+        assert child is not None, "no check child appeared"
+        p.send_signal(signal.SIGKILL)
+        p.wait(30)
+        t0 = time.monotonic()
+        while os.path.exists(f"/proc/{child}") and time.monotonic() - t0 < 10:
+            with open(f"/proc/{child}/stat") as f:  # a zombie waiting for init is gone
+                if f.read().split(")")[-1].split()[0] == "Z":
+                    break
+            time.sleep(0.2)
+        alive = os.path.exists(f"/proc/{child}")
+        if alive:
+            with open(f"/proc/{child}/stat") as f:
+                alive = f.read().split(")")[-1].split()[0] != "Z"
+        assert not alive, "the check child outlived its run"
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        if child is not None:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_tournament_stops_a_plugin_kernel_over_the_timeout(wild_compiled, tmp_path, jobs):
     """The config's timeout reaches compiled plug-in kernels in the workers too: one line,

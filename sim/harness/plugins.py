@@ -434,6 +434,24 @@ def _abandon(h: _Helper) -> None:
         _HELPERS.helper = None
 
 
+def _die_with(parent: int) -> None:
+    """In a forked check child: be killed when the run that forked it dies, even by SIGKILL
+    or the OOM killer (Linux ``PR_SET_PDEATHSIG``), so a kernel that never returns cannot
+    spin on orphaned. The forking thread waits for the child until it ends, so the signal
+    never comes early. Elsewhere nothing is done."""
+    import signal
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+            pass
+    if os.getppid() != parent:  # it died before the line above: go now
+        os._exit(4)
+
+
 class Loops:
     """The compiled deal loops for one set of seats: the built-in loops specialised for the
     seats' built-in kinds (``builtin_loops``) when no seat is a plug-in, else the generated
@@ -545,11 +563,13 @@ class Loops:
         import signal
         import time
 
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: play, and say nothing
             code = 0
             try:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
+                _die_with(parent)
                 fn(*args)
             except BaseException:  # noqa: BLE001 - the caller replays it and reports it
                 code = 3
