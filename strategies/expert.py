@@ -49,7 +49,6 @@ from sim.core.engine import (
     DONE,
     GIVEBACK,
     PLAY,
-    S_ATT_POINTS,
     S_CALLER,
     S_CALLS,
     S_CUR_CARD,
@@ -57,8 +56,6 @@ from sim.core.engine import (
     S_DECK,
     S_FIX_SEAT,
     S_GIVE_TO,
-    S_LEADER,
-    S_LEFT,
     S_NCALLS,
     S_NTRICKS,
     S_PHASE,
@@ -85,6 +82,7 @@ from sim.core.engine import (
 from sim.core.jit import kernel
 from sim.core.movegen import MAX_CHOICES, code_first, code_second, make_code
 from sim.core.rng import bounded
+from sim.core.step import first_lead
 from strategies.base import param
 from strategies.greedy import greedy_decide, greedy_show
 from strategies.kinds import KIND_EXPERT
@@ -242,13 +240,7 @@ def play_loglik(st, u, rules, seat, params, buf, uws, wu):
                     add_card(hu, s, c)
     hu[U_PLAYED_ONCE] = 0
     hu[U_PLAYED_TWICE] = 0
-    rst[S_NTRICKS] = 0
-    rst[S_POS] = 0
-    rst[S_LEFT] = 27
-    rst[S_ATT_POINTS] = 0
-    rst[S_LEADER] = (st[S_CALLER] + 1) % 4  # R17
-    rst[S_TO_ACT] = rst[S_LEADER]
-    rst[S_PHASE] = PLAY
+    first_lead(rst, st[S_CALLER])
     for s in range(4):
         rst[S_VOIDS + s] = 0
     ll = 0.0

@@ -92,7 +92,7 @@ def _key_layout_by_runs(m, t, gather):
 
 
 def test_id_to_key_layout_by_bit_gathers():
-    """_start_play's pext path (sim.cards.KEY_RUN_MASK) is the per-card KEY_OF_ID mapping."""
+    """start_play's pext path (sim.cards.KEY_RUN_MASK) is the per-card KEY_OF_ID mapping."""
     from sim.cards import KEY_OF_ID
 
     gathers = [bits._py_pext] + ([bits.pext] if _cpu.host_has_bmi2() else [])

@@ -3,7 +3,7 @@
 ``shuangkou estimate --hand "Kh Kh 5h 5h BJ" --seat 0`` plays many deals in which seat 0 is
 dealt those cards (an ordinary uniform deal conditioned on the seat holding at least those
 cards: ``Kh`` is at least one Kh; the named cards reach it in uniformly random dealing rounds,
-R5; ``sim.core.engine._shuffle_fixed``) and, on the **same deal numbers**, the ordinary deals
+R5; ``sim.core.step.shuffle_fixed``) and, on the **same deal numbers**, the ordinary deals
 with nothing fixed: the average hand for that seat under the same players and rules. Each deal
 number gives one paired difference of the seat's settlement (hand minus average hand), so the
 answer is relative, with the interval of the mean difference: "this hand is worth +1.47

@@ -19,7 +19,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from sim.cards import BIT, GROUP
 from sim.core.bits import ONE, ZERO, popcount, select
 from sim.core.engine import (
     CALL,
@@ -30,9 +29,7 @@ from sim.core.engine import (
     S_CALLS,
     S_CHANCE,
     S_CUR_CARD,
-    S_CUR_SEAT,
     S_DECISIONS,
-    S_DECK,
     S_LEADER,
     S_LEFT,
     S_MULT,
@@ -52,13 +49,8 @@ from sim.core.engine import (
     S_TRICKS,
     S_TRUMP,
     S_VOID,
-    S_VOIDS,
     ST_SIZE,
     STREAM_SEAT,
-    TRICK_A,
-    TRICK_B,
-    TRICK_LEADER,
-    TRICK_POINTS,
     TRICK_W,
     TRICK_WINNER,
     U_CTR,
@@ -68,9 +60,6 @@ from sim.core.engine import (
     U_PLAYED_TWICE,
     U_SIZE,
     U_TWICE,
-    _shuffle,
-    _start_play,
-    add_card,
     apply_giveback,
     apply_show,
     init_deal,
@@ -85,11 +74,10 @@ from sim.core.movegen import (
     code_second,
     legal_set,
     set_count,
-    show_mask,
 )
 from sim.core.movegen import set_kth_inline as set_kth
 from sim.core.rng import bounded, draw
-from sim.core.scoring import settle_kernel
+from sim.core.step import close_trick, end_calling, lay_play, pass_chance, take_play, to_decision
 from sim.core.tables import (  # noqa: F401  (re-exported: the summary row's columns)
     C_ATT_POINTS,
     C_CALLER,
@@ -113,8 +101,6 @@ from sim.core.tables import (  # noqa: F401  (re-exported: the summary row's col
     COLUMN_NAMES,
     N_COLS,
 )
-from sim.core.trick import trick_points, trick_winner_inline
-from sim.rules import R_KOU_PAIR, R_KOU_SINGLE, R_MAX_REDEALS
 from strategies.compiled import decide  # generated loops bind their own
 from strategies.greedy import greedy_decide_inline  # generated loops without greedy: a stub
 from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM, UINT_SCRATCH
@@ -183,7 +169,8 @@ def play_calling(st, u, rules, kinds, params, buf, fws, uws):
     """Calling (R5-R11) from a ``CALL`` state: ``advance`` and the seats' show decisions
     (``apply_call_pass``, ``apply_show``) with the round, chance, passes in a row, the pair on
     the table and decisions in locals, until a give-back is due (``GIVEBACK``), play starts
-    (``_start_play``) or the deal is void. The state gets them back before any strategy but
+    (``end_calling``) or the deal is void; dealing, forced passes and redeals are
+    ``sim.core.step.to_decision``'s. The state gets them back before any strategy but
     random decides, before a show, and at the end, as ``advance`` and ``apply_code`` leave it.
     """
     r = st[S_ROUND]
@@ -193,80 +180,50 @@ def play_calling(st, u, rules, kinds, params, buf, fws, uws):
     decisions = st[S_DECISIONS]
     to_act = st[S_TO_ACT]
     while True:
-        if r == 0 or (r < 27 and chance == 4):
-            for s in range(4):  # R5: dealing round r + 1, one card each
-                add_card(u, s, st[S_DECK + 4 * r + s])
-            r += 1
-            chance = 0
-            passrun = 0
-            continue
-        if r == 27 and passrun >= 4:  # R7: four passes in a row end calling
-            if st[S_CUR_SEAT] >= 0:
-                break
-            if st[S_REDEALS] < rules[R_MAX_REDEALS]:  # R11: nobody showed, deal again
-                st[S_REDEALS] += 1
-                _shuffle(st, u)  # resets the calling state in st
-                r = 0
-                chance = 0
-                passrun = 0
-                cur = -1
-                continue
-            break  # R11: void
+        r, chance, passrun, cur, m = to_decision(st, u, rules, r, chance, passrun, cur)
+        if m == ZERO:
+            break  # calling is over
         seat = chance
-        if r < 27 and seat == 0:
-            pairs = u[U_TWICE] | u[U_TWICE + 1] | u[U_TWICE + 2] | u[U_TWICE + 3]
-            if show_mask(pairs, pairs, cur) == ZERO:
-                chance = 4  # R7: nobody can show this round; four forced passes
-                continue
-        m = show_mask(u[U_ONCE + seat], u[U_TWICE + seat], cur)
-        if m != ZERO:  # seat's decision
-            to_act = seat
-            kind = kinds[seat]
-            if kind == KIND_RANDOM:  # random_decide's show branch on the locals
-                i = U_CTR + STREAM_SEAT + seat
-                key = u[U_KEY + STREAM_SEAT + seat]
-                ctr = u[i]
-                x = draw(key, ctr)
+        to_act = seat  # seat's decision
+        kind = kinds[seat]
+        if kind == KIND_RANDOM:  # random_decide's show branch on the locals
+            i = U_CTR + STREAM_SEAT + seat
+            key = u[U_KEY + STREAM_SEAT + seat]
+            ctr = u[i]
+            x = draw(key, ctr)
+            ctr += ONE
+            code = np.int64(-1)
+            if (x >> _S32) < np.uint64(params[seat, 0] * 4294967296.0):
+                code = select(m, bounded(draw(key, ctr), popcount(m)))
                 ctr += ONE
-                code = np.int64(-1)
-                if (x >> _S32) < np.uint64(params[seat, 0] * 4294967296.0):
-                    code = select(m, bounded(draw(key, ctr), popcount(m)))
-                    ctr += ONE
-                u[i] = ctr
-            else:
-                _calling_back(st, r, chance, passrun, seat, decisions)
-                if kind == KIND_GREEDY:
-                    code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
-                else:
-                    code = decide(kind, params, st, u, rules, seat, buf, fws, uws)
-            if code >= 0:  # a show (R6, R8), on the state
-                _calling_back(st, r, chance, passrun, seat, decisions)
-                apply_show(st, u, code)
-                if st[S_PHASE] != CALL:
-                    return  # GIVEBACK
-                chance = st[S_CHANCE]
-                passrun = 0
-                cur = code
-                decisions = st[S_DECISIONS]
-                continue
-            decisions += 1  # apply_call_pass, then as a forced pass
-        if r == 27:  # no legal show: a forced pass, nobody is asked (apply_pass)
-            passrun += 1  # R7: only passes after round 27 count
-            chance = (chance + 1) & 3
+            u[i] = ctr
         else:
-            chance += 1
+            _calling_back(st, r, chance, passrun, seat, decisions)
+            if kind == KIND_GREEDY:
+                code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
+            else:
+                code = decide(kind, params, st, u, rules, seat, buf, fws, uws)
+        if code >= 0:  # a show (R6, R8), on the state
+            _calling_back(st, r, chance, passrun, seat, decisions)
+            apply_show(st, u, code)
+            if st[S_PHASE] != CALL:
+                return  # GIVEBACK
+            chance = st[S_CHANCE]
+            passrun = 0
+            cur = code
+            decisions = st[S_DECISIONS]
+            continue
+        decisions += 1  # apply_call_pass
+        chance, passrun = pass_chance(r, chance, passrun)
     _calling_back(st, r, chance, passrun, to_act, decisions)
-    if st[S_CUR_SEAT] >= 0:
-        _start_play(st, u)
-    else:
-        st[S_VOID] = 1
-        st[S_PHASE] = DONE
+    end_calling(st, u)
 
 
 @kernel
 def play_tricks(st, u, rules, kinds, params, buf, fws, uws):
     """Trick play from the current play (``S_PHASE == PLAY``) to the end of the deal:
-    ``apply_play`` driven by the seats' strategies, with the per-play state (seat, position,
+    ``apply_play`` (``sim.core.step``'s ``take_play``, ``lay_play``, ``close_trick``) driven by
+    the seats' strategies, with the per-play state (seat, position,
     leader, tricks, cards left, points, decisions, played masks, the lead) in locals. The state
     arrays get it back before any strategy but random decides (kernels read them) and at the
     end, so they end exactly as ``apply_play`` leaves them (records are built from them).
@@ -311,62 +268,21 @@ def play_tricks(st, u, rules, kinds, params, buf, fws, uws):
             w = u[U_TWICE + seat]
         a = code & CODE_FIRST_MASK  # apply_play on the locals
         b = (code >> CODE_SHIFT) - 1
-        x = BIT[a]
-        o &= ~(x & ~w)  # remove_card, branch-free: twice empties first
-        w &= ~x
-        pt |= po & x  # played
-        po |= x
-        if b >= 0:
-            y = BIT[b]
-            o &= ~(y & ~w)
-            w &= ~y
-            pt |= po & y
-            po |= y
+        o, w, po, pt = take_play(o, w, po, pt, a, b)
         u[U_ONCE + seat] = o
         u[U_TWICE + seat] = w
-        if pos > 0:  # what not following reveals (public): no card of the led group left
-            g = GROUP[lead_a]
-            if b < 0:
-                if GROUP[a] != g:  # R18
-                    st[S_VOIDS + seat] |= 1 << g
-            elif (GROUP[a] == g) + (GROUP[b] == g) < 2:  # R19c/d: held at most one card of G
-                st[S_VOIDS + seat] |= 1 << g
-        else:
+        lay_play(st, seat, pos, lead_a, a, b)
+        if pos == 0:
             lead_a = a
             lead_b = b
-        st[S_TRICK_A + pos] = a
-        st[S_TRICK_B + pos] = b
         decisions += 1
         if pos < 3:
             pos += 1
             seat = (seat + 1) & 3
             continue
-        winner = (leader + trick_winner_inline(st, S_TRICK_A, S_TRICK_B, 4)) & 3  # R20, R21
-        pts = trick_points(st, S_TRICK_A, S_TRICK_B, 4, trump)
-        j = S_TRICKS + ntricks * TRICK_W
-        st[j + TRICK_LEADER] = leader
-        st[j + TRICK_WINNER] = winner
-        st[j + TRICK_POINTS] = pts
-        for k in range(4):
-            st[j + TRICK_A + k] = st[S_TRICK_A + k]
-            st[j + TRICK_B + k] = st[S_TRICK_B + k]
-        ntricks += 1
-        attacker = (winner & 1) == side
-        if attacker:
-            att += pts  # R22
-        lead_pair = lead_b >= 0
-        left -= 2 if lead_pair else 1
-        if left == 0:  # the last trick (R23)
-            mult = 1
-            if attacker:
-                mult = rules[R_KOU_PAIR] if lead_pair else rules[R_KOU_SINGLE]
-            st[S_MULT] = mult
-            score = att + (mult - 1) * pts
-            st[S_SCORE] = score
-            sx = settle_kernel(score, rules)  # R24
-            for s in range(4):
-                st[S_SETTLE + s] = sx if (s & 1) == side else -sx
-            # as apply_play leaves them after the last play (pos is 3, left 0)
+        winner, ntricks, att, left = close_trick(st, rules, trump, side, leader, ntricks, att,
+                                                 left, lead_b)
+        if left == 0:  # as apply_play leaves them after the last play (pos is 3, left 0)
             _tricks_back(st, u, seat, pos, leader, ntricks, left, att, decisions, po, pt)
             st[S_PHASE] = DONE
             return
