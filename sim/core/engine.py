@@ -245,7 +245,7 @@ def apply_play(st, u, rules, a, b):
     u[U_TWICE + seat] = w
     u[U_PLAYED_ONCE] = po
     u[U_PLAYED_TWICE] = pt
-    lay_play(st, seat, pos, st[S_TRICK_A], a, b)
+    lay_play(st, seat, pos, st[S_TRICK_A], st[S_TRICK_B], a, b)
     st[S_DECISIONS] += 1
     pos += 1
     if pos < 4:

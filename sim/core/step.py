@@ -340,10 +340,10 @@ def take_play(o, w, po, pt, a, b):
 
 
 @kernel(inline="always")
-def lay_play(st, seat, pos, lead_a, a, b):
-    """``seat``'s play (``a``, ``b``) at position ``pos`` of the current trick, whose lead's
-    first card is ``lead_a``; what not following reveals (public): no card of the led group
-    left."""
+def lay_play(st, seat, pos, lead_a, lead_b, a, b):
+    """``seat``'s play (``a``, ``b``) at position ``pos`` of the current trick, whose lead is
+    (``lead_a``, ``lead_b``); what not following reveals (public): no card of the led group
+    left. Returns the lead, this play if it leads."""
     if pos > 0:
         g = GROUP[lead_a]
         if b < 0:
@@ -351,8 +351,12 @@ def lay_play(st, seat, pos, lead_a, a, b):
                 st[S_VOIDS + seat] |= 1 << g
         elif (GROUP[a] == g) + (GROUP[b] == g) < 2:  # R19c/d: held at most one card of G
             st[S_VOIDS + seat] |= 1 << g
+    else:
+        lead_a = a
+        lead_b = b
     st[S_TRICK_A + pos] = a
     st[S_TRICK_B + pos] = b
+    return lead_a, lead_b
 
 
 @kernel(inline="always")

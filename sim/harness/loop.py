@@ -271,10 +271,7 @@ def play_tricks(st, u, rules, kinds, params, buf, fws, uws):
         o, w, po, pt = take_play(o, w, po, pt, a, b)
         u[U_ONCE + seat] = o
         u[U_TWICE + seat] = w
-        lay_play(st, seat, pos, lead_a, a, b)
-        if pos == 0:
-            lead_a = a
-            lead_b = b
+        lead_a, lead_b = lay_play(st, seat, pos, lead_a, lead_b, a, b)
         decisions += 1
         if pos < 3:
             pos += 1
