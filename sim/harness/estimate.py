@@ -517,14 +517,14 @@ def _chunk(seed: int, first: int, n: int, rules: np.ndarray, tables: Any, seat: 
 # instead of its player (-1: its player; NEVER: pass; a card id: show that pair when it is
 # legal, else pass). Give-backs and plays still go to the player. The normal loops are
 # untouched: this module is used by --compare-calls only, with rules one entry longer.
-_FORCE_AT = "            if kind == KIND_RANDOM:  # random_decide's show branch on the locals\n"
+_FORCE_AT = "        if kind == KIND_RANDOM:  # random_decide's show branch on the locals\n"
 _FORCE = (
-    "            if seat == st[_S_FIX_SEAT] and rules[_R_FORCE] != -1:  # estimate's line\n"
-    "                code = np.int64(-1)\n"
-    "                fc = rules[_R_FORCE]\n"
-    "                if fc >= 0 and (m & BIT[fc]) != ZERO:  # R6: legal now\n"
-    "                    code = np.int64(fc)\n"
-    "            elif kind == KIND_RANDOM:  # random_decide's show branch on the locals\n")
+    "        if seat == st[_S_FIX_SEAT] and rules[_R_FORCE] != -1:  # estimate's line\n"
+    "            code = np.int64(-1)\n"
+    "            fc = rules[_R_FORCE]\n"
+    "            if fc >= 0 and (m & _BIT[fc]) != ZERO:  # R6: legal now\n"
+    "                code = np.int64(fc)\n"
+    "        elif kind == KIND_RANDOM:  # random_decide's show branch on the locals\n")
 _FORCED: dict[tuple[int, ...], Any] = {}
 
 
@@ -541,6 +541,7 @@ def _forced_loops(kinds: np.ndarray) -> Any:
                            "calling lines cannot be generated")
     text = (text.replace(_FORCE_AT, _FORCE)
             + f"\n\nfrom sim.core.engine import S_FIX_SEAT as _S_FIX_SEAT  # noqa: E402\n"
+              f"from sim.cards import BIT as _BIT  # noqa: E402\n"
               f"_R_FORCE = {_R_FORCE}\n")
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     stem = f"forced_{digest}"
