@@ -601,3 +601,31 @@ def test_dask_cluster_without_workers_is_not_waited_for_forever(tmp_path, monkey
             tournament.run_tournament(cfg)
     msg = str(e.value)
     assert "no worker for 1 s" in msg and "0 of 3 chunks are saved" in msg and "\n" not in msg
+
+
+def test_a_kernel_cache_that_cannot_be_written_does_not_stop_the_work(tmp_path):
+    """A full disk or ``ulimit -f`` while numba saves a compiled kernel to the kernel cache:
+    one line says the cache could not be saved, and the work goes on (it stopped the run
+    with "cannot write: File too large; 0 of 4 chunks are saved", naming no file and blaming
+    the results folder)."""
+    import resource
+
+    (tmp_path / "tinykernel.py").write_text(
+        "import sim.core.jit  # noqa: F401\n"
+        "import numba\n\n\n"
+        "@numba.njit(cache=True)\n"
+        "def f(x):\n    return x + 1\n")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))  # the saved kernel is larger
+
+    r = subprocess.run([sys.executable, "-c", "import tinykernel; print(tinykernel.f(41))"],
+                       env=_env(SHUANGKOU_CACHE_DIR=str(tmp_path / "cache"),
+                                PYTHONPATH=ROOT + os.pathsep + str(tmp_path)),
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       preexec_fn=limit)
+    assert r.returncode == 0 and r.stdout.strip() == "42", r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "could not save a compiled kernel" in lines[0] and "File too large" in lines[0]
+    assert str(tmp_path / "cache") in lines[0]

@@ -96,8 +96,10 @@ def configure() -> str:
 CACHE_DIR = configure()
 
 def tolerate_broken_cache_files() -> None:
-    """Make numba treat a cache file it cannot read (truncated by a full disk or a killed
-    process, or otherwise garbled: ``UnpicklingError``, ``EOFError``...) as a cache miss: the
+    """Make numba treat a cache file it cannot write (a full disk, ``ulimit -f``) as one
+    line on stderr, the kernel still running, and a cache file it cannot read (truncated by
+    a full disk or a killed process, or otherwise garbled: ``UnpicklingError``,
+    ``EOFError``...) as a cache miss: the
     file is removed and the kernel compiled again (and saved), instead of the error reaching
     the user. Called once numba is imported (``sim.core.jit``)."""
     from numba.core import caching
@@ -125,7 +127,23 @@ def tolerate_broken_cache_files() -> None:
             _remove_quietly(self._data_path(name))
             raise OSError(f"unreadable kernel cache file {name}: compiling again") from e
 
-    cls._load_index, cls._load_data = _load_index, _load_data
+    save = cls.save
+    warned: list[bool] = []
+
+    def _save(self: Any, key: Any, data: Any) -> None:
+        # a full disk or `ulimit -f` while saving: the kernel is compiled and runs; only the
+        # cache misses it (compiled again next time). One line, never the run's end.
+        try:
+            save(self, key, data)
+        except OSError as e:
+            if not warned:
+                warned.append(True)
+                where = os.path.dirname(self._index_path)
+                print(f"shuangkou: could not save a compiled kernel to the kernel cache "
+                      f"{where!r} ({e.strerror or e}): going on; the next run compiles it "
+                      f"again", file=sys.stderr, flush=True)
+
+    cls._load_index, cls._load_data, cls.save = _load_index, _load_data, _save
     cls._shuangkou_tolerant = True
 
 
