@@ -267,10 +267,23 @@ _WATCHDOG: list[Any] = []
 
 def _play_in_worker(task: Task, parent: int) -> ChunkResult:
     """``play_chunk`` in a worker process that ends itself when ``parent`` (the process of
-    the run) dies: a ``kill -9`` of the run must not leave loky workers running for ever."""
+    the run) dies: a ``kill -9`` of the run must not leave loky workers running for ever.
+    Such a worker ignores Ctrl-C from its first chunk on: the run's process handles it and
+    stops the workers; a KeyboardInterrupt landing in loky's own code between two chunks
+    printed a worker's traceback (seen under load in the Ctrl-C test)."""
     if os.getpid() != parent and not _WATCHDOG:
+        _ignore_sigint()
         _watch_parent(parent)
     return play_chunk(task)
+
+
+def _ignore_sigint() -> None:
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread (a threading backend): Ctrl-C is not ours
+        pass
 
 
 def _watch_parent(parent: int) -> None:
