@@ -662,3 +662,15 @@ def test_tournament_workers_load_a_plugin_file(tmp_path, backend):
              cwd=work)
     assert p.returncode == 0, p.stderr
     assert b"greedy beats pathbot_t" in p.stdout
+
+
+def test_bidirectional_controls_in_received_text_are_escaped():
+    """A seat name with U+202E (right-to-left override) would print reversed and spoof what
+    follows it; received text shows it as an escape, like a control character."""
+    from sim.core.console import clean
+
+    name = "bob\u202etxt.exe\u2066x\u200f"
+    out = clean(name)
+    assert out == "bob\\u202etxt.exe\\u2066x\\u200f"
+    assert clean("名字 ♥ ok") == "名字 ♥ ok"  # printable text, CJK and suits pass unchanged
+    assert clean(name, newlines=False) == out

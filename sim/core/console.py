@@ -2,8 +2,9 @@
 
 ``clean(text)`` is what every command prints of text it did not write itself (a seat name or a
 value from a record, a config or a results folder): control characters (escape sequences
-included) and lone surrogates come out as visible escapes such as ``\\x1b``, so received text can
-neither drive the terminal nor make ``print`` fail.
+included), bidirectional controls and lone surrogates come out as visible escapes such as
+``\\x1b``, so received text can neither drive the terminal, nor print reversed, nor make
+``print`` fail.
 
 ``graceful_streams()`` wraps a command (``sim.cli.main``): on a stream whose encoding cannot
 write the symbols the commands use (``PYTHONIOENCODING=ascii``, a latin-1 terminal), ``♠ ♥ ♦ ♣``
@@ -21,9 +22,11 @@ import unicodedata
 from collections.abc import Iterator
 from typing import IO, Any
 
-# control characters (C0 but tab and newline, DEL, C1) and lone surrogates
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_UNSAFE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# control characters (C0 but tab and newline, DEL, C1), lone surrogates and the bidirectional
+# controls (U+061C, U+200E/F, U+202A-E, U+2066-9: a name with U+202E would print reversed)
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff" + _BIDI + "]")
+_UNSAFE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff" + _BIDI + "]")
 
 # what the commands print beyond ASCII, and its ASCII spelling
 ASCII = {
