@@ -6,8 +6,7 @@ from __future__ import annotations
 import base64
 import os
 
-import pytest
-from test_report_browser import BROWSERS, DevTools, find_browser
+from test_report_browser import DevTools, browser_or_skip  # noqa: F401 - re-exported
 
 KEYS = {  # DevTools key events: key, code, windowsVirtualKeyCode
     "ArrowRight": ("ArrowRight", 39), "ArrowLeft": ("ArrowLeft", 37),
@@ -15,19 +14,6 @@ KEYS = {  # DevTools key events: key, code, windowsVirtualKeyCode
     "Home": ("Home", 36), "End": ("End", 35), "n": ("KeyN", 78), "p": ("KeyP", 80),
     "v": ("KeyV", 86), "d": ("KeyD", 68),
 }
-
-
-def browser_or_skip() -> str:
-    """The browser's path; skips where none is installed, but FAILS under CI (``CI`` set to
-    true, as CI services set it): there the browser tests must run."""
-    path = find_browser()
-    if path is None:
-        why = ("no headless Chromium on PATH (" + ", ".join(BROWSERS) + "): .ci/run installs "
-               "Debian's chromium-headless-shell with apt-get")
-        if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
-            pytest.fail(why + "; CI=true, so the browser tests may not skip")
-        pytest.skip(why)
-    return path
 
 
 class Page:

@@ -206,13 +206,14 @@ def test_a_seat_name_cannot_inject_script(tmp_path, browser, deals):
 
 
 def test_a_missing_browser_fails_under_ci(monkeypatch):
-    import browser_session
+    """Both browser test files (the viewer's and report.html's) take their browser here."""
+    import test_report_browser
 
-    monkeypatch.setattr(browser_session, "find_browser", lambda: None)
+    monkeypatch.setattr(test_report_browser, "find_browser", lambda: None)
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI=true"):
-        browser_session.browser_or_skip()
+        test_report_browser.browser_or_skip()
     monkeypatch.setenv("CI", "")
     with pytest.raises(pytest.skip.Exception):
-        browser_session.browser_or_skip()
+        test_report_browser.browser_or_skip()
     assert os.environ["CI"] == ""
