@@ -904,50 +904,19 @@ def test_sprt_update_pairs_looks_after_every_pair_however_the_pairs_are_cut():
 
 # issue 19 items 1.2 and 1.3: round robins play the same deals in every matchup
 
-def _rr_pairs(k: int) -> list[tuple[int, int]]:
-    return [(i, j) for i in range(k) for j in range(i + 1, k)]
-
-
-def _rr_state(k: int, x2: np.ndarray) -> dict:
-    """A run's state (what ``derive`` reads) from twice the pair results, ``(deals, M)``."""
-    from sim.analysis.stats import ClusterMoments
-
-    ms = []
-    for m, (a, b) in enumerate(_rr_pairs(k)):
-        v = x2[:, m]
-        x = v / 2
-        ms.append({"index": m, "a": a, "b": b, "tally": {
-            "pairs": Moments(v.size, float(x.sum()), float((x * x).sum())).to_dict(),
-            "wdl": WDL(int((v > 0).sum()), int((v == 0).sum()), int((v < 0).sum())).to_dict()}})
-    return {"players": [f"p{i}" for i in range(k)], "matchups": ms,
-            "deal_moments": ClusterMoments(len(ms)).add(x2).to_dict()}
-
-
-def _rr_latent(rng: np.random.Generator, k: int, deals: int, tau: float = 1.0,
-               sigma: float = 0.88) -> np.ndarray:
-    """``u_a - u_b + e`` per deal and matchup: a player's form ``u`` on a deal is shared by
-    its matchups (its results against two opponents correlate tau^2 / (2 tau^2 + sigma^2),
-    0.36 by default, the most seen in a real round robin)."""
-    pairs = _rr_pairs(k)
-    a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
-    u = rng.standard_normal((deals, k)) * tau
-    return u[:, a] - u[:, b] + rng.standard_normal((deals, len(pairs))) * sigma
+# the simulated round robins are those of tests/stats_coverage.py (which prints the figures
+# these tests bound): a player's form on a deal is shared by its matchups, so its results
+# against two opponents correlate tau^2 / (2 tau^2 + sigma^2) = 0.36, the most seen in a real
+# round robin; ``_bt_sim`` gives scores with exact Bradley-Terry marginals through a copula
+from stats_coverage import bt_sim as _bt_sim  # noqa: E402
+from stats_coverage import latent as _rr_latent  # noqa: E402
+from stats_coverage import pairs_of as _rr_pairs  # noqa: E402
+from stats_coverage import player_cis  # noqa: E402
+from stats_coverage import state_of as _rr_state  # noqa: E402
 
 
 def _player_cis(state: dict, k: int, clustered: bool) -> list[tuple[float, float]]:
-    from sim.analysis.summary import deal_clustering
-
-    cross_var, _, clusters = deal_clustering(state)
-    out = []
-    for i in range(k):
-        strata = []
-        for m in state["matchups"]:
-            p = Moments.from_dict(m["tally"]["pairs"])
-            if i in (m["a"], m["b"]):
-                strata.append(p if m["a"] == i else Moments(p.n, -p.total, p.total_sq))
-        kw = {"cross_var": cross_var[i], "clusters": clusters} if clustered else {}
-        out.append(stratified_ci(strata, **kw)[1:])
-    return out
+    return [ci[1:] for ci in player_cis(state, k, clustered)]
 
 
 def test_players_interval_is_clustered_by_deal():
@@ -971,24 +940,6 @@ def test_players_interval_is_clustered_by_deal():
                      zip(_player_cis(st, k, clustered), truth, strict=True)]
     assert 0.935 <= np.mean(hit_c) <= 0.965, np.mean(hit_c)
     assert np.mean(hit_i) < 0.90  # the defect: independent strata are too narrow
-
-
-def _bt_sim(rng: np.random.Generator, k: int, deals: int, theta: np.ndarray,
-            draw: float = 0.25) -> np.ndarray:
-    """Twice the pair results whose scores follow Bradley-Terry with ``theta`` exactly (per
-    matchup: win, draw, loss with ``p_win + p_draw / 2 = 1 / (1 + exp(theta_b - theta_a))``),
-    correlated across matchups on a deal through a Gaussian copula of ``_rr_latent``."""
-    from scipy.special import ndtr
-
-    pairs = _rr_pairs(k)
-    a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
-    s = 1.0 / (1.0 + np.exp(theta[b] - theta[a]))
-    d = draw * np.minimum(1.0, np.minimum(2 * s, 2 * (1 - s)))
-    w = s - d / 2
-    g = _rr_latent(rng, k, deals) / math.sqrt(2.0 + 0.88 ** 2)
-    u = ndtr(g)
-    sign = np.where(u > 1 - w, 1, np.where(u < 1 - w - d, -1, 0))
-    return sign * (1 + np.rint(2 * np.abs(g))).astype(np.int64)
 
 
 def test_ratings_clustered_by_deal_cover_and_fit_rarely_alarms():
