@@ -523,11 +523,11 @@ def test_who_leads_after_the_calling_is_grammatical(tmp_path):
     assert s.leads(1) == "seat 1 (opp) leads" and s.leads(2) == "seat 2 (partner) leads"
 
 
-def test_a_hint_cites_only_numbers_on_screen(tmp_path, warm):
-    """At a give-back with more choices than are listed the hint names the cards to type,
-    not a number the screen does not show; elsewhere the number it cites is listed."""
+def _answers_to_a_giveback() -> tuple[list[str], list]:
+    """The person's answers that reach their first give-back (overriding the first shown
+    pair they can, the first choice elsewhere), and that give-back's legal choices."""
     m = Mirror()
-    answers = []
+    answers: list[str] = []
     while (kind := m.to_person()) is not None:
         obs, legal = m.obs(), m.deal.legal()
         if kind == "show" and obs.shown is not None and obs.shown[0] != 0 and len(legal) > 1:
@@ -535,10 +535,17 @@ def test_a_hint_cites_only_numbers_on_screen(tmp_path, warm):
             m.deal.apply(legal[-1])
             continue
         if kind == "giveback":
-            assert len(legal) > 40  # not listed: typed
-            break
+            return answers, legal
         answers.append("1")
         m.deal.apply(legal[0])
+    raise AssertionError("the deal reached no give-back of the person's")
+
+
+def test_a_hint_cites_only_numbers_on_screen(tmp_path, warm):
+    """At a give-back with more choices than are listed the hint names the cards to type,
+    not a number the screen does not show; elsewhere the number it cites is listed."""
+    answers, legal = _answers_to_a_giveback()
+    assert len(legal) > 40  # not listed: typed
     s, out = _session(tmp_path, "\n".join(answers + ["hint", "q"]) + "\n")
     s.run()
     text = out.getvalue()
@@ -750,18 +757,7 @@ def test_hint_shows_every_choice_value_with_its_interval(tmp_path, warm):
 def test_a_giveback_hint_shows_the_best_few_as_cards_to_type(tmp_path, warm):
     """A give-back has hundreds of choices, not numbered on screen: the hint shows the best
     few as cards to type, each with its value and interval, and how many more there are."""
-    m = Mirror()
-    answers = []
-    while (kind := m.to_person()) is not None:
-        obs, legal = m.obs(), m.deal.legal()
-        if kind == "show" and obs.shown is not None and obs.shown[0] != 0 and len(legal) > 1:
-            answers.append(f"{legal[-1]} {legal[-1]}")
-            m.deal.apply(legal[-1])
-            continue
-        if kind == "giveback":
-            break
-        answers.append("1")
-        m.deal.apply(legal[0])
+    answers, legal = _answers_to_a_giveback()
     s, out = _session(tmp_path, "\n".join(answers + ["hint", "q"]) + "\n", review=False)
     s.run()
     text = out.getvalue()
