@@ -8,7 +8,8 @@ The public API (see README.md and docs/):
 - many deals through the compiled loop: ``sim.harness.runner.iter_records`` (records) and
   the ``shuangkou play`` and ``shuangkou tournament`` commands.
 - ``obs_spec``, ``action_of``, ``choice_of_action``: the fixed observation vector and action
-  space of the fast tier (``sim.spaces``); ``Batch``: many deals stepped at once (``sim.batch``).
+  space of the fast tier (``sim.spaces``); ``Batch``: many deals stepped at once
+  (``sim.harness.batch``).
 
 Every name is loaded on first use (PEP 562): ``import sim`` or ``import sim.analysis.stats`` loads
 neither numba nor the engine; ``sim.Deal`` does. The layers (tests/test_layers.py):
@@ -28,7 +29,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "CACHE_DIR": "sim.core._cache",
     "legal_plays": "sim.api", "trick_winner": "sim.api",
-    "Batch": "sim.batch",
+    "Batch": "sim.harness.batch",
     "card_points": "sim.cards",
     "Deal": "sim.deal", "ToAct": "sim.deal",
     "Observation": "sim.observation",

@@ -10,9 +10,9 @@ The folders show the layers (``test_the_folders_show_the_layers``):
                    view, spaces (sim/: plug-in authors import them)
     L2 API         the Python step API and records: api, observation, deal, record, replay, env
     L3 strategies  strategies/* (their kernels are strategies too, above the API)
-    L4 harness     batch (sim/, public: sim.Batch); the compiled deal loops that dispatch to
-                   strategies, runner, config, tournament (chunks, results), estimate, bench
-                   (sim/harness/)
+    L4 harness     env (sim/, public: PettingZoo); in sim/harness/: batch (public as
+                   sim.Batch), the compiled deal loops that dispatch to strategies, runner,
+                   config, tournament (chunks, results), estimate, bench
     L5 CLI         sim.cli
     analysis       sim/analysis/: stats, summary, report, viewer; import only the numpy-free tables
                    (no engine, no numba)
@@ -46,7 +46,7 @@ LAYERS = {
         "strategies.plugin", "strategies.random", "strategies.greedy", "strategies.sampler",
         "strategies.search", "strategies.expert", "strategies.compiled", "strategies.example",
         "strategies.example_compiled", "strategies.evaluate"),
-    4: ("sim.batch", "sim.env", "sim.harness", "sim.harness.loop", "sim.harness.plugins",
+    4: ("sim.env", "sim.harness", "sim.harness.batch", "sim.harness.loop", "sim.harness.plugins",
         "sim.harness.runner", "sim.harness.config", "sim.harness.chunks",
         "sim.harness.results", "sim.harness.forkpool", "sim.harness.tournament",
         "sim.harness.estimate", "sim.harness.standings",
@@ -61,11 +61,25 @@ SIDE = {"sim.analysis": (), "sim.analysis.stats": PURE_TABLES,
         "sim.analysis.viewer": PURE_TABLES,
         "sim.reference": (), "sim.reference.oracle": PURE_TABLES,
         "sim.reference.validator": PURE_TABLES + ("sim.reference.oracle",)}
-# the modules at the top of sim/: the public ones, imported by path by users and plug-in
-# authors (README, docs, examples); everything internal lives in a subpackage by layer
-PUBLIC = ("sim", "sim.cards", "sim.rules", "sim.errors", "sim.titles", "sim.api", "sim.deal",
-          "sim.observation", "sim.record", "sim.replay", "sim.env", "sim.spaces", "sim.view",
-          "sim.batch", "sim.cli", "sim.human")
+# the modules at the top of sim/: the public API only, each for a stated reason; everything
+# internal lives in a subpackage by layer (sim.Batch is sim.harness.batch through the facade)
+PUBLIC = {
+    "sim": "the lazy facade: sim.Deal, sim.Rules, sim.Batch, ...",
+    "sim.cards": "card notation (sim.card_points; plug-ins import it by path)",
+    "sim.rules": "sim.Rules, sim.DEFAULT_RULES",
+    "sim.errors": "sim.ShuangkouError and its subclasses",
+    "sim.titles": "sim.level (R25)",
+    "sim.api": "sim.legal_plays, sim.trick_winner",
+    "sim.deal": "sim.Deal, sim.ToAct",
+    "sim.observation": "sim.Observation",
+    "sim.record": "reading and writing records (docs/record.md, docs/viewer.md)",
+    "sim.replay": "a record as a person reads it (shuangkou replay)",
+    "sim.env": "the PettingZoo environment (docs/strategies.md)",
+    "sim.spaces": "sim.obs_spec, sim.action_of: the fast tier's spaces",
+    "sim.view": "what a compiled plug-in's kernel may read (docs/strategies.md)",
+    "sim.cli": "the shuangkou command (pyproject.toml [project.scripts])",
+    "sim.human": "shuangkou human: play in the terminal",
+}
 # each subpackage of sim and the layers its modules may be in
 FOLDERS = {"sim.core": (0, 1), "sim.harness": (4,), "sim.analysis": ("side",),
            "sim.reference": ("side",)}
@@ -265,29 +279,56 @@ def test_sim_loads_the_engine_on_first_use():
     assert "numba" not in mods
 
 
-def test_the_folders_show_the_layers():
-    """sim/core holds only tables and kernels (L0-L1), sim/harness only the harness (L4),
-    sim/analysis and sim/reference only side modules; the top of sim/ only the public modules;
-    strategies/ only strategies (and their L0 tables)."""
+def misplaced(modules, layer=layer_of) -> list[str]:
+    """The modules of ``modules`` in the wrong folder for their layer (``layer``: module ->
+    its layer, as ``layer_of``)."""
     wrong = []
-    for m in MODULES:
+    for m in modules:
         parts = m.split(".")
         if m in (FACADE, "strategies"):
             continue
         if parts[0] == "strategies":
-            ok = layer_of(m) == 3 or m in ("strategies.kinds", "strategies.params")
+            ok = layer(m) == 3 or m in ("strategies.kinds", "strategies.params")
         elif len(parts) == 2 and m not in FOLDERS:
             ok = m in PUBLIC
         else:
             folder = ".".join(parts[:2])
             allowed = FOLDERS.get(folder, ())
-            lm = layer_of(m)
+            lm = layer(m)
             ok = (lm in allowed) or ("side" in allowed and m in SIDE)
         if not ok:
-            wrong.append(f"{m} (layer {layer_of(m)})")
+            wrong.append(f"{m} (layer {layer(m)})")
+    return wrong
+
+
+def test_the_folders_show_the_layers():
+    """sim/core holds only tables and kernels (L0-L1), sim/harness only the harness (L4),
+    sim/analysis and sim/reference only side modules; the top of sim/ only the public modules;
+    strategies/ only strategies (and their L0 tables)."""
+    wrong = misplaced(MODULES)
     assert not wrong, "modules in the wrong folder for their layer:\n" + "\n".join(wrong)
     assert set(PUBLIC) <= set(MODULES), "PUBLIC names a missing module"
     assert set(FOLDERS) <= set(MODULES), "FOLDERS names a missing package"
+    top = {m for m in MODULES if m.startswith("sim.") and m.count(".") == 1} - set(FOLDERS)
+    assert top | {FACADE} == set(PUBLIC), "the top of sim/ is not exactly the public modules"
+
+
+def test_the_folder_check_rejects_an_internal_module_at_the_top():
+    """The check is not blind: harness code (the old sim/batch.py) or a new helper module at
+    the top of sim/ fails it, while the same module inside sim/harness/ passes."""
+    layers = {"sim.batch": 4, "sim.helpers": 2, "sim.harness.batch": 4, "sim.core.util": 0}
+    assert misplaced(layers, layers.get) == ["sim.batch (layer 4)", "sim.helpers (layer 2)"]
+    assert misplaced(["sim.core.engine", "sim.harness.loop", "sim.deal"]) == []
+    assert misplaced(["sim.core.x"], {"sim.core.x": 4}.get) == ["sim.core.x (layer 4)"]
+
+
+def test_the_facade_reaches_internal_modules_by_name_only():
+    """``sim.Batch`` stays public though its module moved into the harness; the facade's table
+    names only existing modules, each public or in a subpackage."""
+    for name, mod in LAZY.items():
+        assert mod in MODULES, f"sim.{name} -> {mod}: no such module"
+        assert mod in PUBLIC or mod.split(".")[1] in {f.split(".")[1] for f in FOLDERS}, mod
+    assert LAZY["Batch"] == "sim.harness.batch"
 
 
 def test_the_public_modules_stay_importable_by_path():

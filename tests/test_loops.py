@@ -65,9 +65,9 @@ def test_cache_key_covers_kernels_in_subfolders_and_what_they_import(tmp_path):
 
 
 def test_batch_compiles_only_its_seats_kinds():
-    from sim.batch import Batch
+    from sim.harness.batch import Batch
 
-    src = plugins.builtin_source([], "sim.batch")  # the policy in every seat
+    src = plugins.builtin_source([], "sim.harness.batch")  # the policy in every seat
     assert "def batch_step(" in src and "greedy_decide" not in src and "pimc_decide" not in src
     a = Batch(2, 1, seats=[None, "greedy", None, "greedy"], deals=2)
     b = Batch(2, 1, seats=[None, "random", None, "greedy"], deals=2)

@@ -557,7 +557,7 @@ def batch_random(n: int, steps: int, seed: int = 1, masked: bool = False) -> tup
     seats): ``step_index`` with ``floor(u * n_legal)``; with ``masked``, the way a neural
     policy would play: ``observe()`` (vectors and legal masks) every step and the argmax of
     random scores over the legal actions. Returns (decisions, seconds)."""
-    from sim.batch import Batch
+    from sim.harness.batch import Batch
 
     b = Batch(n, seed)
     rng = np.random.default_rng(seed)

@@ -404,7 +404,7 @@ class Batch:
         # this module's kernels with decide over the compiled seats' kinds only
         # (sim.harness.plugins)
         self._batch_step = builtin_loops([k for k in self.kinds if k >= 0],
-                                         "sim.batch").batch_step
+                                         "sim.harness.batch").batch_step
         self.records = bool(records)
         try:
             self._alloc(n, records)
