@@ -14,8 +14,8 @@ The folders show the layers (``test_the_folders_show_the_layers``):
                    sim.Batch), the compiled deal loops that dispatch to strategies, runner,
                    config, tournament (chunks, results), estimate, bench
     L5 CLI         sim.cli
-    analysis       sim/analysis/: stats, summary, report, viewer; import only the numpy-free tables
-                   (no engine, no numba)
+    analysis       sim/analysis/: stats, summary, report, viewer, ladder; import only the
+                   numpy-free tables (no engine, no numba)
     reference      sim/reference/: the independent reference engine (oracle, validator):
                    imports nothing of the compiled core
 
@@ -59,6 +59,7 @@ SIDE = {"sim.analysis": (), "sim.analysis.stats": PURE_TABLES,
         "sim.analysis.summary": PURE_TABLES + ("sim.analysis.stats",),
         "sim.analysis.report": PURE_TABLES + ("sim.analysis.stats", "sim.analysis.summary"),
         "sim.analysis.viewer": PURE_TABLES,
+        "sim.analysis.ladder": PURE_TABLES + ("sim.analysis.stats",),
         "sim.reference": (), "sim.reference.oracle": PURE_TABLES,
         "sim.reference.validator": PURE_TABLES + ("sim.reference.oracle",)}
 # the modules at the top of sim/: the public API only, each for a stated reason; everything

@@ -1,0 +1,874 @@
+"""The ladder's model: one Bradley-Terry fit over every duplicate pair ever played.
+
+``shuangkou ladder`` (sim/harness/ladder.py) keeps every pair in a database and hands them here
+as arrays (``LadderData``); this module fits the ratings (``fit``), picks the next matchups
+(``schedule``), renders the rating list (``show_text``, ``show_json``, ``show_html``) and the
+rating of one player over time (``history``). numpy only; no engine. docs/ladder.md describes
+the model, the anchor, the interval, the scheduling rule and the goodness-of-fit test.
+
+The model
+---------
+Each pair of matchup ``(i, j)`` scores ``s`` = 1, 1/2, 0 for ``i`` (a win, draw, loss of the
+pair: the sign of ``i``'s duplicate margin), with ``E[s] = p_ij = 1 / (1 + 10^((R_j - R_i) /
+400))``: Bradley-Terry on the Elo scale, a draw counting as half a win. The ratings solve the
+score equations ``sum over pairs (s - p) (e_i - e_j) = 0`` (the Bernoulli quasi-likelihood;
+exactly the Bradley-Terry MLE for win/loss results), by Newton's method on the counts
+aggregated per matchup (``np.bincount``), so 10 million pairs fit in a fraction of a second.
+
+The interval
+------------
+Pairs of different matchups on the same deal are not independent (the same cards favour the
+same kind of play), so the covariance is the sandwich ``H+ B H+`` with ``H`` the information
+and ``B = G/(G-1) sum over deals g_d g_d'`` where ``g_d`` sums the score residuals of every pair
+played on deal ``d`` (one cluster per deal number, ``G`` of them). It conditions on the deals
+played and the matchups chosen, not on a model of the draws: it stays honest at any draw rate
+and however strongly one deal's cards correlate the matchups.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sim.analysis.stats import ELO_PER_NAT, chi2_sf, norm_ppf
+from sim.errors import ConfigError, UsageError
+
+__all__ = ["LadderData", "LadderFit", "fit", "schedule", "show_text", "show_json", "show_html",
+           "history", "CONF", "BAD_FIT_P"]
+
+CONF = 0.95  # the intervals' confidence level
+BAD_FIT_P = 0.01  # goodness of fit: warn below this p-value
+GOF_MAX_MATCHUPS = 300  # above this many matchups the fit test is the plain Pearson sum
+MISFITS_SHOWN = 5  # matchups named by the goodness-of-fit line
+_MEAT_CELLS = 1 << 24  # deal-by-matchup cells summed at once for the clustered covariance
+
+# statuses of a player's rating
+RATED, ABOVE, BELOW, UNRATED = "rated", "above", "below", "unrated"
+
+
+@dataclass
+class LadderData:
+    """Everything ``show`` needs, as arrays (the core fills it from the database)."""
+
+    names: list[str]  # player i's spec, i = 0..P-1
+    a: np.ndarray  # int32[n] player index of the pair's first player
+    b: np.ndarray  # int32[n] second player
+    deal: np.ndarray  # int64[n] the pair's deal number (shared across matchups: cluster key)
+    score2: np.ndarray  # int8[n] a's pair result in half points: 2 win, 1 draw, 0 loss
+    margin: np.ndarray  # float32[n] a's duplicate margin (points per deal, a minus b)
+    incidents: np.ndarray  # int64[P, 3] crashes, timeouts, illegal moves per player
+    last_time: list[str | None]  # ISO time of each player's last pair
+    times: np.ndarray | None = None  # float64[n] commit time per pair (history), optional
+
+
+@dataclass
+class LadderFit:
+    """The joint fit: per player ``rating`` (Elo), ``se``, ``lo``/``hi`` (95%) and ``status``.
+
+    ``status[i]``: ``"rated"`` (a number with an interval), ``"above"`` (won or drew... every
+    path of results from the rated group says it is stronger without bound: only ``lo`` is a
+    number, ``rating`` is nan, shown ``> lo``), ``"below"`` (only ``hi``: ``< hi``) or
+    ``"unrated"`` (no path of games to the rated group, or no pairs: every value nan).
+    ``cov`` is the clustered covariance of the ratings (Elo^2; nan rows for players not rated),
+    ``cov_naive`` the same with every pair independent. ``anchor``: the player held at 0, or
+    None (the mean rating of the rated players is 0).
+    """
+
+    names: list[str]
+    rating: np.ndarray
+    se: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    status: list[str]
+    cov: np.ndarray
+    cov_naive: np.ndarray
+    anchor: str | None
+    pairs: np.ndarray  # int64[P] pairs played
+    wdl: np.ndarray  # int64[P, 3] pairs won, drawn, lost
+    margin: np.ndarray  # float64[P] mean duplicate margin against the field (nan: no pairs)
+    cross: np.ndarray  # int64[P, P, 3] W-D-L of row i against column j
+    gof: dict[str, Any]
+    misfits: list[dict[str, Any]]
+    clusters: int  # deals (clusters) behind the covariance
+    conf: float = CONF
+    info: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # Fisher info (nats)
+
+    def order(self) -> list[int]:
+        """Player indices in ranking order: the bounded-above, the rated by rating, the
+        bounded-below, then the unrated."""
+        st = self.status
+        above = sorted((i for i in range(len(st)) if st[i] == ABOVE), key=lambda i: -self.lo[i])
+        rated = sorted((i for i in range(len(st)) if st[i] == RATED),
+                       key=lambda i: (-self.rating[i], i))
+        below = sorted((i for i in range(len(st)) if st[i] == BELOW), key=lambda i: -self.hi[i])
+        unrated = [i for i in range(len(st)) if st[i] == UNRATED]
+        return above + rated + below + unrated
+
+    def diff(self, i: int, j: int, naive: bool = False) -> tuple[float, float, float]:
+        """Rating difference ``R_i - R_j`` with its 95% interval (nan unless both rated)."""
+        if self.status[i] != RATED or self.status[j] != RATED:
+            return (math.nan, math.nan, math.nan)
+        c = self.cov_naive if naive else self.cov
+        d = float(self.rating[i] - self.rating[j])
+        v = max(0.0, float(c[i, i] + c[j, j] - 2.0 * c[i, j]))
+        h = _z(self.conf) * math.sqrt(v)
+        return (d, d - h, d + h)
+
+
+def _z(conf: float) -> float:
+    return -norm_ppf(0.5 * (1.0 - conf))
+
+
+# --------------------------------------------------------------------------------------------
+# checks and aggregation
+# --------------------------------------------------------------------------------------------
+
+def _check(data: LadderData) -> int:
+    p = len(data.names)
+    n = np.asarray(data.a).size
+    for name in ("b", "deal", "score2", "margin"):
+        if np.asarray(getattr(data, name)).shape != (n,):
+            raise UsageError(f"LadderData.{name} has shape {np.asarray(getattr(data, name)).shape}"
+                             f"; every per-pair array must have shape ({n},) like a")
+    if data.times is not None and np.asarray(data.times).shape != (n,):
+        raise UsageError(f"LadderData.times has shape {np.asarray(data.times).shape}, "
+                         f"not ({n},)")
+    if n:
+        a, b = np.asarray(data.a), np.asarray(data.b)
+        if min(a.min(), b.min()) < 0 or max(a.max(), b.max()) >= p:
+            raise UsageError(f"LadderData.a and .b must be player indices 0..{p - 1}")
+        s = np.asarray(data.score2)
+        if s.min() < 0 or s.max() > 2:
+            raise UsageError("LadderData.score2 must be 0 (loss), 1 (draw) or 2 (win)")
+    if np.asarray(data.incidents).shape != (p, 3):
+        raise UsageError(f"LadderData.incidents has shape {np.asarray(data.incidents).shape}, "
+                         f"not ({p}, 3)")
+    if len(data.last_time) != p:
+        raise UsageError(f"LadderData.last_time has {len(data.last_time)} entries, not {p}")
+    return p
+
+
+@dataclass
+class _Agg:
+    """Pairs aggregated per matchup ``(i, j)``, ``i < j``, results from ``i``'s side."""
+
+    lo: np.ndarray  # int[M] i
+    hi: np.ndarray  # int[M] j
+    n: np.ndarray  # float[M] pairs
+    w: np.ndarray  # float[M] i's wins
+    d: np.ndarray  # float[M] draws
+    code: np.ndarray  # int[n] per pair: a * P + b
+
+
+def _aggregate(p: int, a: np.ndarray, b: np.ndarray,
+               score2: np.ndarray) -> tuple[_Agg, np.ndarray]:
+    """The matchups played and the W-D-L table ``cross[i, j]`` (row i's wins, draws, losses
+    against j), from one ``np.bincount`` over the pairs."""
+    code = a.astype(np.int64) * p + b
+    cnt = np.bincount(code * 3 + score2, minlength=p * p * 3).reshape(p, p, 3)
+    if np.trace(cnt.sum(axis=2)):
+        raise UsageError("LadderData has a pair of a player against itself (a == b)")
+    cross = cnt[:, :, ::-1] + cnt.transpose(1, 0, 2)  # a's (W, D, L) plus b's side of it
+    iu, ju = np.triu_indices(p, 1)
+    c = cross[iu, ju].astype(np.float64)
+    n = c.sum(axis=1)
+    played = n > 0
+    agg = _Agg(lo=iu[played], hi=ju[played], n=n[played], w=c[played, 0], d=c[played, 1],
+               code=code)
+    return agg, cross.astype(np.int64)
+
+
+def _reach(adj: np.ndarray) -> np.ndarray:
+    """Transitive closure (``r[i, j]``: a path ``i -> ... -> j``; every node reaches itself)."""
+    r = adj | np.eye(adj.shape[0], dtype=bool)
+    while True:
+        nxt = (r.astype(np.float32) @ r.astype(np.float32)) > 0
+        if np.array_equal(nxt, r):
+            return r
+        r = nxt
+
+
+# --------------------------------------------------------------------------------------------
+# the fit
+# --------------------------------------------------------------------------------------------
+
+def _laplacian(k: int, ui: np.ndarray, uj: np.ndarray, wt: np.ndarray) -> np.ndarray:
+    """``U' diag(wt) U`` for the matchup incidence ``U`` (+1 at ui, -1 at uj)."""
+    h = np.zeros((k, k))
+    np.add.at(h, (ui, uj), -wt)
+    h = h + h.T
+    h[np.diag_indices(k)] = np.bincount(ui, wt, k) + np.bincount(uj, wt, k)
+    return h
+
+
+def _newton(k: int, ui: np.ndarray, uj: np.ndarray, n: np.ndarray, score: np.ndarray,
+            max_iter: int = 200, tol: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
+    """Bradley-Terry (log-strengths, mean 0) of ``k`` players from matchups ``(ui, uj)`` with
+    ``n`` pairs and ``score`` (ui's score total); also returns the information matrix."""
+    theta = np.zeros(k)
+    jk = np.full((k, k), 1.0 / k)
+
+    def loglik(th: np.ndarray) -> float:
+        d = th[ui] - th[uj]
+        return float(-(score * np.logaddexp(0.0, -d) + (n - score) * np.logaddexp(0.0, d)).sum())
+
+    def grad_info(th: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        pr = 1.0 / (1.0 + np.exp(th[uj] - th[ui]))
+        r = score - n * pr
+        g = np.bincount(ui, r, k) - np.bincount(uj, r, k)
+        return g, _laplacian(k, ui, uj, n * pr * (1.0 - pr))
+
+    ll = loglik(theta)
+    for _ in range(max_iter):
+        g, h = grad_info(theta)
+        delta = np.linalg.solve(h + jk, g)
+        step = 1.0
+        while True:  # Newton on a concave log-likelihood: halving finds an ascent
+            cand = theta + step * delta
+            ll_c = loglik(cand)
+            if ll_c >= ll - 1e-12 * abs(ll) or step < 1e-10:
+                break
+            step *= 0.5
+        theta, ll = cand - cand.mean(), ll_c
+        if np.max(np.abs(step * delta)) < tol:
+            break
+    else:
+        raise ArithmeticError(f"the ladder's Bradley-Terry fit did not converge in {max_iter} "
+                              f"Newton steps")
+    _, h = grad_info(theta)
+    return theta, h
+
+
+def _deal_index(deal: np.ndarray) -> tuple[np.ndarray, int]:
+    """Deal numbers as cluster indices 0..D-1 (D may include numbers never played)."""
+    if deal.size == 0:
+        return deal.astype(np.int64), 0
+    lo, hi = int(deal.min()), int(deal.max())
+    if lo >= 0 and hi < 4 * deal.size + (1 << 20):
+        return deal, hi + 1
+    uniq, inv = np.unique(deal, return_inverse=True)
+    return inv.astype(np.int64), uniq.size
+
+
+def _deal_sums(di: np.ndarray, nd: int, col: np.ndarray, ncol: int,
+               r: np.ndarray) -> tuple[np.ndarray, int]:
+    """``sum over deals h_d h_d'`` where ``h_d[c]`` sums ``r`` over the deal's pairs with
+    column ``col`` (``ncol`` columns; column ``ncol`` collects pairs left out), and the number
+    of deals with a pair counted."""
+    width = ncol + 1
+    out = np.zeros((width, width))
+    inc = col < ncol
+    used = int(np.count_nonzero(np.bincount(di if inc.all() else di[inc], minlength=nd)))
+    step = max(1, _MEAT_CELLS // width)
+    for d0 in range(0, nd, step):
+        if nd <= step:
+            sd, sc, sr = di, col, r
+        else:
+            m = (di >= d0) & (di < d0 + step)
+            sd, sc, sr = di[m] - d0, col[m], r[m]
+        rows = min(step, nd - d0)
+        g = np.bincount(sd * width + sc, sr, rows * width).reshape(rows, width)
+        out += g.T @ g
+    return out[:ncol, :ncol], used
+
+
+def _components(p: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Connected component label per player of the graph of matchups played."""
+    lab = np.arange(p)
+    while True:  # label propagation: the smallest index in each component
+        m = np.minimum(lab[lo], lab[hi])
+        new = lab.copy()
+        np.minimum.at(new, lo, m)
+        np.minimum.at(new, hi, m)
+        new = new[new]
+        if np.array_equal(new, lab):
+            return lab
+        lab = new
+
+
+def fit(data: LadderData, anchor: str | None = None, conf: float = CONF) -> LadderFit:
+    """The joint Bradley-Terry fit of every pair in ``data`` (module docstring).
+
+    ``anchor``: a player's spec held at rating 0 (its interval is then empty and every other
+    interval is the one of the difference to it); default None: the mean rating of the rated
+    players is 0 (intervals are against that mean). An anchor that is not rated itself (no
+    pairs yet, or a one-sided bound) falls back to the mean (``LadderFit.anchor`` is then
+    None). Players with no path of games to the rated group are ``"unrated"``; a player that
+    every path of results puts above (below) the rated group without bound, e.g. one that won
+    (lost) every pair, gets a one-sided bound.
+    """
+    p = _check(data)
+    if anchor is not None and anchor not in data.names:
+        raise ConfigError(f"anchor {anchor!r} is not a player of the ladder; players: "
+                          f"{', '.join(data.names) or '(none)'}")
+    a = np.asarray(data.a)
+    b = np.asarray(data.b)
+    s2 = np.asarray(data.score2)
+    agg, cross = _aggregate(p, a, b, s2)
+    wdl = cross.sum(axis=1)
+    pairs = wdl.sum(axis=1)
+    mg = np.asarray(data.margin, dtype=np.float64)
+    msum = np.bincount(a, mg, p) - np.bincount(b, mg, p)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        margin = np.where(pairs > 0, msum / np.maximum(pairs, 1), np.nan)
+
+    # which players can be rated: the component and strongly connected group of results
+    m_n, m_w, m_d = agg.n, agg.w, agg.d
+    comp = _components(p, agg.lo, agg.hi)
+    score_lo = m_w + 0.5 * m_d  # the lower index's score total per matchup
+    adj = np.zeros((p, p), dtype=bool)  # adj[i, j]: i scored against j
+    adj[agg.lo[score_lo > 0], agg.hi[score_lo > 0]] = True
+    adj[agg.hi[score_lo < m_n], agg.lo[score_lo < m_n]] = True
+    reach = _reach(adj)
+    strong = reach & reach.T
+    seed = -1
+    if a.size:  # the strongly connected group holding the most pairs (in the anchor's
+        best = -1.0  # component when there is an anchor)
+        for i in np.argsort(-pairs, kind="stable"):
+            if pairs[i] == 0:
+                break
+            if anchor is not None and comp[i] != comp[data.names.index(anchor)] \
+                    and pairs[data.names.index(anchor)] > 0:
+                continue
+            grp = strong[i]
+            tot = float(m_n[grp[agg.lo] & grp[agg.hi]].sum())
+            if tot > best:
+                best, seed = tot, int(i)
+    main = strong[seed].copy() if seed >= 0 else np.zeros(p, dtype=bool)
+    if main.sum() < 2:
+        main[:] = False
+    k = int(main.sum())
+    status = [UNRATED] * p
+    rating, lo, hi, se = (np.full(p, np.nan) for _ in range(4))
+    cov = np.full((p, p), np.nan)
+    cov_n = np.full((p, p), np.nan)
+    info = np.zeros((p, p))
+    gof: dict[str, Any] = {"chi2": math.nan, "df": 0, "p": math.nan, "method": "none",
+                           "matchups": 0, "clusters": 0, "warning": None}
+    misfits: list[dict[str, Any]] = []
+    clusters = 0
+    held = None  # the anchor, when it is among the rated players (else the mean is 0)
+    z = _z(conf)
+    if k >= 2:
+        idx = np.flatnonzero(main)
+        pos = np.full(p, -1)
+        pos[idx] = np.arange(k)
+        inm = main[agg.lo] & main[agg.hi]
+        mm = int(inm.sum())
+        ui, uj = pos[agg.lo[inm]], pos[agg.hi[inm]]
+        mn, mw, md = m_n[inm], m_w[inm], m_d[inm]
+        theta, h = _newton(k, ui, uj, mn, mw + 0.5 * md)
+        jk = np.full((k, k), 1.0 / k)
+        hinv = np.linalg.inv(h + jk) - jk  # inverse information, mean-0 constraint
+        pm = 1.0 / (1.0 + np.exp(theta[uj] - theta[ui]))
+        # naive meat: pairs independent (per matchup sum of squared score residuals)
+        var_m = mw * (1.0 - pm) ** 2 + md * (0.5 - pm) ** 2 + (mn - mw - md) * pm ** 2
+        meat_n = _laplacian(k, ui, uj, var_m)
+        # clustered meat: the residuals of all pairs on one deal summed. Per pair, from a's
+        # side: r = s_a - P(a beats b); its matchup's column and the sign that turns it to
+        # the lower index's side come from tables indexed by a * P + b
+        row = np.full(p * p, mm, dtype=np.int64)  # column of the matchup (mm: left out)
+        pa = np.zeros(p * p)  # P(a beats b) times the sign
+        sign = np.zeros(p * p)
+        lo_c, hi_c = idx[ui] * p + idx[uj], idx[uj] * p + idx[ui]
+        row[lo_c] = row[hi_c] = np.arange(mm)
+        sign[lo_c], sign[hi_c] = 1.0, -1.0
+        pa[lo_c], pa[hi_c] = pm, -(1.0 - pm)
+        di, nd = _deal_index(np.asarray(data.deal))
+        r = sign[agg.code] * (0.5 * s2) - pa[agg.code]  # lower index's residual
+        col = row[agg.code]
+        if mm <= GOF_MAX_MATCHUPS:
+            s_mat, clusters = _deal_sums(di, nd, col, mm, r)
+            u = np.zeros((mm, k))
+            u[np.arange(mm), ui] = 1.0
+            u[np.arange(mm), uj] = -1.0
+            meat_c = u.T @ s_mat @ u
+        else:  # many matchups: sum per deal and player directly
+            s_mat = None
+            pl = np.concatenate([pos[a], pos[b]])
+            keep = col < mm
+            ra = sign[agg.code] * r  # back to a's side
+            pl = np.where(np.concatenate([keep, keep]), pl, k)
+            meat_c, clusters = _deal_sums(np.concatenate([di, di]), nd, pl, k,
+                                          np.concatenate([ra, -ra]))
+        if clusters > 1:
+            meat_c = meat_c * (clusters / (clusters - 1.0))
+            if s_mat is not None:
+                s_mat = s_mat * (clusters / (clusters - 1.0))
+        c_cl = hinv @ meat_c @ hinv
+        c_nv = hinv @ meat_n @ hinv
+        t_mat = np.eye(k)
+        if anchor is not None and main[data.names.index(anchor)]:
+            held = anchor
+            t_mat[:, pos[data.names.index(anchor)]] -= 1.0  # ratings minus the anchor's
+        c_cl = t_mat @ c_cl @ t_mat.T
+        c_nv = t_mat @ c_nv @ t_mat.T
+        e2 = ELO_PER_NAT ** 2
+        rating[idx] = ELO_PER_NAT * (t_mat @ theta)
+        cov[np.ix_(idx, idx)] = e2 * 0.5 * (c_cl + c_cl.T)
+        cov_n[np.ix_(idx, idx)] = e2 * 0.5 * (c_nv + c_nv.T)
+        info[np.ix_(idx, idx)] = h
+        se[idx] = np.sqrt(np.maximum(np.diag(cov)[idx], 0.0))
+        lo[idx] = rating[idx] - z * se[idx]
+        hi[idx] = rating[idx] + z * se[idx]
+        for i in idx:
+            status[i] = RATED
+        gof, misfits = _goodness(data.names, idx, ui, uj, mn, mw, md, pm, hinv, var_m, s_mat,
+                                 clusters)
+        # one-sided bounds for players above or below the rated group without bound
+        ci = comp[idx[0]]
+        up = [i for i in range(p) if comp[i] == ci and not main[i]
+              and reach[i, idx[0]] and not reach[idx[0], i]]
+        down = [i for i in range(p) if comp[i] == ci and not main[i]
+                and reach[idx[0], i] and not reach[i, idx[0]]]
+        if up or down:
+            _bounds(p, agg, comp == ci, main, rating, up, down, lo, hi, status, z)
+    return LadderFit(names=list(data.names), rating=rating, se=se, lo=lo, hi=hi, status=status,
+                     cov=cov, cov_naive=cov_n, anchor=held, pairs=pairs, wdl=wdl,
+                     margin=margin, cross=cross, gof=gof, misfits=misfits, clusters=clusters,
+                     conf=conf, info=info)
+
+
+def _bounds(p: int, agg: _Agg, comp: np.ndarray, main: np.ndarray, rating: np.ndarray,
+            up: list[int], down: list[int], lo: np.ndarray, hi: np.ndarray,
+            status: list[str], z: float) -> None:
+    """One-sided bounds: a fit of the whole component with one virtual drawn pair added to
+    every matchup played (finite for everyone), shifted so the rated players keep their mean;
+    a player above gets that fit's lower 95% end as ``> lo``, one below its upper end."""
+    idx = np.flatnonzero(comp)
+    k = idx.size
+    pos = np.full(p, -1)
+    pos[idx] = np.arange(k)
+    inc = comp[agg.lo] & comp[agg.hi]
+    ui, uj = pos[agg.lo[inc]], pos[agg.hi[inc]]
+    n = agg.n[inc] + 1.0
+    sc = agg.w[inc] + 0.5 * agg.d[inc] + 0.5
+    theta, h = _newton(k, ui, uj, n, sc)
+    jk = np.full((k, k), 1.0 / k)
+    hinv = np.linalg.inv(h + jk) - jk
+    mpos = pos[np.flatnonzero(main)]
+    elo = ELO_PER_NAT * theta
+    off = float(np.nanmean(rating[main]) - elo[mpos].mean())
+    c = np.zeros(k)
+    for i in up + down:  # each against the rated group's mean
+        c[:] = 0.0
+        c[pos[i]] = 1.0
+        c[mpos] -= 1.0 / mpos.size
+        sd = ELO_PER_NAT * math.sqrt(max(float(c @ hinv @ c), 0.0))
+        if i in up:
+            lo[i], status[i] = elo[pos[i]] + off - z * sd, ABOVE
+        else:
+            hi[i], status[i] = elo[pos[i]] + off + z * sd, BELOW
+
+
+def _goodness(names: list[str], idx: np.ndarray, ui: np.ndarray, uj: np.ndarray,
+              n: np.ndarray, w: np.ndarray, d: np.ndarray, pm: np.ndarray, hinv: np.ndarray,
+              var_m: np.ndarray, s_mat: np.ndarray | None,
+              clusters: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Do the ratings explain each matchup's score? A Wald chi-square of the matchups'
+    residuals (observed less expected score total) on the ``M - (k - 1)`` dimensions the fit
+    leaves, with their covariance ``A S A'`` (``A = I - W U H+ U'`` takes out what the fit
+    absorbed; ``S`` the residual totals' covariance clustered by deal). Above
+    ``GOF_MAX_MATCHUPS`` matchups (``s_mat`` None): the Pearson sum of squared standardised
+    residuals with pairs taken as independent."""
+    mm, k = n.size, hinv.shape[0]
+    r = (w + 0.5 * d) - n * pm
+    df = mm - (k - 1)
+    wt = n * pm * (1.0 - pm)
+    u = np.zeros((mm, k))
+    u[np.arange(mm), ui] = 1.0
+    u[np.arange(mm), uj] = -1.0
+    chi2, used = 0.0, 0
+    if s_mat is not None:
+        a_mat = np.eye(mm) - (wt[:, None] * u) @ hinv @ u.T
+        cov_r = a_mat @ s_mat @ a_mat.T
+        cov_r = 0.5 * (cov_r + cov_r.T)
+        sd = np.sqrt(np.maximum(np.diag(cov_r), 0.0))
+        method = "Wald, clustered by deal"
+        if df > 0:
+            vals, vecs = np.linalg.eigh(cov_r)
+            order = np.argsort(vals)[::-1][:df]
+            vals, vecs = vals[order], vecs[:, order]
+            ok = vals > 1e-10 * max(float(vals.max(initial=0.0)), 1e-300)
+            proj = vecs[:, ok].T @ r
+            chi2, used = float(np.sum(proj * proj / vals[ok])), int(ok.sum())
+    else:
+        lev = np.einsum("mk,kl,ml->m", u, hinv, u) * wt  # the fit's leverage per matchup
+        sd = np.sqrt(np.maximum(var_m * (1.0 - lev), 0.0))
+        method = "Pearson, pairs independent"
+        used = max(df, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(sd > 0, r / np.where(sd > 0, sd, 1.0), 0.0)
+    if s_mat is None:
+        chi2 = float(np.sum(z * z))
+    pval = chi2_sf(chi2, used) if used > 0 else math.nan
+    misfits = []
+    if df > 0:
+        for m in np.argsort(-np.abs(z), kind="stable")[:MISFITS_SHOWN]:
+            i, j = int(idx[ui[m]]), int(idx[uj[m]])
+            misfits.append({"a": i, "b": j, "player_a": names[i], "player_b": names[j],
+                            "pairs": int(n[m]), "observed": float((w[m] + 0.5 * d[m]) / n[m]),
+                            "expected": float(pm[m]), "z": float(z[m])})
+    warning = None
+    if used > 0 and pval < BAD_FIT_P:
+        worst = "; ".join(f"{x['player_a']} vs {x['player_b']} scored {x['observed']:.3f}, "
+                          f"the ratings expect {x['expected']:.3f} (z {x['z']:+.1f})"
+                          for x in misfits if abs(x["z"]) >= 2.0) or "none stands out alone"
+        warning = (f"the ratings do not explain the results (p = {pval:.2g} < {BAD_FIT_P}): "
+                   f"some results are not transitive; the matchups that disagree most: {worst}")
+    gof = {"chi2": chi2, "df": used, "p": pval, "method": method, "matchups": mm,
+           "clusters": clusters, "warning": warning}
+    return gof, misfits
+
+
+# --------------------------------------------------------------------------------------------
+# scheduling
+# --------------------------------------------------------------------------------------------
+
+def schedule(data: LadderData, fit: LadderFit, k: int = 1) -> list[tuple[int, int]]:
+    """The next ``k`` matchups (index pairs into ``data.names``), most informative first.
+
+    The rule (docs/ladder.md "Scheduling"): first, each player that is not rated (no pairs, or
+    no path of games to the rated group) is paired with the rated player nearest the middle of
+    the ranking that it has played least; each player with a one-sided bound with the rated
+    player nearest it (the top for one above, the bottom for one below). Then, one at a time,
+    the matchup ``(i, j)`` whose next pair most reduces the sum of the variances of the rating
+    differences between neighbours in the ranking: with ``S`` the inverse information of the
+    rated players and ``w = p_ij (1 - p_ij)`` the Fisher information of one pair, adding it
+    reduces ``Var(c' theta)`` by ``w (c' S x)^2 / (1 + w x' S x)`` (``x = e_i - e_j``,
+    Sherman-Morrison); ``S`` is updated after each pick, so ``k`` picks spread as they should.
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise UsageError(f"k {k!r} must be an integer >= 1 (matchups to schedule)")
+    p = len(data.names)
+    if p < 2:
+        return []
+    out: list[tuple[int, int]] = []
+    rated = [i for i in range(p) if fit.status[i] == RATED]
+    order = [i for i in fit.order() if fit.status[i] == RATED]
+    if not rated:  # nothing rated yet: the least played matchups, round robin style
+        cnt = fit.cross.sum(axis=2)
+        cand = sorted(((int(cnt[i, j]), i, j) for i in range(p) for j in range(i + 1, p)))
+        while len(out) < k:
+            for _, i, j in cand:
+                out.append((i, j))
+                if len(out) == k:
+                    break
+        return out
+    games = fit.cross.sum(axis=2)
+    mid = order[len(order) // 2]
+    for i in range(p):
+        if len(out) >= k:
+            break
+        st = fit.status[i]
+        if st == UNRATED:
+            ref = fit.rating[mid]
+            opp = min(rated, key=lambda j: (games[i, j], abs(fit.rating[j] - ref), j))
+        elif st == ABOVE:
+            opp = order[0]
+        elif st == BELOW:
+            opp = order[-1]
+        else:
+            continue
+        out.append((i, opp))
+    if len(out) >= k or len(rated) < 2:
+        base = list(out)
+        while len(out) < k and base:
+            out.append(base[len(out) % len(base)])
+        return out[:k]
+    idx = np.array(rated)
+    kk = idx.size
+    pos = {int(i): n for n, i in enumerate(idx)}
+    h = fit.info[np.ix_(idx, idx)]
+    jk = np.full((kk, kk), 1.0 / kk)
+    s = np.linalg.inv(h + jk) - jk
+    c = np.zeros((len(order) - 1, kk))
+    for n in range(len(order) - 1):
+        c[n, pos[order[n]]], c[n, pos[order[n + 1]]] = 1.0, -1.0
+    ci, cj = np.triu_indices(kk, 1)
+    x = np.zeros((ci.size, kk))
+    x[np.arange(ci.size), ci] = 1.0
+    x[np.arange(ci.size), cj] = -1.0
+    theta = fit.rating[idx] / ELO_PER_NAT
+    pr = 1.0 / (1.0 + np.exp(theta[cj] - theta[ci]))
+    wt = pr * (1.0 - pr)
+    while len(out) < k:
+        sx = s @ x.T  # (kk, M)
+        q = c @ sx
+        quad = np.einsum("mk,km->m", x, sx)
+        gain = wt * (q * q).sum(axis=0) / (1.0 + wt * quad)
+        m = int(np.argmax(gain))
+        out.append((int(idx[ci[m]]), int(idx[cj[m]])))
+        v = sx[:, m]
+        s = s - wt[m] * np.outer(v, v) / (1.0 + wt[m] * quad[m])
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# rendering
+# --------------------------------------------------------------------------------------------
+
+def _fmt(x: float) -> str:
+    return f"{x:+.0f}" if math.isfinite(x) else "nan"
+
+
+def rating_text(fit: LadderFit, i: int) -> str:
+    """``+123 [+110, +136]``, ``0 (anchor)``, ``> +812``, ``< -640`` or ``unrated``."""
+    st = fit.status[i]
+    if st == ABOVE:
+        return f"> {_fmt(fit.lo[i])}"
+    if st == BELOW:
+        return f"< {_fmt(fit.hi[i])}"
+    if st == UNRATED:
+        return "unrated"
+    if fit.anchor is not None and fit.names[i] == fit.anchor:
+        return "0 (anchor)"
+    return f"{_fmt(fit.rating[i])} [{_fmt(fit.lo[i])}, {_fmt(fit.hi[i])}]"
+
+
+def gof_text(fit: LadderFit) -> str:
+    g = fit.gof
+    if not g.get("df"):
+        return ("goodness of fit: not testable (as many ratings as matchups played between "
+                "the rated players)")
+    return (f"goodness of fit: chi-square {g['chi2']:.1f} on {g['df']} df ({g['method']}, "
+            f"{g['clusters']:,} deals), p = {g['p']:.3g}")
+
+
+def _anchor_text(fit: LadderFit) -> str:
+    if fit.anchor is not None:
+        return f"Elo with {fit.anchor} held at 0"
+    return "Elo with the mean of the rated players at 0"
+
+
+def show_text(data: LadderData, fit: LadderFit) -> str:
+    """The rating list as plain text: the ranking, the W-D-L crosstable, the fit line."""
+    order = fit.order()
+    rank = {i: n + 1 for n, i in enumerate(order)}
+    pct = round(100 * fit.conf)
+    head = ["rank", "player", f"Elo [{pct}%]", "pairs", "W-D-L", "margin",
+            "crash/timeout/illegal", "last pair"]
+    rows = []
+    inc = np.asarray(data.incidents)
+    for i in order:
+        w, d, lo_ = (int(x) for x in fit.wdl[i])
+        mg = fit.margin[i]
+        rows.append([str(rank[i]), fit.names[i], rating_text(fit, i), f"{int(fit.pairs[i]):,}",
+                     f"{w}-{d}-{lo_}", f"{mg:+.3f}" if math.isfinite(mg) else "-",
+                     "/".join(str(int(x)) for x in inc[i]), data.last_time[i] or "-"])
+    lines = [f"ladder: {len(order)} players, {int(fit.pairs.sum() // 2):,} pairs; "
+             f"{_anchor_text(fit)}; {pct}% intervals clustered by deal", ""]
+    lines += _table(head, rows, right={0, 3, 5})
+    if len(order) >= 2:
+        lines += ["", "W-D-L of pairs, row against column (columns by rank):"]
+        chead = ["", "player"] + [str(rank[j]) for j in order]
+        crow = []
+        for i in order:
+            cells = []
+            for j in order:
+                if i == j:
+                    cells.append("·")
+                else:
+                    w, d, lo_ = (int(x) for x in fit.cross[i, j])
+                    cells.append(f"{w}-{d}-{lo_}" if w + d + lo_ else "")
+            crow.append([str(rank[i]), fit.names[i]] + cells)
+        lines += _table(chead, crow, right=set(range(2, len(chead))) | {0})
+    lines += ["", gof_text(fit)]
+    if fit.gof.get("warning"):
+        lines.append("warning: " + fit.gof["warning"])
+    lines.append("margin: mean duplicate margin per pair against the field (points per deal "
+                 "per player); Elo: joint Bradley-Terry over all pairs, a draw half a win")
+    return "\n".join(lines) + "\n"
+
+
+def _table(head: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(h), *(len(r[c]) for r in rows)) if rows else len(h)
+              for c, h in enumerate(head)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(x.rjust(wd) if c in right else x.ljust(wd)
+                         for c, (x, wd) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    return [line(head)] + [line(r) for r in rows]
+
+
+def _num(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def show_json(data: LadderData, fit: LadderFit) -> dict[str, Any]:
+    """The rating list as JSON-able data (keys in docs/ladder.md "show --json")."""
+    order = fit.order()
+    inc = np.asarray(data.incidents)
+    players = []
+    for n, i in enumerate(order):
+        w, d, lo_ = (int(x) for x in fit.wdl[i])
+        players.append({
+            "rank": n + 1, "player": fit.names[i], "status": fit.status[i],
+            "rating": _num(fit.rating[i]), "se": _num(fit.se[i]),
+            "lo": _num(fit.lo[i]), "hi": _num(fit.hi[i]), "pairs": int(fit.pairs[i]),
+            "wins": w, "draws": d, "losses": lo_, "margin": _num(fit.margin[i]),
+            "crashes": int(inc[i, 0]), "timeouts": int(inc[i, 1]), "illegal": int(inc[i, 2]),
+            "last_time": data.last_time[i]})
+    cross = [[None if i == j or not fit.cross[i, j].sum() else [int(x) for x in fit.cross[i, j]]
+              for j in order] for i in order]
+    cov = [[_num(fit.cov[i, j]) for j in order] for i in order]
+    g = dict(fit.gof)
+    for key in ("chi2", "p"):
+        g[key] = _num(float(g.get(key, math.nan)))
+    return {"model": "bradley-terry", "scale": "elo", "conf": fit.conf, "anchor": fit.anchor,
+            "pairs": int(fit.pairs.sum() // 2), "clusters": fit.clusters,
+            "players": players, "order": [fit.names[i] for i in order], "crosstable": cross,
+            "cov": cov, "goodness_of_fit": g, "misfits": fit.misfits}
+
+
+def _svg(fit: LadderFit, order: list[int]) -> str:
+    """The ranking as an inline SVG: one row per player, a dot and its interval bar."""
+    shown = [i for i in order if fit.status[i] != UNRATED]
+    row, left, width, right = 26, 230, 560, 40
+    height = row * max(len(shown), 1) + 50
+    vals = [v for i in shown for v in (fit.lo[i], fit.hi[i], fit.rating[i]) if math.isfinite(v)]
+    lo_v, hi_v = (min(vals), max(vals)) if vals else (-100.0, 100.0)
+    if hi_v - lo_v < 1.0:
+        lo_v, hi_v = lo_v - 50.0, hi_v + 50.0
+    pad = 0.06 * (hi_v - lo_v)
+    lo_v, hi_v = lo_v - pad, hi_v + pad
+
+    def xpos(v: float) -> float:
+        return left + width * (v - lo_v) / (hi_v - lo_v)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" id="ranking" width="{left + width + right}"'
+           f' height="{height}" role="img" aria-label="ratings with {round(100 * fit.conf)}% '
+           f'intervals">']
+    step = 10 ** math.floor(math.log10(max((hi_v - lo_v) / 5.0, 1e-9)))
+    for mult in (1, 2, 5, 10):
+        if (hi_v - lo_v) / (step * mult) <= 8:
+            step *= mult
+            break
+    t = math.ceil(lo_v / step) * step
+    while t <= hi_v:
+        x = xpos(t)
+        out.append(f'<line x1="{x:.1f}" y1="20" x2="{x:.1f}" y2="{height - 24}" '
+                   f'stroke="#ddd"/><text x="{x:.1f}" y="{height - 8}" font-size="11" '
+                   f'text-anchor="middle">{t:+.0f}</text>')
+        t += step
+    for n, i in enumerate(shown):
+        y = 30 + n * row
+        name = html.escape(fit.names[i])
+        out.append(f'<text x="{left - 8}" y="{y + 4}" font-size="12" text-anchor="end">'
+                   f'{n + 1}. {name}</text>')
+        lo_i = fit.lo[i] if math.isfinite(fit.lo[i]) else lo_v
+        hi_i = fit.hi[i] if math.isfinite(fit.hi[i]) else hi_v
+        cls = "bar" if fit.status[i] == RATED else "bound"
+        out.append(f'<line class="{cls}" x1="{xpos(lo_i):.1f}" y1="{y}" x2="{xpos(hi_i):.1f}" '
+                   f'y2="{y}" stroke="#2b6cb0" stroke-width="3"'
+                   + (' stroke-dasharray="4 3"' if cls == "bound" else "") + '/>')
+        if fit.status[i] == RATED:
+            out.append(f'<circle cx="{xpos(fit.rating[i]):.1f}" cy="{y}" r="4" fill="#1a365d">'
+                       f'<title>{name}: {html.escape(rating_text(fit, i))}</title></circle>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def show_html(data: LadderData, fit: LadderFit) -> str:
+    """A self-contained HTML page (no external resources): the ranking plot, the tables."""
+    order = fit.order()
+    rank = {i: n + 1 for n, i in enumerate(order)}
+    inc = np.asarray(data.incidents)
+    esc = html.escape
+    pct = round(100 * fit.conf)
+    rows = []
+    for i in order:
+        w, d, lo_ = (int(x) for x in fit.wdl[i])
+        mg = fit.margin[i]
+        rows.append("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in (
+            rank[i], fit.names[i], rating_text(fit, i), f"{int(fit.pairs[i]):,}",
+            f"{w}-{d}-{lo_}", f"{mg:+.3f}" if math.isfinite(mg) else "-",
+            "/".join(str(int(x)) for x in inc[i]), data.last_time[i] or "-")) + "</tr>")
+    cross = []
+    for i in order:
+        cells = []
+        for j in order:
+            if i == j:
+                cells.append("<td>·</td>")
+            else:
+                w, d, lo_ = (int(x) for x in fit.cross[i, j])
+                cells.append(f"<td>{w}-{d}-{lo_}</td>" if w + d + lo_ else "<td></td>")
+        cross.append(f"<tr><th>{rank[i]}. {esc(fit.names[i])}</th>{''.join(cells)}</tr>")
+    warn = (f'<p class="warning">warning: {esc(fit.gof["warning"])}</p>'
+            if fit.gof.get("warning") else "")
+    mis = ""
+    if fit.misfits:
+        mis = ("<h2>Matchups furthest from the ratings</h2><table><tr><th>A</th><th>B</th>"
+               "<th>pairs</th><th>A's score</th><th>expected</th><th>z</th></tr>"
+               + "".join(f"<tr><td>{esc(x['player_a'])}</td><td>{esc(x['player_b'])}</td>"
+                         f"<td>{x['pairs']:,}</td><td>{x['observed']:.3f}</td>"
+                         f"<td>{x['expected']:.3f}</td><td>{x['z']:+.1f}</td></tr>"
+                         for x in fit.misfits) + "</table>")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Ladder</title>
+<style>
+body {{ font-family: sans-serif; margin: 1.5em; color: #222; }}
+table {{ border-collapse: collapse; margin: 0.5em 0 1.5em; }}
+td, th {{ border: 1px solid #ccc; padding: 3px 8px; text-align: right; }}
+td:nth-child(2), th:first-child {{ text-align: left; }}
+.warning {{ color: #9b2c2c; font-weight: bold; }}
+</style></head><body>
+<h1>Ladder</h1>
+<p>{len(order)} players, {int(fit.pairs.sum() // 2):,} duplicate pairs; {esc(_anchor_text(fit))};
+{pct}% intervals clustered by deal.</p>
+{_svg(fit, order)}
+<h2>Ranking</h2>
+<table id="ratings"><tr><th>rank</th><th>player</th><th>Elo [{pct}%]</th><th>pairs</th>
+<th>W-D-L</th><th>margin</th><th>crash/timeout/illegal</th><th>last pair</th></tr>
+{''.join(rows)}</table>
+<h2>Crosstable (W-D-L of pairs, row against column)</h2>
+<table id="crosstable"><tr><th></th>{''.join(f'<th>{rank[j]}</th>' for j in order)}</tr>
+{''.join(cross)}</table>
+<p id="gof">{esc(gof_text(fit))}</p>{warn}{mis}
+</body></html>
+"""
+
+
+# --------------------------------------------------------------------------------------------
+# history
+# --------------------------------------------------------------------------------------------
+
+def _subset(data: LadderData, keep: np.ndarray) -> LadderData:
+    return LadderData(names=data.names, a=np.asarray(data.a)[keep], b=np.asarray(data.b)[keep],
+                      deal=np.asarray(data.deal)[keep], score2=np.asarray(data.score2)[keep],
+                      margin=np.asarray(data.margin)[keep], incidents=data.incidents,
+                      last_time=data.last_time, times=None)
+
+
+def history(data: LadderData, player: int, points: int = 20,
+            anchor: str | None = None) -> list[dict[str, Any]]:
+    """``player``'s rating over time: refits on the pairs up to ``points`` cut-offs evenly
+    spaced in time (``data.times``; without them, in pair order) from the first pair to the
+    last. Each point: ``time`` (or the pair count), ``pairs`` (the ladder's), ``player_pairs``,
+    ``status``, ``rating``, ``lo``, ``hi`` (nan where not rated)."""
+    p = _check(data)
+    if isinstance(player, bool) or not isinstance(player, (int, np.integer)) \
+            or not 0 <= player < p:
+        raise UsageError(f"player {player!r} must be an index 0..{p - 1}")
+    if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or points < 1:
+        raise UsageError(f"points {points!r} must be an integer >= 1")
+    n = np.asarray(data.a).size
+    if n == 0:
+        return []
+    t = (np.asarray(data.times, dtype=np.float64) if data.times is not None
+         else np.arange(1, n + 1, dtype=np.float64))
+    t0, t1 = float(t.min()), float(t.max())
+    cuts = [t1] if t1 == t0 else [t0 + (t1 - t0) * q / points for q in range(1, points + 1)]
+    out = []
+    for c in cuts:
+        keep = t <= c
+        f = fit(_subset(data, keep), anchor=anchor)
+        out.append({"time": c, "pairs": int(keep.sum()), "player_pairs": int(f.pairs[player]),
+                    "status": f.status[player], "rating": float(f.rating[player]),
+                    "lo": float(f.lo[player]), "hi": float(f.hi[player])})
+    return out
