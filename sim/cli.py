@@ -677,6 +677,163 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- ladder -------------------------------------------------------------------------------
+def _ladder_open(args: argparse.Namespace, create: bool = False, write: bool = True,
+                 seed: int | None = None, rules: dict[str, int] | None = None) -> Any:
+    from sim.harness.ladder import Ladder
+
+    return Ladder.open(args.db, create=create, seed=seed, rules=rules, write=write)
+
+
+def _ladder_creation(args: argparse.Namespace) -> tuple[int | None, dict[str, int] | None]:
+    """``--seed`` and ``--rule`` of a command that may create the ladder: checked against an
+    existing ladder's (they are fixed when it is made)."""
+    from sim.core.rng import check_seed
+    from sim.harness.ladder import Ladder
+
+    seed = check_seed(args.seed) if args.seed is not None else None
+    rules = _rules_from_args(args.rule).to_dict() if args.rule else None
+    if os.path.lexists(args.db) and (seed is not None or rules is not None):
+        with Ladder.open(args.db, write=False) as lad:
+            if seed is not None and seed != lad.seed:
+                raise ConfigError(f"--seed {seed}: ladder {args.db!r} was made with seed "
+                                  f"{lad.seed}, fixed at its creation (use another --db)")
+            if rules is not None and rules != lad.rules:
+                raise ConfigError(f"--rule: ladder {args.db!r} was made with other rules "
+                                  f"({lad.rules}), fixed at its creation (use another --db)")
+    return seed, rules
+
+
+def cmd_ladder_add(args: argparse.Namespace) -> int:
+    _load_plugins(args.plugin)
+    seed, rules = _ladder_creation(args)
+    plugin = args.plugin[-1] if args.plugin and len(args.plugin) == 1 else None
+    if args.plugin and len(args.plugin) > 1:
+        plugin = os.pathsep.join(args.plugin)
+    with _ladder_open(args, create=True, seed=seed, rules=rules) as lad:
+        for spec, what in lad.add(args.specs, plugin):
+            print(f"{clean(spec)}: {what}")
+    return 0
+
+
+def cmd_ladder_remove(args: argparse.Namespace) -> int:
+    with _ladder_open(args) as lad:
+        spec = lad.remove(args.spec)
+    print(f"{clean(spec)}: removed (not scheduled or rated; its pairs stay in the database, "
+          f"`ladder add` brings it back)")
+    return 0
+
+
+def _ladder_matchup(text: str | None) -> tuple[str, str] | None:
+    if text is None:
+        return None
+    from strategies.registry import _split_args
+
+    parts = [p.strip() for p in _split_args(text, text)]
+    if len(parts) != 2 or not all(parts):
+        raise ConfigError(f"--matchup {text!r} must be two players, A,B (e.g. greedy,random)")
+    return parts[0], parts[1]
+
+
+def cmd_ladder_run(args: argparse.Namespace) -> int:
+    from sim.harness import ladder
+
+    if args.scheduler and args.backend not in (None, "dask"):
+        raise ConfigError("--scheduler needs --backend dask")
+    backend = args.backend or ("dask" if args.scheduler else "auto")
+    _load_plugins(args.plugin)
+    matchup = _ladder_matchup(args.matchup)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main_thread else None
+    try:
+        with _ladder_open(args) as lad:
+            got = ladder.run(lad, args.pairs, chunk=args.chunk, jobs=args.jobs,
+                             backend=backend, scheduler=args.scheduler or "", matchup=matchup,
+                             timeout=args.timeout, progress=False if args.no_progress else None,
+                             plugins=tuple(args.plugin or ()), force_jobs=args.force_jobs)
+            if not args.quiet:
+                _ladder_show_text(lad)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+    print(f"played {got['pairs']:,} pairs in {got['chunks']} chunks ({got['seconds']:.1f} s, "
+          f"{got['backend']}); committed to {args.db}")
+    return 0
+
+
+def _ladder_show_text(lad: Any) -> None:
+    from sim.analysis import ladder as model
+
+    data = lad.data()
+    print(clean(model.show_text(data, model.fit(data))))
+
+
+def cmd_ladder_import(args: argparse.Namespace) -> int:
+    from sim.harness.ladder import Ladder, import_folder
+    from sim.harness.results import read_config
+
+    if not os.path.lexists(args.db):  # a new ladder takes the first folder's seed and rules
+        cfg = read_config(args.results[0])
+        Ladder.open(args.db, create=True, seed=cfg.seed, rules=dict(cfg.rules)).close()
+    with _ladder_open(args) as lad:
+        for folder in args.results:
+            got = import_folder(lad, folder)
+            skipped = f", {got['skipped']:,} pairs already there skipped" \
+                if got["skipped"] else ""
+            print(f"{clean(folder)}: {got['pairs']:,} pairs in {got['chunks']} new chunks "
+                  f"imported{skipped}")
+    return 0
+
+
+def cmd_ladder_show(args: argparse.Namespace) -> int:
+    import json
+
+    from sim.analysis import ladder as model
+
+    with _ladder_open(args, write=False) as lad:
+        data = lad.data()
+    fit = model.fit(data)
+    if args.html:
+        html = model.show_html(data, fit)
+        _check_output_file(args.html, "ladder page")
+        _write_text_atomic(args.html, html, "ladder page")
+    if args.json:
+        print(json.dumps(model.show_json(data, fit), indent=1, ensure_ascii=False))
+    elif not args.html:
+        print(clean(model.show_text(data, fit)))
+    else:
+        print(f"wrote {clean(args.html)}")
+    return 0
+
+
+def cmd_ladder_history(args: argparse.Namespace) -> int:
+    from sim.analysis import ladder as model
+
+    with _ladder_open(args, write=False) as lad:
+        spec = lad.player(args.spec).spec
+        data = lad.data()
+    rows = model.history(data, data.names.index(spec), points=args.points)
+    if not rows:
+        print(f"{clean(spec)}: no pairs yet")
+        return 0
+    keys = list(rows[0])
+    print("  ".join(keys))
+    for r in rows:
+        print("  ".join(f"{v:.1f}" if isinstance(v, float) else clean(str(v))
+                        for v in (r.get(k) for k in keys)))
+    return 0
+
+
+def cmd_ladder_export(args: argparse.Namespace) -> int:
+    from sim.harness.ladder import export_parquet
+
+    _check_output_file(args.out, "Parquet file")
+    with _ladder_open(args, write=False) as lad:
+        n = export_parquet(lad, args.out)
+    print(f"wrote {n:,} pairs to {clean(args.out)}")
+    return 0
+
+
 def _compile_label(args: argparse.Namespace) -> str:
     """What a command compiles for, as the compile notice names it (and the measured compile
     times are keyed by, sim.core._cache)."""
@@ -924,6 +1081,57 @@ def build_parser() -> argparse.ArgumentParser:
     es.add_argument("--plugin", action="append", metavar="MODULE",
                     help=PLUGIN_HELP)
     es.set_defaults(func=cmd_estimate)
+
+    from sim.harness.ladder import DEFAULT_CHUNK, DEFAULT_DB
+
+    la = sub.add_parser("ladder", help="a rating list kept in one database: add players, "
+                                        "play pairs where the ranking is least certain, show "
+                                        "it (docs/ladder.md)")
+    la.add_argument("--db", default=DEFAULT_DB, metavar="PATH",
+                    help=f"the ladder's SQLite file (default {DEFAULT_DB})")
+    lsub = la.add_subparsers(dest="ladder_command", required=True, metavar="ACTION")
+    ad = lsub.add_parser("add", help="register players (creates the ladder if needed)")
+    ad.add_argument("specs", nargs="+", metavar="SPEC", help="strategy specs, e.g. greedy")
+    ad.add_argument("--plugin", action="append", metavar="FILE", help=PLUGIN_HELP)
+    ad.add_argument("--seed", default=None,
+                    help="the ladder's master seed, fixed at creation (default 0)")
+    ad.add_argument("--rule", action="append", metavar="NAME=VALUE",
+                    help="a rules variant of the ladder, fixed at creation (repeatable)")
+    ad.set_defaults(func=cmd_ladder_add)
+    ru = lsub.add_parser("run", help="play more pairs where the ranking is least certain")
+    ru.add_argument("--pairs", type=_pos_int, required=True, help="pairs to play")
+    ru.add_argument("--jobs", type=_pos_int, default=1, help="parallel workers (default 1)")
+    ru.add_argument("--force-jobs", action="store_true",
+                    help="run --jobs workers even when there are more than CPUs")
+    ru.add_argument("--backend", choices=BACKENDS, help="what runs the chunks (as tournament)")
+    ru.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address")
+    ru.add_argument("--matchup", metavar="A,B", help="play only this matchup")
+    ru.add_argument("--chunk", type=_pos_int, default=DEFAULT_CHUNK,
+                    help=f"pairs per chunk: the unit of scheduling and of commits (default "
+                         f"{DEFAULT_CHUNK})")
+    ru.add_argument("--timeout", type=float, default=0.0,
+                    help="seconds per Python-strategy decision (0: no limit)")
+    ru.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ru.add_argument("--quiet", action="store_true", help="no ranking at the end")
+    ru.add_argument("--plugin", action="append", metavar="FILE", help=PLUGIN_HELP)
+    ru.set_defaults(func=cmd_ladder_run)
+    im = lsub.add_parser("import", help="add finished tournament results folders (data only)")
+    im.add_argument("results", nargs="+", metavar="RESULTS", help="results folders")
+    im.set_defaults(func=cmd_ladder_import)
+    sh = lsub.add_parser("show", help="the ranking with intervals, crosstable and fit")
+    sh.add_argument("--json", action="store_true", help="print it as JSON")
+    sh.add_argument("--html", metavar="OUT.html", help="write a self-contained page")
+    sh.set_defaults(func=cmd_ladder_show)
+    rm = lsub.add_parser("remove", help="stop scheduling and rating a player (pairs kept)")
+    rm.add_argument("spec", metavar="SPEC")
+    rm.set_defaults(func=cmd_ladder_remove)
+    hi = lsub.add_parser("history", help="a player's rating over time")
+    hi.add_argument("spec", metavar="SPEC")
+    hi.add_argument("--points", type=_pos_int, default=20, help="points in time (default 20)")
+    hi.set_defaults(func=cmd_ladder_history)
+    ex = lsub.add_parser("export", help="every pair as a Parquet file (pandas, polars, duckdb)")
+    ex.add_argument("out", metavar="OUT.parquet")
+    ex.set_defaults(func=cmd_ladder_export)
     return p
 
 

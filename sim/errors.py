@@ -57,3 +57,8 @@ class StrategyError(ShuangkouError):
 class WorkerError(ShuangkouError):
     """A worker process of a parallel run died (a crash, a segfault, ``os._exit``, the OOM
     killer); the chunks finished before it stay saved for ``--resume``."""
+
+
+class LadderError(ShuangkouError):
+    """A ladder database that cannot be used: not one of ours, a newer schema version,
+    corrupt, read-only or locked, or held by another ``ladder run`` (``sim.harness.ladder``)."""

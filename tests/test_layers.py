@@ -50,7 +50,7 @@ LAYERS = {
         "sim.harness.runner", "sim.harness.config", "sim.harness.chunks",
         "sim.harness.results", "sim.harness.forkpool", "sim.harness.tournament",
         "sim.harness.estimate", "sim.harness.standings",
-        "sim.harness.bench", "sim.harness.analyze", "sim.harness.swings"),
+        "sim.harness.bench", "sim.harness.analyze", "sim.harness.swings", "sim.harness.ladder"),
     5: ("sim.cli", "sim.human"),
 }
 # side modules: exactly what they may import

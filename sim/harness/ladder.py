@@ -1,0 +1,943 @@
+"""The ladder: one SQLite database of every duplicate pair ever played between registered
+players, rated together (``sim.analysis.ladder``), extended by runs that go where the ranking
+is least certain (docs/ladder.md).
+
+The database
+------------
+One file (default ``results/ladder.sqlite``), stdlib ``sqlite3``, WAL journal (readers never
+wait for the writer). ``PRAGMA application_id`` is ``APP_ID`` and ``PRAGMA user_version`` the
+schema version ``SCHEMA``; both are checked on every open, so a file that is not a ladder, a
+newer schema, a corrupt, read-only or locked file is one ``LadderError`` line. Tables:
+
+- ``meta(key, value)``: ``application``, ``schema``, ``seed``, ``rules`` (JSON), ``created``;
+- ``players(id, spec, plugin, added, removed)``: ``removed`` players are not scheduled, not
+  shown and their pairs not rated (re-adding the spec brings them back, pairs included);
+- ``matchups(id, a, b, next_deal)`` with ``a < b`` (player ids): ``next_deal`` is above every
+  deal the matchup has stored, and a run plays its next pairs from there;
+- ``chunks(id, matchup, first_deal, n, time, unix, source, source_chunk, seconds, deals, x2)``:
+  one row per committed chunk; ``deals`` (``<i8``) and ``x2`` (``<i4``) are the chunk's pairs
+  as little-endian numpy arrays (read with ``np.frombuffer``), what ``show`` reads: 10 million
+  pairs load in well under a second this way;
+- ``pairs(matchup, deal, chunk, score2, x2)``, primary key ``(matchup, deal)`` (a deal is
+  never stored twice for a matchup): the same pairs row by row, for SQL users and export;
+- ``incidents(id, player, kind, matchup, deal, time, message)``: a bot's crash, timeout or
+  illegal move (``kind`` ``crash``, ``timeout``, ``illegal``);
+- the view ``pair_results``: each pair with both players' specs, ``margin`` (``x2 / 2.0``)
+  and the chunk's time.
+
+``x2`` is the exact integer sum of side A's per-player settlement over the pair's two games
+(A the player with the lower id), so ``x2 / 2`` is the tournament's per-pair result ``x``;
+``score2`` is 2 for a won pair (``x2 > 0``), 1 drawn, 0 lost.
+
+Writing
+-------
+Every chunk a run finishes is committed in one transaction (its ``chunks`` row, its
+``pairs`` rows, the matchup's ``next_deal``): a ``kill -9`` loses at most the chunks in
+flight. A run holds an OS lock (``flock``) on ``DB.lock`` for its whole length; a second run
+(or an import) stops at once with one line naming the holder (pid, host, start time). ``add``
+and ``remove`` are single short transactions and may run beside a run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime
+import json
+import os
+import re
+import socket
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from sim.errors import ConfigError, LadderError, ShuangkouError, StrategyError
+
+APP_ID = 0x53484C44  # "SHLD": PRAGMA application_id of a shuangkou ladder
+SCHEMA = 1  # PRAGMA user_version: the schema this code writes and reads
+DEFAULT_DB = os.path.join("results", "ladder.sqlite")
+DEFAULT_CHUNK = 200  # pairs per chunk of a ladder run (the unit of scheduling and of commits)
+BUSY_TIMEOUT = 10.0  # seconds a statement waits for another process's write transaction
+LOCK_SUFFIX = ".lock"
+KINDS = ("crash", "timeout", "illegal")
+
+_SCHEMA_SQL = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE players(
+    id INTEGER PRIMARY KEY,
+    spec TEXT NOT NULL UNIQUE,
+    plugin TEXT,
+    added TEXT NOT NULL,
+    removed INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE matchups(
+    id INTEGER PRIMARY KEY,
+    a INTEGER NOT NULL REFERENCES players(id),
+    b INTEGER NOT NULL REFERENCES players(id),
+    next_deal INTEGER NOT NULL DEFAULT 0,
+    UNIQUE(a, b), CHECK(a < b));
+CREATE TABLE chunks(
+    id INTEGER PRIMARY KEY,
+    matchup INTEGER NOT NULL REFERENCES matchups(id),
+    first_deal INTEGER,
+    n INTEGER NOT NULL,
+    time TEXT NOT NULL,
+    unix REAL NOT NULL,
+    source TEXT NOT NULL,
+    source_chunk INTEGER,
+    seconds REAL,
+    deals BLOB NOT NULL,
+    x2 BLOB NOT NULL,
+    UNIQUE(source, source_chunk));
+CREATE TABLE pairs(
+    matchup INTEGER NOT NULL,
+    deal INTEGER NOT NULL,
+    chunk INTEGER NOT NULL,
+    score2 INTEGER NOT NULL,
+    x2 INTEGER NOT NULL,
+    PRIMARY KEY(matchup, deal)) WITHOUT ROWID;
+CREATE TABLE incidents(
+    id INTEGER PRIMARY KEY,
+    player INTEGER NOT NULL REFERENCES players(id),
+    kind TEXT NOT NULL CHECK(kind IN ('crash', 'timeout', 'illegal')),
+    matchup INTEGER,
+    deal INTEGER,
+    time TEXT NOT NULL,
+    message TEXT NOT NULL);
+CREATE TABLE imports(
+    source TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    config_hash TEXT NOT NULL,
+    time TEXT NOT NULL);
+CREATE VIEW pair_results AS
+    SELECT p.matchup AS matchup, pa.spec AS a, pb.spec AS b, p.deal AS deal,
+           p.score2 AS score2, p.x2 / 2.0 AS margin, p.x2 AS x2, c.time AS time,
+           p.chunk AS chunk, c.source AS source
+    FROM pairs p JOIN matchups m ON m.id = p.matchup
+         JOIN players pa ON pa.id = m.a JOIN players pb ON pb.id = m.b
+         JOIN chunks c ON c.id = p.chunk;
+"""
+
+
+def _now() -> tuple[str, float]:
+    t = time.time()
+    iso = datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%SZ")
+    return iso, t
+
+
+def score2_of(x2: np.ndarray) -> np.ndarray:
+    """Pair results in half points: 2 won (``x2 > 0``), 1 drawn, 0 lost."""
+    x2 = np.asarray(x2)
+    return (2 * (x2 > 0) + (x2 == 0)).astype(np.int8)
+
+
+def _sql_error(path: str, e: sqlite3.Error) -> LadderError:
+    """One line for an SQLite error on the database ``path``."""
+    text = str(e)
+    low = text.lower()
+    if "locked" in low or "busy" in low:
+        return LadderError(f"ladder database {path!r} is locked by another process (waited "
+                           f"{BUSY_TIMEOUT:g} s): try again once it is done")
+    if "readonly" in low or "read-only" in low:
+        return LadderError(f"ladder database {path!r} is read-only: give this user write "
+                           f"access to it and its folder, or copy it")
+    if "not a database" in low or "malformed" in low or "corrupt" in low:
+        return LadderError(f"ladder database {path!r} is corrupt ({text}): restore it from a "
+                           f"copy, or start a new one with --db")
+    if "unable to open" in low or "disk i/o" in low:
+        return LadderError(f"ladder database {path!r} cannot be opened ({text}): check the "
+                           f"path and its folder's permissions")
+    return LadderError(f"ladder database {path!r}: {type(e).__name__}: {text}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Player:
+    id: int
+    spec: str
+    plugin: str | None
+    added: str
+    removed: bool
+
+
+class Ladder:
+    """An open ladder database. ``Ladder.open(path)`` checks it; ``create=True`` makes a new
+    one (with ``seed`` and ``rules``) where there is no file."""
+
+    def __init__(self, path: str, con: sqlite3.Connection, writable: bool) -> None:
+        self.path = path
+        self.con = con
+        self.writable = writable
+        meta = dict(con.execute("SELECT key, value FROM meta"))
+        try:
+            self.seed = int(meta["seed"])
+            self.rules: dict[str, int] = json.loads(meta["rules"])
+        except (KeyError, ValueError) as e:
+            raise LadderError(f"ladder database {path!r} is corrupt (its meta table lacks "
+                              f"{e}): restore it from a copy") from None
+
+    # --- opening --------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str, create: bool = False, seed: int | None = None,
+             rules: dict[str, int] | None = None, write: bool = True) -> Ladder:
+        """Open (or, with ``create``, make) the ladder at ``path``; ``write=False`` opens it
+        for reading (a read-only file is fine then)."""
+        exists = os.path.lexists(path)
+        if exists and not os.path.isfile(path):
+            raise LadderError(f"ladder database {path!r} is not a regular file: give the path "
+                              f"of a .sqlite file with --db")
+        if not exists:
+            if not create:
+                raise LadderError(f"ladder database {path!r} does not exist: create it with "
+                                  f"`shuangkou ladder --db {path} add SPEC ...`")
+            folder = os.path.dirname(os.path.abspath(path))
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError as e:
+                raise LadderError(f"cannot create the folder of ladder database {path!r}: "
+                                  f"{e.strerror or e}") from None
+        else:
+            _check_header(path)
+        writable = write and (not exists or os.access(path, os.W_OK))
+        if write and not writable:
+            raise LadderError(f"ladder database {path!r} is read-only: give this user write "
+                              f"access to it, or copy it")
+        try:
+            con = _connect(path, writable)
+            try:
+                app = con.execute("PRAGMA application_id").fetchone()[0]
+                ver = con.execute("PRAGMA user_version").fetchone()[0]
+                tables = con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+                if app == 0 and ver == 0 and tables == 0:  # empty: new, or a torn creation
+                    if not (create and writable):
+                        raise LadderError(f"ladder database {path!r} is empty (not a ladder "
+                                          f"yet): create it with `shuangkou ladder --db {path} "
+                                          f"add SPEC ...`")
+                    _create(con, seed or 0, rules or {})
+                else:
+                    _check_version(path, app, ver)
+                return cls(path, con, writable)
+            except BaseException:
+                con.close()
+                raise
+        except sqlite3.Error as e:
+            raise _sql_error(path, e) from None
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Ladder:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``): all of it is committed or none."""
+        if not self.writable:
+            raise LadderError(f"ladder database {self.path!r} is open for reading only")
+        con = self.con
+        try:
+            con.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as e:
+            raise _sql_error(self.path, e) from None
+        try:
+            yield con
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                con.execute("ROLLBACK")
+            raise
+        try:
+            con.execute("COMMIT")
+        except sqlite3.Error as e:
+            with contextlib.suppress(sqlite3.Error):
+                con.execute("ROLLBACK")
+            raise _sql_error(self.path, e) from None
+
+    def reopen(self) -> None:
+        """Close and open the connection again (around forking workers: a forked child
+        never holds this process's SQLite connection)."""
+        self.con.close()
+        self.con = _connect(self.path, self.writable)
+
+    # --- players --------------------------------------------------------------------------
+    def players(self, active: bool = True) -> list[Player]:
+        rows = self.con.execute("SELECT id, spec, plugin, added, removed FROM players "
+                                + ("WHERE removed = 0 " if active else "") + "ORDER BY id")
+        return [Player(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
+
+    def player(self, spec: str) -> Player:
+        """The active player ``spec`` (as given, or its canonical spec)."""
+        players = self.players()
+        for p in players:
+            if p.spec == spec:
+                return p
+        canon = _canonical(spec, quiet=True)
+        for p in players:
+            if p.spec == canon:
+                return p
+        names = ", ".join(p.spec for p in players) or "none yet"
+        raise ConfigError(f"player {spec!r} is not in ladder {self.path!r}: its players are "
+                          f"{names}")
+
+    def add(self, specs: Sequence[str], plugin: str | None = None) -> list[tuple[str, str]]:
+        """Register players (canonical specs; a removed one comes back); returns
+        ``(spec, what happened)`` for each."""
+        canon = [_canonical(s) for s in specs]
+        out = []
+        t, _ = _now()
+        with self.transaction() as con:
+            for spec in canon:
+                row = con.execute("SELECT id, removed FROM players WHERE spec = ?",
+                                  (spec,)).fetchone()
+                if row is None:
+                    con.execute("INSERT INTO players(spec, plugin, added) VALUES (?, ?, ?)",
+                                (spec, plugin, t))
+                    out.append((spec, "added"))
+                elif row[1]:
+                    con.execute("UPDATE players SET removed = 0, plugin = coalesce(?, plugin) "
+                                "WHERE id = ?", (plugin, row[0]))
+                    out.append((spec, "added again (its pairs count again)"))
+                else:
+                    if plugin:
+                        con.execute("UPDATE players SET plugin = ? WHERE id = ?",
+                                    (plugin, row[0]))
+                    out.append((spec, "already in the ladder"))
+        return out
+
+    def remove(self, spec: str) -> str:
+        p = self.player(spec)
+        with self.transaction() as con:
+            con.execute("UPDATE players SET removed = 1 WHERE id = ?", (p.id,))
+        return p.spec
+
+    # --- matchups and chunks --------------------------------------------------------------
+    def matchup(self, a: int, b: int, con: sqlite3.Connection | None = None) -> int:
+        """The id of the matchup of players ``a < b`` (made if new)."""
+        con = con or self.con
+        row = con.execute("SELECT id FROM matchups WHERE a = ? AND b = ?", (a, b)).fetchone()
+        if row is not None:
+            return int(row[0])
+        return int(con.execute("INSERT INTO matchups(a, b) VALUES (?, ?)", (a, b)).lastrowid)
+
+    def next_deals(self) -> dict[int, int]:
+        return dict(self.con.execute("SELECT id, next_deal FROM matchups"))
+
+    def insert_chunk(self, con: sqlite3.Connection, matchup: int, deals: np.ndarray,
+                     x2: np.ndarray, source: str = "run", source_chunk: int | None = None,
+                     seconds: float | None = None, when: tuple[str, float] | None = None
+                     ) -> int:
+        """Store a chunk's pairs (inside ``transaction()``); returns the chunk id."""
+        deals = np.ascontiguousarray(deals, dtype="<i8")
+        x2 = np.ascontiguousarray(x2, dtype="<i4")
+        iso, unix = when or _now()
+        first = int(deals[0]) if deals.size else None
+        cid = int(con.execute(
+            "INSERT INTO chunks(matchup, first_deal, n, time, unix, source, source_chunk, "
+            "seconds, deals, x2) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (matchup, first, int(deals.size), iso, unix, source, source_chunk, seconds,
+             deals.tobytes(), x2.tobytes())).lastrowid)
+        if deals.size:
+            s2 = score2_of(x2)
+            con.executemany("INSERT INTO pairs(matchup, deal, chunk, score2, x2) "
+                            "VALUES (?, ?, ?, ?, ?)",
+                            zip([matchup] * deals.size, deals.tolist(), [cid] * deals.size,
+                                s2.tolist(), x2.tolist()))
+            con.execute("UPDATE matchups SET next_deal = max(next_deal, ?) WHERE id = ?",
+                        (int(deals.max()) + 1, matchup))
+        return cid
+
+    def record_incident(self, player: int, kind: str, message: str,
+                        matchup: int | None = None, deal: int | None = None) -> None:
+        with self.transaction() as con:
+            con.execute("INSERT INTO incidents(player, kind, matchup, deal, time, message) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (player, kind, matchup, deal, _now()[0], message[:2000]))
+
+    # --- reading --------------------------------------------------------------------------
+    def data(self) -> Any:
+        """``sim.analysis.ladder.LadderData`` of the active players, from the chunks' arrays
+        (their pairs in commit order)."""
+        from sim.analysis.ladder import LadderData
+
+        players = self.players()
+        index = {p.id: i for i, p in enumerate(players)}
+        ms = {m: (a, b) for m, a, b in self.con.execute("SELECT id, a, b FROM matchups")}
+        keep = {m: (index[a], index[b]) for m, (a, b) in ms.items()
+                if a in index and b in index}
+        parts_a, parts_b, deals, x2s, times = [], [], [], [], []
+        last = np.full(len(players), -np.inf)
+        for m, n, unix, d, x in self.con.execute(
+                "SELECT matchup, n, unix, deals, x2 FROM chunks WHERE n > 0 ORDER BY id"):
+            ij = keep.get(m)
+            if ij is None:
+                continue
+            dv = np.frombuffer(d, dtype="<i8")
+            xv = np.frombuffer(x, dtype="<i4")
+            if dv.size != n or xv.size != n:
+                raise LadderError(f"ladder database {self.path!r} is corrupt (a chunk of "
+                                  f"matchup {m} holds {dv.size} deals and {xv.size} results "
+                                  f"for {n} pairs): restore it from a copy")
+            parts_a.append((ij[0], n))
+            parts_b.append((ij[1], n))
+            deals.append(dv)
+            x2s.append(xv)
+            times.append((unix, n))
+            last[ij[0]] = max(last[ij[0]], unix)
+            last[ij[1]] = max(last[ij[1]], unix)
+
+        def rep(parts: list[tuple[Any, int]], dtype: Any) -> np.ndarray:
+            if not parts:
+                return np.zeros(0, dtype=dtype)
+            v, c = zip(*parts)
+            return np.repeat(np.asarray(v, dtype=dtype), c)
+
+        x2 = np.concatenate(x2s) if x2s else np.zeros(0, dtype="<i4")
+        inc = np.zeros((len(players), 3), dtype=np.int64)
+        for pid, kind, cnt in self.con.execute(
+                "SELECT player, kind, count(*) FROM incidents GROUP BY player, kind"):
+            if pid in index and kind in KINDS:
+                inc[index[pid], KINDS.index(kind)] = cnt
+        return LadderData(
+            names=[p.spec for p in players], a=rep(parts_a, np.int32), b=rep(parts_b, np.int32),
+            deal=np.concatenate(deals).astype(np.int64) if deals else np.zeros(0, np.int64),
+            score2=score2_of(x2), margin=(x2 / 2).astype(np.float32), incidents=inc,
+            last_time=[_iso(t) if np.isfinite(t) else None for t in last],
+            times=rep(times, np.float64))
+
+    def counts(self) -> dict[str, int]:
+        q = self.con.execute
+        return {"players": q("SELECT count(*) FROM players WHERE removed = 0").fetchone()[0],
+                "chunks": q("SELECT count(*) FROM chunks").fetchone()[0],
+                "pairs": q("SELECT coalesce(sum(n), 0) FROM chunks").fetchone()[0]}
+
+
+def _iso(unix: float) -> str:
+    return datetime.datetime.fromtimestamp(unix, datetime.timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%SZ")
+
+
+def _canonical(spec: str, quiet: bool = False) -> str:
+    """The canonical spec of a strategy spec (one ``ConfigError`` line if unknown)."""
+    from strategies.registry import make
+
+    try:
+        return make(spec).spec()
+    except ShuangkouError as e:
+        if quiet:
+            return spec
+        raise ConfigError(f"player {spec!r}: {e}") from None
+
+
+def _check_header(path: str) -> None:
+    """A file that is not SQLite at all is named as such before sqlite3 sees it."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(100)
+    except OSError as e:
+        raise LadderError(f"ladder database {path!r} cannot be read: {e.strerror or e}") \
+            from None
+    if head and not head.startswith(b"SQLite format 3\x00"):
+        raise LadderError(f"{path!r} is not a ladder database (not an SQLite file): give "
+                          f"another --db")
+
+
+def _check_version(path: str, app: int, ver: int) -> None:
+    if app != APP_ID:
+        raise LadderError(f"{path!r} is an SQLite database but not a shuangkou ladder "
+                          f"(application id {app:#x}, a ladder's is {APP_ID:#x}): give "
+                          f"another --db")
+    if ver > SCHEMA:
+        raise LadderError(f"ladder database {path!r} has schema version {ver}, newer than "
+                          f"this shuangkou reads (up to {SCHEMA}): upgrade shuangkou")
+    if ver < 1:
+        raise LadderError(f"ladder database {path!r} is corrupt (schema version {ver}): "
+                          f"restore it from a copy")
+
+
+def _connect(path: str, writable: bool) -> sqlite3.Connection:
+    if writable:
+        con = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None,
+                              check_same_thread=False)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+    else:
+        from urllib.parse import quote
+
+        uri = f"file:{quote(os.path.abspath(path))}?mode=ro"
+        con = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None,
+                              check_same_thread=False)
+        try:
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError:  # WAL without write access to -shm: a snapshot
+            con.close()
+            con = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None,
+                                  check_same_thread=False)
+    con.execute("PRAGMA foreign_keys=ON")
+    return con
+
+
+def _create(con: sqlite3.Connection, seed: int, rules: dict[str, int]) -> None:
+    from sim.rules import Rules
+
+    full = Rules.from_dict(rules).to_dict()
+    iso, _ = _now()
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in _SCHEMA_SQL.split(";"):
+            if statement.strip():
+                con.execute(statement)
+        con.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
+            ("application", "shuangkou-ladder"), ("schema", str(SCHEMA)), ("seed", str(seed)),
+            ("rules", json.dumps(full, sort_keys=True)), ("created", iso)])
+        con.execute(f"PRAGMA application_id = {APP_ID}")
+        con.execute(f"PRAGMA user_version = {SCHEMA}")
+        con.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            con.execute("ROLLBACK")
+        raise
+
+
+# --- the run lock -----------------------------------------------------------------------
+@contextlib.contextmanager
+def run_lock(path: str, what: str = "ladder run") -> Iterator[None]:
+    """Hold ``PATH.lock`` (an ``flock``: the kernel drops it when the holder dies) while a
+    run or an import writes the ladder; a second one gets one line naming the holder."""
+    import fcntl
+
+    lock = path + LOCK_SUFFIX
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as e:
+        raise LadderError(f"lock file {lock!r} cannot be opened ({e.strerror}): remove it, "
+                          f"then run again") from None
+    deadline = time.monotonic() + 3.0
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError:
+            holder = _read_holder(fd)
+            pid = holder.get("pid")
+            # a holder killed a moment ago: its forked workers end within a second or two
+            if isinstance(pid, int) and not _alive(pid) and \
+                    holder.get("host") == socket.gethostname() and time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
+            os.close(fd)
+            who = (f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}, "
+                   f"{holder.get('what', 'a ladder run')} since {holder.get('since', '?')}")
+            raise LadderError(f"ladder database {path!r} is being written by another process "
+                              f"({who}): wait for it to finish, or stop it") from None
+    try:
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "what": what,
+                "since": _now()[0]}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(info) + "\n").encode(), 0)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+        os.close(fd)
+
+
+def _read_holder(fd: int) -> dict[str, Any]:
+    try:
+        d = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
+        return d if isinstance(d, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+# --- a run ------------------------------------------------------------------------------
+def _classify(e: StrategyError) -> str:
+    text = str(e)
+    if "illegal choice" in text:
+        return "illegal"
+    if " limit" in text and " took " in text:
+        return "timeout"
+    return "crash"
+
+
+def _culprit(e: BaseException, specs: Sequence[str]) -> int | None:
+    m = re.search(r"strategy '((?:[^'\\]|\\.)*)'", str(e))
+    if m is None:
+        m = re.search(r'strategy "([^"]*)"', str(e))
+    if m is None:
+        return None
+    name = m.group(1)
+    return specs.index(name) if name in specs else None
+
+
+def run(lad: Ladder, pairs: int, chunk: int = DEFAULT_CHUNK, jobs: int = 1,
+        backend: str = "auto", scheduler: str = "", matchup: tuple[str, str] | None = None,
+        timeout: float = 0.0, progress: bool | None = None, plugins: Sequence[str] = (),
+        stop_after: int | None = None, force_jobs: bool = False,
+        say: Any = None) -> dict[str, Any]:
+    """Play ``pairs`` more duplicate pairs, in chunks of ``chunk`` pairs, each matchup chosen by
+    ``sim.analysis.ladder.schedule`` (or ``matchup``: a pair of specs); every finished chunk is
+    committed at once. ``stop_after``: testing hook, stop after this many chunks."""
+    from sim.analysis import ladder as model
+    from sim.harness import tournament as tm
+    from sim.harness.chunks import DEAL_VALUES, Chunk, DealValues, tally_from_json
+    from sim.harness.config import TournamentConfig
+    from sim.harness.standings import Progress, Standings
+    from strategies.registry import load_plugins
+
+    say = say or (lambda text: print(text, file=sys.stderr))
+    players = lad.players()
+    if len(players) < 2:
+        raise ConfigError(f"ladder {lad.path!r} has {len(players)} player(s): add at least two "
+                          f"with `shuangkou ladder add SPEC ...`")
+    specs = [p.spec for p in players]
+    mods = tuple(dict.fromkeys([*(p.plugin for p in players if p.plugin), *plugins]))
+    load_plugins(mods, [os.getcwd()])
+    for s in specs:  # every player must be playable here before anything runs
+        try:
+            _canonical(s)
+        except ConfigError as e:
+            raise ConfigError(f"{e} (a plug-in player needs its file: add it again with "
+                              f"--plugin FILE, or pass --plugin to run)") from None
+    forced = None
+    if matchup is not None:
+        i, j = (specs.index(lad.player(s).spec) for s in matchup)
+        if i == j:
+            raise ConfigError(f"--matchup {','.join(matchup)!r} names the same player twice: "
+                              f"give two different players")
+        forced = (min(i, j), max(i, j))
+    all_pairs = [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
+    cfg = TournamentConfig(
+        name="ladder", format="round-robin", players=tuple(specs), deals=pairs,
+        duplicate=True, seed=lad.seed, plugins=mods, timeout=timeout,
+        rules=tuple(sorted(lad.rules.items())), jobs=jobs, backend=backend,
+        scheduler=scheduler, chunk_size=chunk, progress=True, deal_table=False, plots=False)
+    cfg, capped = tm.cap_jobs(cfg, force=force_jobs)
+    if capped:
+        say(f"shuangkou ladder run: {capped}")
+    # only the matchups this run may play are warmed up
+    warm_cfg = dataclasses.replace(cfg, players=tuple(specs[k] for k in forced)
+                                   if forced else cfg.players)
+    with run_lock(lad.path):
+        data = lad.data()
+        mids: dict[tuple[int, int], int] = {}
+        with lad.transaction() as con:
+            for i, j in ([forced] if forced else all_pairs):
+                mids[(i, j)] = lad.matchup(players[i].id, players[j].id, con)
+        nxt = lad.next_deals()
+        backend_now = tm.resolve_backend(cfg)
+        if backend_now in ("in-process", "fork", "dask") or not tm._kernels_cached(warm_cfg):
+            tm._warm_up(warm_cfg)
+        path = tuple(dict.fromkeys([os.getcwd(), *sys.path]))
+        state = _RunState(data, model)
+        lock = threading.Lock()
+        left = [pairs]
+        order = [0]
+        sent: dict[int, tuple[int, int, int, int]] = {}  # chunk index: (i, j, first, n)
+
+        def tasks() -> Iterator[Any]:
+            queue: list[tuple[int, int]] = []
+            while True:
+                with lock:
+                    if left[0] <= 0:
+                        return
+                    if forced:
+                        ij = forced
+                    else:
+                        if not queue:
+                            queue = state.schedule(max(1, cfg.jobs))
+                        if not queue:
+                            return
+                        ij = tuple(sorted(queue.pop(0)))
+                    if ij not in mids:  # (schedule() names matchups among these players)
+                        raise ValueError(f"schedule() returned {ij!r}, not a matchup")
+                    m = mids[ij]
+                    n = min(cfg.chunk_size, left[0])
+                    left[0] -= n
+                    first = nxt.get(m, 0)
+                    nxt[m] = first + n
+                    k = order[0]
+                    order[0] += 1
+                    sent[k] = (ij[0], ij[1], first, n)
+                yield tm.Task(Chunk(k, m, first, n), cfg.seed, ij[0], ij[1], specs[ij[0]],
+                              specs[ij[1]], True, cfg.rules, cfg.timeout, mods, path, False,
+                              0, 0, "", 1, False, True)
+
+        live = Standings(specs, all_pairs)
+        live_index = {ij: k for k, ij in enumerate(all_pairs)}
+        done = committed_pairs = 0
+        t0 = time.perf_counter()
+        bar = None
+        try:
+            lad.con.close()  # no SQLite connection open while workers are forked
+            with tm._executor(cfg, backend_now) as execute:
+                lad.reopen()
+                bar = Progress("ladder", pairs, 0,
+                               cfg.progress if progress is None else progress, live)
+                for res in execute(tasks()):
+                    i, j, first, n = sent.pop(res.chunk.index)
+                    tally = tally_from_json(res.tally)
+                    x2 = DealValues.from_dict(res.tally[DEAL_VALUES]).values
+                    deals = np.arange(first, first + n, dtype=np.int64)
+                    if x2.size != n:
+                        raise LadderError(f"chunk of {specs[i]} vs {specs[j]} returned "
+                                          f"{x2.size} pair results for {n} pairs")
+                    with lad.transaction() as con:
+                        lad.insert_chunk(con, mids[(i, j)], deals, x2, seconds=res.seconds)
+                    with lock:
+                        state.add(i, j, deals, x2)
+                    done += 1
+                    committed_pairs += n
+                    tally.pop(DEAL_VALUES, None)
+                    live.add(live_index[(i, j)], tally)
+                    bar.update(n)
+                    if stop_after is not None and done >= stop_after:
+                        break
+        except StrategyError as e:
+            k = _culprit(e, specs)
+            if k is not None:
+                m = re.search(r"deal (\d+)", str(e))
+                pair = next(((i, j) for (i, j, _, _) in sent.values() if k in (i, j)), None)
+                with contextlib.suppress(ShuangkouError, sqlite3.Error):
+                    _ensure_open(lad)
+                    lad.record_incident(players[k].id, _classify(e), str(e),
+                                        mids.get(pair) if pair else None,
+                                        int(m.group(1)) if m else None)
+            raise
+        except KeyboardInterrupt:
+            if bar is not None:
+                bar.close()
+                bar = None
+            say(f"interrupted: {done} chunks ({committed_pairs} pairs) of this run are "
+                f"committed to {lad.path!r}; run again to play more")
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+            _ensure_open(lad)
+    wall = time.perf_counter() - t0
+    return {"chunks": done, "pairs": committed_pairs, "seconds": wall, "backend": backend_now}
+
+
+def _ensure_open(lad: Ladder) -> None:
+    try:
+        lad.con.execute("SELECT 1")
+    except sqlite3.ProgrammingError:  # closed
+        lad.reopen()
+
+
+class _RunState:
+    """The ladder's pairs during a run (the stored ones and this run's), for ``schedule``."""
+
+    def __init__(self, data: Any, model: Any) -> None:
+        self.data, self.model = data, model
+        self.parts: list[tuple[int, int, np.ndarray, np.ndarray]] = []
+
+    def add(self, i: int, j: int, deals: np.ndarray, x2: np.ndarray) -> None:
+        self.parts.append((i, j, deals, x2))
+
+    def current(self) -> Any:
+        if self.parts:
+            d = self.data
+            n = [p[2].size for p in self.parts]
+            x2 = np.concatenate([p[3] for p in self.parts])
+            now = time.time()
+            self.data = dataclasses.replace(
+                d, a=np.concatenate([d.a, np.repeat(np.array([p[0] for p in self.parts],
+                                                             dtype=np.int32), n)]),
+                b=np.concatenate([d.b, np.repeat(np.array([p[1] for p in self.parts],
+                                                          dtype=np.int32), n)]),
+                deal=np.concatenate([d.deal, *(p[2] for p in self.parts)]),
+                score2=np.concatenate([d.score2, score2_of(x2)]),
+                margin=np.concatenate([d.margin, (x2 / 2).astype(np.float32)]),
+                times=None if d.times is None else np.concatenate(
+                    [d.times, np.full(x2.size, now)]))
+            self.parts = []
+        return self.data
+
+    def schedule(self, k: int) -> list[tuple[int, int]]:
+        data = self.current()
+        fit = self.model.fit(data)
+        return [(int(i), int(j)) for i, j in self.model.schedule(data, fit, k)]
+
+
+# --- import -------------------------------------------------------------------------------
+def import_folder(lad: Ladder, folder: str) -> dict[str, Any]:
+    """Add a tournament results folder's pairs (data only: nothing it names is imported).
+    The same folder twice changes nothing (its run id and chunk indices are the key); its
+    seed and rules must be the ladder's; a pair whose deal the matchup already holds is
+    skipped. All of a folder's chunks go in one transaction."""
+    from sim.harness.chunks import DEAL_VALUES, pair_results, plan_chunks
+    from sim.harness.results import (
+        checked_chunks,
+        deals_path,
+        read_config,
+        read_meta,
+        read_run_id,
+        read_table_bytes,
+        read_tally_cols,
+    )
+
+    if not os.path.isdir(folder):
+        raise ConfigError(f"{folder!r} is not a tournament results folder (not a folder)")
+    cfg = read_config(folder)
+    if not cfg.duplicate:
+        raise ConfigError(f"{folder!r} was played without duplicate (duplicate = false): the "
+                          f"ladder keeps duplicate pairs only")
+    if cfg.seed != lad.seed:
+        raise ConfigError(f"{folder!r} was played with seed {cfg.seed}, the ladder's seed is "
+                          f"{lad.seed}: its deal numbers are other cards, so its pairs cannot "
+                          f"share deals with the ladder's (start a ladder with --seed "
+                          f"{cfg.seed} in another --db)")
+    rules = dict(cfg.rules)
+    if rules != lad.rules:
+        diff = "; ".join(f"{k}: {lad.rules.get(k)!r} (ladder) vs {rules.get(k)!r} (folder)"
+                         for k in sorted(set(rules) | set(lad.rules))
+                         if rules.get(k) != lad.rules.get(k))
+        raise ConfigError(f"{folder!r} was played with other rules than the ladder's ({diff}): "
+                          f"its pairs cannot be rated together with the ladder's")
+    source = "import:" + (read_run_id(folder) or cfg.hash())
+    ms = cfg.matchups()
+    chunks_done = {int(r[0]) for r in lad.con.execute(
+        "SELECT source_chunk FROM chunks WHERE source = ?", (source,))}
+    todo = []
+    for path, chunk, tally in checked_chunks(folder, cfg, plan_chunks(cfg), stats=True):
+        if chunk.index in chunks_done:
+            continue
+        vals = tally.get(DEAL_VALUES)
+        if vals is not None:
+            x2 = vals.values
+        else:
+            cols = read_tally_cols(path)
+            if cols is None:
+                cols = _table_cols(path, read_meta(path), deals_path, read_table_bytes)
+            x2 = pair_results(cols, True)
+        if x2.size < chunk.n or tally["pairs"].n != chunk.n:
+            raise ConfigError(f"chunk file {path!r} is corrupt ({x2.size} per-pair results "
+                              f"and {tally['pairs'].n} pairs in its statistics for "
+                              f"{chunk.n} pairs): delete it, or import another folder")
+        todo.append((chunk, np.asarray(x2[:chunk.n], dtype=np.int64)))
+    new_pairs = skipped = 0
+    with run_lock(lad.path, "ladder import"), lad.transaction() as con:
+        ids = {}
+        iso, unix = _now()
+        for spec in cfg.players:
+            row = con.execute("SELECT id FROM players WHERE spec = ?", (spec,)).fetchone()
+            ids[spec] = int(row[0]) if row else int(con.execute(
+                "INSERT INTO players(spec, plugin, added) VALUES (?, NULL, ?)",
+                (spec, iso)).lastrowid)
+        con.execute("INSERT OR IGNORE INTO imports(source, path, config_hash, time) "
+                    "VALUES (?, ?, ?, ?)", (source, os.path.abspath(folder), cfg.hash(), iso))
+        for chunk, x2 in todo:
+            a, b = ms[chunk.matchup]
+            ia, ib = ids[cfg.players[a]], ids[cfg.players[b]]
+            if ia > ib:  # the ladder's side A is the player with the lower id
+                ia, ib, x2 = ib, ia, -x2
+            m = lad.matchup(ia, ib, con)
+            deals = np.arange(chunk.first, chunk.first + chunk.n, dtype=np.int64)
+            have = np.fromiter((r[0] for r in con.execute(
+                "SELECT deal FROM pairs WHERE matchup = ? AND deal BETWEEN ? AND ?",
+                (m, int(deals[0]), int(deals[-1])))), dtype=np.int64) if deals.size else \
+                np.zeros(0, np.int64)
+            if have.size:
+                new = ~np.isin(deals, have)
+                skipped += int((~new).sum())
+                deals, x2 = deals[new], x2[new]
+            lad.insert_chunk(con, m, deals, x2, source=source, source_chunk=chunk.index,
+                             when=(iso, unix))
+            new_pairs += int(deals.size)
+    return {"source": source, "chunks": len(todo), "pairs": new_pairs, "skipped": skipped,
+            "players": list(cfg.players)}
+
+
+def _table_cols(path: str, meta: dict[str, Any], deals_path: Any, read_table_bytes: Any
+                ) -> dict[str, np.ndarray]:
+    """A chunk's ``orientation``, ``settle0``, ``settle1`` from its per-deal table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    dpath = deals_path(path)
+    data = read_table_bytes(dpath, path, meta)
+    try:
+        t = pq.read_table(pa.BufferReader(data), columns=["orientation", "settle0", "settle1"])
+        return {c: t.column(c).to_numpy() for c in t.column_names}
+    except Exception as e:  # noqa: BLE001 - a torn or foreign file: one line
+        raise ConfigError(f"per-deal file {dpath!r} is corrupt ({type(e).__name__}: {e}): "
+                          f"the folder cannot be imported") from None
+
+
+# --- export -------------------------------------------------------------------------------
+def export_parquet(lad: Ladder, out: str) -> int:
+    """Every stored pair (removed players' too) as a Parquet file: ``matchup, a, b, deal,
+    score2, margin, x2, time, chunk, source``; returns the number of rows."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ConfigError("ladder export needs pyarrow: pip install 'shuangkou[parquet]'") \
+            from None
+    specs = dict(lad.con.execute("SELECT id, spec FROM players"))
+    ms = {m: (a, b) for m, a, b in lad.con.execute("SELECT id, a, b FROM matchups")}
+    cols: dict[str, list[Any]] = {k: [] for k in ("matchup", "deal", "x2", "chunk", "unix")}
+    sources: list[str] = []
+    src_index: dict[str, int] = {}
+    src_codes = []
+    for cid, m, n, unix, src, d, x in lad.con.execute(
+            "SELECT id, matchup, n, unix, source, deals, x2 FROM chunks WHERE n > 0 "
+            "ORDER BY id"):
+        cols["matchup"].append(np.full(n, m, np.int64))
+        cols["deal"].append(np.frombuffer(d, "<i8"))
+        cols["x2"].append(np.frombuffer(x, "<i4"))
+        cols["chunk"].append(np.full(n, cid, np.int64))
+        cols["unix"].append(np.full(n, unix))
+        if src not in src_index:
+            src_index[src] = len(sources)
+            sources.append(src)
+        src_codes.append(np.full(n, src_index[src], np.int32))
+    cat = {k: np.concatenate(v) if v else np.zeros(0) for k, v in cols.items()}
+    matchup = cat["matchup"].astype(np.int64)
+    x2 = cat["x2"].astype(np.int32)
+    names = sorted(specs)
+    pos = {pid: k for k, pid in enumerate(names)}
+    mid = np.array(sorted(ms), dtype=np.int64)
+    a_of = np.zeros(int(mid.max()) + 1 if mid.size else 1, np.int32)
+    b_of = np.zeros_like(a_of)
+    for m, (a, b) in ms.items():
+        a_of[m], b_of[m] = pos[a], pos[b]
+    dict_names = pa.array([specs[p] for p in names], pa.string())
+    table = pa.table({
+        "matchup": pa.array(matchup),
+        "a": pa.DictionaryArray.from_arrays(pa.array(a_of[matchup]), dict_names),
+        "b": pa.DictionaryArray.from_arrays(pa.array(b_of[matchup]), dict_names),
+        "deal": pa.array(cat["deal"].astype(np.int64)),
+        "score2": pa.array(score2_of(x2)),
+        "margin": pa.array(x2 / 2.0),
+        "x2": pa.array(x2),
+        "time": pa.array((cat["unix"] * 1e6).astype("datetime64[us]"), pa.timestamp("us",
+                                                                                    tz="UTC")),
+        "chunk": pa.array(cat["chunk"].astype(np.int64)),
+        "source": pa.DictionaryArray.from_arrays(
+            pa.array(np.concatenate(src_codes) if src_codes else np.zeros(0, np.int32)),
+            pa.array(sources, pa.string())),
+    })
+    from sim.harness.results import atomic_write
+
+    folder = os.path.dirname(os.path.abspath(out))
+    os.makedirs(folder, exist_ok=True)
+    atomic_write(os.path.abspath(out), lambda f: pq.write_table(table, f, compression="zstd"))
+    return table.num_rows
