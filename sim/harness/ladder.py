@@ -64,6 +64,9 @@ DEFAULT_DB = os.path.join("results", "ladder.sqlite")
 DEFAULT_CHUNK = 200  # pairs per chunk of a ladder run (the unit of scheduling and of commits)
 BUSY_TIMEOUT = 10.0  # seconds a statement waits for another process's write transaction
 LOCK_SUFFIX = ".lock"
+# testing hook: a run SIGKILLs itself inside its Nth commit, after writing the chunk's rows and
+# before COMMIT (tests/test_ladder.py: a kill during a commit leaves the file as before it)
+KILL_IN_COMMIT = "SHUANGKOU_LADDER_KILL_IN_COMMIT"
 KINDS = ("crash", "timeout", "illegal")
 
 _SCHEMA_SQL = """
@@ -681,6 +684,7 @@ def run(lad: Ladder, pairs: int, chunk: int = DEFAULT_CHUNK, jobs: int = 1,
         live = Standings(specs, all_pairs)
         live_index = {ij: k for k, ij in enumerate(all_pairs)}
         done = committed_pairs = 0
+        kill_at = int(os.environ.get(KILL_IN_COMMIT, "0") or 0)
         t0 = time.perf_counter()
         bar = None
         try:
@@ -699,6 +703,8 @@ def run(lad: Ladder, pairs: int, chunk: int = DEFAULT_CHUNK, jobs: int = 1,
                                           f"{x2.size} pair results for {n} pairs")
                     with lad.transaction() as con:
                         lad.insert_chunk(con, mids[(i, j)], deals, x2, seconds=res.seconds)
+                        if kill_at == done + 1:
+                            os.kill(os.getpid(), 9)
                     with lock:
                         state.add(i, j, deals, x2)
                     done += 1
