@@ -816,11 +816,22 @@ def cmd_ladder_history(args: argparse.Namespace) -> int:
     if not rows:
         print(f"{clean(spec)}: no pairs yet")
         return 0
+    from sim.harness.ladder import _iso
+
     keys = list(rows[0])
-    print("  ".join(keys))
-    for r in rows:
-        print("  ".join(f"{v:.1f}" if isinstance(v, float) else clean(str(v))
-                        for v in (r.get(k) for k in keys)))
+
+    def cell(k: str, v: Any) -> str:
+        if k == "time" and isinstance(v, (int, float)) and v == v:
+            return _iso(float(v))
+        if isinstance(v, float):
+            return f"{v:+.1f}" if k in ("rating", "lo", "hi") and v == v else f"{v:.1f}"
+        return clean(str(v))
+
+    table = [keys] + [[cell(k, r.get(k)) for k in keys] for r in rows]
+    widths = [max(len(row[c]) for row in table) for c in range(len(keys))]
+    print(f"{clean(spec)}: rating over time (refits on the pairs up to each time)")
+    for row in table:
+        print("  ".join(v.rjust(w) for v, w in zip(row, widths)).rstrip())
     return 0
 
 
