@@ -155,8 +155,9 @@ def coverage(reps: int, seed: int = 1, deals: int = 400, elo: np.ndarray = COV_E
 # adaptive scheduling against a round robin
 # --------------------------------------------------------------------------------------------
 
-ADAPT_FIELD = [1, 2, 3, 4, 6, 7]  # REAL players of the rated field (greedy family)
-ADAPT_NEW = 5  # the new player: greedy(show_at=0.25)
+GREEDY = [1, 2, 3, 4, 5, 6, 7]  # REAL's greedy family
+ADAPT_NEW = 4  # the new player: greedy(contest_at=100), 32-37% draws against the others
+ADAPT_FIELD = [i for i in GREEDY if i != ADAPT_NEW]  # the rated field
 TARGET = 15.0  # Elo: half-width of the new player's 95% interval
 
 
@@ -241,10 +242,15 @@ def main(argv: list[str]) -> None:
               f"binomial, differences of one ladder correlate), naive {r['naive']:.4f}")
     elif what == "adaptive":
         seeds = int(argv[1]) if len(argv) > 1 else 5
+        new = int(argv[2]) if len(argv) > 2 else ADAPT_NEW
+        field = [i for i in GREEDY if i != new]
+        dr = [REAL[(min(i, new), max(i, new))][1] / 4000 for i in field]
+        print(f"new player {REAL_PLAYERS[new]} (draws {min(dr):.0%}-{max(dr):.0%} against the "
+              f"field), field {', '.join(REAL_PLAYERS[i] for i in field)}")
         ratios = []
         for s in range(seeds):
-            ad = new_player(s, "adaptive")
-            rr = new_player(s, "round-robin")
+            ad = new_player(s, "adaptive", field=field, new=new)
+            rr = new_player(s, "round-robin", field=field, new=new)
             ratios.append(ad / rr)
             print(f"seed {s}: adaptive {ad:,} pairs, round robin {rr:,} pairs, "
                   f"ratio {ad / rr:.3f}", flush=True)

@@ -163,6 +163,36 @@ def test_clustered_intervals_are_wider_than_naive_when_deals_are_shared():
     assert np.allclose(np.diag(g.cov), np.diag(g.cov_naive), rtol=0.15)
 
 
+def test_a_few_agreeing_pairs_do_not_claim_certainty():
+    # a new player with 10 pairs, all drawn, against one well-measured player: the residuals
+    # are all ~0, so the bare sandwich would give an interval of width ~0; the guard keeps it
+    # near the width 10 independent pairs have at most (about +-200 Elo)
+    d = _data(seed=12, deals=500)
+    a = np.concatenate([d.a, np.full(10, 4, np.int32)])
+    b = np.concatenate([d.b, np.full(10, 1, np.int32)])
+    s2 = np.concatenate([d.score2, np.ones(10, np.int8)])
+    deal = np.concatenate([d.deal, np.arange(10)])
+    f = L.fit(ladder(5, a, b, deal, s2))
+    assert f.status[4] == "rated"
+    _, lo, hi = f.diff(4, 1)
+    assert hi - lo > 200
+    # and it does not matter once a matchup has many pairs
+    g = L.fit(d)
+    assert np.all(np.diag(g.cov) < 1.03 * np.diag(g.cov - _guard(g)))
+
+
+def _guard(f):
+    """The guard's share of ``f.cov`` (Elo^2)."""
+    k = len(f.names)
+    jk = np.full((k, k), 1.0 / k)
+    hinv = np.linalg.inv(f.info + jk) - jk
+    th = f.rating / ELO_PER_NAT
+    iu, ju = np.triu_indices(k, 1)
+    pm = 1.0 / (1.0 + np.exp(th[ju] - th[iu]))
+    extra = L._laplacian(k, iu, ju, L.GUARD_PAIRS * pm * (1 - pm))
+    return ELO_PER_NAT ** 2 * hinv @ extra @ hinv
+
+
 def test_coverage_of_rating_differences_fast():
     # tests/ladder_sim.py coverage 2000 gives the figure of docs/ladder.md; here 150 ladders
     # (900 differences): the clustered interval covers about 95%, the naive one much less

@@ -43,6 +43,7 @@ __all__ = ["LadderData", "LadderFit", "fit", "schedule", "show_text", "show_json
 CONF = 0.95  # the intervals' confidence level
 BAD_FIT_P = 0.01  # goodness of fit: warn below this p-value
 GOF_MAX_MATCHUPS = 300  # above this many matchups the fit test is the plain Pearson sum
+GUARD_PAIRS = 10.0  # virtual pairs of variance p (1 - p) added to each matchup's meat
 MISFITS_SHOWN = 5  # matchups named by the goodness-of-fit line
 _MEAT_CELLS = 1 << 24  # deal-by-matchup cells summed at once for the clustered covariance
 
@@ -399,6 +400,10 @@ def fit(data: LadderData, anchor: str | None = None, conf: float = CONF) -> Ladd
             meat_c = meat_c * (clusters / (clusters - 1.0))
             if s_mat is not None:
                 s_mat = s_mat * (clusters / (clusters - 1.0))
+        # small-sample guard: GUARD_PAIRS virtual pairs of the largest per-pair variance
+        # p (1 - p) per matchup, so that a few pairs that happen to agree (all drawn) do not
+        # claim certainty; negligible once a matchup has hundreds of pairs
+        meat_c = meat_c + _laplacian(k, ui, uj, GUARD_PAIRS * pm * (1.0 - pm))
         c_cl = hinv @ meat_c @ hinv
         c_nv = hinv @ meat_n @ hinv
         t_mat = np.eye(k)
@@ -754,7 +759,7 @@ def _svg(fit: LadderFit, order: list[int]) -> str:
         x = xpos(t)
         out.append(f'<line x1="{x:.1f}" y1="20" x2="{x:.1f}" y2="{height - 24}" '
                    f'stroke="#ddd"/><text x="{x:.1f}" y="{height - 8}" font-size="11" '
-                   f'text-anchor="middle">{t:+.0f}</text>')
+                   f'text-anchor="middle">{_fmt(t) if t else "0"}</text>')
         t += step
     for n, i in enumerate(shown):
         y = 30 + n * row
@@ -814,7 +819,7 @@ def show_html(data: LadderData, fit: LadderFit) -> str:
 <style>
 body {{ font-family: sans-serif; margin: 1.5em; color: #222; }}
 table {{ border-collapse: collapse; margin: 0.5em 0 1.5em; }}
-td, th {{ border: 1px solid #ccc; padding: 3px 8px; text-align: right; }}
+td, th {{ border: 1px solid #ccc; padding: 3px 8px; text-align: right; white-space: nowrap; }}
 td:nth-child(2), th:first-child {{ text-align: left; }}
 .warning {{ color: #9b2c2c; font-weight: bold; }}
 </style></head><body>

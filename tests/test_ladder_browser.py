@@ -1,0 +1,67 @@
+"""The ladder's HTML page (sim/analysis/ladder.py ``show_html``) in a real headless Chromium:
+it renders without errors or outside requests, the SVG ranking plot draws one interval bar per
+rated player in ranking order, and the tables hold the players. Skips where no Chromium is
+installed, except under CI (``CI=true``), where a missing browser fails."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from browser_session import Page, browser_or_skip
+from ladder_sim import bt_probs, ladder, simulate
+
+from sim.analysis import ladder as L
+
+
+@pytest.fixture(scope="module")
+def browser():
+    return browser_or_skip()
+
+
+def test_the_ladder_page_renders_its_plot_and_tables(tmp_path, browser):
+    rng = np.random.default_rng(3)
+    probs = bt_probs(np.array([0.0, 80.0, 150.0, 40.0]), 0.25)
+    a, b, d, s2 = simulate(rng, 4, probs, {m: 300 for m in probs})
+    # a fifth player that won every pair (a one-sided bound) and a sixth with no pairs
+    a = np.concatenate([a, np.full(20, 4, np.int32)])
+    b = np.concatenate([b, np.full(20, 2, np.int32)])
+    s2 = np.concatenate([s2, np.full(20, 2, np.int8)])
+    d = np.concatenate([d, np.arange(20)])
+    data = ladder(6, a, b, d, s2)
+    data.names = ["greedy", "random", "pimc(samples=8)", "<b>evil & co</b>", "top", "new"]
+    f = L.fit(data)
+    page = tmp_path / "ladder.html"
+    page.write_text(L.show_html(data, f), encoding="utf-8")
+    text = page.read_text(encoding="utf-8").replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "://" not in text and "<b>evil" not in text  # nothing fetched; names escaped
+    with Page(browser, str(page), str(tmp_path / "profile")) as pg:
+        facts = json.loads(pg.js("""JSON.stringify({
+            title: document.title,
+            rows: Array.from(document.querySelectorAll('#ratings tr')).slice(1)
+                  .map(r => r.children[1].textContent),
+            cross: document.querySelectorAll('#crosstable tr').length,
+            bars: Array.from(document.querySelectorAll('#ranking line.bar'))
+                  .map(l => [l.x1.baseVal.value, l.x2.baseVal.value, l.y1.baseVal.value]),
+            bounds: document.querySelectorAll('#ranking line.bound').length,
+            dots: document.querySelectorAll('#ranking circle').length,
+            svg: document.querySelector('#ranking').getBoundingClientRect().width,
+            gof: document.querySelector('#gof').textContent,
+            resources: performance.getEntriesByType('resource').length})"""))
+        errors = pg.errors()
+    assert errors == []
+    assert facts["title"] == "Ladder" and facts["resources"] == 0
+    order = f.order()
+    assert facts["rows"] == [data.names[i] for i in order]
+    assert facts["rows"][0] == "top" and facts["rows"][-1] == "new"
+    assert "<b>evil & co</b>" in facts["rows"]  # escaped, shown as text
+    assert facts["cross"] == 7  # header + 6 players
+    # one bar and dot per rated player, top to bottom in ranking order, each bar around its dot
+    rated = [i for i in order if f.status[i] == "rated"]
+    assert len(facts["bars"]) == facts["dots"] == len(rated) == 4 and facts["bounds"] == 1
+    ys = [bar[2] for bar in facts["bars"]]
+    assert ys == sorted(ys) and all(x1 < x2 for x1, x2, _ in facts["bars"])
+    widths = [x2 - x1 for x1, x2, _ in facts["bars"]]
+    assert all(w > 2 for w in widths) and facts["svg"] > 500
+    assert facts["gof"].startswith("goodness of fit:")
