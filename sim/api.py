@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -79,6 +79,10 @@ def trick_winner(plays: Sequence[Sequence[str] | str], trump: str) -> int:
     0
     """
     t = parse_suit(trump)
+    if isinstance(plays, str) or not isinstance(plays, Iterable):
+        raise InvalidCardError(f"plays {plays!r} must be a list of the trick's plays, each "
+                               f"card strings, e.g. [['5d'], ['5c'], ['Ah'], ['5s']]")
+    plays = list(plays)
     if not plays:
         raise InvalidCardError("plays is empty: a trick starts with a lead")
     _, lk = _lead_keys(plays[0], t)

@@ -34,6 +34,10 @@ _CARD_HELP = "ranks A23456789TJQK (or 10), suits shdc (or ♠♥♦♣), jokers 
 
 def card_name(card_id: int) -> str:
     """Canonical text of a card id (R2): ``'Ah'``, ``'Td'``, ``'BJ'``."""
+    if isinstance(card_id, bool) or not isinstance(card_id, (int, np.integer)) \
+            or not 0 <= card_id < N_TYPES:
+        raise InvalidCardError(f"card id {card_id!r} must be an integer in 0 … {N_TYPES - 1} "
+                               f"(R2: 52 suited cards by rank then suit, then SJ, BJ)")
     if card_id == SJ:
         return "SJ"
     if card_id == BJ:
@@ -69,6 +73,9 @@ def parse_cards(cards: str | Iterable[str]) -> list[int]:
     """Card ids of a space/comma separated string or an iterable of card strings."""
     if isinstance(cards, str):
         cards = cards.replace(",", " ").split()
+    elif not isinstance(cards, Iterable):
+        raise InvalidCardError(f"{cards!r} is not cards: give a string such as 'Kh 5s' or a "
+                               f"list of card strings; {_CARD_HELP}")
     return [parse_card(c) for c in cards]
 
 

@@ -58,7 +58,7 @@ from sim.core.rng import check_deal, check_seed
 from sim.errors import ConfigError, IllegalPlayError, InvalidCardError, UsageError
 from sim.observation import Observation, giveback_table, play_table
 from sim.record import _mask_cards, build_record
-from sim.rules import DEFAULT_RULES, Rules
+from sim.rules import Rules, as_rules
 from sim.spaces import (
     N_ACTIONS,
     OBS_SIZE,
@@ -190,9 +190,7 @@ class Deal:
                  seats: Sequence[str] | None = None) -> None:
         self.seed = check_seed(seed)
         self.deal = check_deal(deal)
-        self.rules = rules or DEFAULT_RULES
-        if not isinstance(self.rules, Rules):
-            raise TypeError(f"rules must be a sim.Rules, not {type(self.rules).__name__}")
+        self.rules = as_rules(rules)
         if seats is None:
             self.seats = ["python"] * 4
         elif isinstance(seats, (list, tuple)) and len(seats) == 4 \

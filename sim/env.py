@@ -48,7 +48,7 @@ from sim.core.rng import check_seed
 from sim.deal import Deal
 from sim.errors import ConfigError, IllegalPlayError, NotResetError, StrategyError
 from sim.observation import Observation
-from sim.rules import DEFAULT_RULES, Rules
+from sim.rules import DEFAULT_RULES, Rules, as_rules
 from sim.spaces import N_ACTIONS, OBS_FIELDS, OBS_OFFSETS, OBS_SIZE
 
 AGENTS = ("seat_0", "seat_1", "seat_2", "seat_3")
@@ -158,9 +158,7 @@ class ShuangkouEnv(AECEnv):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigError(f"render_mode {render_mode!r}: one of "
                               f"{', '.join(self.metadata['render_modes'])} or None")
-        self.rules = rules or DEFAULT_RULES
-        if not isinstance(self.rules, Rules):
-            raise ConfigError(f"rules must be a sim.Rules, not {type(self.rules).__name__}")
+        self.rules = as_rules(rules)
         self.render_mode = render_mode
         self.opponents = _opponents(opponents)
         self.possible_agents = [a for s, a in enumerate(AGENTS) if s not in self.opponents]

@@ -1,7 +1,9 @@
 """Every error the package raises on bad input: one module, all ``ValueError`` subclasses.
 
 Messages quote the offending input with ``!r`` and name the ruling or the allowed values, so a
-user can fix the input from the message alone.
+user can fix the input from the message alone. ``tests/test_errors.py`` scans the source: a
+bare builtin exception raised anywhere else has a stated reason there (an internal guard,
+control flow caught nearby, a Python protocol).
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ class IllegalPlayError(ShuangkouError):
 
 class RulesError(ShuangkouError):
     """An unknown rules variant or a value out of range."""
+
+
+class NotRulesError(RulesError, TypeError):
+    """A ``rules`` argument that is not a ``sim.Rules`` (a dict, a name; also a TypeError, as
+    it always was): ``sim.Rules.from_dict`` reads a mapping."""
 
 
 class ConfigError(ShuangkouError):
@@ -52,6 +59,12 @@ class StrategyError(ShuangkouError):
     The message names the strategy, the seat, the seed and the deal, so the failure can be
     replayed alone with ``shuangkou play --seed S --first-deal D --deals 1``.
     """
+
+
+class StatsError(ShuangkouError):
+    """Figures that cannot be computed from the numbers given to ``sim.analysis.stats``: a
+    probability outside (0, 1), a win matrix that is not square, accumulators that do not
+    merge, a serialised accumulator that does not read back."""
 
 
 class WorkerError(ShuangkouError):

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.errors import RulesError
+from sim.errors import NotRulesError, RulesError
 
 # The allowed range of every variant (docs/rules.md, Variants). The bounds keep every per-deal
 # number exact in int64 kernels and in the per-deal table (sim.core.tables.DEAL_COLUMNS):
@@ -70,6 +70,9 @@ class Rules:
     @classmethod
     def from_dict(cls, values: Mapping[str, Any] | None) -> "Rules":
         """Rules from a mapping; an unknown name is an error that lists the allowed ones."""
+        if values is not None and not isinstance(values, Mapping):
+            raise RulesError(f"rules variants {values!r} must be a mapping of names to "
+                             f"integers: allowed names are {', '.join(cls.names())}")
         values = dict(values or {})
         unknown = sorted(set(values) - set(cls.names()))
         if unknown:
@@ -92,6 +95,18 @@ class Rules:
 
 
 DEFAULT_RULES = Rules()
+
+
+def as_rules(rules: Any) -> Rules:
+    """``rules`` as given to ``sim.Deal``, ``sim.Batch``, ``sim.env`` and ``sim.settle``: a
+    ``Rules`` (``None`` and other false values: the defaults); anything else is one line."""
+    rules = rules or DEFAULT_RULES
+    if not isinstance(rules, Rules):
+        hint = (": sim.Rules.from_dict(...) reads a mapping" if isinstance(rules, Mapping)
+                else "")
+        raise NotRulesError(f"rules must be a sim.Rules or None, not "
+                            f"{type(rules).__name__}{hint}")
+    return rules
 
 # positions in Rules.array()
 R_MAX_REDEALS, R_KOU_SINGLE, R_KOU_PAIR, R_STEP, R_UNIT, R_CAP, R_START = range(7)

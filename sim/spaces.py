@@ -37,7 +37,16 @@ from typing import Any
 
 import numpy as np
 
-from sim.cards import BIT, CARD_NAMES, ID_OF_KEY, KEY_OF_ID, N_TYPES, SUITS, parse_card
+from sim.cards import (
+    BIT,
+    CARD_NAMES,
+    ID_OF_KEY,
+    KEY_OF_ID,
+    N_TYPES,
+    parse_card,
+    parse_cards,
+    parse_suit,
+)
 from sim.core.bits import clear_lsb, lsb
 from sim.core.engine import (
     CALL,
@@ -378,7 +387,7 @@ def action_of(choice: Any, kind: str | None = None) -> int:
         if c >= 52:
             raise IllegalPlayError(f"{choice!r}: jokers are never shown (R6)")
         return A_SHOW + c
-    cards = [parse_card(c) for c in choice]
+    cards = parse_cards(choice)
     if len(cards) == 1:
         return A_SINGLE + cards[0]
     if len(cards) == 2:
@@ -391,8 +400,11 @@ def choice_of_action(action: int, kind: str, trump: str | int | None = None) -> 
     ``'play'``): ``None`` or a card for shows, a tuple of cards otherwise. Two-card plays are
     written in key order (docs/engine.md), which needs ``trump`` (a suit letter or index);
     without it they are written by id."""
-    a = int(action)
-    if not 0 <= a < N_ACTIONS:
+    try:
+        a = int(action)
+    except (TypeError, ValueError):
+        a = -1
+    if isinstance(action, bool) or not 0 <= a < N_ACTIONS:
         raise IllegalPlayError(f"action {action!r} is out of range: 0 … {N_ACTIONS - 1}")
     if kind == "show":
         if a == A_PASS:
@@ -404,7 +416,9 @@ def choice_of_action(action: int, kind: str, trump: str | int | None = None) -> 
     elif kind in ("play", "giveback") and a >= A_TWO:
         x, y = int(PAIR_A[a - A_TWO]), int(PAIR_B[a - A_TWO])
         if kind == "play" and trump is not None:
-            t = SUITS.index(trump) if isinstance(trump, str) else int(trump)
+            t = parse_suit(trump) if isinstance(trump, str) else int(trump)
+            if not 0 <= t < 4:
+                raise IllegalPlayError(f"trump {trump!r}: a suit s h d c, or its index 0 … 3")
             if KEY_OF_ID[t, x] > KEY_OF_ID[t, y]:
                 x, y = y, x
         return (CARD_NAMES[x], CARD_NAMES[y])

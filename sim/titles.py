@@ -45,7 +45,7 @@ def gloss(title: str) -> str:
     try:
         return GLOSS[title]
     except KeyError:
-        raise ValueError(f"{title!r} is not an R25 title (one of {', '.join(GLOSS)})") from None
+        raise RulesError(f"{title!r} is not an R25 title (one of {', '.join(GLOSS)})") from None
 
 
 def titled(title: str) -> str:

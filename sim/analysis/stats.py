@@ -25,8 +25,9 @@ Tournaments may run 10 million deals, so every accumulator keeps only sufficient
 
 Errors
 ------
-Bad input raises ``ValueError`` whose message quotes the input (plain ``ValueError``, so that
-this module needs nothing from the package).
+Bad input raises ``sim.errors.StatsError`` (a ``ShuangkouError``, so a ``ValueError``) whose
+message quotes the input; ``sim.errors`` is the one module of the package it imports (no
+engine, no numba).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from sim.errors import StatsError
 
 __all__ = [
     "ELO_PER_NAT", "SPRT", "SWINGS_KEPT", "SWINGS_SHOWN", "T_NORMAL_FROM", "WDL",
@@ -78,13 +81,13 @@ def norm_ppf(p: float) -> float:
 
 
 def _check_prob(p: float, what: str) -> float:
-    """``p`` as a float in (0, 1), or a ValueError."""
+    """``p`` as a float in (0, 1), or a StatsError."""
     try:
         p = float(p)
     except (TypeError, ValueError):
-        raise ValueError(f"{what} {p!r} must be a number in (0, 1)") from None
+        raise StatsError(f"{what} {p!r} must be a number in (0, 1)") from None
     if not 0.0 < p < 1.0:
-        raise ValueError(f"{what} {p!r} must be in the open interval (0, 1)")
+        raise StatsError(f"{what} {p!r} must be in the open interval (0, 1)")
     return p
 
 
@@ -181,9 +184,9 @@ def t_ppf(p: float, df: float) -> float:
     try:
         df = float(df)
     except (TypeError, ValueError):
-        raise ValueError(f"degrees of freedom {df!r} must be a number > 0") from None
+        raise StatsError(f"degrees of freedom {df!r} must be a number > 0") from None
     if not df > 0.0:  # also rejects NaN
-        raise ValueError(f"degrees of freedom {df!r} must be > 0")
+        raise StatsError(f"degrees of freedom {df!r} must be > 0")
     if p == 0.5:
         return 0.0
     sign, q = (1.0, 1.0 - p) if p > 0.5 else (-1.0, p)  # solve P(T > t) = q for t > 0
@@ -232,14 +235,14 @@ def _critical(conf: float, df: float = math.inf) -> float:
 # --------------------------------------------------------------------------------------------
 
 def _as_values(values: ArrayLike) -> np.ndarray:
-    """Values as a flat float64 array; a ValueError if any is NaN or infinite."""
+    """Values as a flat float64 array; a StatsError if any is NaN or infinite."""
     try:
         v = np.asarray(values, dtype=np.float64).ravel()
     except (TypeError, ValueError):
-        raise ValueError(f"values {values!r} must be numbers") from None
+        raise StatsError(f"values {values!r} must be numbers") from None
     if not np.isfinite(v).all():
         bad = v[~np.isfinite(v)]
-        raise ValueError(f"values must be finite; got {bad.size} non-finite, e.g. {bad[0]!r}")
+        raise StatsError(f"values must be finite; got {bad.size} non-finite, e.g. {bad[0]!r}")
     return v
 
 
@@ -289,12 +292,12 @@ class Moments:
 
     def __init__(self, n: int = 0, total: float = 0.0, total_sq: float = 0.0) -> None:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"count {n!r} must be an integer >= 0")
+            raise StatsError(f"count {n!r} must be an integer >= 0")
         total, total_sq = float(total), float(total_sq)
         if not (math.isfinite(total) and math.isfinite(total_sq)) or total_sq < 0.0:
-            raise ValueError(f"sums ({total!r}, {total_sq!r}) must be finite, sum of squares >= 0")
+            raise StatsError(f"sums ({total!r}, {total_sq!r}) must be finite, sum of squares >= 0")
         if n == 0 and (total != 0.0 or total_sq != 0.0):
-            raise ValueError(f"sums ({total!r}, {total_sq!r}) of zero values must be 0")
+            raise StatsError(f"sums ({total!r}, {total_sq!r}) of zero values must be 0")
         self._n, self._total, self._total_sq = int(n), total, total_sq
 
     # -- accumulate --------------------------------------------------------------------------
@@ -416,9 +419,9 @@ class Moments:
 
 
 def _check_type(d: Any, name: str) -> None:
-    """A ValueError unless ``d`` is a dict written by ``name.to_dict``."""
+    """A StatsError unless ``d`` is a dict written by ``name.to_dict``."""
     if not isinstance(d, dict) or d.get("type") != name:
-        raise ValueError(f"{d!r} is not a serialised {name} (expected 'type': {name!r})")
+        raise StatsError(f"{d!r} is not a serialised {name} (expected 'type': {name!r})")
 
 
 def stratified_ci(strata: Sequence[Moments], conf: float = 0.95, cross_var: float = 0.0,
@@ -490,7 +493,7 @@ class ClusterMoments:
         """Add a ``(deals, M)`` block of integer results (e.g. twice a pair's mean)."""
         v = np.asarray(x)
         if v.ndim != 2 or v.shape[1] != self.m or not np.issubdtype(v.dtype, np.integer):
-            raise ValueError(f"a block of results must be an integer (deals, {self.m}) matrix, "
+            raise StatsError(f"a block of results must be an integer (deals, {self.m}) matrix, "
                              f"got {v.dtype} {v.shape}")
         y = np.sign(v).astype(np.int64) + 1  # twice the score
         for val, tot, cross in ((v.astype(np.int64), self.x_sum, self.x_cross),
@@ -498,7 +501,7 @@ class ClusterMoments:
             f = val.astype(np.float64)
             prod = f.T @ f  # exact in float64 below 2**53 (|x| < 10**5 on 10**5 deals)
             if not np.abs(prod).max(initial=0.0) < 2.0 ** 53:
-                raise ValueError("block too large for exact sums: add fewer deals at a time")
+                raise StatsError("block too large for exact sums: add fewer deals at a time")
             tot += val.sum(axis=0)
             cross += np.rint(prod).astype(np.int64)
         self.deals += int(v.shape[0])
@@ -532,7 +535,7 @@ class ClusterMoments:
         for k in ("x_sum", "y_sum", "x_cross", "y_cross"):
             arr = np.array(d[k], dtype=np.int64)
             if arr.shape != getattr(c, k).shape:
-                raise ValueError(f"ClusterMoments {k} has shape {arr.shape}, expected "
+                raise StatsError(f"ClusterMoments {k} has shape {arr.shape}, expected "
                                  f"{getattr(c, k).shape}")
             setattr(c, k, arr)
         return c
@@ -613,10 +616,10 @@ class Histogram:
     def __init__(self, lo: int, hi: int, width: int = 1) -> None:
         for name, val in (("lo", lo), ("hi", hi), ("width", width)):
             if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
-                raise ValueError(f"histogram {name} {val!r} must be an integer")
+                raise StatsError(f"histogram {name} {val!r} must be an integer")
         lo, hi, width = int(lo), int(hi), int(width)
         if width < 1 or hi <= lo or (hi - lo) % width:
-            raise ValueError(f"histogram range [{lo}, {hi}) must be a positive multiple of "
+            raise StatsError(f"histogram range [{lo}, {hi}) must be a positive multiple of "
                              f"width {width} >= 1")
         self.lo, self.hi, self.width = lo, hi, width
         self.counts = np.zeros((hi - lo) // width, dtype=np.int64)
@@ -657,9 +660,9 @@ class Histogram:
 
     def _check_same(self, other: Histogram) -> None:
         if not isinstance(other, Histogram):
-            raise ValueError(f"cannot merge a Histogram with {other!r}")
+            raise StatsError(f"cannot merge a Histogram with {other!r}")
         if (self.lo, self.hi, self.width) != (other.lo, other.hi, other.width):
-            raise ValueError(f"cannot merge histograms with bins {(self.lo, self.hi, self.width)}"
+            raise StatsError(f"cannot merge histograms with bins {(self.lo, self.hi, self.width)}"
                              f" and {(other.lo, other.hi, other.width)} (lo, hi, width)")
 
     def __iadd__(self, other: Histogram) -> Histogram:
@@ -704,7 +707,7 @@ class Histogram:
         """
         q = float(q)
         if not 0.0 <= q <= 100.0:
-            raise ValueError(f"percentile {q!r} must be in [0, 100]")
+            raise StatsError(f"percentile {q!r} must be in [0, 100]")
         n = self.n
         if n == 0:
             return math.nan
@@ -752,13 +755,13 @@ class Histogram:
         h = cls(d["lo"], d["hi"], d["width"])
         counts = np.asarray(d["counts"], dtype=np.int64)
         if counts.shape != h.counts.shape or (counts < 0).any():
-            raise ValueError(f"histogram counts {d['counts']!r} do not fit bins "
+            raise StatsError(f"histogram counts {d['counts']!r} do not fit bins "
                              f"{(h.lo, h.hi, h.width)}")
         h.counts = counts
         h.underflow, h.overflow = int(d["underflow"]), int(d["overflow"])
         h.moments = Moments.from_dict(d["moments"])
         if h.underflow + h.overflow + int(counts.sum()) != h.moments.n:
-            raise ValueError(f"histogram counts do not add up to n = {h.moments.n}")
+            raise StatsError(f"histogram counts do not add up to n = {h.moments.n}")
         if h.moments.n:
             h.min, h.max = float(d["min"]), float(d["max"])
         h.lattice = bool(d["lattice"])
@@ -786,7 +789,7 @@ class WDL:
     def __init__(self, wins: int = 0, draws: int = 0, losses: int = 0) -> None:
         for name, val in (("wins", wins), ("draws", draws), ("losses", losses)):
             if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
-                raise ValueError(f"{name} {val!r} must be an integer >= 0")
+                raise StatsError(f"{name} {val!r} must be an integer >= 0")
         self.wins, self.draws, self.losses = int(wins), int(draws), int(losses)
 
     def add(self, values: ArrayLike) -> WDL:
@@ -934,7 +937,7 @@ def sprt_bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
     """
     alpha, beta = _check_prob(alpha, "alpha"), _check_prob(beta, "beta")
     if alpha + beta >= 1.0:
-        raise ValueError(f"alpha + beta = {alpha + beta!r} must be < 1")
+        raise StatsError(f"alpha + beta = {alpha + beta!r} must be < 1")
     return (math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha))
 
 
@@ -969,10 +972,10 @@ class SPRT:
                  min_pairs: int = SPRT_MIN_PAIRS) -> None:
         mu0, mu1 = float(mu0), float(mu1)
         if not (math.isfinite(mu0) and math.isfinite(mu1)) or mu0 == mu1:
-            raise ValueError(f"SPRT means mu0={mu0!r}, mu1={mu1!r} must be finite and differ")
+            raise StatsError(f"SPRT means mu0={mu0!r}, mu1={mu1!r} must be finite and differ")
         if isinstance(min_pairs, bool) or not isinstance(min_pairs, (int, np.integer)) \
                 or min_pairs < 1:
-            raise ValueError(f"SPRT min_pairs {min_pairs!r} must be an integer >= 1")
+            raise StatsError(f"SPRT min_pairs {min_pairs!r} must be an integer >= 1")
         self.min_pairs = int(min_pairs)
         self.mu0, self.mu1 = mu0, mu1
         self.alpha, self.beta = float(alpha), float(beta)
@@ -1073,7 +1076,7 @@ class SPRT:
         s = cls(d["mu0"], d["mu1"], d["alpha"], d["beta"], d.get("min_pairs", SPRT_MIN_PAIRS))
         s.moments = Moments.from_dict(d["moments"])
         if d["state"] not in ("continue", "H0", "H1"):
-            raise ValueError(f"SPRT state {d['state']!r} must be 'continue', 'H0' or 'H1'")
+            raise StatsError(f"SPRT state {d['state']!r} must be 'continue', 'H0' or 'H1'")
         s._state, s.decided_at = d["state"], d["decided_at"]
         return s
 
@@ -1161,40 +1164,40 @@ def bradley_terry(wins: ArrayLike, prior: float = 1.0, tol: float = 1e-10,
     """
     w = np.array(wins, dtype=np.float64)
     if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] < 1:
-        raise ValueError(f"wins must be a square (k, k) matrix, got shape {w.shape}")
+        raise StatsError(f"wins must be a square (k, k) matrix, got shape {w.shape}")
     if not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError("wins must be finite and >= 0")
+        raise StatsError("wins must be finite and >= 0")
     if np.diag(w).any():
-        raise ValueError(f"wins diagonal {np.diag(w).tolist()!r} must be 0 (no self-play)")
+        raise StatsError(f"wins diagonal {np.diag(w).tolist()!r} must be 0 (no self-play)")
     if draws is not None:
         d = np.array(draws, dtype=np.float64)
         if d.shape != w.shape or not np.isfinite(d).all() or (d < 0).any() \
                 or not np.array_equal(d, d.T) or np.diag(d).any():
-            raise ValueError(f"draws must be a symmetric {w.shape} matrix of counts >= 0 with "
+            raise StatsError(f"draws must be a symmetric {w.shape} matrix of counts >= 0 with "
                              f"a zero diagonal, like wins")
         if (0.5 * d > w + 1e-9 * (1.0 + w)).any():
-            raise ValueError("draws must be counted in wins (half a win to each side): "
+            raise StatsError("draws must be counted in wins (half a win to each side): "
                              "some draws[i, j] / 2 exceed wins[i, j]")
     k = w.shape[0]
     if isinstance(prior, str):
         if prior != "firth":
-            raise ValueError(f"prior {prior!r} must be a number >= 0, a (k, k) matrix or "
+            raise StatsError(f"prior {prior!r} must be a number >= 0, a (k, k) matrix or "
                              f"'firth'")
         return _bt_firth(w, tol, max_iter, draws, extra_meat)
     pr = np.array(prior, dtype=np.float64)
     if pr.ndim == 0:
         if not pr >= 0.0 or not math.isfinite(pr):
-            raise ValueError(f"prior {prior!r} must be a finite number >= 0")
+            raise StatsError(f"prior {prior!r} must be a finite number >= 0")
     elif pr.shape != w.shape or not np.isfinite(pr).all() or (pr < 0).any() \
             or not np.array_equal(pr, pr.T):
-        raise ValueError(f"a prior matrix must be symmetric {w.shape}, finite and >= 0")
+        raise StatsError(f"a prior matrix must be symmetric {w.shape}, finite and >= 0")
     if k == 1:
         return np.zeros(1), np.zeros((1, 1))
     off = ~np.eye(k, dtype=bool)
     prior = pr * off  # virtual draws per pair
     w = w + 0.5 * prior
     if not _strongly_connected(w > 0):
-        raise ValueError("Bradley-Terry MLE does not exist: some group of players never beat "
+        raise StatsError("Bradley-Terry MLE does not exist: some group of players never beat "
                          "(or never lost to) the rest; use prior > 0")
     games = w + w.T
     won = w.sum(axis=1)
@@ -1241,7 +1244,7 @@ def bradley_terry(wins: ArrayLike, prior: float = 1.0, tol: float = 1e-10,
     if extra_meat is not None:
         e = np.asarray(extra_meat, dtype=np.float64)
         if e.shape != (k, k) or not np.isfinite(e).all():
-            raise ValueError(f"extra_meat must be a finite ({k}, {k}) matrix, got {e.shape}")
+            raise StatsError(f"extra_meat must be a finite ({k}, {k}) matrix, got {e.shape}")
         bread = np.linalg.inv(lap + jk) - jk
         cov = cov + bread @ e @ bread
     cov = 0.5 * (cov + cov.T)  # symmetric to rounding
@@ -1341,7 +1344,7 @@ def _gamma_q(a: float, x: float) -> float:
 def chi2_sf(x: float, df: float) -> float:
     """``P(X > x)`` for a chi-square variable with ``df > 0`` degrees of freedom."""
     if not df > 0:
-        raise ValueError(f"degrees of freedom {df!r} must be > 0")
+        raise StatsError(f"degrees of freedom {df!r} must be > 0")
     return _gamma_q(0.5 * df, 0.5 * float(x))
 
 
@@ -1431,7 +1434,7 @@ def elo_from_bt(log_strengths: ArrayLike, cov: ArrayLike,
     c = np.asarray(cov, dtype=np.float64)
     k = theta.size
     if c.shape != (k, k):
-        raise ValueError(f"cov shape {c.shape} does not match {k} strengths")
+        raise StatsError(f"cov shape {c.shape} does not match {k} strengths")
     center = np.eye(k) - 1.0 / k  # centring is linear: cov -> P cov P
     theta, c = center @ theta, center @ c @ center
     z = _critical(conf)
@@ -1529,10 +1532,10 @@ def score_interval(wins: ArrayLike, draws: ArrayLike, losses: ArrayLike,
     scalar = all(np.ndim(v) == 0 for v in (wins, draws, losses))
     w, d, l_ = np.broadcast_arrays(w, d, l_)
     if (w < 0).any() or (d < 0).any() or (l_ < 0).any() or not np.isfinite(w + d + l_).all():
-        raise ValueError("win, draw and loss counts must be finite and >= 0")
+        raise StatsError("win, draw and loss counts must be finite and >= 0")
     n = w + d + l_
     if (n <= 0).any():
-        raise ValueError("every interval needs at least one result (wins + draws + losses)")
+        raise StatsError("every interval needs at least one result (wins + draws + losses)")
     s = (w + 0.5 * d) / n
     bounds = []
     for side in (0, 1):  # the LR statistic is monotone on each side of the estimate
@@ -1595,12 +1598,12 @@ def elo_from_score(score: float, n: int, var: float | None = None,
     """
     score = float(score)
     if not 0.0 <= score <= 1.0:
-        raise ValueError(f"score {score!r} must be in [0, 1]")
+        raise StatsError(f"score {score!r} must be in [0, 1]")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"number of results {n!r} must be an integer >= 1")
+        raise StatsError(f"number of results {n!r} must be an integer >= 1")
     v = score * (1.0 - score) if var is None else float(var)
     if not v >= 0.0:
-        raise ValueError(f"variance {var!r} must be >= 0")
+        raise StatsError(f"variance {var!r} must be >= 0")
     half = _critical(conf) * math.sqrt(v / n)
     return (_score_to_elo(score), _score_to_elo(score - half), _score_to_elo(score + half))
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from sim.core.jit import kernel
 from sim.errors import RulesError
-from sim.rules import DEFAULT_RULES, R_CAP, R_STEP, R_UNIT, Rules
+from sim.rules import R_CAP, R_STEP, R_UNIT, Rules, as_rules
 from sim.titles import LEVELS, level  # noqa: F401  (the R25 titles: a numpy-free table)
 
 
@@ -31,9 +31,7 @@ def settle(attacker_score: int, rules: Rules | None = None) -> tuple[int, int]:
     >>> settle(120), settle(85), settle(0)
     ((2, -2), (0, 0), (-10, 10))
     """
-    rules = rules or DEFAULT_RULES
-    if not isinstance(rules, Rules):
-        raise RulesError(f"rules must be a sim.Rules, not {type(rules).__name__}")
+    rules = as_rules(rules)
     # R22, R23: 200 points in all, the last trick's counted at most max(multipliers) times
     hi = 200 * max(1, rules.kou_di_single, rules.kou_di_pair)
     if isinstance(attacker_score, bool) or not isinstance(attacker_score, (int, np.integer)) \

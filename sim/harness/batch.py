@@ -50,7 +50,7 @@ from sim.core.jit import kernel
 from sim.core.movegen import MAX_CHOICES, set_count, set_kth, show_mask
 from sim.core.rng import check_deal, check_seed
 from sim.errors import ConfigError, IllegalPlayError, UsageError
-from sim.rules import DEFAULT_RULES, Rules
+from sim.rules import Rules, as_rules
 from sim.spaces import N_ACTIONS, OBS_SIZE, code_of_action, fill_mask, fill_obs
 from strategies.compiled import decide  # generated loops bind their own
 
@@ -388,9 +388,7 @@ class Batch:
         self.n = int(n)
         self.seed = check_seed(seed)
         self.first_deal = check_deal(first_deal, "first_deal")
-        self.rules = rules or DEFAULT_RULES
-        if not isinstance(self.rules, Rules):
-            raise TypeError(f"rules must be a sim.Rules, not {type(self.rules).__name__}")
+        self.rules = as_rules(rules)
         last = MAX_DEAL - self.first_deal + 1  # deals numbered first_deal … 2**63-1
         if deals is not None and (isinstance(deals, bool)
                                   or not isinstance(deals, (int, np.integer))
