@@ -69,7 +69,8 @@ def make_db(path: str, pairs: int, chunk: int = 1000, seed: int = 1) -> float:
     return time.perf_counter() - t0
 
 
-def make_folder(out: str, pairs: int, chunk: int = 10_000, seed: int = 2) -> float:
+def make_folder(out: str, pairs: int, chunk: int = 10_000, seed: int = 2,
+                first_deal: int = 0) -> float:
     """A round-robin results folder of about ``pairs`` pairs (3 players), written as a
     tournament writes it, with synthetic games; returns the seconds it took."""
     from sim.core.tables import DEAL_COLUMNS
@@ -89,7 +90,7 @@ def make_folder(out: str, pairs: int, chunk: int = 10_000, seed: int = 2) -> flo
     rng = np.random.default_rng(seed)
     cfg = from_dict({"name": "synthetic", "format": "round-robin",
                      "players": ["random", "greedy", "random(show_prob=0.9)"],
-                     "deals": -(-pairs // 3), "seed": 0,
+                     "deals": -(-pairs // 3), "seed": 0, "first_deal": first_deal,
                      "run": {"chunk_size": chunk, "progress": False},
                      "output": {"dir": out, "plots": False, "deal_table": False}})
     os.makedirs(os.path.join(out, CHUNK_DIR), exist_ok=True)
@@ -148,7 +149,9 @@ def scale(args: argparse.Namespace) -> None:
         src = os.path.join(folder, "import-folder")
         if not os.path.exists(src):
             print(f"writing a results folder of {args.import_pairs:,} pairs ...", flush=True)
-            print(f"  written in {make_folder(src, args.import_pairs):.1f} s", flush=True)
+            # deals past the big ladder's: every pair is new there too
+            secs = make_folder(src, args.import_pairs, first_deal=args.pairs)
+            print(f"  written in {secs:.1f} s", flush=True)
         target = os.path.join(folder, "import.sqlite")
         for f in (target, target + "-wal", target + "-shm"):
             if os.path.exists(f):

@@ -65,11 +65,12 @@ def check_whole(db, chunk):
     con = sqlite3.connect(db)
     try:
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        for cid, n, d, x in con.execute("SELECT id, n, deals, x2 FROM chunks"):
+        for cid, first, n, d, x in con.execute("SELECT id, first_deal, n, deals, x2 "
+                                               "FROM chunks"):
             assert n == chunk
-            assert np.frombuffer(d, "<i8").size == n == np.frombuffer(x, "<i4").size
-            assert con.execute("SELECT count(*) FROM pairs WHERE chunk = ?",
-                               (cid,)).fetchone()[0] == n
+            deals, x2 = ladder.decode(first, n, d, x)  # the arrays are the rows
+            assert con.execute("SELECT deal, x2 FROM pairs WHERE chunk = ? ORDER BY deal",
+                               (cid,)).fetchall() == list(zip(deals.tolist(), x2.tolist()))
         total = con.execute("SELECT coalesce(sum(n), 0) FROM chunks").fetchone()[0]
         assert con.execute("SELECT count(*) FROM pairs").fetchone()[0] == total
         return total
@@ -489,9 +490,78 @@ def test_history_and_html(db, capsys, tmp_path):
     assert "<html" in page.read_text().lower()
 
 
+@pytest.mark.parametrize("deals,x2", [
+    (np.arange(5, 9), np.array([3, -4, 0, 800])),       # consecutive deals, small results
+    (np.array([0, 2, 3]), np.array([1, 2**20, -1])),    # a gap (skipped pairs), wide results
+    (np.zeros(0, np.int64), np.zeros(0, np.int64))])
+def test_blob_round_trip(deals, x2):
+    d, x = ladder.encode(deals, x2)
+    got = ladder.decode(int(deals[0]) if deals.size else None, deals.size, d, x)
+    assert got[0].tolist() == deals.tolist() and got[1].tolist() == x2.tolist()
+    assert (d == b"") == (deals.size == 0 or (np.diff(deals) == 1).all())
+    with pytest.raises(ValueError):
+        ladder.decode(0, deals.size + 1, d or b"\0" * 8, x)
+
+
 def test_library_errors_are_shuangkou_errors(tmp_path):
     with pytest.raises(LadderError, match="does not exist"):
         Ladder.open(str(tmp_path / "x.sqlite"))
     with pytest.raises(ConfigError, match="unknown strategy"), \
             Ladder.open(str(tmp_path / "y.sqlite"), create=True) as lad:
         lad.add(["nosuchbot"])
+
+
+# --- a bot that fails -----------------------------------------------------------------------
+BAD = '''
+from strategies.base import param
+from strategies.random import RandomStrategy
+
+
+class LadderBad(RandomStrategy):
+    """random through the Python tier that fails on deal ``at``."""
+    name = "ladderbad"
+    compiled_kind = None
+    at = param(0, int, lo=0)
+
+    def begin_deal(self, seat, seed, deal):
+        super().begin_deal(seat, seed, deal)
+        self.deal = deal
+
+    def choose(self, obs, legal):
+        if self.deal == self.at:
+            raise RuntimeError("boom")
+        return super().choose(obs, legal)
+'''
+
+
+def test_a_crashing_bot_is_an_incident_and_one_line(tmp_path, capsys):
+    """The chunks before the crash stay; the crash is counted for the bot, not the other."""
+    bot = tmp_path / "ladderbad_bot.py"
+    bot.write_text(BAD)
+    db = str(tmp_path / "b.sqlite")
+    p = sub("--db", db, "add", G, "ladderbad(at=25)", "--plugin", bot)
+    assert p.returncode == 0, p.stderr
+    p = sub("--db", db, "run", "--pairs", 40, "--chunk", 10, "--no-progress")
+    assert p.returncode == 2
+    one_line(p.stderr, "ladderbad(at=25)", "raised RuntimeError: boom", "deal 25")
+    assert check_whole(db, 10) == 20  # deals 0-19 in two chunks; the third failed
+    with Ladder.open(db, write=False) as lad:
+        d = lad.data()
+    assert d.incidents.tolist() == [[0, 0, 0], [1, 0, 0]]
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT kind, deal FROM incidents").fetchall() == [("crash", 25)]
+    con.close()
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("strategy 'x' in seat 1 took 1.50 s in choose, over the 1 s limit (seed 0, deal 3)",
+     "timeout"),
+    ("strategy 'x' in seat 1 returned an illegal choice (seed 0, deal 3): no", "illegal"),
+    ("strategy 'x' in seat 1 returned the illegal code 9999 (seed 0, deal 3)", "illegal"),
+    ("strategy 'x' in seat 1 raised ValueError: illegal in choose (seed 0, deal 3)", "crash"),
+])
+def test_incident_kinds(text, kind):
+    from sim.errors import StrategyError
+
+    assert ladder._classify(StrategyError(text)) == kind
+    assert ladder._culprit(StrategyError(text), ["y", "x"]) == 1

@@ -15,9 +15,10 @@ newer schema, a corrupt, read-only or locked file is one ``LadderError`` line. T
 - ``matchups(id, a, b, next_deal)`` with ``a < b`` (player ids): ``next_deal`` is above every
   deal the matchup has stored, and a run plays its next pairs from there;
 - ``chunks(id, matchup, first_deal, n, time, unix, source, source_chunk, seconds, deals, x2)``:
-  one row per committed chunk; ``deals`` (``<i8``) and ``x2`` (``<i4``) are the chunk's pairs
-  as little-endian numpy arrays (read with ``np.frombuffer``), what ``show`` reads: 10 million
-  pairs load in well under a second this way;
+  one row per committed chunk; ``deals`` and ``x2`` are the chunk's pairs as little-endian
+  numpy arrays (``encode``/``decode``, read with ``np.frombuffer``; ``deals`` empty when they
+  run on from ``first_deal``, ``x2`` ``<i2`` or ``<i4`` by its length): what ``show`` reads,
+  a few thousand rows for millions of pairs;
 - ``pairs(matchup, deal, chunk, score2, x2)``, primary key ``(matchup, deal)`` (a deal is
   never stored twice for a matchup): the same pairs row by row, for SQL users and export;
 - ``incidents(id, player, kind, matchup, deal, time, message)``: a bot's crash, timeout or
@@ -344,7 +345,7 @@ class Ladder:
             "INSERT INTO chunks(matchup, first_deal, n, time, unix, source, source_chunk, "
             "seconds, deals, x2) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (matchup, first, int(deals.size), iso, unix, source, source_chunk, seconds,
-             deals.tobytes(), x2.tobytes())).lastrowid)
+             *encode(deals, x2))).lastrowid)
         if deals.size:
             s2 = score2_of(x2)
             con.executemany("INSERT INTO pairs(matchup, deal, chunk, score2, x2) "
@@ -375,17 +376,13 @@ class Ladder:
                 if a in index and b in index}
         parts_a, parts_b, deals, x2s, times = [], [], [], [], []
         last = np.full(len(players), -np.inf)
-        for m, n, unix, d, x in self.con.execute(
-                "SELECT matchup, n, unix, deals, x2 FROM chunks WHERE n > 0 ORDER BY id"):
+        for m, first, n, unix, d, x in self.con.execute(
+                "SELECT matchup, first_deal, n, unix, deals, x2 FROM chunks WHERE n > 0 "
+                "ORDER BY id"):
             ij = keep.get(m)
             if ij is None:
                 continue
-            dv = np.frombuffer(d, dtype="<i8")
-            xv = np.frombuffer(x, dtype="<i4")
-            if dv.size != n or xv.size != n:
-                raise LadderError(f"ladder database {self.path!r} is corrupt (a chunk of "
-                                  f"matchup {m} holds {dv.size} deals and {xv.size} results "
-                                  f"for {n} pairs): restore it from a copy")
+            dv, xv = self._decode(m, first, n, d, x)
             parts_a.append((ij[0], n))
             parts_b.append((ij[1], n))
             deals.append(dv)
@@ -400,7 +397,7 @@ class Ladder:
             v, c = zip(*parts)
             return np.repeat(np.asarray(v, dtype=dtype), c)
 
-        x2 = np.concatenate(x2s) if x2s else np.zeros(0, dtype="<i4")
+        x2 = np.concatenate(x2s) if x2s else np.zeros(0, dtype=np.int32)
         inc = np.zeros((len(players), 3), dtype=np.int64)
         for pid, kind, cnt in self.con.execute(
                 "SELECT player, kind, count(*) FROM incidents GROUP BY player, kind"):
@@ -408,16 +405,54 @@ class Ladder:
                 inc[index[pid], KINDS.index(kind)] = cnt
         return LadderData(
             names=[p.spec for p in players], a=rep(parts_a, np.int32), b=rep(parts_b, np.int32),
-            deal=np.concatenate(deals).astype(np.int64) if deals else np.zeros(0, np.int64),
-            score2=score2_of(x2), margin=(x2 / 2).astype(np.float32), incidents=inc,
+            deal=np.concatenate(deals) if deals else np.zeros(0, np.int64),
+            score2=score2_of(x2), margin=np.multiply(x2, 0.5, dtype=np.float32), incidents=inc,
             last_time=[_iso(t) if np.isfinite(t) else None for t in last],
             times=rep(times, np.float64))
+
+    def _decode(self, m: int, first: int | None, n: int, d: bytes, x: bytes
+                ) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            return decode(first, n, d, x)
+        except ValueError as e:
+            raise LadderError(f"ladder database {self.path!r} is corrupt (a chunk of matchup "
+                              f"{m}: {e}): restore it from a copy") from None
 
     def counts(self) -> dict[str, int]:
         q = self.con.execute
         return {"players": q("SELECT count(*) FROM players WHERE removed = 0").fetchone()[0],
                 "chunks": q("SELECT count(*) FROM chunks").fetchone()[0],
                 "pairs": q("SELECT coalesce(sum(n), 0) FROM chunks").fetchone()[0]}
+
+
+def encode(deals: np.ndarray, x2: np.ndarray) -> tuple[bytes, bytes]:
+    """A chunk's ``deals`` and ``x2`` BLOBs: ``deals`` empty when they are consecutive from
+    ``first_deal`` (every run chunk), else ``<i8``; ``x2`` as ``<i2`` when it fits, else
+    ``<i4`` (the width is the BLOB's length over ``n``)."""
+    consecutive = deals.size == 0 or (deals[-1] - deals[0] + 1 == deals.size
+                                      and bool((np.diff(deals) == 1).all()))
+    d = b"" if consecutive else np.ascontiguousarray(deals, "<i8").tobytes()
+    small = x2.size == 0 or (int(x2.min()) >= -2**15 and int(x2.max()) < 2**15)
+    return d, np.ascontiguousarray(x2, "<i2" if small else "<i4").tobytes()
+
+
+def decode(first: int | None, n: int, d: bytes, x: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """``encode``'s inverse: (deals int64, x2 int16 or int32) of a chunk of ``n`` pairs."""
+    if not d:
+        if n and first is None:
+            raise ValueError("no first deal")
+        dv = np.arange(first or 0, (first or 0) + n, dtype=np.int64)
+    elif len(d) == 8 * n:
+        dv = np.frombuffer(d, dtype="<i8").astype(np.int64, copy=False)
+    else:
+        raise ValueError(f"{len(d)} bytes of deals for {n} pairs")
+    if len(x) == 2 * n:
+        xv = np.frombuffer(x, dtype="<i2")
+    elif len(x) == 4 * n:
+        xv = np.frombuffer(x, dtype="<i4")
+    else:
+        raise ValueError(f"{len(x)} bytes of results for {n} pairs")
+    return dv, xv.astype(np.int32, copy=False)
 
 
 def _iso(unix: float) -> str:
@@ -571,10 +606,10 @@ def _alive(pid: int) -> bool:
 # --- a run ------------------------------------------------------------------------------
 def _classify(e: StrategyError) -> str:
     text = str(e)
-    if "illegal choice" in text:
-        return "illegal"
-    if " limit" in text and " took " in text:
+    if re.search(r" took [\d.]+ s in \w+, over the ", text):
         return "timeout"
+    if re.search(r"returned (an|the) illegal", text):
+        return "illegal"
     return "crash"
 
 
@@ -903,12 +938,13 @@ def export_parquet(lad: Ladder, out: str) -> int:
     sources: list[str] = []
     src_index: dict[str, int] = {}
     src_codes = []
-    for cid, m, n, unix, src, d, x in lad.con.execute(
-            "SELECT id, matchup, n, unix, source, deals, x2 FROM chunks WHERE n > 0 "
-            "ORDER BY id"):
+    for cid, m, first, n, unix, src, d, x in lad.con.execute(
+            "SELECT id, matchup, first_deal, n, unix, source, deals, x2 FROM chunks "
+            "WHERE n > 0 ORDER BY id"):
+        dv, xv = lad._decode(m, first, n, d, x)
         cols["matchup"].append(np.full(n, m, np.int64))
-        cols["deal"].append(np.frombuffer(d, "<i8"))
-        cols["x2"].append(np.frombuffer(x, "<i4"))
+        cols["deal"].append(dv)
+        cols["x2"].append(xv)
         cols["chunk"].append(np.full(n, cid, np.int64))
         cols["unix"].append(np.full(n, unix))
         if src not in src_index:
