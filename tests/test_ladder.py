@@ -222,6 +222,20 @@ def test_goodness_of_fit_passes_a_transitive_ladder_and_names_a_non_transitive_o
     assert "goodness of fit: chi-square" in text
 
 
+def test_goodness_of_fit_rarely_warns_when_the_model_holds():
+    # tests/ladder_sim.py's ladders follow Bradley-Terry, with shared deals: the clustered test
+    # should reject about 5% at 0.05 (300 ladders of 400 deals: 4.7%; here 80 of 200)
+    rng = np.random.default_rng(13)
+    elo = np.array([0.0, 40.0, 90.0, 150.0, 230.0])
+    probs = bt_probs(elo, 0.25)
+    ps = []
+    for _ in range(80):
+        a, b, d, s2 = simulate(rng, 5, probs, {m: 200 for m in probs})
+        ps.append(L.fit(ladder(5, a, b, d, s2)).gof["p"])
+    assert np.mean(np.array(ps) < 0.05) <= 0.125, sorted(ps)[:10]
+    assert np.mean(np.array(ps) < 0.5) > 0.3  # not stuck at p = 1 either
+
+
 def test_the_pearson_fallback_for_many_matchups(monkeypatch):
     d = _data(seed=8, deals=500)
     f = L.fit(d)

@@ -43,6 +43,7 @@ __all__ = ["LadderData", "LadderFit", "fit", "schedule", "show_text", "show_json
 CONF = 0.95  # the intervals' confidence level
 BAD_FIT_P = 0.01  # goodness of fit: warn below this p-value
 GOF_MAX_MATCHUPS = 300  # above this many matchups the fit test is the plain Pearson sum
+GOF_MAX_WORK = 4e9  # ... and above this many deals x matchups^2 (the clustered test's cost)
 GUARD_PAIRS = 10.0  # virtual pairs of variance p (1 - p) added to each matchup's meat
 MISFITS_SHOWN = 5  # matchups named by the goodness-of-fit line
 _MEAT_CELLS = 1 << 24  # deal-by-matchup cells summed at once for the clustered covariance
@@ -162,15 +163,15 @@ class _Agg:
     n: np.ndarray  # float[M] pairs
     w: np.ndarray  # float[M] i's wins
     d: np.ndarray  # float[M] draws
-    code: np.ndarray  # int[n] per pair: a * P + b
+    code3: np.ndarray  # int[n] per pair: (a * P + b) * 3 + score2
 
 
 def _aggregate(p: int, a: np.ndarray, b: np.ndarray,
                score2: np.ndarray) -> tuple[_Agg, np.ndarray]:
     """The matchups played and the W-D-L table ``cross[i, j]`` (row i's wins, draws, losses
     against j), from one ``np.bincount`` over the pairs."""
-    code = a.astype(np.int64) * p + b
-    cnt = np.bincount(code * 3 + score2, minlength=p * p * 3).reshape(p, p, 3)
+    code3 = (a.astype(np.int64) * p + b) * 3 + score2
+    cnt = np.bincount(code3, minlength=p * p * 3).reshape(p, p, 3)
     if np.trace(cnt.sum(axis=2)):
         raise UsageError("LadderData has a pair of a player against itself (a == b)")
     cross = cnt[:, :, ::-1] + cnt.transpose(1, 0, 2)  # a's (W, D, L) plus b's side of it
@@ -179,7 +180,7 @@ def _aggregate(p: int, a: np.ndarray, b: np.ndarray,
     n = c.sum(axis=1)
     played = n > 0
     agg = _Agg(lo=iu[played], hi=ju[played], n=n[played], w=c[played, 0], d=c[played, 1],
-               code=code)
+               code3=code3)
     return agg, cross.astype(np.int64)
 
 
@@ -255,24 +256,29 @@ def _deal_index(deal: np.ndarray) -> tuple[np.ndarray, int]:
     return inv.astype(np.int64), uniq.size
 
 
-def _deal_sums(di: np.ndarray, nd: int, col: np.ndarray, ncol: int,
+def _deal_sums(di: np.ndarray, nd: int, ca: np.ndarray, cb: np.ndarray | None, ncol: int,
                r: np.ndarray) -> tuple[np.ndarray, int]:
     """``sum over deals h_d h_d'`` where ``h_d[c]`` sums ``r`` over the deal's pairs with
-    column ``col`` (``ncol`` columns; column ``ncol`` collects pairs left out), and the number
-    of deals with a pair counted."""
+    column ``ca == c``, less ``r`` over those with ``cb == c`` (``ncol`` columns; column
+    ``ncol`` collects pairs left out), and the number of deals with a pair counted."""
     width = ncol + 1
     out = np.zeros((width, width))
-    inc = col < ncol
+    inc = ca < ncol
     used = int(np.count_nonzero(np.bincount(di if inc.all() else di[inc], minlength=nd)))
     step = max(1, _MEAT_CELLS // width)
     for d0 in range(0, nd, step):
+        rows = min(step, nd - d0)
         if nd <= step:
-            sd, sc, sr = di, col, r
+            sd, sa, sb, sr = di, ca, cb, r
         else:
             m = (di >= d0) & (di < d0 + step)
-            sd, sc, sr = di[m] - d0, col[m], r[m]
-        rows = min(step, nd - d0)
-        g = np.bincount(sd * width + sc, sr, rows * width).reshape(rows, width)
+            sd, sa, sr = di[m] - d0, ca[m], r[m]
+            sb = None if cb is None else cb[m]
+        base = sd * width
+        g = np.bincount(base + sa, sr, rows * width)
+        if sb is not None:
+            g -= np.bincount(base + sb, sr, rows * width)
+        g = g.reshape(rows, width)
         out += g.T @ g
     return out[:ncol, :ncol], used
 
@@ -312,8 +318,8 @@ def fit(data: LadderData, anchor: str | None = None, conf: float = CONF) -> Ladd
     agg, cross = _aggregate(p, a, b, s2)
     wdl = cross.sum(axis=1)
     pairs = wdl.sum(axis=1)
-    mg = np.asarray(data.margin, dtype=np.float64)
-    msum = np.bincount(a, mg, p) - np.bincount(b, mg, p)
+    mg = np.bincount(agg.code3 // 3, np.asarray(data.margin), p * p).reshape(p, p)
+    msum = mg.sum(axis=1) - mg.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         margin = np.where(pairs > 0, msum / np.maximum(pairs, 1), np.nan)
 
@@ -369,33 +375,31 @@ def fit(data: LadderData, anchor: str | None = None, conf: float = CONF) -> Ladd
         # naive meat: pairs independent (per matchup sum of squared score residuals)
         var_m = mw * (1.0 - pm) ** 2 + md * (0.5 - pm) ** 2 + (mn - mw - md) * pm ** 2
         meat_n = _laplacian(k, ui, uj, var_m)
-        # clustered meat: the residuals of all pairs on one deal summed. Per pair, from a's
-        # side: r = s_a - P(a beats b); its matchup's column and the sign that turns it to
-        # the lower index's side come from tables indexed by a * P + b
+        # clustered meat: the residuals of all pairs on one deal summed. Per pair, the
+        # residual of the matchup's lower index, score - p, and the matchup's column come from
+        # tables indexed by (a * P + b) * 3 + score2
         row = np.full(p * p, mm, dtype=np.int64)  # column of the matchup (mm: left out)
-        pa = np.zeros(p * p)  # P(a beats b) times the sign
-        sign = np.zeros(p * p)
+        res = np.zeros((p * p, 3))
         lo_c, hi_c = idx[ui] * p + idx[uj], idx[uj] * p + idx[ui]
         row[lo_c] = row[hi_c] = np.arange(mm)
-        sign[lo_c], sign[hi_c] = 1.0, -1.0
-        pa[lo_c], pa[hi_c] = pm, -(1.0 - pm)
+        res[lo_c] = np.array([0.0, 0.5, 1.0])[None, :] - pm[:, None]  # a is the lower index
+        res[hi_c] = np.array([1.0, 0.5, 0.0])[None, :] - pm[:, None]  # a is the higher one
         di, nd = _deal_index(np.asarray(data.deal))
-        r = sign[agg.code] * (0.5 * s2) - pa[agg.code]  # lower index's residual
-        col = row[agg.code]
-        if mm <= GOF_MAX_MATCHUPS:
-            s_mat, clusters = _deal_sums(di, nd, col, mm, r)
+        r = res.ravel()[agg.code3]
+        col = np.repeat(row, 3)[agg.code3]
+        if mm <= GOF_MAX_MATCHUPS and nd * (mm + 1) ** 2 <= GOF_MAX_WORK:
+            s_mat, clusters = _deal_sums(di, nd, col, None, mm, r)
             u = np.zeros((mm, k))
             u[np.arange(mm), ui] = 1.0
             u[np.arange(mm), uj] = -1.0
             meat_c = u.T @ s_mat @ u
         else:  # many matchups: sum per deal and player directly
             s_mat = None
-            pl = np.concatenate([pos[a], pos[b]])
             keep = col < mm
-            ra = sign[agg.code] * r  # back to a's side
-            pl = np.where(np.concatenate([keep, keep]), pl, k)
-            meat_c, clusters = _deal_sums(np.concatenate([di, di]), nd, pl, k,
-                                          np.concatenate([ra, -ra]))
+            pa_, pb_ = pos[a], pos[b]
+            plo = np.where(keep, np.minimum(pa_, pb_), k)
+            phi = np.where(keep, np.maximum(pa_, pb_), k)
+            meat_c, clusters = _deal_sums(di, nd, plo, phi, k, r)
         if clusters > 1:
             meat_c = meat_c * (clusters / (clusters - 1.0))
             if s_mat is not None:
