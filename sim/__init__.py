@@ -12,10 +12,10 @@ The public API (see README.md and docs/):
   (``sim.harness.batch``).
 
 Every name is loaded on first use (PEP 562): ``import sim`` or ``import sim.analysis.stats`` loads
-neither numba nor the engine; ``sim.Deal`` does. The layers (tests/test_layers.py):
-tables -> kernels -> Python API -> strategies -> harness -> CLI; stats and report read tables
-only. Every module that imports numba imports ``sim.core._cache`` first (through
-``sim.core.jit``), so numba's cache folder is set before anything compiles.
+neither numba nor the engine; ``sim.Deal`` does. The layers are described in
+docs/architecture.md (and enforced by tests/test_layers.py). Every module that imports numba
+imports ``sim.core._cache`` first (through ``sim.core.jit``), so numba's cache folder is set
+before anything compiles.
 """
 
 from __future__ import annotations

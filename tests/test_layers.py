@@ -1,26 +1,10 @@
-"""The code's layers run one way (docs/engine.md "Layers"): every import of ``sim`` and
-``strategies`` (module-level and inside functions, and ``importlib.import_module("...")``
-with a literal name) goes from a layer to the same or a lower one, and no two modules import
-each other, directly or round a loop. ``import sim`` and the analysis modules load no numba.
-The folders show the layers (``test_the_folders_show_the_layers``):
-
-    L0 tables      notation and rules tables, errors, titles (sim/); random streams, bits,
-                   the jit decorator and the kernel cache, result columns (sim/core/)
-    L1 kernels     the compiled engine: state, move generation, tricks, scoring (sim/core/);
-                   view, spaces (sim/: plug-in authors import them)
-    L2 API         the Python step API and records: api, observation, deal, record, replay, env
-    L3 strategies  strategies/* (their kernels are strategies too, above the API)
-    L4 harness     env (sim/, public: PettingZoo); in sim/harness/: batch (public as
-                   sim.Batch), the compiled deal loops that dispatch to strategies, runner,
-                   config, tournament (chunks, results), estimate, bench
-    L5 CLI         sim.cli
-    analysis       sim/analysis/: stats, summary, report, viewer, ladder; import only the
-                   numpy-free tables (no engine, no numba)
-    reference      sim/reference/: the independent reference engine (oracle, validator):
-                   imports nothing of the compiled core
-
-``sim/__init__.py`` is a lazy facade (PEP 562): ``import sim`` loads nothing; a module that
-uses ``sim.NAME`` is charged with an import of the module that defines NAME.
+"""The code's layers run one way (docs/architecture.md "Layers", the one description of them;
+``LAYERS`` below is its table, and tests/test_docs.py checks that the two agree): every import
+of ``sim`` and ``strategies`` (module-level and inside functions, and
+``importlib.import_module("...")`` with a literal name) goes from a layer to the same or a
+lower one, and no two modules import each other, directly or round a loop. ``import sim`` and
+the analysis modules load no numba. The folders show the layers
+(``test_the_folders_show_the_layers``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The README's examples run: every ```python block, and every ```console command."""
+"""The README's and the docs' examples run: every ```python block of README.md and
+docs/api.md, and every `$ shuangkou` line of docs/cli.md's ```console blocks, in order."""
 
 from __future__ import annotations
 
@@ -14,18 +15,21 @@ from sim.cli import main
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                       "README.md")
 TEXT = open(README, encoding="utf-8").read()
-PY_BLOCKS = re.findall(r"```python\n(.*?)```", TEXT, re.S)
-COMMANDS = [line[2:] for block in re.findall(r"```console\n(.*?)```", TEXT, re.S)
+API = open(os.path.join(os.path.dirname(README), "docs", "api.md"), encoding="utf-8").read()
+CLI = open(os.path.join(os.path.dirname(README), "docs", "cli.md"), encoding="utf-8").read()
+PY_BLOCKS = (re.findall(r"```python\n(.*?)```", TEXT, re.S)
+             + re.findall(r"```python\n(.*?)```", API, re.S))
+COMMANDS = [line[2:] for block in re.findall(r"```console\n(.*?)```", CLI, re.S)
             for line in block.splitlines() if line.startswith("$ shuangkou ")]
 
 
 def test_readme_has_examples():
-    assert len(PY_BLOCKS) >= 2 and len(COMMANDS) >= 5
+    assert "```python" in TEXT and len(PY_BLOCKS) >= 4 and len(COMMANDS) >= 10
 
 
 @pytest.mark.parametrize("i", range(len(PY_BLOCKS)))
 def test_python_block(i, capsys):
-    exec(compile(PY_BLOCKS[i], f"README block {i}", "exec"), {})
+    exec(compile(PY_BLOCKS[i], f"README or docs/api.md block {i}", "exec"), {})
 
 
 def test_console_commands_in_order(tmp_path, monkeypatch, capsys):

@@ -586,7 +586,9 @@ def test_pandas_comes_with_the_documented_install():
     assert {"pandas", "pyarrow"} <= names
     with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
         readme = f.read()
-    assert "pip install -e . &&" in readme and 'pandas.read_parquet("results/NAME/deals")' in readme
+    with open(os.path.join(root, "docs", "results.md"), encoding="utf-8") as f:
+        results = f.read()
+    assert "pip install -e . &&" in readme and 'pd.read_parquet("results/quick/deals")' in results
 
 
 def test_runs_with_the_table_in_the_chunk_file_still_load(tmp_path):

@@ -16,7 +16,7 @@ COLUMN_NAMES = ("redeals", "void", "caller", "trump", "attacker_points", "multip
                 "overrides", "show_rank", "caller_trumps", "decisions", "tricks",
                 "last_winner", "first_show_round")
 
-# the per-deal table of a tournament (docs/tournaments.md), with the integer type of each column
+# the per-deal table of a tournament (docs/results.md), with the integer type of each column
 DEAL_COLUMNS: dict[str, type] = {
     "seed": np.uint64, "deal": np.int64, "matchup": np.int16, "orientation": np.int8,
     "seat0": np.int16, "seat1": np.int16, "seat2": np.int16, "seat3": np.int16,

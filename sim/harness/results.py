@@ -1,4 +1,4 @@
-"""A tournament's results folder (docs/tournaments.md, "The results folder"): chunk files and
+"""A tournament's results folder (docs/results.md): chunk files and
 per-deal tables written atomically, the one-writer lock, the stored config, and reading it all
 back (``iter_deals``, ``load_deals``, ``load_state``) without replaying anything.
 

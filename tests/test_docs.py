@@ -1,0 +1,225 @@
+"""The docs say what the code does: links resolve, the README's first screen is what it promises,
+and every table or figure a doc copies from the code (the layers, the per-deal columns, config
+and command-line defaults, sizes) is compared with the code, so a change to one fails here
+until the other follows. (tests/test_readme.py runs the examples and checks the players'
+parameter defaults.)"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import glob
+import importlib.util
+import io
+import os
+import re
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = os.path.join(ROOT, "README.md")
+DOCS = sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _doc(name: str) -> str:
+    return _read(os.path.join(ROOT, "docs", name))
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip()).lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def _anchors(text: str) -> set[str]:
+    out: set[str] = set()
+    seen: dict[str, int] = {}
+    for h in re.findall(r"^#+ (.*)$", re.sub(r"```.*?```", "", text, flags=re.S), re.M):
+        s = _slug(h)
+        out.add(s if s not in seen else f"{s}-{seen[s]}")
+        seen[s] = seen.get(s, 0) + 1
+    return out
+
+
+def test_every_relative_link_resolves():
+    """Every [text](target) of README.md and docs/*.md that is not a web address names an
+    existing file, and its #anchor a heading of that file."""
+    bad = []
+    n = 0
+    for path in [README, *DOCS]:
+        text = re.sub(r"```.*?```", "", _read(path), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            n += 1
+            file, _, anchor = target.partition("#")
+            dest = os.path.normpath(os.path.join(os.path.dirname(path), file)) if file else path
+            where = f"{os.path.relpath(path, ROOT)}: ({target})"
+            if not os.path.exists(dest):
+                bad.append(f"{where}: no file {os.path.relpath(dest, ROOT)}")
+            elif anchor and anchor not in _anchors(_read(dest)):
+                bad.append(f"{where}: no heading with anchor #{anchor}")
+    assert n >= 30
+    assert not bad, "\n".join(bad)
+
+
+def test_slugs_are_githubs():
+    assert _slug("First run: compilation") == "first-run-compilation"
+    assert _slug("Parallel scaling: one million deals, `--jobs 2`") == \
+        "parallel-scaling-one-million-deals---jobs-2"
+
+
+def test_readme_first_screen():
+    """What it is, the two commands, a short example and the links to the docs come first;
+    every page of docs/ is linked from the README."""
+    text = _read(README)
+    first = "\n".join(text.splitlines()[:60])
+    assert first.count("```bash") == 2 and "```python" in first
+    example = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    assert len(example.strip().splitlines()) <= 12
+    assert len(text.splitlines()) <= 80, "the README grew: put the detail in docs/"
+    for path in DOCS:
+        name = os.path.basename(path)
+        assert f"](docs/{name})" in text, f"README.md does not link docs/{name}"
+
+
+def test_readme_example_prints_what_its_comment_says():
+    block = re.search(r"```python\n(.*?)```", _read(README), re.S).group(1)
+    said = re.search(r"print\(.*\)\s+# (\[[^\]]*\])", block).group(1)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "README example", "exec"), {})
+    assert out.getvalue().strip() == said
+
+
+def _test_layers():
+    spec = importlib.util.spec_from_file_location(
+        "_layers_for_docs", os.path.join(ROOT, "tests", "test_layers.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+PACKAGES = ("sim.core", "sim.harness", "strategies")  # their __init__s: in LAYERS, not the docs
+
+
+def _module(name: str) -> str:
+    """`core/engine` -> sim.core.engine, `strategies/kinds` -> strategies.kinds."""
+    dotted = name.replace("/", ".")
+    return dotted if dotted.startswith("strategies") else f"sim.{dotted}"
+
+
+def test_architecture_layer_table_is_test_layers():
+    """docs/architecture.md's layer table names exactly the modules of each layer of
+    tests/test_layers.py (`strategies/*`: every strategies module not named elsewhere)."""
+    layers = _test_layers()
+    rows = re.findall(r"^\| (L\d|beside) [^|]*\| (.*) \|$", _doc("architecture.md"), re.M)
+    assert [r[0] for r in rows] == ["L0", "L1", "L2", "L3", "L4", "L5", "beside"]
+    named = {key: {_module(n) for n in re.findall(r"`([\w/*]+)`", cells)} for key, cells in rows}
+    everything = set().union(*named.values())
+    wrong = []
+    for key, mods in named.items():
+        if key == "beside":
+            want = {m for m in layers.SIDE if m.count(".") > 1}  # not the package __init__s
+        else:
+            want = {m for m in layers.LAYERS[int(key[1])] if m not in PACKAGES}
+            if "strategies.*" in mods:
+                mods = (mods - {"strategies.*"}) | {
+                    m for m in want if m.startswith("strategies") and m not in everything}
+        for m in sorted(want - mods):
+            wrong.append(f"{key}: {m} is in tests/test_layers.py but not in the docs' table")
+        for m in sorted(mods - want):
+            wrong.append(f"{key}: {m} is in the docs' table but not in tests/test_layers.py")
+    assert not wrong, "docs/architecture.md's layer table and LAYERS differ:\n" + "\n".join(wrong)
+
+
+def test_results_columns_are_the_codes():
+    """docs/results.md's column table names exactly the per-deal table's columns."""
+    from sim.core.tables import DEAL_COLUMNS
+    from sim.harness.results import NAMED_COLUMNS
+
+    text = _doc("results.md")
+    table = text[text.index("| column | meaning |"):]
+    table = table[:table.index("\n\n")]
+    documented = []
+    for row in table.splitlines()[2:]:
+        first = row.strip("|").split("|")[0]
+        for a, b in re.findall(r"`(\w+)`(?: … `(\w+)`)?", first):
+            if b:  # `seat0` … `seat3`, `seat0_player` … `seat3_player`: one digit changes
+                i = re.search(r"\d", a).start()
+                documented += [f"{a[:i]}{k}{a[i + 1:]}" for k in range(int(a[i]), int(b[i]) + 1)]
+            else:
+                documented.append(a)
+    code = [*DEAL_COLUMNS, *NAMED_COLUMNS]
+    assert sorted(documented) == sorted(code), (
+        f"only in the docs: {sorted(set(documented) - set(code))}; "
+        f"only in the code: {sorted(set(code) - set(documented))}")
+
+
+def test_config_defaults_in_the_docs_are_the_codes():
+    """docs/tournaments.md's annotated config gives each optional key its default value."""
+    from sim.harness.config import Sprt, TournamentConfig
+
+    block = re.search(r"```toml\n(.*?)```", _doc("tournaments.md"), re.S).group(1)
+    doc = tomllib.loads(block)
+    fields = {f.name: f.default for f in dataclasses.fields(TournamentConfig)}
+    sprt = {f.name: f.default for f in dataclasses.fields(Sprt)}
+    examples = ("name", "format", "players", "rules")  # examples, not defaults
+    checked = {k: (v, fields[k]) for k, v in doc.items() if k not in examples
+               and not isinstance(v, dict)}
+    checked |= {f"run.{k}": (v, fields[k]) for k, v in doc["run"].items()}
+    checked |= {f"output.{k}": (v, fields["out_dir" if k == "dir" else k])
+                for k, v in doc["output"].items()}
+    checked |= {f"sprt.{k}": (v, sprt[k]) for k, v in doc["sprt"].items()}
+    assert len(checked) >= 20
+    wrong = [f"{k} = {v!r} in the docs, default {d!r} in the code"
+             for k, (v, d) in checked.items() if (tuple(v) if isinstance(v, list) else v) != d]
+    assert not wrong, "\n".join(wrong)
+
+
+def _option_defaults(command: str) -> dict[str, object]:
+    from sim.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    return {s: a.default for a in sub.choices[command]._actions for s in a.option_strings}
+
+
+def test_option_defaults_in_the_docs_are_the_codes():
+    """The option tables of docs/human.md and docs/analysis.md quote each option's default
+    (`(default 0.4`, `` `expert` (default)``) as the command line has it."""
+    checked = 0
+    wrong = []
+    for page, command in (("human.md", "human"), ("analysis.md", "analyze")):
+        defaults = _option_defaults(command)
+        for opt, rest in re.findall(r"^\| `(--[\w-]+)[^`]*` \|(.*)$", _doc(page), re.M):
+            m = (re.search(r"\(default `?([\w.]+)`?[;,)]", rest)
+                 or re.search(r"`([\w.]+)` \(default\)", rest))
+            if not m or defaults.get(opt) is None:
+                continue  # no quoted value, or a default the code computes (a random seed)
+            want = defaults[opt]
+            got = type(want)(m.group(1)) if isinstance(want, (int, float)) else m.group(1)
+            checked += 1
+            if got != want:
+                wrong.append(f"docs/{page}: {opt} default {m.group(1)}, the code's {want!r}")
+    assert checked >= 8
+    assert not wrong, "\n".join(wrong)
+
+
+def test_sizes_in_the_docs_are_the_codes():
+    """Sizes a doc quotes: a plug-in kernel's scratch, and the first compile's estimate the
+    notice gives before any measurement."""
+    from sim.core._cache import COMPILE_SECONDS
+    from strategies.kinds import PLUGIN_SCRATCH
+
+    slots = re.search(r"`buf`: `int64` scratch of ([\d,]+) slots", _doc("strategies.md"))
+    assert slots and int(slots.group(1).replace(",", "")) == PLUGIN_SCRATCH
+    quoted = re.search(r"before any measurement it\s+gives (\d+)–(\d+) s", _doc("speed.md"))
+    assert quoted and "-".join(quoted.groups()) == COMPILE_SECONDS
