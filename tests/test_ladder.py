@@ -294,3 +294,9 @@ def test_show_text_json_and_history():
     assert math.isclose(hist[-1]["rating"], f.rating[3])
     assert hist[-1]["lo"] < hist[-1]["rating"] < hist[-1]["hi"]
     assert (hist[-1]["hi"] - hist[-1]["lo"]) < (hist[1]["hi"] - hist[1]["lo"])
+    assert [h["time"] for h in hist] == [0.0, 1.0, 2.0, 3.0]
+    # pairs committed at one time are never split, and repeated cut-offs are dropped
+    d.times = np.zeros(d.a.size)
+    assert [h["pairs"] for h in L.history(d, 3, points=20)] == [d.a.size]
+    d.times = None  # without times: the arrays' order, equal numbers of pairs per point
+    assert [h["pairs"] for h in L.history(d, 0, points=3)] == [400, 800, 1200]

@@ -856,9 +856,12 @@ def _subset(data: LadderData, keep: np.ndarray) -> LadderData:
 
 def history(data: LadderData, player: int, points: int = 20,
             anchor: str | None = None) -> list[dict[str, Any]]:
-    """``player``'s rating over time: refits on the pairs up to ``points`` cut-offs evenly
-    spaced in time (``data.times``; without them, in pair order) from the first pair to the
-    last. Each point: ``time`` (or the pair count), ``pairs`` (the ladder's), ``player_pairs``,
+    """``player``'s rating over time: refits on growing prefixes of the pairs in time order
+    (``data.times``; without them, the arrays' order). The ``points`` cut-offs hold about
+    equal numbers of pairs (a run commits many chunks in one second, so cutting the clock
+    evenly would repeat points), each moved to the end of its time, so a point holds every
+    pair up to its time; repeated cut-offs are dropped. Each point: ``time`` (of its last
+    pair; the pair count without times), ``pairs`` (the ladder's), ``player_pairs``,
     ``status``, ``rating``, ``lo``, ``hi`` (nan where not rated)."""
     p = _check(data)
     if isinstance(player, bool) or not isinstance(player, (int, np.integer)) \
@@ -871,13 +874,14 @@ def history(data: LadderData, player: int, points: int = 20,
         return []
     t = (np.asarray(data.times, dtype=np.float64) if data.times is not None
          else np.arange(1, n + 1, dtype=np.float64))
-    t0, t1 = float(t.min()), float(t.max())
-    cuts = [t1] if t1 == t0 else [t0 + (t1 - t0) * q / points for q in range(1, points + 1)]
+    order = np.argsort(t, kind="stable")
+    ts = t[order]
+    cuts = sorted({int(np.searchsorted(ts, ts[-(-n * q // points) - 1], side="right"))
+                   for q in range(1, points + 1)})
     out = []
     for c in cuts:
-        keep = t <= c
-        f = fit(_subset(data, keep), anchor=anchor)
-        out.append({"time": c, "pairs": int(keep.sum()), "player_pairs": int(f.pairs[player]),
+        f = fit(_subset(data, order[:c]), anchor=anchor)
+        out.append({"time": float(ts[c - 1]), "pairs": c, "player_pairs": int(f.pairs[player]),
                     "status": f.status[player], "rating": float(f.rating[player]),
                     "lo": float(f.lo[player]), "hi": float(f.hi[player])})
     return out
