@@ -499,7 +499,7 @@ def test_blob_round_trip(deals, x2):
     got = ladder.decode(int(deals[0]) if deals.size else None, deals.size, d, x)
     assert got[0].tolist() == deals.tolist() and got[1].tolist() == x2.tolist()
     assert (d == b"") == (deals.size == 0 or (np.diff(deals) == 1).all())
-    with pytest.raises(ValueError):
+    with pytest.raises(LadderError):
         ladder.decode(0, deals.size + 1, d or b"\0" * 8, x)
 
 

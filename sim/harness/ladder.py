@@ -414,7 +414,7 @@ class Ladder:
                 ) -> tuple[np.ndarray, np.ndarray]:
         try:
             return decode(first, n, d, x)
-        except ValueError as e:
+        except LadderError as e:
             raise LadderError(f"ladder database {self.path!r} is corrupt (a chunk of matchup "
                               f"{m}: {e}): restore it from a copy") from None
 
@@ -440,18 +440,18 @@ def decode(first: int | None, n: int, d: bytes, x: bytes) -> tuple[np.ndarray, n
     """``encode``'s inverse: (deals int64, x2 int16 or int32) of a chunk of ``n`` pairs."""
     if not d:
         if n and first is None:
-            raise ValueError("no first deal")
+            raise LadderError("no first deal")
         dv = np.arange(first or 0, (first or 0) + n, dtype=np.int64)
     elif len(d) == 8 * n:
         dv = np.frombuffer(d, dtype="<i8").astype(np.int64, copy=False)
     else:
-        raise ValueError(f"{len(d)} bytes of deals for {n} pairs")
+        raise LadderError(f"{len(d)} bytes of deals for {n} pairs")
     if len(x) == 2 * n:
         xv = np.frombuffer(x, dtype="<i2")
     elif len(x) == 4 * n:
         xv = np.frombuffer(x, dtype="<i4")
     else:
-        raise ValueError(f"{len(x)} bytes of results for {n} pairs")
+        raise LadderError(f"{len(x)} bytes of results for {n} pairs")
     return dv, xv.astype(np.int32, copy=False)
 
 
@@ -703,7 +703,8 @@ def run(lad: Ladder, pairs: int, chunk: int = DEFAULT_CHUNK, jobs: int = 1,
                             return
                         ij = tuple(sorted(queue.pop(0)))
                     if ij not in mids:  # (schedule() names matchups among these players)
-                        raise ValueError(f"schedule() returned {ij!r}, not a matchup")
+                        raise LadderError(f"schedule() returned {ij!r}, not a matchup of "
+                                          f"{len(specs)} players")
                     m = mids[ij]
                     n = min(cfg.chunk_size, left[0])
                     left[0] -= n
