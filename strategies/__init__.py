@@ -1,6 +1,7 @@
 """Strategies: the players. ``make("random")`` builds one from a spec string.
 
-Write your own by subclassing :class:`Strategy` (see ``strategies/example.py`` and README).
+Write your own by subclassing :class:`Strategy` (see ``strategies/example.py`` and
+docs/strategies.md).
 """
 
 from strategies.base import Strategy, param

@@ -223,3 +223,22 @@ def test_sizes_in_the_docs_are_the_codes():
     assert slots and int(slots.group(1).replace(",", "")) == PLUGIN_SCRATCH
     quoted = re.search(r"before any measurement it\s+gives (\d+)–(\d+) s", _doc("speed.md"))
     assert quoted and "-".join(quoted.groups()) == COMPILE_SECONDS
+
+
+def test_rules_variant_defaults_in_the_docs_are_the_codes():
+    """docs/rules.md's Variants table gives each variant's default as sim.Rules has it (its
+    ranges: tests/test_cli.py::test_rule_ranges_documented_and_extremes_play)."""
+    from sim.rules import Rules
+
+    rows = dict(re.findall(r"^\| `(\w+)` \| ([\d,]+) \|", _doc("rules.md"), re.M))
+    want = Rules().to_dict()
+    assert set(rows) == set(want)
+    assert {k: int(v.replace(",", "")) for k, v in rows.items()} == want
+
+
+def test_format_tags_in_the_docs_are_the_codes():
+    from sim.harness.chunks import FORMAT as RESULTS
+    from sim.record import FORMAT as RECORD
+
+    assert f"format `{RECORD}`" in _doc("record.md")
+    assert f"`format` (`{RESULTS}`)" in _doc("results.md")

@@ -1,4 +1,5 @@
-"""The README's example bot (strategies/example.py) plays a real tournament as a plug-in."""
+"""The example bot of docs/cli.md and docs/strategies.md (strategies/example.py) plays a real
+tournament as a plug-in."""
 
 from __future__ import annotations
 

@@ -56,6 +56,10 @@ def test_main_job_quick_tournament(tmp_path):
     for name in ("summary.md", "summary.json", "report.html", "config.toml"):
         assert (out / name).exists(), name
     assert "greedy vs random" in (out / "summary.md").read_text(encoding="utf-8")
+    # the run's one line, as the README quotes it, heads summary.md (under its title)
+    said = re.search(r"It ends with the run in one line: `([^`]*)`", " ".join(TEXT.split()))
+    head = (out / "summary.md").read_text(encoding="utf-8").splitlines()[:3]
+    assert said and f"- **{said.group(1)}**" in head, head
     # the same command again: the finished run is recognised and its report written again
     assert main(["tournament", os.path.join(root, "configs", "quick.toml"), "--out", str(out),
                  "--no-progress"]) == 0

@@ -154,7 +154,7 @@ def _remove_quietly(path: str) -> None:
         pass
 
 
-COMPILE_SECONDS = "15-50"  # the README's figure for a first compile of the engine with greedy
+COMPILE_SECONDS = "15-50"  # docs/speed.md's figure for a first compile of the engine with greedy
 # and random (2-core machines, quiet to loaded); said when this machine has not measured one
 TIMES_FILE = "compile-seconds.json"  # measured compile times, beside the kernels-<hash> folders
 _TIMES_MAX = 1 << 20  # bytes read of it at most
@@ -210,7 +210,7 @@ def record_seconds(label: str, seconds: float, path: str | None = None) -> None:
 
 
 def estimate_text(label: str, path: str | None = None) -> str:
-    """How long compiling ``label`` should take: measured here before, or the README's figure."""
+    """How long compiling ``label`` should take: measured here before, or docs/speed.md's figure."""
     t = measured_seconds(label, path)
     if t is not None:
         return f"measured {t:.0f} s last time on this machine"
@@ -301,7 +301,7 @@ class compiling:  # noqa: N801 - used as a context manager
     """``with compiling(label):`` around code that may compile kernels (a cold cache). The
     first compile of the process prints one notice naming ``label`` (a command and its
     players) and how long it should take: measured on this machine before
-    (``compile-seconds.json`` beside the ``kernels-<hash>`` folders), or the README's figure.
+    (``compile-seconds.json`` beside the ``kernels-<hash>`` folders), or docs/speed.md's figure.
     At the end of the block, if anything compiled, one line says how long it took (``done``)
     and the time is recorded for next time. Nothing is printed on a warm cache, nor with
     ``SHUANGKOU_COMPILE_NOTICE=0`` in the environment."""
