@@ -242,3 +242,40 @@ def test_format_tags_in_the_docs_are_the_codes():
 
     assert f"format `{RECORD}`" in _doc("record.md")
     assert f"`format` (`{RESULTS}`)" in _doc("results.md")
+
+
+def _mib(n: int) -> str:
+    return f"{n >> 20} MiB"
+
+
+def test_limits_in_the_docs_are_the_codes():
+    """Limits docs/tournaments.md quotes (matchups, the sizes a received file may have, the SPRT's
+    and the scheduler's bounds) are the code's constants."""
+    from sim.analysis.stats import SPRT_SAFE_MIN_PAIRS
+    from sim.harness.config import MAX_CONFIG_BYTES, MAX_MATCHUPS, Sprt
+    from sim.harness.results import MAX_JSON_BYTES
+    from sim.harness.tournament import SCHEDULER_TIMEOUT
+    from sim.record import MAX_RECORD_LINE
+
+    text = " ".join(_doc("tournaments.md").split())
+    k = next(k for k in range(2, 100) if k * (k - 1) // 2 > MAX_MATCHUPS) - 1
+    claims = [
+        f"at most {MAX_MATCHUPS} matchups (round robin of {k}, gauntlet of {MAX_MATCHUPS + 1})",
+        f"(config {_mib(MAX_CONFIG_BYTES)}, `config.json` and `run.json` "
+        f"{_mib(MAX_JSON_BYTES)}, a record's line {_mib(MAX_RECORD_LINE)})",
+        f"(default {Sprt().min_pairs}, at least {SPRT_SAFE_MIN_PAIRS})",
+        f"does not answer within {SCHEDULER_TIMEOUT:g} s",
+    ]
+    missing = [c for c in claims if c not in text]
+    assert not missing, "docs/tournaments.md does not say what the code does:\n" + "\n".join(
+        missing)
+
+
+def test_analysis_marks_in_the_docs_are_the_codes():
+    from sim.harness.analyze import MARK_Q, MARK_QQ
+
+    text = _doc("analysis.md")
+    assert f"| `??` | a blunder: loss ≥ {MARK_QQ:.1f} point" in text
+    assert f"| `?` | a mistake: loss ≥ {MARK_Q:g} and" in text
+    assert f"`?`/`??` marks (≥ {MARK_Q:g} / ≥ {MARK_QQ:.1f} points" in " ".join(
+        _doc("cli.md").split())
