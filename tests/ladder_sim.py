@@ -3,9 +3,9 @@
 Not a test (pytest collects only test_*.py): tests/test_ladder.py asserts bounds on small
 versions of these; this prints the figures quoted in docs/ladder.md.
 
-    python tests/ladder_sim.py coverage [REPS]   # item 4: coverage of rating differences
-    python tests/ladder_sim.py adaptive [SEEDS]  # item 3: a new player, adaptive vs round robin
-    python tests/ladder_sim.py speed [PAIRS]     # fit time of PAIRS pairs, 8, 30, 100 players
+    python tests/ladder_sim.py coverage [REPS] [DRAW]  # coverage of rating differences
+    python tests/ladder_sim.py adaptive [SEEDS] [NEW]  # a new player: adaptive vs round robin
+    python tests/ladder_sim.py speed [PAIRS]           # fit time: PAIRS pairs, 8/30/100 players
 
 Pairs are simulated with a per-deal shared effect: on deal ``d`` player ``i`` draws
 ``u[d, i] ~ N(0, TAU^2)`` (how well these cards suit it), a pair of ``(i, j)`` has the latent
@@ -194,7 +194,7 @@ def new_player(seed: int, mode: str, field: list[int] = ADAPT_FIELD, new: int = 
     while _half(f, k - 1) > target and played < limit:
         if mode == "adaptive":
             want: dict[tuple[int, int], int] = {}
-            for i, j in schedule(cur, f, batch // chunk):
+            for i, j in schedule(cur, f, batch // chunk, pairs=chunk):
                 m = (min(i, j), max(i, j))
                 want[m] = want.get(m, 0) + chunk
         else:  # equal shares: of every matchup, or of the new player's only ("gauntlet")
@@ -241,7 +241,8 @@ def main(argv: list[str]) -> None:
     what = argv[0] if argv else "coverage"
     if what == "coverage":
         reps = int(argv[1]) if len(argv) > 1 else 2000
-        r = coverage(reps)
+        draw = float(argv[2]) if len(argv) > 2 else COV_DRAW
+        r = coverage(reps, draw=draw)
         n = r["differences"]
         print(f"{reps} ladders of {COV_ELO.size} players, every matchup on the same 400 deals, "
               f"draw rate {r['draw_rate']:.3f}: coverage of the {n} rating differences: "

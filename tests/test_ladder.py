@@ -259,6 +259,22 @@ def test_schedule_goes_where_the_ranking_is_uncertain():
     assert all(i != j and 0 <= i < 4 and 0 <= j < 4 for i, j in picks)
 
 
+def test_schedule_leaves_a_foregone_gap_alone():
+    # a random-like player 700 Elo below three close ones: its gap is wide in Elo (few pairs
+    # carry information at p ~ 0.02) but its place in the ranking is not in doubt, so the
+    # picks go to the close players (the bare variance sum spent most pairs on it)
+    rng = np.random.default_rng(14)
+    probs = bt_probs(np.array([0.0, 25.0, 50.0, -700.0]), 0.3)
+    a, b, d, s2 = simulate(rng, 4, probs, {m: 300 for m in probs})
+    data = ladder(4, a, b, d, s2)
+    f = L.fit(data)
+    assert f.status == ["rated"] * 4
+    picks = L.schedule(data, f, 10)
+    assert all(3 not in m for m in picks), picks
+    # chunks of 200 pairs each: the picks spread over the close matchups
+    assert {(0, 1), (1, 2)} <= set(L.schedule(data, f, 10, pairs=200))
+
+
 def test_adaptive_scheduling_needs_fewer_pairs_than_a_round_robin():
     # the full figure (5 seeds, target 15 Elo) is tests/ladder_sim.py adaptive; here one seed
     # at 30 Elo, on the real round robin's outcome probabilities
@@ -290,13 +306,16 @@ def test_show_text_json_and_history():
     assert js["crosstable"][0][0] is None and js["order"][0] == "delta"
     hist = L.history(d, 3, points=4)
     assert [h["pairs"] for h in hist] == sorted(h["pairs"] for h in hist)
-    assert hist[-1]["pairs"] == d.a.size and len(hist) == 4
+    assert hist[-1]["pairs"] == d.a.size and len(hist) == 3  # delta's pairs start at time 1
     assert math.isclose(hist[-1]["rating"], f.rating[3])
     assert hist[-1]["lo"] < hist[-1]["rating"] < hist[-1]["hi"]
-    assert (hist[-1]["hi"] - hist[-1]["lo"]) < (hist[1]["hi"] - hist[1]["lo"])
-    assert [h["time"] for h in hist] == [0.0, 1.0, 2.0, 3.0]
+    assert (hist[-1]["hi"] - hist[-1]["lo"]) < (hist[0]["hi"] - hist[0]["lo"])
+    assert [h["time"] for h in hist] == [1.0, 2.0, 3.0]
     # pairs committed at one time are never split, and repeated cut-offs are dropped
     d.times = np.zeros(d.a.size)
     assert [h["pairs"] for h in L.history(d, 3, points=20)] == [d.a.size]
     d.times = None  # without times: the arrays' order, equal numbers of pairs per point
     assert [h["pairs"] for h in L.history(d, 0, points=3)] == [400, 800, 1200]
+    # a player's history starts at its first pair (3 plays in the last three matchups)
+    assert [h["pairs"] for h in L.history(d, 3, points=3)] == [667, 934, 1200]
+    assert L.history(_pairs([(0, 1, 2)], 3), 2) == []
