@@ -279,3 +279,28 @@ def test_analysis_marks_in_the_docs_are_the_codes():
     assert f"| `?` | a mistake: loss ≥ {MARK_Q:g} and" in text
     assert f"`?`/`??` marks (≥ {MARK_Q:g} / ≥ {MARK_QQ:.1f} points" in " ".join(
         _doc("cli.md").split())
+
+
+def test_record_fields_in_the_docs_are_the_codes():
+    """docs/record.md's field table is every key of a record, in order, with the keys of a
+    call and of a trick as it lists them."""
+    import sim
+    from strategies import make
+
+    deal = sim.Deal(seed=7, deal=3)
+    bots = [make("greedy") for _ in range(4)]
+    for seat, bot in enumerate(bots):
+        bot.begin_deal(seat, deal.seed, deal.deal)
+    while not deal.done:
+        seat, _ = deal.to_act
+        deal.apply(bots[seat].choose(deal.observation(seat), deal.legal()))
+    record = deal.record()
+    assert record["calls"] and record["tricks"]
+    text = _doc("record.md")
+    table = text[text.index("| field | type | meaning |"):]
+    table = table[:table.index("\n\n")]
+    fields = re.findall(r"^\| `(\w+)` \|", table, re.M)
+    assert fields == list(record)
+    inner = dict(re.findall(r"^\| `(calls|tricks)` \|.*?`\{([^}]*)\}`", table, re.M))
+    for key in ("calls", "tricks"):
+        assert re.findall(r'"(\w+)"', inner[key]) == list(record[key][0]), key
