@@ -192,15 +192,17 @@ def throughput(args: argparse.Namespace) -> None:
         db = os.path.join(folder, f"r{r}.sqlite")
         child_cpu([py, "-m", "sim.cli", "ladder", "--db", db, "add", "greedy", "random"])
         lad_t.append(child_cpu([py, "-m", "sim.cli", "ladder", "--db", db, "run", "--pairs",
-                                str(args.pairs), "--chunk", str(args.ladder_chunk),
-                                "--no-progress", "--quiet"]))
+                                str(args.pairs), "--no-progress", "--quiet",
+                                *(["--chunk", str(args.ladder_chunk)] if args.ladder_chunk
+                                  else [])]))
         tour_t.append(child_cpu([py, "-m", "sim.cli", "tournament", cfgfile, "--out",
                                  os.path.join(folder, f"t{r}"), "--quiet", "--no-plots"]))
         print(f"round {r + 1}: ladder run {lad_t[-1]:.2f} s CPU, tournament {tour_t[-1]:.2f} s "
               f"CPU", flush=True)
     lm, tmed = float(np.median(lad_t)), float(np.median(tour_t))
-    print(f"{args.pairs:,} pairs greedy vs random, 1 job, chunks of {args.ladder_chunk} (ladder, "
-          f"scheduled: a fit per chunk) and {args.chunk} (tournament), CPU time of the "
+    lc = args.ladder_chunk or "its default (by time)"
+    print(f"{args.pairs:,} pairs greedy vs random, 1 job, chunks of {lc} (ladder, scheduled: "
+          f"a fit per chunk) and {args.chunk} (tournament), CPU time of the "
           f"whole command (median of {args.rounds}): ladder run {lm:.2f} s, tournament "
           f"{tmed:.2f} s, ratio {lm / tmed:.3f} (a start-up alone: {base_l:.2f} s)")
 
@@ -217,7 +219,8 @@ def main() -> None:
     t = sub.add_parser("throughput")
     t.add_argument("--pairs", type=int, default=100_000)
     t.add_argument("--chunk", type=int, default=10_000, help="the tournament's chunk size")
-    t.add_argument("--ladder-chunk", type=int, default=200, help="the ladder run's")
+    t.add_argument("--ladder-chunk", type=int, default=0,
+                   help="the ladder run's (default: its own, sized by time)")
     t.add_argument("--rounds", type=int, default=3)
     t.add_argument("--dir", default="")
     args = p.parse_args()

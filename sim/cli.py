@@ -1093,7 +1093,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help=PLUGIN_HELP)
     es.set_defaults(func=cmd_estimate)
 
-    from sim.harness.ladder import DEFAULT_CHUNK, DEFAULT_DB
+    from sim.harness.ladder import CHUNK_FIRST, CHUNK_SECONDS, DEFAULT_DB
 
     la = sub.add_parser("ladder", help="a rating list kept in one database: add players, "
                                         "play pairs where the ranking is least certain, show "
@@ -1117,9 +1117,10 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("--backend", choices=BACKENDS, help="what runs the chunks (as tournament)")
     ru.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address")
     ru.add_argument("--matchup", metavar="A,B", help="play only this matchup")
-    ru.add_argument("--chunk", type=_pos_int, default=DEFAULT_CHUNK,
-                    help=f"pairs per chunk: the unit of scheduling and of commits (default "
-                         f"{DEFAULT_CHUNK})")
+    ru.add_argument("--chunk", type=_pos_int, default=None,
+                    help=f"pairs per chunk: the unit of scheduling and of commits (default: "
+                         f"sized to about {CHUNK_SECONDS:g} s of play per chunk, the first "
+                         f"{CHUNK_FIRST})")
     ru.add_argument("--timeout", type=float, default=0.0,
                     help="seconds per Python-strategy decision (0: no limit)")
     ru.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -62,7 +62,13 @@ from sim.errors import ConfigError, LadderError, ShuangkouError, StrategyError
 APP_ID = 0x53484C44  # "SHLD": PRAGMA application_id of a shuangkou ladder
 SCHEMA = 1  # PRAGMA user_version: the schema this code writes and reads
 DEFAULT_DB = os.path.join("results", "ladder.sqlite")
-DEFAULT_CHUNK = 200  # pairs per chunk of a ladder run (the unit of scheduling and of commits)
+# pairs per chunk of a ladder run (the unit of scheduling and of commits) without --chunk:
+# sized from each matchup's speed so that a chunk takes about CHUNK_SECONDS of a worker's
+# time, and at least FIT_SHARE times the last fit (a fit of 10M pairs takes ~1 s), within
+# CHUNK_MIN … CHUNK_MAX; a matchup's first chunk is CHUNK_FIRST pairs
+CHUNK_FIRST, CHUNK_MIN, CHUNK_MAX = 100, 20, 1_000_000
+CHUNK_SECONDS = 1.0
+FIT_SHARE = 20
 BUSY_TIMEOUT = 10.0  # seconds a statement waits for another process's write transaction
 LOCK_SUFFIX = ".lock"
 # testing hook: a run SIGKILLs itself inside its Nth commit, after writing the chunk's rows and
@@ -623,14 +629,17 @@ def _culprit(e: BaseException, specs: Sequence[str]) -> int | None:
     return specs.index(name) if name in specs else None
 
 
-def run(lad: Ladder, pairs: int, chunk: int = DEFAULT_CHUNK, jobs: int = 1,
+def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
         backend: str = "auto", scheduler: str = "", matchup: tuple[str, str] | None = None,
         timeout: float = 0.0, progress: bool | None = None, plugins: Sequence[str] = (),
         stop_after: int | None = None, force_jobs: bool = False,
         say: Any = None) -> dict[str, Any]:
-    """Play ``pairs`` more duplicate pairs, in chunks of ``chunk`` pairs, each matchup chosen by
-    ``sim.analysis.ladder.schedule`` (or ``matchup``: a pair of specs); every finished chunk is
-    committed at once. ``stop_after``: testing hook, stop after this many chunks."""
+    """Play ``pairs`` more duplicate pairs, in chunks of ``chunk`` pairs (None: sized by time,
+    ``CHUNK_SECONDS``), each matchup chosen by ``sim.analysis.ladder.schedule`` (or
+    ``matchup``: a pair of specs); every finished chunk is committed at once. With a fixed
+    ``chunk`` and one job the pairs played depend only on the database (a killed run continued
+    plays what an uninterrupted one would). ``stop_after``: testing hook, stop after this
+    many chunks."""
     from sim.analysis import ladder as model
     from sim.harness import tournament as tm
     from sim.harness.chunks import DEAL_VALUES, Chunk, DealValues, tally_from_json
@@ -664,7 +673,8 @@ def run(lad: Ladder, pairs: int, chunk: int = DEFAULT_CHUNK, jobs: int = 1,
         name="ladder", format="round-robin", players=tuple(specs), deals=pairs,
         duplicate=True, seed=lad.seed, plugins=mods, timeout=timeout,
         rules=tuple(sorted(lad.rules.items())), jobs=jobs, backend=backend,
-        scheduler=scheduler, chunk_size=chunk, progress=True, deal_table=False, plots=False)
+        scheduler=scheduler, chunk_size=chunk or CHUNK_FIRST, progress=True, deal_table=False,
+        plots=False)
     cfg, capped = tm.cap_jobs(cfg, force=force_jobs)
     if capped:
         say(f"shuangkou ladder run: {capped}")
@@ -706,7 +716,7 @@ def run(lad: Ladder, pairs: int, chunk: int = DEFAULT_CHUNK, jobs: int = 1,
                         raise LadderError(f"schedule() returned {ij!r}, not a matchup of "
                                           f"{len(specs)} players")
                     m = mids[ij]
-                    n = min(cfg.chunk_size, left[0])
+                    n = min(chunk or state.size(m), left[0])
                     left[0] -= n
                     first = nxt.get(m, 0)
                     nxt[m] = first + n
@@ -743,6 +753,7 @@ def run(lad: Ladder, pairs: int, chunk: int = DEFAULT_CHUNK, jobs: int = 1,
                             os.kill(os.getpid(), 9)
                     with lock:
                         state.add(i, j, deals, x2)
+                        state.timed(mids[(i, j)], n, res.seconds)
                     done += 1
                     committed_pairs += n
                     tally.pop(DEAL_VALUES, None)
@@ -789,6 +800,22 @@ class _RunState:
     def __init__(self, data: Any, model: Any) -> None:
         self.data, self.model = data, model
         self.parts: list[tuple[int, int, np.ndarray, np.ndarray]] = []
+        self.rate: dict[int, float] = {}  # pairs per second of a worker, by matchup
+        self.fit_seconds = 0.0
+
+    def timed(self, m: int, n: int, seconds: float) -> None:
+        self.rate[m] = n / max(seconds, 1e-4)
+
+    def size(self, m: int) -> int:
+        """The next chunk's pairs for matchup ``m`` (no ``--chunk``): about
+        ``CHUNK_SECONDS`` of play, and at least ``FIT_SHARE`` fits' worth."""
+        rate = self.rate.get(m)
+        if rate is None:
+            return CHUNK_FIRST
+        want = rate * max(CHUNK_SECONDS, FIT_SHARE * self.fit_seconds)
+        n = int(min(CHUNK_MAX, max(CHUNK_MIN, want)))
+        digits = 10 ** max(0, len(str(n)) - 2)  # two significant digits: 1,200 not 1,237
+        return max(CHUNK_MIN, n // digits * digits)
 
     def add(self, i: int, j: int, deals: np.ndarray, x2: np.ndarray) -> None:
         self.parts.append((i, j, deals, x2))
@@ -806,7 +833,7 @@ class _RunState:
                                                           dtype=np.int32), n)]),
                 deal=np.concatenate([d.deal, *(p[2] for p in self.parts)]),
                 score2=np.concatenate([d.score2, score2_of(x2)]),
-                margin=np.concatenate([d.margin, (x2 / 2).astype(np.float32)]),
+                margin=np.concatenate([d.margin, np.multiply(x2, 0.5, dtype=np.float32)]),
                 times=None if d.times is None else np.concatenate(
                     [d.times, np.full(x2.size, now)]))
             self.parts = []
@@ -814,7 +841,9 @@ class _RunState:
 
     def schedule(self, k: int) -> list[tuple[int, int]]:
         data = self.current()
+        t0 = time.perf_counter()
         fit = self.model.fit(data)
+        self.fit_seconds = time.perf_counter() - t0
         return [(int(i), int(j)) for i, j in self.model.schedule(data, fit, k)]
 
 
