@@ -565,3 +565,30 @@ def test_incident_kinds(text, kind):
 
     assert ladder._classify(StrategyError(text)) == kind
     assert ladder._culprit(StrategyError(text), ["y", "x"]) == 1
+
+
+def test_chunks_sized_by_time_without_chunk():
+    s = ladder._RunState(None, None)
+    assert s.size(7) == ladder.CHUNK_FIRST  # not played yet
+    s.timed(7, 500, 0.5)  # 1,000 pairs a second
+    assert s.size(7) == int(1000 * ladder.CHUNK_SECONDS)
+    s.fit_seconds = 0.5  # a slow fit: chunks long enough that refitting stays a small share
+    assert s.size(7) == int(1000 * ladder.FIT_SHARE * 0.5)
+    s.timed(7, 1, 100.0)  # a very slow matchup: at least CHUNK_MIN
+    assert s.size(7) == ladder.CHUNK_MIN
+    s.timed(7, 10**7, 0.01)
+    assert s.size(7) == ladder.CHUNK_MAX
+    s.fit_seconds = 0.0
+    s.timed(7, 1237, 1.0)
+    assert s.size(7) == 1200  # two significant digits
+
+
+def test_default_run_sizes_chunks_and_stores_them_whole(db, capsys):
+    code, out, err = run_cli(capsys, "--db", db, "run", "--pairs", 3000, "--matchup",
+                             f"{G},{R}", "--no-progress", "--quiet")
+    assert code == 0, err
+    con = sqlite3.connect(db)
+    sizes = [n for (n,) in con.execute("SELECT n FROM chunks ORDER BY id")]
+    con.close()
+    assert sizes[0] == ladder.CHUNK_FIRST and sum(sizes) == 3000
+    assert [d for _, _, d, _ in pairs_of(db)] == list(range(3000))
