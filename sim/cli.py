@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from sim.core.console import clean, graceful_streams
+from sim.core.limits import MAX_DEAL
 from sim.errors import ConfigError, OutputError, RecordError, ShuangkouError
 
 PLUGIN_HELP = ("import MODULE (in the working folder or on PYTHONPATH) or a file such as "
                "~/bots/mybot.py, and register its strategies (repeatable)")
-MAX_DEAL = 2**63 - 1  # deal indices are 0 … 2**63-1 (docs/engine.md, sim.core.rng.check_deal)
 
 
 def _rules_from_args(pairs: Sequence[str] | None) -> Any:

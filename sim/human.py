@@ -43,16 +43,16 @@ from sim.errors import (
     ShuangkouError,
     StrategyError,
 )
-from sim.harness.runner import _Asker, _use_alarm, check_timeout, split_specs
+from sim.harness.analyze import DEFAULT_SAMPLES  # worlds per decision for hint and review
+from sim.harness.runner import _Asker, _use_alarm, check_timeout
 from sim.observation import Observation
 from sim.record import FORMAT, call_dicts, dumps, hands_of, trick_dicts
 from sim.rules import Rules
 from sim.titles import level_text
 from strategies.base import Strategy
-from strategies.registry import make
+from strategies.registry import make, split_specs
 
 HUMAN = "human"  # the person's seat in a record's ``seats``
-DEFAULT_SAMPLES = 128  # worlds per decision for hint and review (analyze's default)
 REVIEW_SECONDS = 60.0  # a review stops after this much analysis (between decisions)
 HINT_ALL = 12  # a hint lists every choice up to this many, else the best HINT_TOP
 HINT_TOP = 8

@@ -99,6 +99,8 @@ from strategies.sampler import (
 from strategies.search import (
     POLICY_EGREEDY,
     POLICY_GREEDY,
+    U_ROLL,  # uint scratch as search's: the sampled world, its rollout copy
+    U_WORLD,
     _reseed_rollouts,
     copy_into,
     deal_value,
@@ -127,8 +129,6 @@ R_WST = R_NEED + 4  # a calling world's state (the rollout state is copied from 
 # float scratch: candidate sums, sums of squared paired differences, then the sampler's table
 F_SUM = 0
 F_SQ = MAX_CHOICES
-U_WORLD = 0
-U_ROLL = 64
 U_POOL = 128  # inference: the hands (8 words) of the candidate worlds
 MAX_POOL = (4096 - U_POOL) // 8
 F_W = 2 * MAX_CHOICES  # inference: the candidate worlds' log-likelihoods, then weights

@@ -243,6 +243,12 @@ def _split_args(text: str, spec: str) -> list[str]:
     return parts
 
 
+def split_specs(text: str) -> list[str]:
+    """Split a list of specs, ``'pimc(samples=8, rollout=greedy),random'``, at the commas
+    outside parentheses and quotes (the parser of a spec's own parameters)."""
+    return [p.strip() for p in _split_args(text, text) if p.strip()]
+
+
 def _value(text: str) -> Any:
     t = text.strip()
     if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":

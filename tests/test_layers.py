@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = {
     0: ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "strategies.kinds",
         "strategies.params", "sim.core", "sim.core._cache", "sim.core._cpu", "sim.core.jit",
-        "sim.core.rng", "sim.core.bits", "sim.core.tables", "sim.core.files",
+        "sim.core.rng", "sim.core.limits", "sim.core.bits", "sim.core.tables", "sim.core.files",
         "sim.core.console"),
     1: ("sim.core.state", "sim.core.step", "sim.core.engine", "sim.core.movegen",
         "sim.core.trick", "sim.core.scoring", "sim.view", "sim.spaces"),

@@ -32,9 +32,7 @@ from sim.analysis.stats import (
     holm,
     stratified_ci,
 )
-
-RANKS = "A23456789TJQK"
-
+from sim.cards import RANKS
 
 MATCH_DEALS = 100  # a standard match: R25 skill change and title are reported per this many
 

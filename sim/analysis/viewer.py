@@ -32,14 +32,13 @@ from sim.errors import RecordError
 MAX_VALUES = 40  # a decision with more legal choices (a give-back: hundreds) keeps only
 KEEP_VALUES = 12  # its best 12, the one played and the best (the page says how many are left)
 KIND_CODE = {"show": 0, "giveback": 1, "play": 2}
-SUITS = "shdc"
 
 
 # --- the data embedded in the page ------------------------------------------------------------
 def _display_order(trump: str | None):
     """Sort key of a card for a hand: side suits (s, h, d, c less the trump suit), then the
     trumps, strongest first within each group (R12, R13); by suit then rank without a trump."""
-    from sim.cards import GROUP, KEY_OF_ID, parse_card
+    from sim.cards import GROUP, KEY_OF_ID, SUITS, parse_card
 
     if not isinstance(trump, str) or len(trump) != 1 or trump not in SUITS:
         def key(c: str) -> tuple[int, int]:

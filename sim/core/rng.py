@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.core.jit import kernel
+from sim.core.limits import MAX_DEAL, MAX_SEED
 from sim.errors import ConfigError
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -23,8 +24,6 @@ STREAM_CARDS = 0
 STREAM_SEAT0 = 1  # seat s draws from stream 1 + s
 STREAM_STRATEGY0 = 16  # sampling strategies use streams from here on
 
-MAX_SEED = 2**64 - 1
-MAX_DEAL = 2**63 - 1
 
 
 @kernel

@@ -47,6 +47,7 @@ from sim.core.engine import (
     play_set,
 )
 from sim.core.jit import kernel
+from sim.core.limits import MAX_DEAL
 from sim.core.movegen import MAX_CHOICES, set_count, set_kth, show_mask
 from sim.core.rng import check_deal, check_seed
 from sim.errors import ConfigError, IllegalPlayError, UsageError
@@ -79,7 +80,6 @@ N_FIN = 9
 MODE_ACTIONS, MODE_INDEX, MODE_NONE = 0, 1, 2
 IDLE = 3  # kind of a slot with nothing to do (deal range exhausted)
 MAX_SLOTS = 2**20  # the most slots a batch may hold (≈ 7 KiB each, 17 KiB with records)
-MAX_DEAL = 2**63 - 1  # the last deal number (sim.core.rng.check_deal)
 # Bounds that honest play never reaches, so a step whose private arrays were written to (a
 # state the engine never makes) ends with an error instead of looping: compiled decisions in
 # one deal between two of the policy's (a deal has at most 27 rounds × 4 show chances per

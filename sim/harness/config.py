@@ -59,12 +59,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from sim.core.limits import MAX_DEAL, MAX_SEED
 from sim.errors import ConfigError, ShuangkouError
 from sim.harness.forkpool import fork_available
-
-# sim.analysis.stats.SPRT_SAFE_MIN_PAIRS (its table: the simulated error rates), without
-# importing numpy here
-SPRT_SAFE_MIN_PAIRS = 30
 
 try:
     import tomllib
@@ -74,8 +71,6 @@ except ModuleNotFoundError:  # Python 3.10: the same parser as a package
 FORMATS = ("head-to-head", "round-robin", "gauntlet")
 BACKENDS = ("auto", "fork", "loky", "threading", "dask")
 MAX_SEED_TOML = 2**63 - 1  # TOML integers are signed 64-bit
-MAX_SEED = 2**64 - 1
-MAX_DEAL = 2**63 - 1
 MAX_CONFIG_BYTES = 1 << 20  # a config file is a few hundred bytes; 1 MiB is plenty
 # matchups of one run: each holds ~25 KB of accumulators, 10 KB of summary.json and a plot;
 # 500 is a round robin of 32 players or a gauntlet of 501 (a round robin of 1,000 players,
@@ -429,6 +424,8 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
             v.fail("sprt.mu1", mu1, "must differ from sprt.mu0")
         alpha = v.number(t, "alpha", 0.05, 0.0, 0.5, prefix="sprt.", open_lo=True)
         beta = v.number(t, "beta", 0.05, 0.0, 0.5, prefix="sprt.", open_lo=True)
+        from sim.analysis.stats import SPRT_SAFE_MIN_PAIRS  # (numpy: only for an SPRT run)
+
         mp = t.get("min_pairs", 200)
         if isinstance(mp, int) and not isinstance(mp, bool) and 1 <= mp < SPRT_SAFE_MIN_PAIRS:
             v.fail("sprt.min_pairs", mp, f"must be an integer in {SPRT_SAFE_MIN_PAIRS} … "

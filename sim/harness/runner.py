@@ -40,7 +40,7 @@ from strategies.base import Strategy
 from strategies.compiled import new_scratch
 from strategies.params import param_table
 from strategies.plugin import checked_params
-from strategies.registry import make
+from strategies.registry import make, split_specs
 
 
 def make_seats(specs: Sequence[str | Strategy] | str) -> list[Strategy]:
@@ -55,21 +55,6 @@ def make_seats(specs: Sequence[str | Strategy] | str) -> list[Strategy]:
     if len(specs) != 4:
         raise ConfigError(f"seats {specs!r}: give 1, 2 (team A, team B) or 4 strategy specs")
     return [make(s) for s in specs]
-
-
-def split_specs(text: str) -> list[str]:
-    """Split ``'pimc(samples=8, rollout=greedy),random'`` at top-level commas."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur.strip())
-    return [s for s in out if s]
 
 
 class Tables(tuple):
