@@ -68,10 +68,6 @@ ALLOWED = {
         "guards an edit of the loop template (an internal invariant)",
     ("strategies/base.py", "param.coerce", "TypeError"):
         "caught in the same function and reported as a ConfigError",
-    ("sim/harness/ladder.py", "decode", "ValueError"):
-        "a database row that does not decode: Ladder._decode reports it as a LadderError",
-    ("sim/harness/ladder.py", "run.tasks", "ValueError"):
-        "an internal invariant (schedule() names a matchup among the ladder's players)",
 }
 # exceptions that are never about the user's input, wherever raised
 ALLOWED_EXCEPTIONS = {
