@@ -45,6 +45,7 @@ BAD_FIT_P = 0.01  # goodness of fit: warn below this p-value
 GOF_MAX_MATCHUPS = 300  # above this many matchups the fit test is the plain Pearson sum
 GOF_MAX_WORK = 4e9  # ... and above this many deals x matchups^2 (the clustered test's cost)
 GUARD_PAIRS = 10.0  # virtual pairs of variance p (1 - p) added to each matchup's meat
+DOUBT_SE = 3.0  # schedule: a neighbours' gap fades from the target beyond ~this many SEs
 MISFITS_SHOWN = 5  # matchups named by the goodness-of-fit line
 _MEAT_CELLS = 1 << 24  # deal-by-matchup cells summed at once for the clustered covariance
 
@@ -71,13 +72,14 @@ class LadderData:
 class LadderFit:
     """The joint fit: per player ``rating`` (Elo), ``se``, ``lo``/``hi`` (95%) and ``status``.
 
-    ``status[i]``: ``"rated"`` (a number with an interval), ``"above"`` (won or drew... every
-    path of results from the rated group says it is stronger without bound: only ``lo`` is a
-    number, ``rating`` is nan, shown ``> lo``), ``"below"`` (only ``hi``: ``< hi``) or
-    ``"unrated"`` (no path of games to the rated group, or no pairs: every value nan).
-    ``cov`` is the clustered covariance of the ratings (Elo^2; nan rows for players not rated),
+    ``status[i]``: ``"rated"`` (a number with an interval), ``"above"`` (the results put it
+    above the rated group without bound, e.g. it won every pair: only ``lo`` is a number,
+    ``rating`` is nan; shown ``> lo``), ``"below"`` (only ``hi``; ``< hi``) or ``"unrated"``
+    (no pairs, or no path of games to the rated group: every value nan). ``cov`` is the
+    clustered covariance of the ratings (Elo^2; nan rows for players not rated),
     ``cov_naive`` the same with every pair independent. ``anchor``: the player held at 0, or
-    None (the mean rating of the rated players is 0).
+    None (the mean rating of the rated players is 0). ``info``: the Fisher information of the
+    rated players (natural-log units), which ``schedule`` reads.
     """
 
     names: list[str]
@@ -548,14 +550,14 @@ def schedule(data: LadderData, fit: LadderFit, k: int = 1,
     the ranking that it has played least; each player with a one-sided bound with the rated
     player nearest it (the top for one above, the bottom for one below). Then, one at a time,
     the matchup ``(i, j)`` whose next pair most reduces the sum of the variances of the rating
-    differences between neighbours in the ranking, each weighted by how much their order is in
-    doubt, ``exp(-D^2 / 2V)`` (``D`` their rating gap, ``V`` its clustered variance: 1 for a
-    tie, 0.15 at a gap of 1.96 standard errors, ~0 for a random player 700 Elo below the
-    rest): with ``S`` the inverse information of the rated players and ``w = p_ij (1 - p_ij)``
-    the Fisher information of one pair, adding it reduces ``Var(c' theta)`` by
-    ``w (c' S x)^2 / (1 + w x' S x)`` (``x = e_i - e_j``, Sherman-Morrison); ``S`` is updated
-    after each pick (by the information of its ``pairs`` pairs, ``pairs * w``), so ``k`` picks
-    spread as they should.
+    differences between neighbours in the ranking, each weighted by whether their order is
+    still in play, ``exp(-D^2 / 2 (3 SE)^2)`` (``D`` their rating gap, ``SE`` its clustered
+    standard error: 1 for a tie, 0.6 at 3 SE, 0.25 at 5 SE, ~0 beyond 10 SE, e.g. a random
+    player 700 Elo below greedy ones): with ``S`` the inverse information of the rated
+    players and ``w = p_ij (1 - p_ij)`` the Fisher information of one pair, adding it
+    reduces ``Var(c' theta)`` by ``w (c' S x)^2 / (1 + w x' S x)`` (``x = e_i - e_j``,
+    Sherman-Morrison); ``S`` is updated after each pick (by the information of its ``pairs``
+    pairs, ``pairs * w``), so ``k`` picks spread as they should.
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise UsageError(f"k {k!r} must be an integer >= 1 (matchups to schedule)")
@@ -610,7 +612,7 @@ def schedule(data: LadderData, fit: LadderFit, k: int = 1,
         c[n, pos[i]], c[n, pos[j]] = 1.0, -1.0
         gap = fit.rating[i] - fit.rating[j]
         var = max(float(fit.cov[i, i] + fit.cov[j, j] - 2.0 * fit.cov[i, j]), 1e-12)
-        doubt[n] = math.exp(-0.5 * gap * gap / var)
+        doubt[n] = math.exp(-0.5 * gap * gap / (DOUBT_SE * DOUBT_SE * var))
     ci, cj = np.triu_indices(kk, 1)
     x = np.zeros((ci.size, kk))
     x[np.arange(ci.size), ci] = 1.0
