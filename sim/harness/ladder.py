@@ -708,7 +708,7 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
                         ij = forced
                     else:
                         if not queue:
-                            queue = state.schedule(max(1, cfg.jobs))
+                            queue = state.schedule(max(1, cfg.jobs), chunk)
                         if not queue:
                             return
                         ij = tuple(sorted(queue.pop(0)))
@@ -839,12 +839,16 @@ class _RunState:
             self.parts = []
         return self.data
 
-    def schedule(self, k: int) -> list[tuple[int, int]]:
+    def schedule(self, k: int, chunk: int | None) -> list[tuple[int, int]]:
+        """``k`` matchups for the next chunks, each counted by the model as a chunk's pairs
+        (``chunk``, or the median size the measured speeds give)."""
         data = self.current()
         t0 = time.perf_counter()
         fit = self.model.fit(data)
         self.fit_seconds = time.perf_counter() - t0
-        return [(int(i), int(j)) for i, j in self.model.schedule(data, fit, k)]
+        sizes = [self.size(m) for m in self.rate] or [CHUNK_FIRST]
+        pairs = chunk or int(np.median(sizes))
+        return [(int(i), int(j)) for i, j in self.model.schedule(data, fit, k, pairs=pairs)]
 
 
 # --- import -------------------------------------------------------------------------------
