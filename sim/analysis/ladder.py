@@ -45,7 +45,7 @@ BAD_FIT_P = 0.01  # goodness of fit: warn below this p-value
 GOF_MAX_MATCHUPS = 300  # above this many matchups the fit test is the plain Pearson sum
 GOF_MAX_WORK = 4e9  # ... and above this many deals x matchups^2 (the clustered test's cost)
 GUARD_PAIRS = 10.0  # virtual pairs of variance p (1 - p) added to each matchup's meat
-DOUBT_SE = 3.0  # schedule: a neighbours' gap fades from the target beyond ~this many SEs
+DOUBT_SE = 4.0  # schedule: a neighbours' gap counts fully up to this many SEs, then fades
 MISFITS_SHOWN = 5  # matchups named by the goodness-of-fit line
 _MEAT_CELLS = 1 << 24  # deal-by-matchup cells summed at once for the clustered covariance
 
@@ -551,9 +551,9 @@ def schedule(data: LadderData, fit: LadderFit, k: int = 1,
     player nearest it (the top for one above, the bottom for one below). Then, one at a time,
     the matchup ``(i, j)`` whose next pair most reduces the sum of the variances of the rating
     differences between neighbours in the ranking, each weighted by whether their order is
-    still in play, ``exp(-D^2 / 2 (3 SE)^2)`` (``D`` their rating gap, ``SE`` its clustered
-    standard error: 1 for a tie, 0.6 at 3 SE, 0.25 at 5 SE, ~0 beyond 10 SE, e.g. a random
-    player 700 Elo below greedy ones): with ``S`` the inverse information of the rated
+    still in play: 1 while their gap ``D`` is within ``DOUBT_SE`` = 4 of its clustered standard
+    errors, then ``exp(-(D / SE - 4)^2 / 2)`` (0.6 at 5 SE, 0.14 at 6, ~0 beyond 8, e.g. a
+    random player 700 Elo below greedy ones): with ``S`` the inverse information of the rated
     players and ``w = p_ij (1 - p_ij)`` the Fisher information of one pair, adding it
     reduces ``Var(c' theta)`` by ``w (c' S x)^2 / (1 + w x' S x)`` (``x = e_i - e_j``,
     Sherman-Morrison); ``S`` is updated after each pick (by the information of its ``pairs``
@@ -612,7 +612,7 @@ def schedule(data: LadderData, fit: LadderFit, k: int = 1,
         c[n, pos[i]], c[n, pos[j]] = 1.0, -1.0
         gap = fit.rating[i] - fit.rating[j]
         var = max(float(fit.cov[i, i] + fit.cov[j, j] - 2.0 * fit.cov[i, j]), 1e-12)
-        doubt[n] = math.exp(-0.5 * gap * gap / (DOUBT_SE * DOUBT_SE * var))
+        doubt[n] = math.exp(-0.5 * max(0.0, abs(gap) / math.sqrt(var) - DOUBT_SE) ** 2)
     ci, cj = np.triu_indices(kk, 1)
     x = np.zeros((ci.size, kk))
     x[np.arange(ci.size), ci] = 1.0
