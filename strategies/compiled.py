@@ -20,6 +20,7 @@ from its seat's streams, so a seat's choices never depend on which strategies si
 
 from __future__ import annotations
 
+from sim.core.bind import bindable
 from sim.core.jit import kernel
 from strategies.expert import expert_decide
 from strategies.greedy import greedy_decide
@@ -39,22 +40,24 @@ from strategies.random import random_decide
 from strategies.search import ismcts_decide, oracle_decide, pimc_decide
 from strategies.tier import new_scratch  # noqa: F401  (re-exported)
 
-# kind -> (module, kernel, its call in ``decide``): the table the generated loops dispatch by
-# (sim.harness.plugins.builtin_loops); keep it and ``decide`` in step
-KERNEL_CALLS = {
-    KIND_GREEDY: ("strategies.greedy", "greedy_decide",
-                  "greedy_decide(st, u, rules, seat, params, seat, buf)"),
-    KIND_PIMC: ("strategies.search", "pimc_decide",
-                "pimc_decide(st, u, rules, seat, params, buf, fws, uws)"),
-    KIND_ISMCTS: ("strategies.search", "ismcts_decide",
-                  "ismcts_decide(st, u, rules, seat, params, buf, fws, uws)"),
-    KIND_ORACLE: ("strategies.search", "oracle_decide",
-                  "oracle_decide(st, u, rules, seat, params, buf, fws, uws)"),
-    KIND_EXPERT: ("strategies.expert", "expert_decide",
-                  "expert_decide(st, u, rules, seat, params, buf, fws, uws)"),
-    KIND_RANDOM: ("strategies.random", "random_decide",
-                  "random_decide(st, u, seat, params[seat, 0], buf)"),
+# the strategy kernels ``decide`` calls, by kind: a loop made for some kinds binds the others to
+# ``absent`` (sim.harness.plugins.builtin_loops), so their kernels never compile there
+KERNEL_NAMES = {
+    KIND_GREEDY: "greedy_decide",
+    KIND_PIMC: "pimc_decide",
+    KIND_ISMCTS: "ismcts_decide",
+    KIND_ORACLE: "oracle_decide",
+    KIND_EXPERT: "expert_decide",
 }
+
+
+@kernel
+def absent(*args):
+    """Stands in for the kernel of a strategy kind that a loop never meets."""
+    return -1
+
+
+bindable(globals(), *KERNEL_NAMES.values())
 
 
 @kernel
@@ -70,4 +73,4 @@ def decide(kind, params, st, u, rules, seat, buf, fws, uws):
         return oracle_decide(st, u, rules, seat, params, buf, fws, uws)
     if kind == KIND_EXPERT:
         return expert_decide(st, u, rules, seat, params, buf, fws, uws)
-    return random_decide(st, u, seat, params[seat, 0], buf)
+    return random_decide(st, u, seat, params[seat, 0], buf)  # any other kind plays random

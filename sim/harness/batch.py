@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from sim.core.bind import bindable
 from sim.core.bits import popcount, select
 from sim.core.engine import (
     CALL,
@@ -53,7 +54,7 @@ from sim.core.rng import check_deal, check_seed
 from sim.errors import ConfigError, IllegalPlayError, UsageError
 from sim.rules import Rules, as_rules
 from sim.spaces import N_ACTIONS, OBS_SIZE, code_of_action, fill_mask, fill_obs
-from strategies.compiled import decide  # generated loops bind their own
+from strategies.compiled import decide
 
 # The kernels take few arguments (every array argument costs time on each call from Python):
 # ``su`` holds each slot's u (as int64 bits) and st side by side, u first so that the words
@@ -91,6 +92,9 @@ MAX_FREE = 64
 
 
 SHOWS = -1  # M_SMODE of a show decision: M_M1 holds the showable pairs
+
+
+bindable(globals(), "decide")  # a run's copy: the dispatch over its kinds (builtin_loops)
 
 
 @kernel(inline="always")
@@ -399,8 +403,7 @@ class Batch:
         self.kinds, self.params, self.seat_names, _ = _seat_tables(seats)
         from sim.harness.plugins import builtin_loops
 
-        # this module's kernels with decide over the compiled seats' kinds only
-        # (sim.harness.plugins)
+        # a copy of this module with decide over the compiled seats' kinds only
         self._batch_step = builtin_loops([k for k in self.kinds if k >= 0],
                                          "sim.harness.batch").batch_step
         self.records = bool(records)

@@ -23,9 +23,7 @@ same for any ``jobs`` (every figure is an exact sum).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
-import os
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -512,39 +510,17 @@ def _chunk(seed: int, first: int, n: int, rules: np.ndarray, tables: Any, seat: 
 
 
 # --- the forced calling lines ----------------------------------------------------------------
-# sim.harness.loop's source (specialised to the run's built-in kinds, sim.harness.plugins) with
-# one change in play_calling: at a show decision of the fixed seat, rules[_R_FORCE] decides
-# instead of its player (-1: its player; NEVER: pass; a card id: show that pair when it is
-# legal, else pass). Give-backs and plays still go to the player. The normal loops are
-# untouched: this module is used by --compare-calls only, with rules one entry longer.
-_FORCE_AT = "        if kind == KIND_RANDOM:  # random_decide's show branch on the locals\n"
-_FORCE = (
-    "        if seat == st[_S_FIX_SEAT] and rules[_R_FORCE] != -1:  # estimate's line\n"
-    "            code = np.int64(-1)\n"
-    "            fc = rules[_R_FORCE]\n"
-    "            if fc >= 0 and (m & _BIT[fc]) != ZERO:  # R6: legal now\n"
-    "                code = np.int64(fc)\n"
-    "        elif kind == KIND_RANDOM:  # random_decide's show branch on the locals\n")
+# sim.harness.loop's loops for the run's built-in kinds with its hook ``forced_show`` bound to
+# ``forced_line``: at a show decision of the fixed seat, rules[_R_FORCE] (one entry past the
+# rules) decides instead of its player. Give-backs and plays still go to the player.
 _FORCED: dict[tuple[int, ...], Any] = {}
 
 
 def _forced_loops(kinds: np.ndarray) -> Any:
-    from sim.core._cache import CACHE_DIR
-    from sim.harness.plugins import _load, builtin_source
+    from sim.harness.loop import forced_line
+    from sim.harness.plugins import builtin_loops
 
     key = tuple(sorted({int(k) for k in kinds}))
-    if key in _FORCED:
-        return _FORCED[key]
-    text = builtin_source(key, "sim.harness.loop")
-    if text.count(_FORCE_AT) != 1:  # pragma: no cover - guards an edit of the template
-        raise RuntimeError("sim.harness.loop's play_calling changed: estimate's forced "
-                           "calling lines cannot be generated")
-    text = (text.replace(_FORCE_AT, _FORCE)
-            + f"\n\nfrom sim.core.engine import S_FIX_SEAT as _S_FIX_SEAT  # noqa: E402\n"
-              f"from sim.cards import BIT as _BIT  # noqa: E402\n"
-              f"_R_FORCE = {_R_FORCE}\n")
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    stem = f"forced_{digest}"
-    mod = _load(f"_shuangkou_{stem}", os.path.join(CACHE_DIR, "loops", f"{stem}.py"), text)
-    _FORCED[key] = mod
-    return mod
+    if key not in _FORCED:
+        _FORCED[key] = builtin_loops(key, forced_show=forced_line)
+    return _FORCED[key]

@@ -7,11 +7,13 @@ per-decision state in locals and hand it back to the state arrays before any ker
 random's reads them, and at the end; random's decisions are written out on those locals.
 The state after every deal is the one ``apply_code`` leaves, field for field (tests/test_loops.py).
 
-This module is the template of the loops a run uses:
-``sim.harness.plugins.builtin_loops`` copies its source with ``decide`` bound to a dispatch
-over only the run's strategy kinds (so a run compiles only the kernels of its players), one
-cached module per set of kinds. Its own
-``decide`` dispatches to every built-in kind (tests, benchmarks).
+This module is the template of the loops a run uses (``sim.core.bind``):
+``sim.harness.plugins.builtin_loops`` loads a copy of it with ``decide`` bound to
+``strategies.compiled``'s dispatch made for the run's strategy kinds only (so a run compiles
+only the kernels of its players) and ``greedy_decide_inline`` to a stand-in when no seat is
+greedy, one cached module per set of kinds; ``sim.harness.estimate`` binds ``forced_show``
+for its calling lines. Imported as itself, ``decide`` dispatches to every built-in kind
+(tests, benchmarks) and ``forced_show`` never forces.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from sim.cards import BIT
+from sim.core.bind import bindable
 from sim.core.bits import ONE, ZERO, popcount, select
 from sim.core.engine import (
     CALL,
@@ -30,6 +34,7 @@ from sim.core.engine import (
     S_CHANCE,
     S_CUR_CARD,
     S_DECISIONS,
+    S_FIX_SEAT,
     S_LEADER,
     S_LEFT,
     S_MULT,
@@ -101,12 +106,38 @@ from sim.core.tables import (  # noqa: F401  (re-exported: the summary row's col
     COLUMN_NAMES,
     N_COLS,
 )
-from strategies.compiled import decide  # generated loops bind their own
-from strategies.greedy import greedy_decide_inline  # generated loops without greedy: a stub
+from strategies.compiled import decide
+from strategies.greedy import greedy_decide_inline
 from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM, UINT_SCRATCH
 from strategies.random import random_decide, random_decide_inline  # noqa: F401
 
 _S32 = np.uint64(32)
+PLAYER = -2  # forced_show's answer when the seat's own player decides
+
+
+@kernel(inline="always")
+def forced_show(st, rules, seat, m):
+    """The hook at a show decision of ``seat`` with the legal pairs ``m``: a card id to show,
+    -1 to pass, or ``PLAYER``: the seat's player decides (always, unless bound; folded away
+    when inlined)."""
+    return PLAYER
+
+
+@kernel(inline="always")
+def forced_line(st, rules, seat, m):
+    """``forced_show`` for ``sim.harness.estimate``'s calling lines, bound in their loops:
+    the line travels as one more entry after the rules (``rules[-1]``: -1 the player decides,
+    -2 never show, else the card id of a pair to show when it is legal, R6, else pass), for
+    the seat with the fixed cards (``S_FIX_SEAT``) only."""
+    line = rules[rules.shape[0] - 1]
+    if seat != st[S_FIX_SEAT] or line == -1:
+        return PLAYER
+    if line >= 0 and (m & BIT[line]) != ZERO:  # R6: legal now
+        return line
+    return np.int64(-1)
+
+
+bindable(globals(), "decide", "greedy_decide_inline", "forced_show")
 
 
 @kernel
@@ -186,7 +217,10 @@ def play_calling(st, u, rules, kinds, params, buf, fws, uws):
         seat = chance
         to_act = seat  # seat's decision
         kind = kinds[seat]
-        if kind == KIND_RANDOM:  # random_decide's show branch on the locals
+        code = forced_show(st, rules, seat, m)
+        if code != PLAYER:
+            pass  # a forced calling line (sim.harness.estimate)
+        elif kind == KIND_RANDOM:  # random_decide's show branch on the locals
             i = U_CTR + STREAM_SEAT + seat
             key = u[U_KEY + STREAM_SEAT + seat]
             ctr = u[i]

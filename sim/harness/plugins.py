@@ -2,14 +2,13 @@
 
 A strategy class with a ``kernel`` attribute (a numba-compiled function
 ``kernel(st, u, rules, seat, params, buf) -> code``) runs compiled. numba cannot dispatch over
-an open set of functions from a cached loop, so for each *set* of plug-in kernels a run uses,
-this module writes a small Python module into the kernel cache folder (``sim._cache``) that
-imports those kernels and defines the deal loops with one extra branch per kernel (kinds
-numbered after the built-ins), each cached by numba. The file is named by a hash of the
-plug-ins' source files (the kernel's module and the modules of the numba functions it calls),
-their names and this template, inside a folder keyed by the engine's sources: workers that
-rebuild it from the same inputs find numba's cache, and an edited plug-in gets a new module,
-compiled afresh (never stale code).
+an open set of functions from a cached loop, so for each *set* of plug-in kernels a run uses
+this module binds them into a copy of the template ``sim.harness.plugin_loop``
+(``sim.core.bind``: its names ``plugin0`` … ``plugin3``, kinds numbered after the built-ins),
+cached by numba. The copy is named by a hash of the plug-ins' source files (the kernel's
+module and the modules of the numba functions it calls), their names and the template, inside
+a folder keyed by the engine's sources: workers that bind the same kernels find numba's
+cache, and an edited plug-in gets a new copy, compiled afresh (never stale code).
 
 The loops hand a plug-in a masked copy of the state (``sim.view.mask_into``: what its seat may
 know, R9), check the code it returns with ``sim.view.is_legal`` and stop at the first illegal
@@ -20,8 +19,6 @@ into one ``StrategyError`` naming the strategy, seat, seed and deal.
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 import inspect
 import os
 import sys
@@ -33,6 +30,15 @@ from numba.core.errors import NumbaError
 
 from sim.core._cache import CACHE_DIR
 from sim.errors import ConfigError, StrategyError
+from sim.harness.plugin_loop import (  # the status array of the plug-in loops
+    MAX_PLUGINS,
+    N_STATUS,
+    ST_CALLS,
+    ST_CODE,
+    ST_DEAL,
+    ST_ERROR,
+    ST_SEAT,
+)
 from strategies.kinds import KIND_GREEDY, KIND_RANDOM, N_BUILTIN, PLUGIN_SCRATCH  # noqa: F401
 from strategies.plugin import (  # noqa: F401  (re-exported)
     choose_with_kernel,
@@ -43,24 +49,17 @@ from strategies.plugin import (  # noqa: F401  (re-exported)
     plugin_kernel,
 )
 
-# status array of the generated loops: deal offset being played, seat deciding, error, code,
-# decisions started (the watch of a time limit sees progress by it)
-ST_DEAL, ST_SEAT, ST_ERROR, ST_CODE, ST_CALLS = range(5)
-N_STATUS = 6
 CHECK_POLL = 0.05  # seconds between looks at a child playing the check deal
 WATCH_POLL = 0.1  # seconds between looks at the progress of a watched call
 
 
-def _kernel_of(module: str, qualname: str, inline: bool = True) -> Any:
-    """The kernel of class ``module:qualname`` (used by the generated modules), compiled anew
-    inside them: numba's own cache of the kernel knows its file only by modification time and
-    size, the generated module's cache by a hash of the source. ``inline``: inlined into the
-    loops (as the built-ins' hot paths are into sim.harness.loop's), else a function of its
-    own that may allocate, with bounds checks (``strategies.plugin.fresh_kernel``)."""
-    obj: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return fresh_kernel(plugin_kernel(obj), inline=inline)
+def kernel_of(cls: type, inline: bool = True) -> Any:
+    """The kernel of plug-in class ``cls``, compiled anew for the loops: numba's own cache of
+    the kernel knows its file only by modification time and size, the loops' cache by a hash
+    of the source (``plugin_digest``). ``inline``: inlined into the loops (as the built-ins'
+    hot paths are into sim.harness.loop's), else a function of its own that may allocate,
+    with bounds checks (``strategies.plugin.fresh_kernel``)."""
+    return fresh_kernel(plugin_kernel(cls), inline=inline)
 
 
 def _check_kernel(cls: type) -> Any:
@@ -96,9 +95,10 @@ def _source_files(dispatcher: Any, seen: set[str]) -> None:
             _source_files(obj, seen)
 
 
-def _digest(classes: Sequence[type], builtin: str, inline: bool = True) -> str:
+def plugin_digest(classes: Sequence[type]) -> str:
+    """A hash of the plug-in classes' names and of the source files of their kernels and of
+    the numba functions those call: what the bound loops depend on beyond their bindings."""
     h = hashlib.sha256()
-    h.update(_source(classes, builtin, inline).encode())  # the module it makes (the template)
     seen: set[str] = set()
     for cls in classes:
         h.update(f"{cls.__module__}:{cls.__qualname__}\0".encode())
@@ -113,218 +113,30 @@ def _digest(classes: Sequence[type], builtin: str, inline: bool = True) -> str:
     return h.hexdigest()[:16]
 
 
-_HEAD = '''\
-"""Generated by sim.harness.plugins for {names}: do not edit (rebuilt when a plug-in changes)."""
-import numpy as np
-from numba import jit
-
-from sim.core.engine import (DONE, PLAY, S_DECK, S_PHASE, S_TO_ACT, ST_SIZE, U_SIZE, advance,
-                        apply_code_inline, apply_play_inline, init_deal, init_deal_fixed)
-from sim.core.movegen import code_first, code_second
-from sim.harness.plugins import PLUGIN_SCRATCH, _kernel_of
-from sim.view import is_legal, mask_into, unmask_streams
-from sim.view import mask_update as _mask_update
-from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM, UINT_SCRATCH
-from {builtin} import decide as builtin_decide, summarize
-from {builtin} import greedy_decide_inline, random_decide_inline
-
-mask_update = jit(nopython=True, nogil=True, _nrt=False, inline="always")(_mask_update.py_func)
-
-'''
-
-_BODY = '''
-
-@jit(nopython=True, cache=True, nogil=True, _nrt=False, inline="always")
-def _plugin(kind, st, u, rules, seat, params, m_st, m_u, m_r, m_p, pbuf, status):
-    status[1] = seat
-    for i in range(rules.shape[0]):  # its own copies: a kernel cannot change the rules
-        m_r[i] = rules[i]                # nor its parameters for later decisions
-    r = m_r[:rules.shape[0]]
-    p = m_p[:params.shape[1]]
-    for i in range(params.shape[1]):
-        p[i] = params[seat, i]
-    code = np.int64(-1)
-{branches}
-    unmask_streams(u, m_u, seat)
-    if not is_legal(st, u, code):
-        status[2] = 1
-        status[3] = code
-    return code
-
-
-@jit(nopython=True, cache=True, nogil=True, _nrt=False)
-def decide(kind, params, st, u, rules, seat, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
-           synced, status):
-    if kind < {n_builtin}:
-        return builtin_decide(kind, params, st, u, rules, seat, buf, fws, uws)
-    mask_into(st, u, seat, m_st[seat], m_u[seat])
-    return _plugin(kind, st, u, rules, seat, params, m_st[seat], m_u[seat], m_r[seat],
-                   m_p[seat], pbuf[seat], status)
-
-
-@jit(nopython=True, cache=True, nogil=True, _nrt=False)
-def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
-                synced, status):
-    for s in range(4):  # each plug-in seat's own masked copy, synced trick by trick
-        synced[s] = 0
-    advance(st, u, rules)
-    while st[S_PHASE] != DONE:
-        seat = st[S_TO_ACT]
-        status[1] = seat
-        status[4] += 1
-        kind = kinds[seat]
-        if kind == KIND_RANDOM:  # the built-ins' hot paths as in sim.harness.loop.finish_deal
-            code = random_decide_inline(st, u, seat, params[seat, 0], buf)
-        elif kind == KIND_GREEDY:
-            code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
-        elif kind < {n_builtin}:
-            code = builtin_decide(kind, params, st, u, rules, seat, buf, fws, uws)
-        else:
-            mask_update(st, u, seat, m_st[seat], m_u[seat], synced)
-            code = _plugin(kind, st, u, rules, seat, params, m_st[seat], m_u[seat], m_r[seat],
-                           m_p[seat], pbuf[seat], status)
-            if status[2] != 0:
-                return
-        if st[S_PHASE] == PLAY:
-            apply_play_inline(st, u, rules, code_first(code), code_second(code))
-        else:
-            apply_code_inline(st, u, rules, code)
-
-
-@jit(nopython=True, cache=True, nogil=True, _nrt=False)
-def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p,
-              pbuf, synced, status):
-    init_deal(st, u, seed, deal)
-    finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
-                synced, status)
-
-
-'''
-
-# the two batch drivers differ only in their name, extra arguments and how a deal starts
-_DRIVER = '''
-
-@jit(nopython=True, cache=True, nogil=True)
-def {name}(seed, first, n, rules, kinds, params, {extra}status, out):
-    st = np.zeros(ST_SIZE, dtype=np.int64)
-    u = np.zeros(U_SIZE, dtype=np.uint64)
-    m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
-    for s in range(4):
-        for i in range(S_DECK, ST_SIZE):  # the deck and fixed cards: never shown
-            m_st[s, i] = -1
-    m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
-    m_r = np.zeros((4, rules.shape[0]), dtype=np.int64)
-    m_p = np.zeros((4, params.shape[1]), dtype=np.float64)
-    pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
-    synced = np.zeros(4, dtype=np.int64)
-    buf = np.zeros(INT_SCRATCH, dtype=np.int64)
-    fws = np.zeros(FLOAT_SCRATCH, dtype=np.float64)
-    uws = np.zeros(UINT_SCRATCH, dtype=np.uint64)
-    for i in range(n):
-        status[0] = i
-        {init}
-        finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
-                    synced, status)
-        if status[2] != 0:
-            return
-        summarize(st, u, out[i])
-    status[0] = n
-'''
-_DRIVERS = (
-    ("play_deals", "", "init_deal(st, u, seed, first + np.uint64(i))"),
-    ("play_deals_fixed", "fix_seat, fix_cards, ",
-     "init_deal_fixed(st, u, seed, first + np.uint64(i), fix_seat, fix_cards)"),
-)
-
-
-def _source(classes: Sequence[type], builtin: str = "sim.harness.loop",
-            inline: bool = True) -> str:
-    names = ", ".join(f"{c.__module__}:{c.__qualname__}" for c in classes)
-    lines = [_HEAD.format(names=names, builtin=builtin)]
-    branches = []
-    for i, c in enumerate(classes):
-        lines.append(f"_K{i} = _kernel_of({c.__module__!r}, {c.__qualname__!r}, {inline})\n")
-        word = "if" if i == 0 else "elif"
-        branches.append(f"    {word} kind == {N_BUILTIN + i}:\n"
-                        f"        code = np.int64(_K{i}(m_st, m_u, r, seat, p, "
-                        f"pbuf))")
-    drivers = "".join(_DRIVER.format(name=name, extra=extra, init=init)
-                      for name, extra, init in _DRIVERS)
-    body = _BODY.format(n_builtin=N_BUILTIN, branches="\n".join(branches)).rstrip("\n") + "\n"
-    return "".join(lines) + body + drivers
-
-
 _MODULES: dict[Any, Any] = {}
 
 
-def _load(name: str, path: str, source: str) -> Any:
-    """Write ``source`` to ``path`` once (numba's cache is keyed by the file's mtime) and
-    import it as module ``name``."""
-    if not os.path.exists(path):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+def builtin_loops(kinds: Sequence[int], template: str = "sim.harness.loop",
+                  **hooks: Any) -> Any:
+    """The compiled loops of ``template`` (``sim.harness.loop``'s deal loops, or
+    ``sim.harness.batch``'s step) for the built-in ``kinds`` a run uses: ``decide`` bound to
+    ``strategies.compiled``'s dispatch with every other kind's kernel bound to ``absent`` (so
+    only these players' kernels compile), and greedy's inlined hot path too where no seat is
+    greedy; ``hooks``: more of the template's bindable names (``forced_show``). One copy per
+    set of kinds, cached apart (``sim.core.bind``)."""
+    from sim.core.bind import bound_module
+    from strategies import compiled
 
-
-_DECIDE_LINE = "from strategies.compiled import decide  # generated loops bind their own\n"
-_GREEDY_LINE = ("from strategies.greedy import greedy_decide_inline  # generated loops without "
-                "greedy: a stub\n")
-_GREEDY_STUB = ("@kernel\ndef greedy_decide_inline(st, u, rules, seat, params, pseat, buf):\n"
-                "    return -1  # no seat plays greedy in these loops: never called\n\n\n")
-
-
-def builtin_source(kinds: Sequence[int], template: str = "sim.harness.loop") -> str:
-    """The source of ``template`` (``sim.harness.loop``, or ``sim.batch``) with ``decide``
-    dispatching to the built-in ``kinds`` only (any other kind plays as random, as in
-    ``strategies.compiled.decide``)."""
-    from strategies.compiled import KERNEL_CALLS
-
-    with open(importlib.import_module(template).__file__ or "", encoding="utf-8") as f:
-        text = f.read()
-    if _DECIDE_LINE not in text:  # pragma: no cover - guards an edit of the template
-        raise RuntimeError(f"{template} lost the line that imports decide: the generated "
-                           f"loops cannot bind their own")
-    lines = [f"# decide over the built-in kinds {tuple(kinds)} only (sim.harness.plugins)"]
-    body = []
-    for k in sorted(set(kinds) | {KIND_RANDOM}):
-        module, fn, call = KERNEL_CALLS[k]
-        lines.append(f"from {module} import {fn}")
-        if k != KIND_RANDOM:
-            body.append(f"    if kind == {k}:\n        return {call}")
-    body.append(f"    return {KERNEL_CALLS[KIND_RANDOM][2]}")
-    dispatch = "\n".join(lines) + (
-        "\n\n\n@kernel\ndef decide(kind, params, st, u, rules, seat, buf, fws, uws):\n"
-        "    \"\"\"The choice code of the compiled strategy ``kind`` for ``seat``.\"\"\"\n"
-        + "\n".join(body) + "\n")
-    if KIND_GREEDY not in kinds:  # its inlined hot path would compile greedy all the same
-        if template == "sim.harness.loop" and _GREEDY_LINE not in text:  # pragma: no cover
-            raise RuntimeError(f"{template} lost the line that imports greedy_decide_inline")
-        text = text.replace(_GREEDY_LINE, _GREEDY_STUB)
-    head, tail = text.split(_DECIDE_LINE, 1)
-    return head + tail + "\n\n" + dispatch
-
-
-def builtin_loops(kinds: Sequence[int], template: str = "sim.harness.loop") -> Any:
-    """The compiled loops of ``template`` (``sim.harness.loop``'s deal loops, or ``sim.batch``'s
-    step) specialised for the built-in ``kinds`` a run uses: a module generated into the
-    kernel cache folder, named by a hash of its source (the template, the kinds), so each set
-    of kinds is compiled once and cached apart, and no other player's kernel compiles."""
-    key = (template, tuple(sorted({int(k) for k in kinds})))
+    kinds = sorted({int(k) for k in kinds})
+    key = (template, tuple(kinds), tuple(sorted(hooks.items())))
     if key in _MODULES:
         return _MODULES[key]
-    source = builtin_source(key[1], template)
-    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-    # numba names its cache files after the file: loop_<digest>.play_deals-… (Loops.kernel_name)
-    stem = f"{template.rsplit('.', 1)[1]}_{digest}"
-    mod = _load(f"_shuangkou_{stem}", os.path.join(CACHE_DIR, "loops", f"{stem}.py"), source)
+    absent = {name: compiled.absent for k, name in compiled.KERNEL_NAMES.items()
+              if k not in kinds}
+    bindings = {"decide": bound_module("strategies.compiled", absent).decide, **hooks}
+    if KIND_GREEDY not in kinds and template == "sim.harness.loop":
+        bindings["greedy_decide_inline"] = compiled.absent
+    mod = bound_module(template, bindings)
     _MODULES[key] = mod
     return mod
 
@@ -334,28 +146,34 @@ ALLOCATES = ".standalone"  # marker beside a generated module whose kernels must
 
 def _module(classes: Sequence[type], kinds: Sequence[int] = (), inline: bool | None = None
             ) -> Any:
-    """The generated loops module for this set of plug-in classes and the built-in ``kinds``
-    beside them (written once, cached). ``inline`` None: the kernels inlined, unless an
-    earlier run found that they do not compile so (a marker file beside the module says so)."""
-    builtin = builtin_loops(kinds).__name__
+    """The plug-in loops for this set of plug-in classes and the built-in ``kinds`` beside
+    them (``sim.harness.plugin_loop`` with their kernels bound). ``inline`` None: the kernels
+    inlined, unless an earlier run found that they do not compile so (a marker file says so).
+    """
+    from sim.core.bind import bound_module
+
+    if len(classes) > MAX_PLUGINS:  # pragma: no cover - a deal has four seats
+        raise ConfigError(f"at most {MAX_PLUGINS} plug-in kernels in one set of loops")
+    builtin = builtin_loops(kinds)
+    digest = plugin_digest(classes)
     if inline is None:
-        inline = not os.path.exists(_path(_digest(classes, builtin)) + ALLOCATES)
-    key = (tuple(classes), builtin, inline)
+        inline = not os.path.exists(_marker(digest, builtin))
+    key = (tuple(classes), builtin.__name__, inline)
     if key in _MODULES:  # the same class objects: their source was hashed already
         return _MODULES[key]
-    digest = _digest(classes, builtin, inline)
-    if digest in _MODULES:
-        _MODULES[key] = _MODULES[digest]
-        return _MODULES[digest]
-    mod = _load(f"_shuangkou_plugins_{digest}", _path(digest),
-                _source(classes, builtin, inline))
+    bindings = {f"plugin{i}": kernel_of(c, inline) for i, c in enumerate(classes)}
+    bindings.update(builtin_decide=builtin.decide, summarize=builtin.summarize,
+                    greedy_decide_inline=builtin.greedy_decide_inline)
+    mod = bound_module("sim.harness.plugin_loop", bindings, salt=f"{digest}:{inline}")
     mod.inline = inline
-    _MODULES[digest] = _MODULES[key] = mod
+    _MODULES[key] = mod
     return mod
 
 
-def _path(digest: str) -> str:
-    return os.path.join(CACHE_DIR, "plugins", f"loops_{digest}.py")
+def _marker(digest: str, builtin: Any) -> str:
+    """The file that says these plug-ins' kernels compile only as functions of their own."""
+    return os.path.join(CACHE_DIR, "plugins", f"{digest}_{builtin.__name__}{ALLOCATES}")
+
 
 
 _CHECKED: set[str] = set()  # generated modules whose first deal a child has played
@@ -491,13 +309,13 @@ class Loops:
         return os.path.splitext(os.path.basename(mod.__file__))[0] + "." + fn
 
     def _standalone(self) -> None:
-        builtin = self.builtin.__name__
-        inlined = _path(_digest(self.classes, builtin))
+        marker = _marker(plugin_digest(self.classes), self.builtin)
         self.mod = _module(self.classes, sorted({int(k) for k in self.kinds
                                                   if 0 <= k < N_BUILTIN}), inline=False)
         self.key = (self.builtin, self.mod)
         try:
-            with open(inlined + ALLOCATES, "w") as f:
+            os.makedirs(os.path.dirname(marker), exist_ok=True)
+            with open(marker, "w") as f:
                 f.write("the kernels of this module compile only as functions of their own\n")
         except OSError:
             pass
