@@ -324,3 +324,27 @@ def test_the_public_modules_stay_importable_by_path():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                        timeout=120, check=False)
     assert r.returncode == 0, r.stderr
+
+
+def graph_summary() -> dict[str, int]:
+    """The import graph in numbers (``python tests/test_layers.py``): modules, imports between
+    them (module level and inside functions), those that run up a layer or sideways into
+    another side module's, and imports of the harness (L4+) by modules at the top of sim/
+    other than the command line (``sim.cli``, ``sim.human``)."""
+    edges = [(m, d) for m, deps in GRAPH.items() for d in deps]
+
+    def rank(m: str) -> int:
+        lm = layer_of(m)
+        return lm if isinstance(lm, int) else -1  # side modules and the facade: apart
+
+    up = sum(1 for m, d in edges if m != FACADE and rank(m) >= 0 and rank(d) > rank(m))
+    top = [m for m in MODULES if m.count(".") == 1 and m.startswith("sim.")
+           and m not in FOLDERS and m not in ("sim.cli", "sim.human")]
+    top_up = sum(1 for m, d in edges if m in top and rank(d) >= 4)
+    return {"modules": len(MODULES), "imports": len(edges), "upward": up,
+            "top_of_sim_into_harness": top_up}
+
+
+if __name__ == "__main__":
+    for k, v in graph_summary().items():
+        print(f"{k:>24} {v}")
