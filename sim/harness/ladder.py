@@ -143,7 +143,7 @@ def _now() -> tuple[str, float]:
 def score2_of(x2: np.ndarray) -> np.ndarray:
     """Pair results in half points: 2 won (``x2 > 0``), 1 drawn, 0 lost."""
     x2 = np.asarray(x2)
-    return (2 * (x2 > 0) + (x2 == 0)).astype(np.int8)
+    return np.add(x2 > 0, x2 >= 0, dtype=np.int8)  # 2 + 0, 1 + 1 … : (x2 > 0) + (x2 >= 0)
 
 
 def _sql_error(path: str, e: sqlite3.Error) -> LadderError:
@@ -403,7 +403,8 @@ class Ladder:
             v, c = zip(*parts)
             return np.repeat(np.asarray(v, dtype=dtype), c)
 
-        x2 = np.concatenate(x2s) if x2s else np.zeros(0, dtype=np.int32)
+        x2 = np.concatenate(x2s).astype(np.int32, copy=False) if x2s else \
+            np.zeros(0, dtype=np.int32)
         inc = np.zeros((len(players), 3), dtype=np.int64)
         for pid, kind, cnt in self.con.execute(
                 "SELECT player, kind, count(*) FROM incidents GROUP BY player, kind"):
@@ -443,7 +444,8 @@ def encode(deals: np.ndarray, x2: np.ndarray) -> tuple[bytes, bytes]:
 
 
 def decode(first: int | None, n: int, d: bytes, x: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """``encode``'s inverse: (deals int64, x2 int16 or int32) of a chunk of ``n`` pairs."""
+    """``encode``'s inverse: (deals int64, x2 as stored: int16 or int32) of a chunk of ``n``
+    pairs."""
     if not d:
         if n and first is None:
             raise LadderError("no first deal")
@@ -458,7 +460,7 @@ def decode(first: int | None, n: int, d: bytes, x: bytes) -> tuple[np.ndarray, n
         xv = np.frombuffer(x, dtype="<i4")
     else:
         raise LadderError(f"{len(x)} bytes of results for {n} pairs")
-    return dv, xv.astype(np.int32, copy=False)
+    return dv, xv
 
 
 def _iso(unix: float) -> str:
