@@ -285,6 +285,18 @@ def test_read_only_database_is_one_line_for_writes_and_readable(db, capsys):
         os.chmod(db, 0o644)
 
 
+def test_a_file_this_user_cannot_write_is_one_line_and_still_shown(db, capsys, monkeypatch):
+    """As the test above where permissions bind (root ignores them): the check itself."""
+    real = os.access
+    monkeypatch.setattr(ladder.os, "access",
+                        lambda p, mode: False if p == db and mode == os.W_OK else real(p, mode))
+    code, _, err = run_cli(capsys, "--db", db, "add", "random(show_prob=0.5)")
+    assert code == 2
+    one_line(err, "read-only")
+    code, out, _ = run_cli(capsys, "--db", db, "show")
+    assert code == 0 and G in out
+
+
 def test_read_only_connection_refuses_writes_in_one_line(db):
     with Ladder.open(db, write=False) as lad, pytest.raises(LadderError, match="reading only"):
         lad.add([G])
