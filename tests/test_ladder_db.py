@@ -553,6 +553,10 @@ def test_a_crashing_bot_is_an_incident_and_one_line(tmp_path, capsys):
     db = str(tmp_path / "b.sqlite")
     p = sub("--db", db, "add", G, "ladderbad(at=25)", "--plugin", bot)
     assert p.returncode == 0, p.stderr
+    con = sqlite3.connect(db)  # the file is kept with the plug-in's player only
+    assert con.execute("SELECT spec, plugin FROM players").fetchall() == [
+        (G, None), ("ladderbad(at=25)", str(bot))]
+    con.close()
     p = sub("--db", db, "run", "--pairs", 40, "--chunk", 10, "--no-progress")
     assert p.returncode == 2
     one_line(p.stderr, "ladderbad(at=25)", "raised RuntimeError: boom", "deal 25")

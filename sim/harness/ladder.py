@@ -303,20 +303,21 @@ class Ladder:
         t, _ = _now()
         with self.transaction() as con:
             for spec in canon:
+                own = plugin if plugin and _from_plugin(spec) else None
                 row = con.execute("SELECT id, removed FROM players WHERE spec = ?",
                                   (spec,)).fetchone()
                 if row is None:
                     con.execute("INSERT INTO players(spec, plugin, added) VALUES (?, ?, ?)",
-                                (spec, plugin, t))
+                                (spec, own, t))
                     out.append((spec, "added"))
                 elif row[1]:
                     con.execute("UPDATE players SET removed = 0, plugin = coalesce(?, plugin) "
-                                "WHERE id = ?", (plugin, row[0]))
+                                "WHERE id = ?", (own, row[0]))
                     out.append((spec, "added again (its pairs count again)"))
                 else:
-                    if plugin:
+                    if own:
                         con.execute("UPDATE players SET plugin = ? WHERE id = ?",
-                                    (plugin, row[0]))
+                                    (own, row[0]))
                     out.append((spec, "already in the ladder"))
         return out
 
@@ -478,6 +479,14 @@ def _canonical(spec: str, quiet: bool = False) -> str:
         if quiet:
             return spec
         raise ConfigError(f"player {spec!r}: {e}") from None
+
+
+def _from_plugin(spec: str) -> bool:
+    """Whether ``spec``'s strategy comes from a plug-in (not from this package): only then is
+    the ``--plugin`` file stored with the player."""
+    from strategies.registry import make
+
+    return type(make(spec)).__module__.partition(".")[0] not in ("strategies", "sim")
 
 
 def _check_header(path: str) -> None:
@@ -655,7 +664,8 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
         raise ConfigError(f"ladder {lad.path!r} has {len(players)} player(s): add at least two "
                           f"with `shuangkou ladder add SPEC ...`")
     specs = [p.spec for p in players]
-    mods = tuple(dict.fromkeys([*(p.plugin for p in players if p.plugin), *plugins]))
+    stored = [m for p in players if p.plugin for m in p.plugin.split(os.pathsep) if m]
+    mods = tuple(dict.fromkeys([*stored, *plugins]))
     load_plugins(mods, [os.getcwd()])
     for s in specs:  # every player must be playable here before anything runs
         try:
