@@ -114,18 +114,28 @@ def test_add_run_show_stores_whole_chunks_and_shared_deals(db, capsys):
     assert d.times is not None and d.times.size == 300 and all(d.last_time)
 
 
-def test_same_pairs_whatever_the_jobs(tmp_path, capsys):
-    """A run's pairs depend on the ladder, not on --jobs or the backend."""
+def _same_pairs(tmp_path, capsys, runs):
     got = []
-    for jobs, backend in ((1, "auto"), (2, "fork")):
-        path = str(tmp_path / f"j{jobs}.sqlite")
+    for jobs, backend in runs:
+        path = str(tmp_path / f"j{jobs}{backend}.sqlite")
         assert run_cli(capsys, "--db", path, "add", G, R)[0] == 0
         code, _, err = run_cli(capsys, "--db", path, "run", "--pairs", 120, "--chunk", 20,
                                "--jobs", jobs, "--force-jobs", "--backend", backend,
                                "--no-progress", "--quiet")
         assert code == 0, err
         got.append(pairs_of(path))
-    assert got[0] == got[1] and len(got[0]) == 120
+    assert all(g == got[0] for g in got) and len(got[0]) == 120
+
+
+def test_same_pairs_whatever_the_jobs(tmp_path, capsys):
+    """A run's pairs depend on the ladder, not on --jobs or the backend."""
+    _same_pairs(tmp_path, capsys, ((1, "auto"), (2, "fork"), (2, "threading")))
+
+
+@pytest.mark.slow
+def test_same_pairs_on_loky_and_dask(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    _same_pairs(tmp_path, capsys, ((1, "auto"), (2, "loky"), (2, "dask")))
 
 
 def _reference(tmp_path, capsys, name, pairs, chunk, matchup):
