@@ -741,6 +741,9 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
     if args.scheduler and args.backend not in (None, "dask"):
         raise ConfigError("--scheduler needs --backend dask")
     backend = args.backend or ("dask" if args.scheduler else "auto")
+    from sim.harness.runner import check_timeout
+
+    timeout = check_timeout(args.timeout) or 0.0  # a negative or NaN limit: one line
     _load_plugins(args.plugin)
     matchup = _ladder_matchup(args.matchup)
     main_thread = threading.current_thread() is threading.main_thread()
@@ -749,7 +752,7 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
         with _ladder_open(args) as lad:
             got = ladder.run(lad, args.pairs, chunk=args.chunk, jobs=args.jobs,
                              backend=backend, scheduler=args.scheduler or "", matchup=matchup,
-                             timeout=args.timeout, progress=False if args.no_progress else None,
+                             timeout=timeout, progress=False if args.no_progress else None,
                              plugins=tuple(args.plugin or ()), force_jobs=args.force_jobs)
             if not args.quiet:
                 _ladder_show_text(lad)

@@ -320,6 +320,8 @@ def test_read_only_connection_refuses_writes_in_one_line(db):
     (["run", "--pairs", "5", "--matchup", "greedy"], "must be two players"),
     (["run", "--pairs", "5", "--matchup", "greedy,greedy"], "same player twice"),
     (["run", "--pairs", "5", "--matchup", "greedy,pimc"], "is not in ladder"),
+    (["run", "--pairs", "5", "--timeout", "-1"], "timeout"),
+    (["run", "--pairs", "5", "--timeout", "nan"], "timeout"),
     (["add", "random", "--seed", "5"], "fixed at its creation"),
     (["add", "random", "--rule", "kou_di_pair=6"], "fixed at its creation"),
     (["import", "/nonexistent/folder"], "not a tournament results folder"),
