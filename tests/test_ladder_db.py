@@ -145,7 +145,17 @@ def _reference(tmp_path, capsys, name, pairs, chunk, matchup):
     code, _, err = run_cli(capsys, "--db", path, "run", "--pairs", pairs, "--chunk", chunk,
                            "--no-progress", "--quiet", *args)
     assert code == 0, err
-    return pairs_of(path)
+    return pairs_of(path), chunks_of(path)
+
+
+def chunks_of(db):
+    """The chunks in commit order: (player a, player b, first deal, pairs)."""
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT m.a, m.b, c.first_deal, c.n FROM chunks c JOIN matchups m "
+                           "ON m.id = c.matchup ORDER BY c.id").fetchall()
+    finally:
+        con.close()
 
 
 def _continue(db, pairs, chunk, matchup):
@@ -156,7 +166,7 @@ def _continue(db, pairs, chunk, matchup):
                 "--quiet", *args)
         assert p.returncode == 0, p.stderr
     check_whole(db, chunk)
-    return pairs_of(db)
+    return pairs_of(db), chunks_of(db)
 
 
 def _kill_when(db, proc, chunks_at_least, limit=120.0):
@@ -186,16 +196,16 @@ def _kill_when(db, proc, chunks_at_least, limit=120.0):
 @pytest.mark.parametrize("matchup", [f"{G},{R}", None], ids=["forced", "scheduled"])
 def test_kill_9_at_several_moments_then_continue_gives_the_same_pairs(tmp_path, capsys,
                                                                       matchup):
-    pairs, chunk = 240, 10
+    pairs, chunk = 400, 10
     ref = _reference(tmp_path, capsys, "ref.sqlite", pairs, chunk, matchup)
-    assert len(ref) == pairs
+    assert len(ref[0]) == pairs
     db = str(tmp_path / "k.sqlite")
     assert run_cli(capsys, "--db", db, "add", G, R, R9)[0] == 0
     args = ["--matchup", matchup] if matchup else []
     run = ["--db", db, "run", "--pairs", pairs, "--chunk", chunk, "--no-progress", "--quiet",
            *args]
     # 1. before the first commit (the run holds its lock, nothing committed yet)
-    _kill_when(db, sub(*run, wait=False), 0)
+    assert _kill_when(db, sub(*run, wait=False), 0) == -9  # killed, not finished
     assert check_whole(db, chunk) < pairs
     # 2. inside a commit: rows written, COMMIT not reached
     p = sub(*run, env={ladder.KILL_IN_COMMIT: "3"})
@@ -204,7 +214,7 @@ def test_kill_9_at_several_moments_then_continue_gives_the_same_pairs(tmp_path, 
     # 3. mid-run, after some commits
     done = before // chunk
     run[4] = pairs - before
-    _kill_when(db, sub(*run, wait=False), done + 5)
+    assert _kill_when(db, sub(*run, wait=False), done + 5) == -9
     assert check_whole(db, chunk) < pairs
     assert _continue(db, pairs, chunk, matchup) == ref
 
