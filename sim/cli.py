@@ -794,7 +794,7 @@ def cmd_ladder_show(args: argparse.Namespace) -> int:
     from sim.analysis import ladder as model
 
     with _ladder_open(args, write=False) as lad:
-        data = lad.data()
+        data = lad.data(times=False)
     fit = model.fit(data)
     if args.html:
         html = model.show_html(data, fit)

@@ -371,9 +371,10 @@ class Ladder:
                         (player, kind, matchup, deal, _now()[0], message[:2000]))
 
     # --- reading --------------------------------------------------------------------------
-    def data(self) -> Any:
+    def data(self, times: bool = True) -> Any:
         """``sim.analysis.ladder.LadderData`` of the active players, from the chunks' arrays
-        (their pairs in commit order)."""
+        (their pairs in commit order); ``times=False`` leaves out each pair's commit time
+        (only ``history`` needs it)."""
         from sim.analysis.ladder import LadderData
 
         players = self.players()
@@ -381,7 +382,7 @@ class Ladder:
         ms = {m: (a, b) for m, a, b in self.con.execute("SELECT id, a, b FROM matchups")}
         keep = {m: (index[a], index[b]) for m, (a, b) in ms.items()
                 if a in index and b in index}
-        parts_a, parts_b, deals, x2s, times = [], [], [], [], []
+        parts_a, parts_b, deals, x2s, when = [], [], [], [], []
         last = np.full(len(players), -np.inf)
         for m, first, n, unix, d, x in self.con.execute(
                 "SELECT matchup, first_deal, n, unix, deals, x2 FROM chunks WHERE n > 0 "
@@ -394,7 +395,7 @@ class Ladder:
             parts_b.append((ij[1], n))
             deals.append(dv)
             x2s.append(xv)
-            times.append((unix, n))
+            when.append((unix, n))
             last[ij[0]] = max(last[ij[0]], unix)
             last[ij[1]] = max(last[ij[1]], unix)
 
@@ -416,7 +417,7 @@ class Ladder:
             deal=np.concatenate(deals) if deals else np.zeros(0, np.int64),
             score2=score2_of(x2), margin=np.multiply(x2, 0.5, dtype=np.float32), incidents=inc,
             last_time=[_iso(t) if np.isfinite(t) else None for t in last],
-            times=rep(times, np.float64))
+            times=rep(when, np.float64) if times else None)
 
     def _decode(self, m: int, first: int | None, n: int, d: bytes, x: bytes
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -694,7 +695,7 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
     warm_cfg = dataclasses.replace(cfg, players=tuple(specs[k] for k in forced)
                                    if forced else cfg.players)
     with run_lock(lad.path):
-        data = lad.data()
+        data = lad.data(times=False)  # the scheduler needs no times
         mids: dict[tuple[int, int], int] = {}
         with lad.transaction() as con:
             for i, j in ([forced] if forced else all_pairs):
