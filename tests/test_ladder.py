@@ -310,6 +310,12 @@ def test_show_text_json_and_history():
                         "margin", "crashes", "timeouts", "illegal", "last_time", "status"}
     assert top["wins"] + top["draws"] + top["losses"] == top["pairs"] == 600
     assert js["crosstable"][0][0] is None and js["order"][0] == "delta"
+    # each rated player's difference to the next one, with its interval
+    o = f.order()
+    gap = f.diff(o[0], o[1])
+    assert top["over_next"] == {"diff": gap[0], "lo": gap[1], "hi": gap[2]}
+    assert f"{gap[0]:+.0f} [{gap[1]:+.0f}, {gap[2]:+.0f}]" in text
+    assert js["players"][-1]["over_next"] is None
     hist = L.history(d, 3, points=4)
     assert [h["pairs"] for h in hist] == sorted(h["pairs"] for h in hist)
     assert hist[-1]["pairs"] == d.a.size and len(hist) == 3  # delta's pairs start at time 1

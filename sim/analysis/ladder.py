@@ -669,6 +669,19 @@ def rating_text(fit: LadderFit, i: int) -> str:
     return f"{_fmt(fit.rating[i])} [{_fmt(fit.lo[i])}, {_fmt(fit.hi[i])}]"
 
 
+def next_gap(fit: LadderFit, order: list[int], n: int) -> tuple[float, float, float] | None:
+    """The rating difference of the player ranked ``n`` (0-based in ``order``) over the next
+    one, with its 95% interval; None unless both are rated."""
+    if n + 1 >= len(order):
+        return None
+    d = fit.diff(order[n], order[n + 1])
+    return d if math.isfinite(d[0]) else None
+
+
+def _gap_text(g: tuple[float, float, float] | None) -> str:
+    return "-" if g is None else f"{_fmt(g[0])} [{_fmt(g[1])}, {_fmt(g[2])}]"
+
+
 def gof_text(fit: LadderFit) -> str:
     g = fit.gof
     if not g.get("df"):
@@ -689,19 +702,20 @@ def show_text(data: LadderData, fit: LadderFit) -> str:
     order = fit.order()
     rank = {i: n + 1 for n, i in enumerate(order)}
     pct = round(100 * fit.conf)
-    head = ["rank", "player", f"Elo [{pct}%]", "pairs", "W-D-L", "margin",
+    head = ["rank", "player", f"Elo [{pct}%]", "over next", "pairs", "W-D-L", "margin",
             "crash/timeout/illegal", "last pair"]
     rows = []
     inc = np.asarray(data.incidents)
-    for i in order:
+    for n, i in enumerate(order):
         w, d, lo_ = (int(x) for x in fit.wdl[i])
         mg = fit.margin[i]
-        rows.append([str(rank[i]), fit.names[i], rating_text(fit, i), f"{int(fit.pairs[i]):,}",
+        rows.append([str(rank[i]), fit.names[i], rating_text(fit, i),
+                     _gap_text(next_gap(fit, order, n)), f"{int(fit.pairs[i]):,}",
                      f"{w}-{d}-{lo_}", f"{mg:+.3f}" if math.isfinite(mg) else "-",
                      "/".join(str(int(x)) for x in inc[i]), data.last_time[i] or "-"])
     lines = [f"ladder: {len(order)} players, {int(fit.pairs.sum() // 2):,} pairs; "
              f"{_anchor_text(fit)}; {pct}% intervals clustered by deal", ""]
-    lines += _table(head, rows, right={0, 3, 5})
+    lines += _table(head, rows, right={0, 4, 6})
     if len(order) >= 2:
         lines += ["", "W-D-L of pairs, row against column (columns by rank):"]
         chead = ["", "player"] + [str(rank[j]) for j in order]
@@ -719,8 +733,9 @@ def show_text(data: LadderData, fit: LadderFit) -> str:
     lines += ["", gof_text(fit)]
     if fit.gof.get("warning"):
         lines.append("warning: " + fit.gof["warning"])
-    lines.append("margin: mean duplicate margin per pair against the field (points per deal "
-                 "per player); Elo: joint Bradley-Terry over all pairs, a draw half a win")
+    lines.append("over next: Elo difference to the next player with its interval; margin: mean "
+                 "duplicate margin per pair against the field (points per deal per player); "
+                 "Elo: joint Bradley-Terry over all pairs, a draw half a win")
     return "\n".join(lines) + "\n"
 
 
@@ -746,10 +761,13 @@ def show_json(data: LadderData, fit: LadderFit) -> dict[str, Any]:
     players = []
     for n, i in enumerate(order):
         w, d, lo_ = (int(x) for x in fit.wdl[i])
+        gap = next_gap(fit, order, n)
         players.append({
             "rank": n + 1, "player": fit.names[i], "status": fit.status[i],
             "rating": _num(fit.rating[i]), "se": _num(fit.se[i]),
-            "lo": _num(fit.lo[i]), "hi": _num(fit.hi[i]), "pairs": int(fit.pairs[i]),
+            "lo": _num(fit.lo[i]), "hi": _num(fit.hi[i]),
+            "over_next": None if gap is None else {"diff": gap[0], "lo": gap[1], "hi": gap[2]},
+            "pairs": int(fit.pairs[i]),
             "wins": w, "draws": d, "losses": lo_, "margin": _num(fit.margin[i]),
             "crashes": int(inc[i, 0]), "timeouts": int(inc[i, 1]), "illegal": int(inc[i, 2]),
             "last_time": data.last_time[i]})
@@ -821,11 +839,12 @@ def show_html(data: LadderData, fit: LadderFit) -> str:
     esc = html.escape
     pct = round(100 * fit.conf)
     rows = []
-    for i in order:
+    for n, i in enumerate(order):
         w, d, lo_ = (int(x) for x in fit.wdl[i])
         mg = fit.margin[i]
         rows.append("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in (
-            rank[i], fit.names[i], rating_text(fit, i), f"{int(fit.pairs[i]):,}",
+            rank[i], fit.names[i], rating_text(fit, i), _gap_text(next_gap(fit, order, n)),
+            f"{int(fit.pairs[i]):,}",
             f"{w}-{d}-{lo_}", f"{mg:+.3f}" if math.isfinite(mg) else "-",
             "/".join(str(int(x)) for x in inc[i]), data.last_time[i] or "-")) + "</tr>")
     cross = []
@@ -862,7 +881,8 @@ td:nth-child(2), th:first-child {{ text-align: left; }}
 {pct}% intervals clustered by deal.</p>
 {_svg(fit, order)}
 <h2>Ranking</h2>
-<table id="ratings"><tr><th>rank</th><th>player</th><th>Elo [{pct}%]</th><th>pairs</th>
+<table id="ratings"><tr><th>rank</th><th>player</th><th>Elo [{pct}%]</th><th>over next</th>
+<th>pairs</th>
 <th>W-D-L</th><th>margin</th><th>crash/timeout/illegal</th><th>last pair</th></tr>
 {''.join(rows)}</table>
 <h2>Crosstable (W-D-L of pairs, row against column)</h2>
