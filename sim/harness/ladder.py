@@ -20,9 +20,11 @@ newer schema, a corrupt, read-only or locked file is one ``LadderError`` line. T
   run on from ``first_deal``, ``x2`` ``<i2`` or ``<i4`` by its length): what ``show`` reads,
   a few thousand rows for millions of pairs;
 - ``pairs(matchup, deal, chunk, score2, x2)``, primary key ``(matchup, deal)`` (a deal is
-  never stored twice for a matchup): the same pairs row by row, for SQL users and export;
+  never stored twice for a matchup): the same pairs row by row, for SQL users;
 - ``incidents(id, player, kind, matchup, deal, time, message)``: a bot's crash, timeout or
   illegal move (``kind`` ``crash``, ``timeout``, ``illegal``);
+- ``imports(source, path, config_hash, time)``: each results folder imported (``source`` is
+  ``import:RUNID``, the ``chunks.source`` of its chunks);
 - the view ``pair_results``: each pair with both players' specs, ``margin`` (``x2 / 2.0``)
   and the chunk's time.
 
