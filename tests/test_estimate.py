@@ -210,7 +210,10 @@ def test_forced_loops_leave_play_alone_when_not_forced():
     from sim.harness.estimate import _forced_loops
     from sim.rules import DEFAULT_RULES
 
-    t = runner.compiled_tables(runner.make_seats("greedy,random"))
+    # greedy in every seat (estimate's default, as in test_compare_calls_lists_each_line_...):
+    # its forced loops compile once for both tests (the three other seats show unforced here
+    # too); greedy beside random compiled a set of forced loops of its own
+    t = runner.compiled_tables(runner.make_seats("greedy"))
     fixed = np.array(parse_hand("Kh Kh 5h 5h"), dtype=np.int64)
     a = np.zeros((500, N_COLS), dtype=np.int64)
     b = np.zeros((500, N_COLS), dtype=np.int64)
