@@ -630,3 +630,24 @@ def test_default_run_sizes_chunks_and_stores_them_whole(db, capsys):
     con.close()
     assert sizes[0] == ladder.CHUNK_FIRST and sum(sizes) == 3000
     assert [d for _, _, d, _ in pairs_of(db)] == list(range(3000))
+
+
+def test_a_compiled_bot_crashing_in_the_warm_up_is_an_incident(tmp_path, capsys):
+    """A compiled bot that fails on the first deal fails in the kernel warm-up (one deal of
+    each matchup, before any chunk): still one line, exit 2, and an incident for the bot."""
+    fixture = os.path.join(ROOT, "tests", "plugin_fixtures", "probe_bots.py")
+    db = str(tmp_path / "w.sqlite")
+    code, out, err = run_cli(capsys, "--db", db, "add", R, "probe(mode=2)", "--plugin", fixture)
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "--db", db, "run", "--pairs", 20, "--chunk", 10,
+                             "--matchup", f"{R},probe(mode=2)", "--no-progress")
+    assert code == 2
+    one_line(err.split("…")[-1], "probe(mode=2)", "raised")  # after the compile notice
+    assert check_whole(db, 10) == 0
+    with Ladder.open(db, write=False) as lad:
+        d = lad.data()
+    assert d.incidents.tolist() == [[0, 0, 0], [1, 0, 0]]
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT kind, deal, matchup IS NOT NULL FROM incidents").fetchall() \
+        == [("crash", 0, 1)]
+    con.close()

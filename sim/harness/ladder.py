@@ -704,8 +704,6 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
                 mids[(i, j)] = lad.matchup(players[i].id, players[j].id, con)
         nxt = lad.next_deals()
         backend_now = tm.resolve_backend(cfg)
-        if backend_now in ("in-process", "fork", "dask") or not tm._kernels_cached(warm_cfg):
-            tm._warm_up(warm_cfg)
         path = tuple(dict.fromkeys([os.getcwd(), *sys.path]))
         state = _RunState(data, model)
         lock = threading.Lock()
@@ -746,9 +744,12 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
         live_index = {ij: k for k, ij in enumerate(all_pairs)}
         done = committed_pairs = 0
         kill_at = int(os.environ.get(KILL_IN_COMMIT, "0") or 0)
-        t0 = time.perf_counter()
         bar = None
         try:
+            # the warm-up plays one deal of each matchup: a bot failing there is an incident too
+            if backend_now in ("in-process", "fork", "dask") or not tm._kernels_cached(warm_cfg):
+                tm._warm_up(warm_cfg)
+            t0 = time.perf_counter()
             lad.con.close()  # no SQLite connection open while workers are forked
             with tm._executor(cfg, backend_now) as execute:
                 lad.reopen()
@@ -780,7 +781,7 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
             k = _culprit(e, specs)
             if k is not None:
                 m = re.search(r"deal (\d+)", str(e))
-                pair = next(((i, j) for (i, j, _, _) in sent.values() if k in (i, j)), None)
+                pair = next(((i, j) for (i, j, _, _) in sent.values() if k in (i, j)), forced)
                 with contextlib.suppress(ShuangkouError, sqlite3.Error):
                     _ensure_open(lad)
                     lad.record_incident(players[k].id, _classify(e), str(e),
