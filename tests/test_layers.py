@@ -32,7 +32,7 @@ LAYERS = {
         "strategies.example_compiled", "strategies.evaluate"),
     4: ("sim.env", "sim.harness", "sim.harness.batch", "sim.harness.loop",
         "sim.harness.plugin_loop", "sim.harness.plugins",
-        "sim.harness.runner", "sim.harness.config", "sim.harness.chunks",
+        "sim.harness.runner", "sim.harness.helper", "sim.harness.config", "sim.harness.chunks",
         "sim.harness.results", "sim.harness.forkpool", "sim.harness.tournament",
         "sim.harness.estimate", "sim.harness.standings",
         "sim.harness.bench", "sim.harness.analyze", "sim.harness.swings", "sim.harness.ladder"),

@@ -30,6 +30,7 @@ from numba.core.errors import NumbaError
 
 from sim.core._cache import CACHE_DIR
 from sim.errors import ConfigError, StrategyError
+from sim.harness.helper import HelperThread
 from sim.harness.plugin_loop import (  # the status array of the plug-in loops
     MAX_PLUGINS,
     N_STATUS,
@@ -189,52 +190,17 @@ def _interruptible() -> bool:
             and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN)
 
 
-class _Helper:
-    """A daemon thread that runs compiled calls for one calling thread (compiled code
-    releases the GIL: the caller stays free to watch the time and take signals)."""
-
-    def __init__(self) -> None:
-        import threading
-
-        self.go, self.done = threading.Lock(), threading.Lock()
-        self.go.acquire()
-        self.done.acquire()
-        self.job: Any = None
-        self.out: Any = None
-        self.owner = threading.current_thread()
-        self.thread = threading.Thread(target=self._loop, name="shuangkou-kernel",
-                                       daemon=True)
-        self.thread.start()
-
-    def _loop(self) -> None:
-        while True:
-            if not self.go.acquire(timeout=5.0):
-                if not self.owner.is_alive():
-                    return
-                continue
-            if self.job is None:
-                return
-            fn, args = self.job
-            try:
-                self.out = (True, fn(*args))
-            except BaseException as e:  # noqa: BLE001 - handed to the caller
-                self.out = (False, e)
-            self.job = None
-            self.done.release()
-
-    def submit(self, fn: Any, args: tuple) -> None:
-        self.job = (fn, args)
-        self.go.release()
-
-    def result(self) -> Any:
-        out, self.out = self.out, None
-        return out
+def _new_helper() -> HelperThread:
+    """A helper thread for compiled calls (they release the GIL: the caller stays free to
+    watch the time and take signals)."""
+    return HelperThread("shuangkou-kernel")
 
 
 _HELPERS: Any = None
 
 
-def _helper() -> _Helper:
+def _helper() -> HelperThread:
+    """The calling thread's helper (one per thread, kept between calls)."""
     global _HELPERS
     import threading
 
@@ -242,12 +208,14 @@ def _helper() -> _Helper:
         _HELPERS = threading.local()
     h = getattr(_HELPERS, "helper", None)
     if h is None:
-        h = _HELPERS.helper = _Helper()
+        h = _HELPERS.helper = _new_helper()
     return h
 
 
-def _abandon(h: _Helper) -> None:
-    """Leave ``h`` to its call (it never returns, or nobody waits for it any more)."""
+def _abandon(h: HelperThread) -> None:
+    """Leave ``h`` to its call (it never returns, or nobody waits for it any more): it ends
+    when the call returns."""
+    h.abandon()
     if _HELPERS is not None and getattr(_HELPERS, "helper", None) is h:
         _HELPERS.helper = None
 
@@ -442,7 +410,7 @@ class Loops:
         last, since = -1, time.perf_counter()
         plugin_seats = {i for i, s in enumerate(self.seats) if type(s) in self.classes}
         try:
-            while not helper.done.acquire(timeout=WATCH_POLL if limit else 0.5):
+            while not helper.wait(WATCH_POLL if limit else 0.5):
                 if limit is None:
                     continue
                 now = time.perf_counter()
@@ -461,9 +429,7 @@ class Loops:
         except BaseException:
             _abandon(helper)
             raise
-        ok, value = helper.result()
-        if not ok:
-            raise value
+        helper.result()
 
     # --- the loops (same arguments as sim.harness.loop's) ----------------------------------------
     def play_deals(self, seed: Any, first: Any, n: int, rules: np.ndarray, kinds: np.ndarray,

@@ -17,7 +17,6 @@ stopped with an asynchronous exception).
 
 from __future__ import annotations
 
-import ctypes
 import math
 import signal
 import threading
@@ -31,6 +30,7 @@ from sim.core.engine import DONE, new_state
 from sim.core.rng import check_deal, check_seed
 from sim.deal import Deal
 from sim.errors import ConfigError, IllegalPlayError, StrategyError
+from sim.harness.helper import HelperThread
 from sim.harness.loop import N_COLS, summarize
 from sim.harness.plugins import Loops
 from sim.observation import Observation
@@ -92,74 +92,34 @@ class _Timeout(BaseException):
     bot does not swallow it)."""
 
 
-class _BotThread(threading.Thread):
+class _BotThread(HelperThread):
     """Plays deals for a thread that cannot use ``SIGALRM``, while that thread watches the
     time of each call into a bot and abandons this one when a bot overruns its limit."""
 
     def __init__(self) -> None:
-        super().__init__(name="shuangkou-bot", daemon=True)
-        self.owner = threading.current_thread()
-        self.go, self.done = threading.Lock(), threading.Lock()
-        self.go.acquire()
-        self.done.acquire()
-        self.job: Any = None
-        self.out: Any = None
-        self.abandoned = False
-        self.start()
-
-    def run(self) -> None:
-        try:
-            while True:
-                while not self.go.acquire(timeout=5.0):
-                    if not self.owner.is_alive():  # a caller that never closed us
-                        return
-                if self.job is None or self.abandoned:
-                    return
-                fn, args = self.job
-                try:
-                    self.out = (True, fn(*args))
-                except BaseException as e:  # noqa: BLE001 - handed to the caller
-                    self.out = (False, e)
-                self.job = None
-                if self.abandoned:
-                    return
-                self.done.release()
-        except _Timeout:
-            return
+        super().__init__("shuangkou-bot")
 
     def watch(self, asker: _Asker, fn: Any, *args: Any) -> Any:
         """``fn(*args)`` on this thread; raises _Timeout once a call into a bot (started at
         ``asker._t0``) has run for ``asker.timeout`` seconds."""
         limit = asker.timeout
         assert limit is not None
-        self.job = (fn, args)
-        self.go.release()
+        self.submit(fn, args)
         try:
             while True:
                 t0 = asker._t0
                 wait = limit if t0 is None else t0 + limit - time.perf_counter()
-                if self.done.acquire(timeout=max(wait, 1e-3)):
+                if self.wait(max(wait, 1e-3)):
                     break
                 t0 = asker._t0
                 if t0 is not None and time.perf_counter() - t0 >= limit:
                     raise _Timeout
         except BaseException:  # over time, or Ctrl-C in the caller: leave the bot behind
-            self.abandoned = True
-            # stops a bot running Python code (a busy loop); one blocked in C (a sleep) stays
-            # blocked in this daemon thread
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.ident),
-                                                       ctypes.py_object(_Timeout))
+            # _Timeout stops a bot running Python code (a busy loop); one blocked in C (a
+            # sleep) stays blocked in this daemon thread
+            self.abandon(_Timeout)
             raise
-        ok, value = self.out
-        self.out = None
-        if ok:
-            return value
-        raise value
-
-    def close(self) -> None:
-        if not self.abandoned:
-            self.job = None
-            self.go.release()
+        return self.result()
 
 
 def _use_alarm() -> bool:
