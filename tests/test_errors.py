@@ -60,12 +60,13 @@ ALLOWED = {
         "reading a chunk file: results.py reports it as a ConfigError naming the file",
     ("sim/harness/chunks.py", "Aggregate.add", "ValueError"): "an internal invariant",
     ("sim/harness/chunks.py", "Aggregate._look", "ValueError"): "an internal invariant",
-    ("sim/harness/plugins.py", "builtin_source", "RuntimeError"):
-        "guards an edit of the loop template (pragma: no cover)",
+    ("sim/core/bind.py", "bindable", "RuntimeError"):
+        "a template module's bindable names: a programmer's error, at import",
+    ("sim/core/bind.py", "_label", "TypeError"): "a binding the harness made: a programmer's",
+    ("sim/core/bind.py", "bound_module", "RuntimeError"):
+        "a binding the template does not declare: a programmer's error",
     ("sim/harness/estimate.py", "estimate", "RuntimeError"):
         "guards an edit of the rules array (an internal invariant)",
-    ("sim/harness/estimate.py", "_forced_loops", "RuntimeError"):
-        "guards an edit of the loop template (an internal invariant)",
     ("strategies/base.py", "param.coerce", "TypeError"):
         "caught in the same function and reported as a ConfigError",
 }
