@@ -65,3 +65,26 @@ def test_the_ladder_page_renders_its_plot_and_tables(tmp_path, browser):
     widths = [x2 - x1 for x1, x2, _ in facts["bars"]]
     assert all(w > 2 for w in widths) and facts["svg"] > 500
     assert facts["gof"].startswith("goodness of fit:")
+
+
+def test_long_player_names_fit_in_the_plot(tmp_path, browser):
+    """Parameterised specs are long: every label of the ranking plot is drawn whole inside
+    the SVG (none cut off at its left edge) and left of the interval bars."""
+    rng = np.random.default_rng(4)
+    probs = bt_probs(np.array([0.0, 60.0, 120.0]), 0.25)
+    a, b, d, s2 = simulate(rng, 3, probs, {m: 200 for m in probs})
+    data = ladder(3, a, b, d, s2)
+    data.names = ["greedy", "greedy(show_at=0.25, contest_at=100, min_cards=3, draw_share=0.5)",
+                  "random(show_prob=0.9)"]
+    page = tmp_path / "long.html"
+    page.write_text(L.show_html(data, L.fit(data)), encoding="utf-8")
+    with Page(browser, str(page), str(tmp_path / "profile")) as pg:
+        facts = json.loads(pg.js("""JSON.stringify({
+            labels: Array.from(document.querySelectorAll('#ranking text'))
+                    .filter(t => t.getAttribute('text-anchor') === 'end')
+                    .map(t => { const b = t.getBBox(); return [b.x, b.x + b.width]; }),
+            bars: Array.from(document.querySelectorAll('#ranking line.bar'))
+                  .map(l => Math.min(l.x1.baseVal.value, l.x2.baseVal.value))})"""))
+    assert len(facts["labels"]) == 3
+    assert all(x0 >= 0 for x0, _ in facts["labels"]), facts
+    assert max(x1 for _, x1 in facts["labels"]) < min(facts["bars"])

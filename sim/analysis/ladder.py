@@ -786,7 +786,10 @@ def show_json(data: LadderData, fit: LadderFit) -> dict[str, Any]:
 def _svg(fit: LadderFit, order: list[int]) -> str:
     """The ranking as an inline SVG: one row per player, a dot and its interval bar."""
     shown = [i for i in order if fit.status[i] != UNRATED]
-    row, left, width, right = 26, 230, 560, 40
+    row, width, right = 26, 560, 40
+    # room for the longest label ("12. spec" at font size 12: at most ~7.5 px a character)
+    left = max(230, 16 + round(7.5 * max((len(f"{len(shown)}. {fit.names[i]}") for i in shown),
+                                         default=0)))
     height = row * max(len(shown), 1) + 50
     vals = [v for i in shown for v in (fit.lo[i], fit.hi[i], fit.rating[i]) if math.isfinite(v)]
     lo_v, hi_v = (min(vals), max(vals)) if vals else (-100.0, 100.0)
