@@ -752,7 +752,8 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
         with _ladder_open(args) as lad:
             got = ladder.run(lad, args.pairs, chunk=args.chunk, jobs=args.jobs,
                              backend=backend, scheduler=args.scheduler or "", matchup=matchup,
-                             timeout=timeout, progress=False if args.no_progress else None,
+                             timeout=timeout,
+                             progress=False if args.no_progress or args.quiet else None,
                              plugins=tuple(args.plugin or ()), force_jobs=args.force_jobs)
             if not args.quiet:
                 _ladder_show_text(lad)
@@ -1127,7 +1128,8 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("--timeout", type=float, default=0.0,
                     help="seconds per Python-strategy decision (0: no limit)")
     ru.add_argument("--no-progress", action="store_true", help="no progress bar")
-    ru.add_argument("--quiet", action="store_true", help="no ranking at the end")
+    ru.add_argument("--quiet", action="store_true",
+                    help="no progress bar or ranking: print only errors and the final line")
     ru.add_argument("--plugin", action="append", metavar="FILE", help=PLUGIN_HELP)
     ru.set_defaults(func=cmd_ladder_run)
     im = lsub.add_parser("import", help="add finished tournament results folders (data only)")

@@ -651,3 +651,13 @@ def test_a_compiled_bot_crashing_in_the_warm_up_is_an_incident(tmp_path, capsys)
     assert con.execute("SELECT kind, deal, matchup IS NOT NULL FROM incidents").fetchall() \
         == [("crash", 0, 1)]
     con.close()
+
+
+def test_quiet_run_prints_only_the_last_line(db, capsys):
+    """``run --quiet`` as ``tournament --quiet``: no progress bar and no ranking, only the
+    final line (for cron jobs and scripts)."""
+    code, out, err = run_cli(capsys, "--db", db, "run", "--pairs", 40, "--chunk", 20,
+                             "--matchup", f"{G},{R}", "--quiet")
+    assert code == 0, err
+    assert err == "" and out.strip().splitlines() == [out.strip()]
+    assert out.startswith("played 40 pairs in 2 chunks")
