@@ -866,6 +866,29 @@ def _compiling(args: argparse.Namespace, done: bool = True) -> Any:
     return compiling(_compile_label(args), done=done)
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    from sim.core.rng import check_seed
+    from sim.harness import tune
+
+    _load_plugins(args.plugin)
+    cfg = tune.make_config(args.spec, args.param or [], against=args.against,
+                           pairs=args.pairs, iterations=args.iterations,
+                           seed=check_seed(args.seed), plugins=tuple(args.plugin or ()))
+    res = tune.run(cfg, args.out, jobs=args.jobs, backend=args.backend or "auto",
+                   resume=args.resume, confirm=args.confirm,
+                   progress=False if args.no_progress else None)
+    print(f"tuned {len(cfg.params)} parameter(s) of {res.start} over {cfg.iterations} "
+          f"iterations: {res.pairs_played:,} duplicate pairs, {res.seconds:.1f} s; trajectory "
+          f"in {os.path.join(args.out, 'trajectory.csv')} and trajectory.png")
+    c = res.confirm
+    if c:
+        print(f"confirmation on {c['pairs']:,} fresh pairs: tuned vs start "
+              f"{c['margin']:+.3f} points per deal per player, 95% interval "
+              f"[{c['lo']:+.3f}, {c['hi']:+.3f}]")
+    print(res.spec)
+    return 0
+
+
 _COMPILING_COMMANDS = ("play", "estimate", "bench", "human", "tournament", "replay",
                        "validate")
 
@@ -1149,6 +1172,32 @@ def build_parser() -> argparse.ArgumentParser:
     ex = lsub.add_parser("export", help="every pair as a Parquet file (pandas, polars, duckdb)")
     ex.add_argument("out", metavar="OUT.parquet")
     ex.set_defaults(func=cmd_ladder_export)
+
+    tu = sub.add_parser("tune", help="tune a strategy's numeric parameters by SPSA on "
+                                     "duplicate deals (docs/tuning.md)")
+    tu.add_argument("spec", metavar="SPEC", help="the start, e.g. greedy or greedy(show_at=0.5)")
+    tu.add_argument("--param", action="append", metavar="NAME=LO..HI[:C_END[:R_END]]",
+                    help="a parameter to tune and its range (repeatable); C_END, R_END: "
+                         "SPSA step sizes (default a tenth of the range, 0.5)")
+    tu.add_argument("--against", metavar="SPEC|field",
+                    help="score theta+ and theta- each against this opponent (specs separated "
+                         "by commas, or field: random,greedy,expert) instead of head to head")
+    tu.add_argument("--pairs", type=_pos_int, default=2000,
+                    help="duplicate pairs per iteration (default 2000)")
+    tu.add_argument("--iterations", type=_pos_int, default=200,
+                    help="SPSA iterations (default 200)")
+    tu.add_argument("--confirm", type=_nonneg_int, default=20000,
+                    help="pairs of the confirmation match, tuned vs start, on fresh deals "
+                         "(default 20000; 0: none)")
+    tu.add_argument("--jobs", type=_pos_int, default=1, help="parallel workers (default 1)")
+    tu.add_argument("--backend", choices=BACKENDS, help="what runs the chunks (as tournament)")
+    tu.add_argument("--seed", default="0", help="the tuner's seed: deals and signs (default 0)")
+    tu.add_argument("--out", default="tune", metavar="DIR",
+                    help="checkpoint, trajectory.csv/.png, confirm.json (default ./tune)")
+    tu.add_argument("--resume", action="store_true", help="continue the checkpoint in --out")
+    tu.add_argument("--no-progress", action="store_true", help="no progress bar")
+    tu.add_argument("--plugin", action="append", metavar="FILE", help=PLUGIN_HELP)
+    tu.set_defaults(func=cmd_tune)
     return p
 
 

@@ -773,3 +773,79 @@ def _death(e: BaseException) -> str:
     return f"{type(e).__name__}: {first[0]}" if first else type(e).__name__
 
 
+
+
+# --- duplicate pairs of given matchups, for callers that are not tournaments ----------------
+@dataclasses.dataclass(frozen=True)
+class _PairRun:
+    jobs: int
+    backend: str = "auto"
+    scheduler: str = ""
+
+
+PlayPairs = Callable[[Sequence[tuple[str, str, int, int]]], list[np.ndarray]]
+
+
+@contextlib.contextmanager
+def pair_player(seed: int, jobs: int = 1, backend: str = "auto", rules: Any = (),
+                timeout: float = 0.0, plugins: Sequence[str] = (),
+                warm_up: Sequence[tuple[str, str]] = ()) -> Iterator[PlayPairs]:
+    """A function ``play(matchups)`` that plays each ``(a_spec, b_spec, first, n)`` as duplicate
+    pairs on deals ``first … first+n-1`` of ``seed`` and returns, per matchup, twice each pair's
+    result (``chunks.pair_results``: A's mean settlement per deal per player, as integers) in
+    deal order. The chunks run on ``jobs`` workers of ``backend`` (started once, on entry, and
+    reused by every call); results depend only on seed, deals and specs, never on ``jobs``.
+    ``warm_up``: ``(a_spec, b_spec)`` pairs whose compiled loops are loaded (compiled once,
+    with a notice, on a cold cache) before the workers start, so that no worker compiles."""
+    jobs = max(1, min(int(jobs), cpu_count()))
+    run = _PairRun(jobs, backend)
+    backend_now = resolve_backend(run)
+    mods = tuple(plugins)
+    path = tuple(dict.fromkeys([os.getcwd(), *sys.path]))
+    rules_t = tuple(sorted(dict(rules).items()))
+    warmed: set[Any] = set()
+
+    def warm(matchups: Sequence[tuple[str, str, int, int]]) -> None:
+        from sim.core._cache import compiling
+        from sim.harness import runner
+        from sim.rules import Rules
+
+        for a, b in matchups:
+            seats = runner.make_seats([a, b])
+            tables = runner.compiled_tables(seats)
+            key = tables.loops.key if tables is not None else None
+            if key is not None and key not in warmed:
+                warmed.add(key)
+                with compiling(f"{a} vs {b}"):
+                    runner.summaries(seed, 0, 1, seats, Rules.from_dict(dict(rules_t)),
+                                     timeout or None)
+
+    def tasks(matchups: Sequence[tuple[str, str, int, int]]) -> Iterator[Task]:
+        k = 0
+        for m, (a, b, first, n) in enumerate(matchups):
+            size = max(1, -(-n // jobs))
+            for start in range(first, first + n, size):
+                yield Task(Chunk(k, m, start, min(size, first + n - start)), seed, 0, 1, a, b,
+                           True, rules_t, timeout, mods, path, False, first, 0, "", 1, False,
+                           True)
+                k += 1
+
+    if mods:
+        from strategies.registry import load_plugins
+
+        load_plugins(mods, [os.getcwd()])
+    warm(warm_up)
+    with _executor(run, backend_now) as execute:
+        def play(matchups: Sequence[tuple[str, str, int, int]]) -> list[np.ndarray]:
+            if backend_now == "in-process":
+                warm([(a, b) for a, b, _, _ in matchups])
+            parts: dict[int, list[tuple[int, np.ndarray]]] = {m: [] for m in
+                                                             range(len(matchups))}
+            for res in execute(tasks(matchups)):
+                x2 = DealValues.from_dict(res.tally[DEAL_VALUES]).values
+                parts[res.chunk.matchup].append((res.chunk.first, x2))
+            return [np.concatenate([x for _, x in sorted(parts[m], key=lambda p: p[0])]
+                                   or [np.zeros(0, dtype=np.int64)])
+                    for m in range(len(matchups))]
+
+        yield play
