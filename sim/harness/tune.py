@@ -41,6 +41,7 @@ from sim.errors import ConfigError
 
 FORMAT = "shuangkou-tune/1"
 CHECKPOINT = "checkpoint.json"
+ROWS = "trajectory.jsonl"  # one JSON row per iteration, appended before each checkpoint
 ALPHA, GAMMA, A_SHARE = 0.602, 0.101, 0.1
 C_END_SHARE = 0.1  # default c_end: a tenth of the tuned range
 R_END = 0.5  # default r_end (1/points): see docs/tuning.md
@@ -217,8 +218,7 @@ def load_checkpoint(path: str, cfg: TuneConfig) -> dict[str, Any] | None:
             state = json.load(f)
         ok = (isinstance(state, dict) and state.get("format") == FORMAT
               and isinstance(state.get("iteration"), int)
-              and isinstance(state.get("theta"), list) and isinstance(state.get("rows"), list)
-              and isinstance(state.get("key"), dict))
+              and isinstance(state.get("theta"), list) and isinstance(state.get("key"), dict))
     except (OSError, ValueError, UnicodeDecodeError) as e:
         raise ConfigError(f"checkpoint {file!r} is corrupt ({type(e).__name__}): remove it "
                           f"or choose another --out") from None
@@ -232,19 +232,48 @@ def load_checkpoint(path: str, cfg: TuneConfig) -> dict[str, Any] | None:
                           f"{', '.join(diff) or 'settings'} differ): use another --out, or "
                           f"the same spec, --param ranges, --seed, --pairs and --iterations")
     n = len(cfg.params)
+    state["rows"] = _read_rows(os.path.join(path, ROWS), state.get("iteration"), n)
     if not (0 <= state["iteration"] <= cfg.iterations and len(state["theta"]) == n
             and all(isinstance(x, (int, float)) for x in state["theta"])
-            and len(state["rows"]) == state["iteration"] + 1):
+            and state["rows"] is not None):
         raise ConfigError(f"checkpoint {file!r} is corrupt (inconsistent iteration, theta or "
                           f"trajectory): remove it or choose another --out")
     return state
 
 
+def _read_rows(file: str, iteration: Any, n: int) -> list[dict[str, Any]] | None:
+    """The trajectory's rows 0 … ``iteration`` (rows past the checkpoint, appended by a run
+    killed before its checkpoint, are left out), or None when they are not all there."""
+    if not isinstance(iteration, int) or iteration < 0:
+        return None
+    rows: list[dict[str, Any]] = []
+    try:
+        with open(file, encoding="utf-8") as f:
+            for line in f:
+                if len(rows) > iteration:
+                    break
+                r = json.loads(line)
+                if not (isinstance(r, dict) and r.get("iteration") == len(rows)
+                        and isinstance(r.get("theta"), list) and len(r["theta"]) == n):
+                    return None
+                rows.append(r)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return rows if len(rows) == iteration + 1 else None
+
+
 def _save(path: str, state: dict[str, Any]) -> None:
     from sim.harness.results import atomic_write
 
-    text = json.dumps(state, indent=1)
+    text = json.dumps({k: v for k, v in state.items() if k != "rows"}, indent=1)
     atomic_write(os.path.join(path, CHECKPOINT), lambda f: f.write(text), mode="w")
+
+
+def _write_rows(path: str, rows: Sequence[dict[str, Any]]) -> None:
+    from sim.harness.results import atomic_write
+
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    atomic_write(os.path.join(path, ROWS), lambda f: f.write(text), mode="w")
 
 
 # --- the run ----------------------------------------------------------------------------
@@ -308,8 +337,11 @@ def run(cfg: TuneConfig, out: str, jobs: int = 1, backend: str = "auto",
     if state is None:
         state = {"format": FORMAT, "key": cfg.key(), "iteration": 0, "theta": theta0,
                  "rows": [_row(cfg, 0, theta0, None, 0)], "pairs": 0, "seconds": 0.0}
+        _write_rows(out, state["rows"])
         _save(out, state)
-    elif state["iteration"]:
+    else:
+        _write_rows(out, state["rows"])  # drops rows a killed run appended past it
+    if state["iteration"]:
         say(f"resuming {out!r} at iteration {state['iteration']} of {cfg.iterations}")
     theta = np.array(state["theta"], dtype=np.float64)
     start_spec = cfg.spec(cfg.played(theta0))
@@ -333,7 +365,10 @@ def run(cfg: TuneConfig, out: str, jobs: int = 1, backend: str = "auto",
                 theta, margin, n = step(cfg, theta, k, play)
                 state["iteration"] = k
                 state["theta"] = [float(x) for x in theta]
-                state["rows"].append(_row(cfg, k, theta, margin, n))
+                row = _row(cfg, k, theta, margin, n)
+                state["rows"].append(row)
+                with open(os.path.join(out, ROWS), "a", encoding="utf-8") as f:
+                    f.write(json.dumps(row) + "\n")
                 state["pairs"] += n
                 state["seconds"] = state["seconds"] + time.perf_counter() - t0
                 t0 = time.perf_counter()
