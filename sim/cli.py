@@ -1182,10 +1182,10 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--against", metavar="SPEC|field",
                     help="score theta+ and theta- each against this opponent (specs separated "
                          "by commas, or field: random,greedy,expert) instead of head to head")
-    tu.add_argument("--pairs", type=_pos_int, default=2000,
-                    help="duplicate pairs per iteration (default 2000)")
-    tu.add_argument("--iterations", type=_pos_int, default=200,
-                    help="SPSA iterations (default 200)")
+    tu.add_argument("--pairs", type=_pos_int, default=250,
+                    help="duplicate pairs per iteration (default 250)")
+    tu.add_argument("--iterations", type=_pos_int, default=4000,
+                    help="SPSA iterations (default 4000)")
     tu.add_argument("--confirm", type=_nonneg_int, default=20000,
                     help="pairs of the confirmation match, tuned vs start, on fresh deals "
                          "(default 20000; 0: none)")

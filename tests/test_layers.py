@@ -35,7 +35,8 @@ LAYERS = {
         "sim.harness.runner", "sim.harness.helper", "sim.harness.config", "sim.harness.chunks",
         "sim.harness.results", "sim.harness.forkpool", "sim.harness.tournament",
         "sim.harness.estimate", "sim.harness.standings",
-        "sim.harness.bench", "sim.harness.analyze", "sim.harness.swings", "sim.harness.ladder"),
+        "sim.harness.bench", "sim.harness.analyze", "sim.harness.swings", "sim.harness.ladder",
+        "sim.harness.tune"),
     5: ("sim.cli", "sim.human"),
 }
 # side modules: exactly what they may import

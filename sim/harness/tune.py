@@ -76,8 +76,8 @@ class TuneConfig:
     fixed: tuple[tuple[str, str], ...]  # the start spec's other parameters, as written
     params: tuple[TuneParam, ...]
     against: tuple[str, ...] = ()  # () : theta+ vs theta- head to head
-    pairs: int = 2000
-    iterations: int = 200
+    pairs: int = 250
+    iterations: int = 4000
     seed: int = 0
     plugins: tuple[str, ...] = ()
 
@@ -130,7 +130,7 @@ def _number(text: str, what: str) -> float:
 
 
 def make_config(spec: str, params: Sequence[str], against: str | None = None,
-                pairs: int = 2000, iterations: int = 200, seed: int = 0,
+                pairs: int = 250, iterations: int = 4000, seed: int = 0,
                 plugins: Sequence[str] = ()) -> TuneConfig:
     """A ``TuneConfig`` from a start spec and ``NAME=LO..HI[:C_END[:R_END]]`` words, or a
     ``ConfigError`` (one line) naming what is wrong and what is allowed."""
