@@ -661,3 +661,25 @@ def test_quiet_run_prints_only_the_last_line(db, capsys):
     assert code == 0, err
     assert err == "" and out.strip().splitlines() == [out.strip()]
     assert out.startswith("played 40 pairs in 2 chunks")
+
+
+def test_the_docs_sql_examples_run_and_say_what_they_claim(tmp_path, capsys):
+    """Every SQL example of docs/ladder.md runs on a real ladder, and 'the deals on which
+    greedy lost to anyone' finds them whichever side (A: the lower player id) greedy is on."""
+    text = open(os.path.join(ROOT, "docs", "ladder.md"), encoding="utf-8").read()
+    block = text.split("sqlite3 results/ladder.sqlite", 1)[1].split("From Python", 1)[0]
+    sql = "\n".join(line for line in block.splitlines() if not line.strip().startswith("--"))
+    statements = [s.strip() for s in sql.split(";") if s.strip()]
+    assert len(statements) == 4
+    db = str(tmp_path / "q.sqlite")
+    gs = "greedy(show_at=0.25)"
+    assert run_cli(capsys, "--db", db, "add", gs, G)[0] == 0  # greedy is side B
+    assert run_cli(capsys, "--db", db, "run", "--pairs", 200, "--chunk", 100, "--matchup",
+                   f"{G},{gs}", "--no-progress", "--quiet")[0] == 0
+    con = sqlite3.connect(db)
+    results = [con.execute(s).fetchall() for s in statements]
+    lost = sorted(d for _, _, d, x in pairs_of(db) if x > 0)  # side A (gs) won: greedy lost
+    con.close()
+    assert lost and sorted(r[0] for r in results[1]) == lost
+    assert all(r[1] == gs and r[2] < 0 for r in results[1])  # the opponent; greedy's margin
+    assert results[2][0][1] == 200
