@@ -124,13 +124,23 @@ def markdown(summary: Mapping[str, Any]) -> str:
 
 
 # --- plots --------------------------------------------------------------------------------
-def _plt() -> Any:
-    import matplotlib
+def _figure(height: float, fixed: bool = True) -> tuple[Any, Any]:
+    """A new 8-inch-wide figure (100 dpi) and its one axes, drawn by Agg (files only, no
+    display; pyplot, its figure manager and its backend switching are not imported).
 
-    matplotlib.use("Agg")  # files only, no display
-    import matplotlib.pyplot as plt
+    ``fixed``: margins set in inches, room for a one-line title, axis labels and numeric tick
+    labels, which is what the score and settlement plots have; the constrained layout, which
+    measures every text in extra draws (a third of a plot's time), only where the tick
+    labels are user text of any length (the ratings' player names)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    return plt
+    fig = Figure(figsize=(8, height), dpi=100, layout=None if fixed else "constrained")
+    FigureCanvasAgg(fig)
+    if fixed:
+        fig.subplots_adjust(left=0.78 / 8, right=1 - 0.25 / 8, bottom=0.5 / height,
+                            top=1 - 0.3 / height)
+    return fig, fig.add_subplot()
 
 
 def _text(s: str) -> str:
@@ -189,10 +199,9 @@ def cjk_font() -> str | None:
 def plot_scores(summary: Mapping[str, Any], m: int) -> bytes:
     """PNG: matchup ``m``'s attacker-score histograms, one per attacking side, side by side
     (each side's bar is its share of the deals it attacked)."""
-    plt = _plt()
     mm = summary["matchups"][m]
     t = tally_of(summary["tallies"][m])
-    fig, ax = plt.subplots(figsize=(8, 4), dpi=100, layout="constrained")
+    fig, ax = _figure(4)
     nz = np.flatnonzero(t["score"].counts)
     lo, hi = (nz[0], nz[-1] + 1) if nz.size else (0, 1)
     width = t["score"].width
@@ -224,8 +233,7 @@ def plot_settlement(summary: Mapping[str, Any]) -> bytes:
     """PNG: each player's distribution of settlement per deal per player. Settlements are a
     few discrete values (multiples of the R24 unit): one bar per player at each value, side
     by side, on a log scale (the tails are rare)."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(8, 4), dpi=100, layout="constrained")
+    fig, ax = _figure(4)
     per_player: list[Histogram | None] = [None] * len(summary["players"])
     for m, raw in zip(summary["matchups"], summary["tallies"]):
         t = tally_of(raw)
@@ -257,14 +265,13 @@ def plot_settlement(summary: Mapping[str, Any]) -> bytes:
 def plot_ratings(summary: Mapping[str, Any]) -> bytes:
     """PNG: every player's Elo with 95% CI, in every format (Bradley-Terry on pairs won,
     centred on the field's mean; for a head-to-head, half the Elo difference of the score)."""
-    plt = _plt()
     players = [player_name(p, o) for p, o in zip(summary["players"], summary["oracle"])]
     nan = (math.nan, math.nan, math.nan)
     vals = ([(r["elo"], r["lo"], r["hi"]) for r in summary["ratings"]]
             if summary.get("ratings") else [nan for _ in players])
     xlabel = "Elo (Bradley-Terry on pairs won, centred on the field's mean), 95% CI"
     order = sorted(range(len(vals)), key=lambda i: _nan0(vals[i][0]))
-    fig, ax = plt.subplots(figsize=(8, 0.6 * len(vals) + 1.2), dpi=100, layout="constrained")
+    fig, ax = _figure(0.6 * len(vals) + 1.2, fixed=False)
     ys = np.arange(len(order))
     means = np.array([_nan0(vals[i][0]) for i in order])
     err = np.array([[max(0.0, _nan0(vals[i][0] - vals[i][1])) for i in order],
@@ -290,8 +297,7 @@ def _png(fig: Any) -> bytes:
         for t in cjk:  # a fallback family: matplotlib takes each glyph from the first with it
             t.set_fontfamily([*t.get_fontfamily(), cjk_font()])
     buf = io.BytesIO()
-    fig.savefig(buf, format="png")  # one draw: the layout is constrained, not "tight"
-    _plt().close(fig)
+    fig.savefig(buf, format="png")  # one draw (no "tight" box)
     return buf.getvalue()
 
 
