@@ -647,6 +647,8 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
         # deals/s. This process plays (in-process) or forks its workers with the kernels in
         # memory (fork); loky's workers load them from the cache themselves, inside the clock.
         _warm_up(cfg)
+    if backend == "in-process" and cfg.plots and not agg.finished:
+        report.preload_plotting()  # meanwhile, on the other core (no fork follows: in-process)
     t0 = time.perf_counter()
     deals_now = written = 0
 
