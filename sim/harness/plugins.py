@@ -456,8 +456,13 @@ class Loops:
     def play_deal(self, st: np.ndarray, u: np.ndarray, rules: np.ndarray, seed: Any, deal: Any,
                   kinds: np.ndarray, params: np.ndarray, buf: np.ndarray, fws: np.ndarray,
                   uws: np.ndarray) -> None:
-        if self.mod is None:
-            self.builtin.play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws)
+        if self.mod is None:  # play_deal's two calls from here: its own compiled copy of the
+            # whole loop (finish_deal and all it calls, linked again) cost ~1.7 s of a cold
+            # compile, for the few records a run writes
+            from sim.core.engine import init_deal
+
+            init_deal(st, u, seed, deal)
+            self.builtin.finish_deal(st, u, rules, kinds, params, buf, fws, uws)
             return
         self._run(self.mod.play_deal, (st, u, rules, seed, deal, kinds, params, buf, fws, uws,
                                        self.m_st, self.m_u, self.m_r, self.m_p, self.pbuf,
