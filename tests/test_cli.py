@@ -89,6 +89,30 @@ def test_argparse_errors_exit_2():
     assert e.value.code == 2
 
 
+def test_main_puts_the_garbage_collector_back_as_it_was(monkeypatch):
+    # a command runs with its own collection thresholds (sim.cli.GC_THRESHOLDS: few, cheap
+    # collections); main() called from Python (tests, notebooks) gives the caller's back, also
+    # when argparse exits, and never turns the collector off
+    import gc
+
+    import sim.cli
+
+    during = []
+    monkeypatch.setattr(sim.cli, "cmd_strategies", lambda args: during.append(
+        (gc.get_threshold(), gc.isenabled())) or 0)
+    old = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        assert run("strategies") == 0
+        assert during == [(sim.cli.GC_THRESHOLDS, True)]
+        assert gc.get_threshold() == (700, 10, 10)
+        with pytest.raises(SystemExit):
+            main(["play", "--deals", "0"])
+        assert gc.get_threshold() == (700, 10, 10) and gc.isenabled()
+    finally:
+        gc.set_threshold(*old)
+
+
 # --- rules variant ranges (docs/rules.md, Variants) ------------------------------------------
 @pytest.mark.parametrize("rule, shown", [
     ("settle_unit=4000000000000000000", "settle_unit=4000000000000000000"),
