@@ -131,29 +131,38 @@ def test_edit_recompiles(tmp_path, monkeypatch):
     assert first != second
 
 
-def test_tournament_with_compiled_plugin_any_backend_and_jobs(tmp_path):
+def _twin_tournament(tmp_path, name, run_table):
     # CautiousC beside random, as in test_compiled_twin_gives_the_python_bots_records: the same
     # generated module (beside greedy it compiled one of its own)
-    def run(name, run_table, before=""):
-        cfg = tmp_path / f"{name}.toml"
-        cfg.write_text('name = "twin"\nformat = "head-to-head"\n'
-                       'players = ["strategies.example_compiled:CautiousC", "random"]\n'
-                       "deals = 400\nduplicate = true\nseed = 3\n"
-                       f"[run]\n{run_table}chunk_size = 100\nprogress = false\n"
-                       "[output]\nplots = false\n")
-        out = tmp_path / name
-        assert main(["tournament", str(cfg), "--out", str(out)]) == 0
-        return json.loads((out / "summary.json").read_text())["matchups"][0]["result"]
+    cfg = tmp_path / f"{name}.toml"
+    cfg.write_text('name = "twin"\nformat = "head-to-head"\n'
+                   'players = ["strategies.example_compiled:CautiousC", "random"]\n'
+                   "deals = 400\nduplicate = true\nseed = 3\n"
+                   f"[run]\n{run_table}chunk_size = 100\nprogress = false\n"
+                   "[output]\nplots = false\n")
+    out = tmp_path / name
+    assert main(["tournament", str(cfg), "--out", str(out)]) == 0
+    return json.loads((out / "summary.json").read_text())["matchups"][0]["result"]
 
-    ref = run("one", "jobs = 1\n")
+
+def test_tournament_with_compiled_plugin_any_backend_and_jobs(tmp_path):
+    ref = _twin_tournament(tmp_path, "one", "jobs = 1\n")
     assert ref["n"] == 400
-    assert run("loky", 'jobs = 2\nbackend = "loky"\n') == ref
-    assert run("threads", 'jobs = 2\nbackend = "threading"\n') == ref
+    assert _twin_tournament(tmp_path, "loky", 'jobs = 2\nbackend = "loky"\n') == ref
+    assert _twin_tournament(tmp_path, "threads", 'jobs = 2\nbackend = "threading"\n') == ref
+
+
+@pytest.mark.slow
+def test_tournament_with_compiled_plugin_on_a_dask_cluster(tmp_path):
+    # slow: a local cluster starts a scheduler and two worker processes (each imports numba and
+    # loads the kernels). The quick loop keeps the loky leg above (the plug-in's generated
+    # module loaded in other processes) and tests/test_tournament.py's dask test (the backend)
+    ref = _twin_tournament(tmp_path, "one", "jobs = 1\n")
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
-        assert run("dask", f'backend = "dask"\nscheduler = "{cluster.scheduler_address}"\n') \
-            == ref
+        assert _twin_tournament(tmp_path, "dask", f'backend = "dask"\n'
+                                f'scheduler = "{cluster.scheduler_address}"\n') == ref
 
 
 def test_generated_module_is_reused(tmp_path):
