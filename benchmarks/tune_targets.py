@@ -41,14 +41,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--pairs", type=int, default=None, help="default: the CLI's")
     ap.add_argument("--iterations", type=int, default=None, help="default: the CLI's")
+    ap.add_argument("--against", default=None, help="as the CLI's --against (default: none)")
     a = ap.parse_args(argv)
     kw = {k: v for k, v in (("pairs", a.pairs), ("iterations", a.iterations)) if v}
-    cfg = tune.make_config(STARTS[a.start], PARAMS, seed=a.seed, **kw)
+    cfg = tune.make_config(STARTS[a.start], PARAMS, seed=a.seed, against=a.against, **kw)
     t0 = time.perf_counter()
     res = tune.run(cfg, a.out, jobs=a.jobs, confirm=CONFIRM, progress=False)
     wall = time.perf_counter() - t0
     out = {"start": res.start, "tuned": res.spec, "pairs_per_iteration": cfg.pairs,
-           "iterations": cfg.iterations, "tuning_pairs": res.pairs_played,
+           "iterations": cfg.iterations, "against": list(cfg.against),
+           "tuning_pairs": res.pairs_played,
            "tuning_games": 2 * res.pairs_played, "wall_s": round(wall, 1), "jobs": a.jobs,
            "confirm_tuned_vs_start": res.confirm}
     if a.start == "bad":

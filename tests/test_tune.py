@@ -155,3 +155,35 @@ def test_against_scores_both_sides_on_the_same_deals(tmp_path):
     res = tune.run(cfg, str(tmp_path / "a"), confirm=0, progress=False, plot=False)
     assert res.pairs_played == 2 * 2 * 60 and res.confirm is None
     assert tune.make_config("greedy", GREEDY, against="field").against == tune.FIELD
+
+
+@pytest.mark.slow
+def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = ["tune", "greedy", "--param", "show_at=0.2..0.8", "--param", "min_cards=1..27",
+            "--pairs", "100", "--iterations", "150", "--confirm", "0", "--no-progress"]
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(__file__)))
+    out = str(tmp_path / "k")
+    p = subprocess.Popen([sys.executable, "-m", "sim.cli", *args, "--out", out], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ck = os.path.join(out, tune.CHECKPOINT)
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and p.poll() is None:
+            if os.path.exists(ck) and json.load(open(ck))["iteration"] >= 3:
+                break
+            time.sleep(0.05)
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait(30)
+    killed_at = json.load(open(ck))["iteration"]
+    assert main([*args, "--out", out, "--resume"]) == 0
+    assert main([*args, "--out", str(tmp_path / "whole")]) == 0
+    assert 3 <= killed_at < 150  # killed mid-run (else the test proves nothing)
+    for name in ("trajectory.csv", "trajectory.jsonl"):
+        assert open(os.path.join(out, name)).read() == \
+            open(os.path.join(tmp_path / "whole", name)).read()
