@@ -10,16 +10,19 @@ person, in seat 0, can override with Jc — found by playing seeds 0-59 this way
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 
 import numpy as np
 import pytest
 from conftest import sigint_default
 
+from sim.cli import main
 from sim.deal import Deal
 from sim.human import HELP, Answer, parse_answer
 from sim.observation import Observation
@@ -162,8 +165,13 @@ def refusal(text: str) -> str:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sim.cli", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    """``shuangkou validate/replay ARGS`` on a saved deal, run in this process (the same output
+    as a fresh interpreter's, without one's start-up and kernel loading, ~1-2 s a call): the
+    program under test here is the ``human`` child; these only read what it saved."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def test_person_plays_a_whole_deal_in_a_pty(tmp_path, warm):
