@@ -452,7 +452,8 @@ def trajectory_png(cfg: TuneConfig, rows: Sequence[dict[str, Any]]) -> bytes:
     ax.set_ylabel("value (share of its range)")
     ax.set_ylim(-0.02, 1.02)
     ax.legend(fontsize=8, loc="best")
-    ax.set_title(f"SPSA: {cfg.target}, {cfg.pairs} pairs per iteration")
+    how = f"each vs {', '.join(cfg.against)}" if cfg.against else "theta+ vs theta-"
+    ax.set_title(f"SPSA: {cfg.target}, {cfg.pairs} pairs per iteration, {how}")
     m = np.array([np.nan if r["margin"] is None else r["margin"] for r in rows])
     if m.size > 1:
         w = max(1, m.size // 20)
