@@ -6,8 +6,10 @@ export round trip. Players are greedy and random (fast), chunks small."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -683,3 +685,31 @@ def test_the_docs_sql_examples_run_and_say_what_they_claim(tmp_path, capsys):
     assert lost and sorted(r[0] for r in results[1]) == lost
     assert all(r[1] == gs and r[2] < 0 for r in results[1])  # the opponent; greedy's margin
     assert results[2][0][1] == 200
+
+
+def test_the_cli_docs_ladder_example_runs_as_written(tmp_path, capsys, monkeypatch):
+    """docs/cli.md's ladder block, in order, on a fresh results/ folder where results/quick is
+    configs/quick.toml's tournament (fewer deals): every command exits 0, and the import
+    takes the folder's pairs (the ladder's seed must be the folder's)."""
+    import shlex
+
+    from sim.harness.config import load_config
+
+    text = open(os.path.join(ROOT, "docs", "cli.md"), encoding="utf-8").read()
+    block = text.split("## The ladder", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    cmds = [shlex.split(line.split("#", 1)[0]) for line in block.strip().splitlines()]
+    assert all(c[:2] == ["shuangkou", "ladder"] for c in cmds)
+    monkeypatch.chdir(tmp_path)
+    cfg = load_config(os.path.join(ROOT, "configs", "quick.toml"))
+    cfg = dataclasses.replace(cfg, deals=100, chunk_size=50, out_dir="results/quick",
+                              plots=False, progress=False)
+    run_tournament(cfg, progress=False)
+    for c in cmds:
+        if c[2] == "run":
+            c += ["--chunk", "50", "--no-progress", "--quiet"]
+        code, out, err = run_cli(capsys, *c[2:])
+        assert code == 0, (c, err)
+        if c[2] == "import":
+            # its 100 deals: new, or (same seed, same deals) already played by the run
+            m = re.search(r"(\d+) pairs in 2 new chunks imported(?:, (\d+) pairs already)?", out)
+            assert m and int(m.group(1)) + int(m.group(2) or 0) == 100, out
