@@ -27,7 +27,7 @@ from sim.core.movegen import code_first, code_second, legal_givebacks, legal_set
 from sim.core.rng import STREAM_CARDS as RNG_CARDS
 from sim.core.rng import STREAM_SEAT0 as RNG_SEAT0
 from sim.core.rng import STREAM_STRATEGY0 as RNG_STRATEGY0
-from sim.core.rng import stream_key
+from sim.core.rng import deal_key, key_of_stream
 from sim.core.state import (  # noqa: F401  (the layout and primitives, re-exported)
     CALL,
     CALL_CARD,
@@ -137,11 +137,12 @@ def init_deal_fixed(st, u, seed, deal, fix_seat, fix_cards):
     st[S_FIX_N] = fix_cards.shape[0]
     for k in range(fix_cards.shape[0]):
         st[S_FIX + k] = fix_cards[k]
-    u[U_KEY + STREAM_CARDS] = stream_key(seed, deal, np.uint64(RNG_CARDS))
+    dk = deal_key(seed, deal)  # (``stream_key`` of each stream, the common part once)
+    u[U_KEY + STREAM_CARDS] = key_of_stream(dk, np.uint64(RNG_CARDS))
     for s in range(4):  # the seats' strategy and sampling streams
-        u[U_KEY + STREAM_SEAT + s] = stream_key(seed, deal, np.uint64(RNG_SEAT0 + s))
+        u[U_KEY + STREAM_SEAT + s] = key_of_stream(dk, np.uint64(RNG_SEAT0 + s))
     for s in range(4):
-        u[U_KEY + STREAM_SAMPLE + s] = stream_key(seed, deal, np.uint64(RNG_STRATEGY0 + s))
+        u[U_KEY + STREAM_SAMPLE + s] = key_of_stream(dk, np.uint64(RNG_STRATEGY0 + s))
     for s in range(N_STREAMS):
         u[U_CTR + s] = ZERO
     u[U_PLAYED_ONCE] = ZERO

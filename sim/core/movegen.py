@@ -116,12 +116,11 @@ def set_kth(mode, m1, m2, k):
     """The ``k``-th play (canonical order) of a legal set, as a code; ``k < set_count``."""
     if mode == M_SINGLES:
         return select(m1, k)
-    if mode == M_LEAD:
+    if mode == M_LEAD:  # without a branch: single or pair is the random choice itself
         n = popcount(m1)
-        if k < n:
-            return select(m1, k)
-        x = select(m2, k - n)
-        return code2(x, x)
+        single = k < n
+        x = select(m1 if single else m2, k if single else k - n)
+        return x if single else code2(x, x)
     if mode == M_PAIRS:
         x = select(m1, k)
         return code2(x, x)
@@ -187,6 +186,10 @@ def set_all(mode, m1, m2, out):
             n += 1
             rest = clear_lsb(rest)
     return n
+
+
+# ``set_all`` inlined into its caller (the greedy player's every follow: see strategies.greedy)
+set_all_inline = kernel(inline="always")(getattr(set_all, "py_func", set_all))
 
 
 @kernel

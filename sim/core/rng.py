@@ -35,11 +35,22 @@ def mix64(z):
 
 
 @kernel
+def deal_key(seed, deal):
+    """What the keys of all streams of deal ``deal`` under ``seed`` (uint64) start from."""
+    k = mix64(np.uint64(seed) ^ GOLDEN)
+    return mix64(k ^ (np.uint64(deal) * _DEAL_MUL))
+
+
+@kernel
+def key_of_stream(dk, stream):
+    """Key of stream ``stream`` of the deal whose ``deal_key`` is ``dk``."""
+    return mix64(dk ^ (np.uint64(stream) * _STREAM_MUL))
+
+
+@kernel
 def stream_key(seed, deal, stream):
     """Key of stream ``stream`` of deal ``deal`` under master seed ``seed`` (all uint64)."""
-    k = mix64(np.uint64(seed) ^ GOLDEN)
-    k = mix64(k ^ (np.uint64(deal) * _DEAL_MUL))
-    return mix64(k ^ (np.uint64(stream) * _STREAM_MUL))
+    return key_of_stream(deal_key(seed, deal), stream)
 
 
 @kernel

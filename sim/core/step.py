@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.cards import BIT, GROUP, KEY_OF_ID, KEY_RUN_MASK, KEY_RUN_SHIFT, KEY_RUNS
-from sim.core.bits import ONE, USE_PDEP, ZERO, clear_lsb, lsb, pext
+from sim.core.bits import USE_PDEP, ZERO, clear_lsb, lsb, pext
 from sim.core.jit import kernel
 from sim.core.movegen import show_mask
 from sim.core.rng import bounded, draw
@@ -93,13 +93,19 @@ def shuffle(st, u):
             st[S_DECK + i] = i // 2
         key = u[U_KEY + STREAM_CARDS]  # in locals: next_draw without a store per draw
         ctr = u[U_CTR + STREAM_CARDS]
-        for i in range(107, 0, -1):
-            j = bounded(draw(key, ctr), i + 1)
-            ctr += ONE
-            t = st[S_DECK + i]
-            st[S_DECK + i] = st[S_DECK + j]
-            st[S_DECK + j] = t
-        u[U_CTR + STREAM_CARDS] = ctr
+        # draw d (from 0) swaps position 107 - d with one of 0 … 107 - d. The draws depend
+        # on the counter alone, so they are all taken first (a loop the compiler vectorises)
+        # into the trick log, empty while dealing, and the swaps follow (one chain of loads).
+        for d in range(107):
+            st[S_TRICKS + d] = bounded(draw(key, ctr + np.uint64(d)), 108 - d)
+        for d in range(107):
+            i = S_DECK + 107 - d
+            j = S_DECK + st[S_TRICKS + d]
+            st[S_TRICKS + d] = 0
+            t = st[i]
+            st[i] = st[j]
+            st[j] = t
+        u[U_CTR + STREAM_CARDS] = ctr + np.uint64(107)
     else:
         shuffle_fixed(st, u, fs)
     for s in range(4):
@@ -344,13 +350,13 @@ def lay_play(st, seat, pos, lead_a, lead_b, a, b):
     """``seat``'s play (``a``, ``b``) at position ``pos`` of the current trick, whose lead is
     (``lead_a``, ``lead_b``); what not following reveals (public): no card of the led group
     left. Returns the lead, this play if it leads."""
-    if pos > 0:
+    if pos > 0:  # (the void's bit without a branch: whether it shows is unpredictable)
         g = GROUP[lead_a]
         if b < 0:
-            if GROUP[a] != g:  # R18
-                st[S_VOIDS + seat] |= 1 << g
-        elif (GROUP[a] == g) + (GROUP[b] == g) < 2:  # R19c/d: held at most one card of G
-            st[S_VOIDS + seat] |= 1 << g
+            void = GROUP[a] != g  # R18
+        else:
+            void = (GROUP[a] == g) + (GROUP[b] == g) < 2  # R19c/d: held at most one card of G
+        st[S_VOIDS + seat] |= np.int64(void) << g
     else:
         lead_a = a
         lead_b = b

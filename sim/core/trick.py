@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from sim.cards import GROUP, POINTS_KEY, STRENGTH, TRUMP_GROUP
 from sim.core.jit import kernel
 
@@ -10,10 +12,8 @@ from sim.core.jit import kernel
 def beats(a, b, pair, lead_group, best_s, best_trump):
     """Whether play ``(a, b)`` (``b = -1``: a single) beats the play now winning, which has
     strength ``best_s`` and is a trump if ``best_trump``, in a trick led in ``lead_group``
-    (a pair lead if ``pair``): R20, R21. Ties: the earlier play stays (R20).
-
-    Branch-free (``&``/``|`` on booleans): the winner of every trick runs it three times on
-    unpredictable cards, and the branching form cost whole random deals ~5%."""
+    (a pair lead if ``pair``): R20, R21. Ties: the earlier play stays (R20). (``trick_winner``
+    is the same test as one strength comparison per play.)"""
     g = GROUP[a]
     trump = g == TRUMP_GROUP
     # R21: two cards that are not a pair never win a pair lead; a side card wins only in the
@@ -32,16 +32,24 @@ def trick_winner(t, ia, ib, n):
         Holds the first card of play ``i`` at ``t[ia + i]`` and its second card (or -1 for a
         single) at ``t[ib + i]`` (offsets, so the state array is read in place).
     """
+    # ``beats`` as one comparison: every trump is stronger than every side card (STRENGTH),
+    # so a play that can win (a pair if the lead is one, R21; of the led group or a trump,
+    # R20) beats the best so far exactly when its strength is higher; one that cannot win
+    # counts -1. Without branches: which play wins is unpredictable, and a mispredicted
+    # branch per play cost whole random deals several per cent.
     a = t[ia]
     lead_group = GROUP[a]
     pair = t[ib] >= 0
     best = 0
     best_s = STRENGTH[a]
-    best_trump = lead_group == TRUMP_GROUP
     for i in range(1, n):
         a = t[ia + i]
-        if beats(a, t[ib + i], pair, lead_group, best_s, best_trump):
-            best, best_s, best_trump = i, STRENGTH[a], GROUP[a] == TRUMP_GROUP
+        g = GROUP[a]
+        can = ((not pair) | (t[ib + i] == a)) & ((g == TRUMP_GROUP) | (g == lead_group))
+        s = (STRENGTH[a] + 1) * np.int64(can) - 1
+        up = s > best_s
+        best = i if up else best
+        best_s = s if up else best_s
     return best
 
 

@@ -195,6 +195,22 @@ def _tricks_back(st, u, seat, pos, leader, ntricks, left, att, decisions, po, pt
     u[U_PLAYED_TWICE] = pt
 
 
+@kernel(inline="always")
+def _random_play(u, seat, o, w, lead_a, lead_b):
+    """random_decide's play: uniform over the legal plays of (``o``, ``w``) against the lead
+    (``lead_a`` -1: leading), a draw of the seat's stream only when there is a choice.
+    Inlined once per kind of lead with constant arguments, so that each copy is the one branch
+    of ``legal_set`` it needs (no dispatch on the set's mode)."""
+    mode, m1, m2 = legal_set(o, w, lead_a, lead_b)
+    n = set_count(mode, m1, m2)
+    # a forced play (n == 1) takes no draw; without a branch: ``bounded(x, 1)`` is 0, the one
+    # play, and the counter moves only when there was a choice
+    i = U_CTR + STREAM_SEAT + seat
+    ctr = u[i]
+    u[i] = ctr + np.uint64(n > 1)
+    return set_kth(mode, m1, m2, bounded(draw(u[U_KEY + STREAM_SEAT + seat], ctr), n))
+
+
 @kernel
 def play_calling(st, u, rules, kinds, params, buf, fws, uws):
     """Calling (R5-R11) from a ``CALL`` state: ``advance`` and the seats' show decisions
@@ -280,18 +296,12 @@ def play_tricks(st, u, rules, kinds, params, buf, fws, uws):
         if kind == KIND_RANDOM:  # random_decide's play branch on the locals
             o = u[U_ONCE + seat]
             w = u[U_TWICE + seat]
-            if pos == 0:
-                mode, m1, m2 = legal_set(o, w, np.int64(-1), np.int64(-1))
+            if pos == 0:  # the lead's kind as constants: each copy folds to its own legal set
+                code = _random_play(u, seat, o, w, np.int64(-1), np.int64(-1))
+            elif lead_b < 0:
+                code = _random_play(u, seat, o, w, lead_a, np.int64(-1))
             else:
-                mode, m1, m2 = legal_set(o, w, lead_a, lead_b)
-            n = set_count(mode, m1, m2)
-            if n == 1:
-                code = set_kth(mode, m1, m2, 0)
-            else:
-                i = U_CTR + STREAM_SEAT + seat
-                ctr = u[i]
-                u[i] = ctr + ONE
-                code = set_kth(mode, m1, m2, bounded(draw(u[U_KEY + STREAM_SEAT + seat], ctr), n))
+                code = _random_play(u, seat, o, w, lead_a, lead_b)
         else:  # the state as apply_play leaves it before this play, then the kernel
             _tricks_back(st, u, seat, pos, leader, ntricks, left, att, decisions, po, pt)
             if kind == KIND_GREEDY:
