@@ -53,6 +53,7 @@ from sim.core.engine import (
     S_LEFT,
     S_PHASE,
     S_POS,
+    S_TO_ACT,
     S_TRICK_A,
     S_TRICK_B,
     S_TRUMP,
@@ -61,11 +62,20 @@ from sim.core.engine import (
     U_PLAYED_ONCE,
     U_PLAYED_TWICE,
     U_TWICE,
-    legal,
 )
 from sim.core.jit import kernel
-from sim.core.movegen import code_first, code_second, make_code, show_mask
-from sim.core.trick import beats, trick_points, trick_winner
+from sim.core.movegen import (
+    code_first,
+    code_second,
+    legal_set,
+    make_code,
+    set_count,
+    set_kth,
+    show_mask,
+)
+from sim.core.movegen import set_all_inline as set_all
+from sim.core.trick import beats, trick_points
+from sim.core.trick import trick_winner_inline as trick_winner
 from strategies.base import param
 from strategies.kinds import KIND_GREEDY
 from strategies.tier import CompiledStrategy
@@ -96,31 +106,32 @@ def outside_masks(u, seat):
 
 
 @kernel
-def opponents_after_void(st, seat, g):
-    """Whether an opponent still to play this trick is known void in group ``g``."""
+def voids_after(st, seat):
+    """Groups (bit g) in which an opponent still to play this trick is known void."""
     pos = st[S_POS]
+    v = 0
     for p in range(pos + 1, 4):
         s = (st[S_LEADER] + p) % 4
-        if (s & 1) != (seat & 1) and (st[S_VOIDS + s] >> g) & 1:
-            return True
-    return False
+        if (s & 1) != (seat & 1):
+            v |= st[S_VOIDS + s]
+    return v
 
 
 @kernel
-def is_master(st, seat, k, pair, out1, out2):
+def is_master(voids, k, pair, out1, out2):
     """Whether play ``k`` (a pair if ``pair``) cannot be beaten by cards still outside (masks
     of ``outside_masks``), in its group, and (for side cards) no opponent still to play is
-    known void in the group."""
+    known void in the group (``voids``: ``voids_after``)."""
     g = GROUP[k]
     if (out2 if pair else out1) & ABOVE_STRENGTH[k]:
         return False
-    if g != TRUMP_GROUP and opponents_after_void(st, seat, g):
+    if g != TRUMP_GROUP and (voids >> g) & 1:
         return False
     return True
 
 
 @kernel
-def strongest_side_master(st, seat, m, pair, out1, out2):
+def strongest_side_master(voids, m, pair, out1, out2):
     """The strongest of the side-group tops of ``m`` that ``is_master`` (as a pair if
     ``pair``), or -1."""
     best = np.int64(-1)
@@ -128,7 +139,7 @@ def strongest_side_master(st, seat, m, pair, out1, out2):
         p = m & GROUP_MASK[g]
         if p:
             k = msb(p)
-            if is_master(st, seat, k, pair, out1, out2) and (
+            if is_master(voids, k, pair, out1, out2) and (
                     best < 0 or STRENGTH[k] > STRENGTH[best]):
                 best = k
     return best
@@ -202,12 +213,13 @@ def greedy_lead(st, u, seat, params, prow):
     if attacker and left <= params[prow, P_KEEP_PAIR_FROM] and (w & TRUMP_MASK):
         reserve = BIT[msb(w & TRUMP_MASK)]  # keep the top trump pair for the last trick
     out1, out2 = outside_masks(u, seat)
+    voids = voids_after(st, seat)
     # a side pair nobody can beat
-    best = strongest_side_master(st, seat, w, True, out1, out2)
+    best = strongest_side_master(voids, w, True, out1, out2)
     if best >= 0:
         return make_code(best, best)
     # a side card that is the strongest left in its suit
-    best = strongest_side_master(st, seat, o, False, out1, out2)
+    best = strongest_side_master(voids, o, False, out1, out2)
     if best >= 0:
         return best
     # draw trumps with the master trump when holding a good share of them
@@ -240,9 +252,11 @@ def greedy_lead(st, u, seat, params, prow):
 @kernel
 def greedy_follow(st, u, rules, seat, params, prow, buf):
     """Follow code (module docstring)."""
-    n = legal(st, u, buf)
-    if n == 1:
-        return buf[0]
+    me = st[S_TO_ACT]  # ``legal``'s play branch, inlined: following, so against the lead
+    mode, m1, m2 = legal_set(u[U_ONCE + me], u[U_TWICE + me], st[S_TRICK_A], st[S_TRICK_B])
+    if set_count(mode, m1, m2) == 1:
+        return set_kth(mode, m1, m2, 0)  # forced: no list
+    n = set_all(mode, m1, m2, buf)
     trump = st[S_TRUMP]
     pos = st[S_POS]
     leader = st[S_LEADER]
@@ -252,8 +266,9 @@ def greedy_follow(st, u, rules, seat, params, prow, buf):
     last = pos == 3
     pair = st[S_TRICK_B] >= 0
     out1, out2 = outside_masks(u, seat)
+    voids = voids_after(st, seat)
     if partner_winning:
-        safe = last or is_master(st, seat, st[S_TRICK_A + w], pair, out1, out2)
+        safe = last or is_master(voids, st[S_TRICK_A + w], pair, out1, out2)
         best = np.int64(-1)
         best_v = -(1 << 30)
         for i in range(n):
@@ -281,7 +296,7 @@ def greedy_follow(st, u, rules, seat, params, prow, buf):
         b = code_second(c)
         if not beats(a, b, pair, lead_group, best_s, best_trump):
             continue
-        if not contest and not is_master(st, seat, a, pair, out1, out2):
+        if not contest and not is_master(voids, a, pair, out1, out2):
             continue
         pts = POINTS_KEY[trump, a] + (POINTS_KEY[trump, b] if b >= 0 else 0)
         v = 3 * pts - STRENGTH[a] - (STRENGTH[b] if b >= 0 else 0)
