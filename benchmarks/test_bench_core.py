@@ -6,7 +6,8 @@ also compared with a baseline (the reference engine, OpenSpiel) measured in the 
 Targets (one core, after compilation): >= 150,000 random deals/s, >= 10 million legal-play
 generations/s, >= 5x OpenSpiel's C++ decisions/s on uniform-random hearts, and — when
 ``SHUANGKOU_LIMIT`` names a built native yardstick of the same random deals (``shuangkou bench
---limit``; nothing here builds or ships one) — >= 0.5x its random deals/s, measured interleaved.
+--limit``; nothing here builds or ships one) — random deals >= 0.75x its deals per CPU second and
+greedy vs greedy deals >= 0.25x them (issue 21), measured interleaved.
 """
 
 from __future__ import annotations
@@ -95,11 +96,16 @@ def test_openspiel_hearts_ratio(benchmark):
         assert ratio >= 5, f"only {ratio:.1f}x OpenSpiel's decisions/s (target 5x)"
 
 
-def test_random_deals_vs_native_yardstick():
+def _limit() -> str:
     limit = os.environ.get("SHUANGKOU_LIMIT")
     if not limit:
         pytest.skip("set SHUANGKOU_LIMIT to a built native yardstick (shuangkou bench --limit)")
     bench.check_limit(limit)
+    return limit
+
+
+def test_random_deals_vs_native_yardstick():
+    limit = _limit()
     out = np.zeros((N, N_COLS), dtype=np.int64)
     play_deals(np.uint64(1), np.uint64(0), 10, RULES, KINDS, PARAMS, out)
     rates: list[float] = []  # interleaved: yardstick, then ours, 5 times; best of each
@@ -109,4 +115,23 @@ def test_random_deals_vs_native_yardstick():
     cpu_ratio = N / cpu_dt / max(bench.limit_cpu_rate(limit, N) for _ in range(3))
     print(f"\nrandom deals: {ratio:.2f}x the native yardstick in wall time, {cpu_ratio:.2f}x in "
           f"CPU time")
-    assert ratio >= 0.5, f"random deals at {ratio:.2f}x the native yardstick (target 0.5x)"
+    # issue 21: >= 0.75x in CPU time (a shared machine's time slicing leaves CPU time alone)
+    assert cpu_ratio >= 0.75, f"random deals at {cpu_ratio:.2f}x the native yardstick in CPU " \
+        "time (target 0.75x)"
+
+
+def test_greedy_deals_vs_native_yardstick():
+    """Greedy vs greedy deals per CPU second >= 0.25x the yardstick's random deals (issue 21)."""
+    from sim.harness.runner import compiled_tables, make_seats
+
+    limit = _limit()
+    kinds, params = compiled_tables(make_seats("greedy"))
+    n = N // 4
+    out = np.zeros((n, N_COLS), dtype=np.int64)
+    play_deals(np.uint64(1), np.uint64(0), 10, RULES, kinds, params, out)
+    _, cpu_dt = bench._interleaved(lambda: play_deals(np.uint64(1), np.uint64(0), n, RULES,
+                                                      kinds, params, out), 5, None, [])
+    cpu_ratio = n / cpu_dt / max(bench.limit_cpu_rate(limit, N) for _ in range(3))
+    print(f"\ngreedy vs greedy deals: {cpu_ratio:.2f}x the yardstick's random deals in CPU time")
+    assert cpu_ratio >= 0.25, f"greedy deals at {cpu_ratio:.2f}x the native yardstick's random " \
+        "deals in CPU time (target 0.25x)"
