@@ -49,6 +49,7 @@ import datetime
 import json
 import os
 import re
+import shlex
 import socket
 import sqlite3
 import sys
@@ -787,6 +788,10 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
                     lad.record_incident(players[k].id, _classify(e), str(e),
                                         mids.get(pair) if pair else None,
                                         int(m.group(1)) if m else None)
+                # the scheduler would pick it again: say how to take it off the ladder
+                raise StrategyError(f"{e}; counted in `ladder show`, and `shuangkou ladder "
+                                    f"remove {shlex.quote(specs[k])}` stops scheduling it") \
+                    from None
             raise
         except KeyboardInterrupt:
             if bar is not None:
