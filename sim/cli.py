@@ -789,6 +789,26 @@ def cmd_ladder_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ladder_output(args: argparse.Namespace, path: str, what: str) -> None:
+    """An output file of ``show --html`` or ``export``: writable, and not the ladder's own
+    database or one of its side files (writing there would destroy every pair)."""
+    _check_output_file(path, what)
+    from sim.harness.ladder import LOCK_SUFFIX
+
+    out = os.path.realpath(path)
+    for suffix in ("", "-wal", "-shm", "-journal", LOCK_SUFFIX):
+        own = args.db + suffix
+        same = os.path.realpath(own) == out
+        if not same and os.path.exists(own) and os.path.exists(path):
+            try:
+                same = os.path.samefile(own, path)
+            except OSError:
+                pass
+        if same:
+            raise OutputError(f"cannot write {what} {path!r}: it is the ladder database "
+                              f"{own!r}; give another file")
+
+
 def cmd_ladder_show(args: argparse.Namespace) -> int:
     import json
 
@@ -799,7 +819,7 @@ def cmd_ladder_show(args: argparse.Namespace) -> int:
     fit = model.fit(data)
     if args.html:
         html = model.show_html(data, fit)
-        _check_output_file(args.html, "ladder page")
+        _ladder_output(args, args.html, "ladder page")
         _write_text_atomic(args.html, html, "ladder page")
     if args.json:
         print(json.dumps(model.show_json(data, fit), indent=1, ensure_ascii=False))
@@ -842,7 +862,7 @@ def cmd_ladder_history(args: argparse.Namespace) -> int:
 def cmd_ladder_export(args: argparse.Namespace) -> int:
     from sim.harness.ladder import export_parquet
 
-    _check_output_file(args.out, "Parquet file")
+    _ladder_output(args, args.out, "Parquet file")
     with _ladder_open(args, write=False) as lad:
         n = export_parquet(lad, args.out)
     print(f"wrote {n:,} pairs to {clean(args.out)}")

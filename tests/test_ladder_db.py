@@ -714,3 +714,19 @@ def test_the_cli_docs_ladder_example_runs_as_written(tmp_path, capsys, monkeypat
             # its 100 deals: new, or (same seed, same deals) already played by the run
             m = re.search(r"(\d+) pairs in 2 new chunks imported(?:, (\d+) pairs already)?", out)
             assert m and int(m.group(1)) + int(m.group(2) or 0) == 100, out
+
+
+@pytest.mark.parametrize("action", ["show", "export"])
+def test_an_output_file_that_is_the_database_is_refused(db, capsys, tmp_path, action):
+    """`show --html PATH` and `export PATH` with the database's own path (or a link to it)
+    is one line, exit 2, and the database stays whole (it was overwritten)."""
+    assert run_cli(capsys, "--db", db, "run", "--pairs", 20, "--chunk", 20, "--matchup",
+                   f"{G},{R}", "--no-progress", "--quiet")[0] == 0
+    link = str(tmp_path / "link.sqlite")
+    os.symlink(db, link)
+    for out in (db, link, db + "-wal"):
+        args = ["show", "--html", out] if action == "show" else ["export", out]
+        code, _, err = run_cli(capsys, "--db", db, *args)
+        assert code == 2
+        one_line(err, "it is the ladder database")
+    assert check_whole(db, 20) == 20
