@@ -730,3 +730,23 @@ def test_an_output_file_that_is_the_database_is_refused(db, capsys, tmp_path, ac
         assert code == 2
         one_line(err, "it is the ladder database")
     assert check_whole(db, 20) == 20
+
+
+def test_a_stored_plugin_file_gone_is_one_line_with_the_way_out(tmp_path, capsys):
+    """A plug-in file moved after `add`: `run` names the player, the stored path and the two
+    ways out (add it again with its new path, or remove it); both work."""
+    bot = tmp_path / "ladderbad_bot.py"
+    bot.write_text(BAD)
+    db = str(tmp_path / "m.sqlite")
+    assert run_cli(capsys, "--db", db, "add", R, "ladderbad(at=999)", "--plugin", bot)[0] == 0
+    moved = tmp_path / "moved_bot.py"
+    bot.rename(moved)
+    code, _, err = run_cli(capsys, "--db", db, "run", "--pairs", 10, "--no-progress")
+    assert code == 2
+    one_line(err, "ladderbad(at=999)", str(bot), "ladder add 'ladderbad(at=999)' --plugin",
+             "ladder remove 'ladderbad(at=999)'")
+    # (new processes: this one has loaded the file under its old path)
+    p = sub("--db", db, "add", "ladderbad(at=999)", "--plugin", moved)
+    assert p.returncode == 0, p.stderr
+    p = sub("--db", db, "run", "--pairs", 10, "--chunk", 10, "--no-progress", "--quiet")
+    assert p.returncode == 0, p.stderr

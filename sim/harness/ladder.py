@@ -669,6 +669,14 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
                           f"with `shuangkou ladder add SPEC ...`")
     specs = [p.spec for p in players]
     stored = [m for p in players if p.plugin for m in p.plugin.split(os.pathsep) if m]
+    for p in players:  # a stored file moved or deleted since: say whose it is and the way out
+        for m in (p.plugin or "").split(os.pathsep):
+            if m and not os.path.exists(m):
+                q = shlex.quote(p.spec)
+                raise ConfigError(f"player {p.spec!r}'s plug-in file {m!r} (stored in ladder "
+                                  f"{lad.path!r}) does not exist: give its new path with "
+                                  f"`shuangkou ladder add {q} --plugin FILE`, or take it off "
+                                  f"with `shuangkou ladder remove {q}`")
     mods = tuple(dict.fromkeys([*stored, *plugins]))
     load_plugins(mods, [os.getcwd()])
     for s in specs:  # every player must be playable here before anything runs
