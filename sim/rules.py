@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from sim.core.layout import layout
 from sim.errors import NotRulesError, RulesError
 
 # The allowed range of every variant (docs/rules.md, Variants). The bounds keep every per-deal
@@ -85,8 +86,9 @@ class Rules:
         return dataclasses.asdict(self)
 
     def array(self) -> np.ndarray:
-        """The variants as ``int64[7]`` in declaration order, for the kernels."""
-        return np.array([getattr(self, n) for n in self.names()], dtype=np.int64)
+        """The variants as ``int64[N_RULES]`` in declaration order (``RULES_FIELDS``), for the
+        kernels."""
+        return np.array([getattr(self, n) for n, _ in RULES_FIELDS], dtype=np.int64)
 
     def __str__(self) -> str:
         changed = [f"{n}={getattr(self, n)}" for n in self.names()
@@ -108,5 +110,14 @@ def as_rules(rules: Any) -> Rules:
                             f"{type(rules).__name__}{hint}")
     return rules
 
-# positions in Rules.array()
-R_MAX_REDEALS, R_KOU_SINGLE, R_KOU_PAIR, R_STEP, R_UNIT, R_CAP, R_START = range(7)
+
+# the layout of Rules.array(): one int64 per variant, in declaration order
+RULES_FIELDS = tuple((name, 1) for name in Rules.names())
+_R, N_RULES = layout(RULES_FIELDS)
+R_MAX_REDEALS = _R["max_redeals"]
+R_KOU_SINGLE = _R["kou_di_single"]
+R_KOU_PAIR = _R["kou_di_pair"]
+R_STEP = _R["settle_step"]
+R_UNIT = _R["settle_unit"]
+R_CAP = _R["defender_cap"]
+R_START = _R["start_skill"]

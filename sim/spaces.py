@@ -92,8 +92,10 @@ from sim.core.engine import (
     legal,
 )
 from sim.core.jit import kernel
+from sim.core.layout import layout
 from sim.core.movegen import MAX_CHOICES, code_first, code_second, make_code
 from sim.errors import IllegalPlayError
+from sim.rules import N_RULES
 from sim.view import mask_into as _view_mask_into
 
 # --- the action space --------------------------------------------------------------------
@@ -352,11 +354,12 @@ mask_into = _view_mask_into
 # --- the step API's packed state (sim.Deal) ------------------------------------------------
 # A Deal keeps st, u, the rules and its choice buffer in one int64 array, so that a decision
 # crosses from Python with two arguments (each array argument costs time on every call).
-P_ST = 0
-P_U = P_ST + ST_SIZE
-P_RULES = P_U + U_SIZE
-P_BUF = P_RULES + 7
-P_SIZE = P_BUF + MAX_CHOICES
+PACKED_FIELDS = (("P_ST", ST_SIZE), ("P_U", U_SIZE), ("P_RULES", N_RULES), ("P_BUF", MAX_CHOICES))
+_PK, P_SIZE = layout(PACKED_FIELDS)
+P_ST = _PK["P_ST"]
+P_U = _PK["P_U"]
+P_RULES = _PK["P_RULES"]
+P_BUF = _PK["P_BUF"]
 
 
 @kernel

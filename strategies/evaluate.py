@@ -50,14 +50,14 @@ from strategies.expert import (
     R_WST,
     U_ROLL,
     U_WORLD,
-    _trick_world,
     sample_calling_world,
+    trick_world,
 )
 from strategies.greedy import greedy_decide
 from strategies.params import ROLLOUT_ROW
 from strategies.random import random_decide
 from strategies.sampler import FLOAT_REGION, prepare_any
-from strategies.search import POLICY_RANDOM, _reseed_rollouts, copy_into, rollout
+from strategies.search import POLICY_RANDOM, copy_into, reseed_rollouts, rollout
 
 
 @kernel
@@ -91,7 +91,7 @@ def evaluate_choices(st, u, rules, seat, params, buf, fws, uws, cands, n, worlds
     for w in range(worlds):
         if truth:
             copy_into(wu, u, U_SIZE)
-            _reseed_rollouts(u, wu, seat)
+            reseed_rollouts(u, wu, seat)
             if calling:
                 copy_into(wst, st, ST_SIZE)
                 wu[U_KEY + STREAM_CARDS] = next_draw(u, STREAM_SAMPLE + seat)  # redeals
@@ -99,7 +99,7 @@ def evaluate_choices(st, u, rules, seat, params, buf, fws, uws, cands, n, worlds
         elif calling:
             sample_calling_world(st, u, seat, wst, wu, buf)
         else:
-            _trick_world(st, u, seat, wu, buf, fws)
+            trick_world(st, u, seat, wu, buf, fws)
         for i in range(n):
             c = cands[i]
             copy_into(ru, wu, U_SIZE)

@@ -80,20 +80,21 @@ from sim.core.engine import (
     next_draw,
 )
 from sim.core.jit import kernel
+from sim.core.layout import layout
 from sim.core.movegen import MAX_CHOICES, code_first, code_second, make_code
 from sim.core.rng import bounded
 from sim.core.step import first_lead
 from strategies.base import param
-from strategies.greedy import greedy_decide, greedy_show
-from strategies.kinds import KIND_EXPERT
-from strategies.params import ROLLOUT_ROW
+from strategies.greedy import GREEDY_CALL_FIELDS, greedy_decide, greedy_show
+from strategies.kinds import KIND_EXPERT, UINT_SCRATCH
+from strategies.params import ROLLOUT_ROW, param_row
 from strategies.sampler import (
     FLOAT_REGION,
     REGION,
-    _leader_of,
-    _play_at,
-    _plays_in,
     draw_consistent,
+    leader_of,
+    play_at,
+    plays_in,
     prepare_any,
 )
 from strategies.search import (
@@ -101,37 +102,91 @@ from strategies.search import (
     POLICY_GREEDY,
     U_ROLL,  # uint scratch as search's: the sampled world, its rollout copy
     U_WORLD,
-    _reseed_rollouts,
     copy_into,
     deal_value,
+    reseed_rollouts,
     rollout,
     tree_search_root,
 )
+from strategies.search import (
+    UWS_END as SEARCH_UWS_END,
+)
+from strategies.search import (
+    UWS_FIELDS as SEARCH_UWS_FIELDS,
+)
 from strategies.tier import CompiledStrategy
 
-# parameter slots in the seat's row; 0-2 are greedy's calling slots (greedy_show reads them)
-P_SHOW_AT, P_MIN_CARDS, P_PARTNER_MARGIN = 0, 1, 2
-P_SAMPLES, P_MARGIN, P_CALL_SAMPLES, P_Z, P_GIVEBACK_K = 3, 4, 5, 6, 7
-P_INFER, P_INFER_WORLDS, P_EPSILON = 8, 9, 10  # inference: 0 off, 1 weighted, 2 control
-P_ITERATIONS = 11  # > 0: the challenger comes from an ISMCTS of this many iterations
-P_RECHECK = 12  # re-check batches of ``samples`` fresh worlds at most (close calls get more)
-P_ROLLOUT = 13  # the rollouts' trick-play policy: 1 greedy, 2 egreedy (search.POLICY_*)
-P_ROLLOUT_EPS = 14  # egreedy rollouts: the share of uniformly random plays
+# the seat's params row (strategies.params): greedy's calling slots first (greedy_show reads
+# them), then the search's
+EXPERT_PARAM_FIELDS = GREEDY_CALL_FIELDS + (
+    ("P_SAMPLES", 1),
+    ("P_MARGIN", 1),
+    ("P_CALL_SAMPLES", 1),
+    ("P_Z", 1),
+    ("P_GIVEBACK_K", 1),
+    ("P_INFER", 1),  # inference: 0 off, 1 weighted, 2 control
+    ("P_INFER_WORLDS", 1),
+    ("P_EPSILON", 1),
+    ("P_ITERATIONS", 1),  # > 0: the challenger comes from an ISMCTS of this many iterations
+    ("P_RECHECK", 1),  # re-check batches of ``samples`` fresh worlds at most (close calls more)
+    ("P_ROLLOUT", 1),  # the rollouts' trick-play policy: 1 greedy, 2 egreedy (search.POLICY_*)
+    ("P_ROLLOUT_EPS", 1),  # egreedy rollouts: the share of uniformly random plays
+)
+_P, N_EXPERT_PARAMS = layout(EXPERT_PARAM_FIELDS)
+P_SHOW_AT = _P["P_SHOW_AT"]
+P_MIN_CARDS = _P["P_MIN_CARDS"]
+P_PARTNER_MARGIN = _P["P_PARTNER_MARGIN"]
+P_SAMPLES = _P["P_SAMPLES"]
+P_MARGIN = _P["P_MARGIN"]
+P_CALL_SAMPLES = _P["P_CALL_SAMPLES"]
+P_Z = _P["P_Z"]
+P_GIVEBACK_K = _P["P_GIVEBACK_K"]
+P_INFER = _P["P_INFER"]
+P_INFER_WORLDS = _P["P_INFER_WORLDS"]
+P_EPSILON = _P["P_EPSILON"]
+P_ITERATIONS = _P["P_ITERATIONS"]
+P_RECHECK = _P["P_RECHECK"]
+P_ROLLOUT = _P["P_ROLLOUT"]
+P_ROLLOUT_EPS = _P["P_ROLLOUT_EPS"]
 
-# int scratch layout (buf): [choices | candidates | rollout state | sampler | pool]
-R_CAND = MAX_CHOICES
-R_ST = R_CAND + MAX_CHOICES
-R_SAMPLER = R_ST + ST_SIZE
-R_POOL = R_SAMPLER + REGION  # calling worlds: the unseen cards (108 at most) and counts (54)
-R_CNT = R_POOL + 108
-R_NEED = R_CNT + 54  # 4 seats: hidden cards still to place
-R_WST = R_NEED + 4  # a calling world's state (the rollout state is copied from it)
-# float scratch: candidate sums, sums of squared paired differences, then the sampler's table
-F_SUM = 0
-F_SQ = MAX_CHOICES
-U_POOL = 128  # inference: the hands (8 words) of the candidate worlds
-MAX_POOL = (4096 - U_POOL) // 8
-F_W = 2 * MAX_CHOICES  # inference: the candidate worlds' log-likelihoods, then weights
+# int scratch (buf): [choices | candidates | rollout state | sampler | pool]
+BUF_FIELDS = (
+    ("R_CHOICES", MAX_CHOICES),  # legal() lists the choices here
+    ("R_CAND", MAX_CHOICES),  # the candidates searched
+    ("R_ST", ST_SIZE),  # the rollout state
+    ("R_SAMPLER", REGION),  # strategies.sampler's region
+    ("R_POOL", 108),  # calling worlds: the unseen cards (108 at most)
+    ("R_CNT", 54),  # ... and their counts
+    ("R_NEED", 4),  # 4 seats: hidden cards still to place
+    ("R_WST", ST_SIZE),  # a calling world's state (the rollout state is copied from it)
+)
+_R, BUF_END = layout(BUF_FIELDS)
+R_CAND = _R["R_CAND"]
+R_ST = _R["R_ST"]
+R_SAMPLER = _R["R_SAMPLER"]
+R_POOL = _R["R_POOL"]
+R_CNT = _R["R_CNT"]
+R_NEED = _R["R_NEED"]
+R_WST = _R["R_WST"]
+MAX_POOL = (UINT_SCRATCH - SEARCH_UWS_END) // 8  # inference: candidate worlds, after search's
+# float scratch (fws): candidate sums, sums of squared paired differences, the inference's
+# weights; the sampler's table sits at the end of fws (FLOAT_REGION)
+FWS_FIELDS = (
+    ("F_SUM", MAX_CHOICES),
+    ("F_SQ", MAX_CHOICES),
+    ("F_W", MAX_POOL),  # inference: the candidate worlds' log-likelihoods, then weights
+)
+# uint scratch (uws): search's (the sampled world U_WORLD, its rollout copy U_ROLL), then the
+# inference's candidate worlds
+UWS_FIELDS = SEARCH_UWS_FIELDS + (
+    ("U_POOL", 8 * MAX_POOL),  # inference: the hands (8 words) of the candidate worlds
+)
+_F, FWS_END = layout(FWS_FIELDS)
+F_SUM = _F["F_SUM"]
+F_SQ = _F["F_SQ"]
+F_W = _F["F_W"]
+_U, UWS_END = layout(UWS_FIELDS)
+U_POOL = _U["U_POOL"]
 MAX_OPTIONS = 64  # calling options searched at most (pass + shows, or give-back pairs)
 MAX_ROLLOUTS = 3000  # first-stage rollouts per decision at most: many legal plays (R19d
 # discards) get fewer worlds each, which bounds the slowest decision
@@ -197,7 +252,7 @@ def sample_calling_world(st, u, seat, wst, wu, buf):
     for i in range(4 * r, 108):  # the cards not dealt yet
         wst[S_DECK + i] = buf[R_POOL + p] if p < n else 0
         p += 1
-    _reseed_rollouts(u, wu, seat)
+    reseed_rollouts(u, wu, seat)
     wu[U_KEY + STREAM_CARDS] = next_draw(u, STREAM_SAMPLE + seat)  # redeals in the world
     wu[U_CTR + STREAM_CARDS] = 0
 
@@ -231,10 +286,10 @@ def play_loglik(st, u, rules, seat, params, buf, uws, wu):
     copy_into(hu, wu, U_SIZE)
     nt = st[S_NTRICKS]
     for t in range(nt + 1):  # hands at the first lead: now + what each seat played
-        leader = _leader_of(st, t)
-        for p in range(_plays_in(st, t)):
+        leader = leader_of(st, t)
+        for p in range(plays_in(st, t)):
             s = (leader + p) % 4
-            a, b = _play_at(st, t, p)
+            a, b = play_at(st, t, p)
             for c in (a, b):
                 if c >= 0:
                     add_card(hu, s, c)
@@ -245,8 +300,8 @@ def play_loglik(st, u, rules, seat, params, buf, uws, wu):
         rst[S_VOIDS + s] = 0
     ll = 0.0
     for t in range(nt + 1):
-        for p in range(_plays_in(st, t)):
-            a, b = _play_at(st, t, p)
+        for p in range(plays_in(st, t)):
+            a, b = play_at(st, t, p)
             s = rst[S_TO_ACT]
             if s != seat:
                 n = legal(rst, hu, buf)
@@ -302,10 +357,10 @@ def _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, samples):
 
 # --- the discipline ---------------------------------------------------------------------------
 @kernel
-def _trick_world(st, u, seat, wu, buf, fws):
+def trick_world(st, u, seat, wu, buf, fws):
     copy_into(wu, u, U_SIZE)
     draw_consistent(st, u, seat, wu, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
-    _reseed_rollouts(u, wu, seat)
+    reseed_rollouts(u, wu, seat)
 
 
 @kernel
@@ -341,9 +396,9 @@ def _new_world(st, u, seat, buf, fws, uws, calling, infer, idx):
         for s in range(4):
             wu[U_ONCE + s] = uws[U_POOL + 8 * idx + s]
             wu[U_TWICE + s] = uws[U_POOL + 8 * idx + 4 + s]
-        _reseed_rollouts(u, wu, seat)
+        reseed_rollouts(u, wu, seat)
     else:
-        _trick_world(st, u, seat, wu, buf, fws)
+        trick_world(st, u, seat, wu, buf, fws)
 
 
 @kernel
@@ -541,7 +596,11 @@ class ExpertStrategy(CompiledStrategy):
         return expert_decide(st, u, rules, seat, params, buf, fws, uws)
 
     def compiled_params(self) -> list[float]:
-        return [self.show_at, self.min_cards, self.partner_margin, self.samples, self.margin,
-                self.call_samples, self.z, self.giveback_k, _INFER.index(self.infer),
-                self.infer_worlds, self.epsilon, self.iterations, self.recheck,
-                _ROLLOUT[self.rollout], self.rollout_epsilon]
+        return param_row(EXPERT_PARAM_FIELDS, {
+            "P_SHOW_AT": self.show_at, "P_MIN_CARDS": self.min_cards,
+            "P_PARTNER_MARGIN": self.partner_margin, "P_SAMPLES": self.samples,
+            "P_MARGIN": self.margin, "P_CALL_SAMPLES": self.call_samples, "P_Z": self.z,
+            "P_GIVEBACK_K": self.giveback_k, "P_INFER": _INFER.index(self.infer),
+            "P_INFER_WORLDS": self.infer_worlds, "P_EPSILON": self.epsilon,
+            "P_ITERATIONS": self.iterations, "P_RECHECK": self.recheck,
+            "P_ROLLOUT": _ROLLOUT[self.rollout], "P_ROLLOUT_EPS": self.rollout_epsilon})

@@ -64,6 +64,7 @@ from sim.core.engine import (
     U_TWICE,
 )
 from sim.core.jit import kernel
+from sim.core.layout import layout
 from sim.core.movegen import (
     code_first,
     code_second,
@@ -78,12 +79,23 @@ from sim.core.trick import beats, trick_points
 from sim.core.trick import trick_winner_inline as trick_winner
 from strategies.base import param
 from strategies.kinds import KIND_GREEDY
+from strategies.params import param_row
 from strategies.tier import CompiledStrategy
 
 TRUMP_MASK = GROUP_MASK[TRUMP_GROUP]
 
-# parameter slots in the params row
-P_SHOW_AT, P_MIN_CARDS, P_PARTNER_MARGIN, P_DRAW_SHARE, P_KEEP_PAIR_FROM, P_CONTEST_AT = range(6)
+# the params row (strategies.params): the calling slots first (the expert's row starts with
+# them too: greedy_show reads them)
+GREEDY_CALL_FIELDS = (("P_SHOW_AT", 1), ("P_MIN_CARDS", 1), ("P_PARTNER_MARGIN", 1))
+GREEDY_PARAM_FIELDS = GREEDY_CALL_FIELDS + (
+    ("P_DRAW_SHARE", 1), ("P_KEEP_PAIR_FROM", 1), ("P_CONTEST_AT", 1))
+_P, N_GREEDY_PARAMS = layout(GREEDY_PARAM_FIELDS)
+P_SHOW_AT = _P["P_SHOW_AT"]
+P_MIN_CARDS = _P["P_MIN_CARDS"]
+P_PARTNER_MARGIN = _P["P_PARTNER_MARGIN"]
+P_DRAW_SHARE = _P["P_DRAW_SHARE"]
+P_KEEP_PAIR_FROM = _P["P_KEEP_PAIR_FROM"]
+P_CONTEST_AT = _P["P_CONTEST_AT"]
 
 
 @kernel
@@ -354,5 +366,7 @@ class GreedyStrategy(CompiledStrategy):
         return greedy_decide(st, u, rules, seat, params, seat, buf)
 
     def compiled_params(self) -> list[float]:
-        return [self.show_at, self.min_cards, self.partner_margin, self.draw_share,
-                self.keep_pair_from, self.contest_at]
+        return param_row(GREEDY_PARAM_FIELDS, {
+            "P_SHOW_AT": self.show_at, "P_MIN_CARDS": self.min_cards,
+            "P_PARTNER_MARGIN": self.partner_margin, "P_DRAW_SHARE": self.draw_share,
+            "P_KEEP_PAIR_FROM": self.keep_pair_from, "P_CONTEST_AT": self.contest_at})

@@ -2,13 +2,19 @@
 
 A global array would reach the kernels as a read-only array, a second type that makes numba
 compile greedy twice; keeping the rollout row inside the table avoids that.
+
+Each built-in strategy declares the layout of its row once (``*_PARAM_FIELDS``, one float64
+per field, ``sim.core.layout``); its kernel reads ``params[row, P_NAME]`` at the bound offsets
+and its ``compiled_params`` builds the row with ``param_row`` from the same declaration.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
+
+from sim.core.layout import layout
 
 N_PARAMS = 15  # float64 parameters per row
 PARAM_ROWS = 5  # rows 0-3: the seats; row 4: greedy's defaults for rollouts
@@ -28,3 +34,16 @@ def param_table(rows: Sequence[Sequence[float]] = ()) -> np.ndarray:
         t[i, :len(r)] = r
     t[ROLLOUT_ROW, :len(GREEDY_DEFAULTS)] = GREEDY_DEFAULTS
     return t
+
+
+def param_row(fields: tuple[tuple[str, int], ...], values: Mapping[str, float]) -> list[float]:
+    """A strategy's parameter row: ``values`` (one per field of the declared layout
+    ``fields``, by field name) placed at their offsets."""
+    off, n = layout(fields)
+    if set(values) != set(off) or any(w != 1 for _, w in fields) or n > N_PARAMS:
+        raise ValueError(f"parameter row {sorted(values)} does not match its layout "
+                         f"{[f for f, _ in fields]} (one float64 each, {N_PARAMS} at most)")
+    row: list[float] = [0.0] * n
+    for name, v in values.items():
+        row[off[name]] = v
+    return row

@@ -24,13 +24,20 @@ from sim.core.engine import (
     play_set,
 )
 from sim.core.jit import kernel
+from sim.core.layout import layout
 from sim.core.movegen import set_count, show_mask
 from sim.core.movegen import set_kth_inline as set_kth
 from sim.core.rng import STREAM_SEAT0, Stream, bounded
 from strategies.base import Strategy, param
 from strategies.kinds import KIND_RANDOM
+from strategies.params import param_row
 
 _S32 = np.uint64(32)
+# the params row (strategies.params); the compiled loops pass ``params[seat, P_SHOW_PROB]`` as
+# ``show_prob``
+RANDOM_PARAM_FIELDS = (("P_SHOW_PROB", 1),)
+_P, N_RANDOM_PARAMS = layout(RANDOM_PARAM_FIELDS)
+P_SHOW_PROB = _P["P_SHOW_PROB"]
 
 
 @kernel
@@ -85,4 +92,4 @@ class RandomStrategy(Strategy):
         return legal[rng.bounded(len(legal))]
 
     def compiled_params(self) -> list[float]:
-        return [self.show_prob]
+        return param_row(RANDOM_PARAM_FIELDS, {"P_SHOW_PROB": self.show_prob})

@@ -70,26 +70,42 @@ from sim.core.engine import (
     next_draw,
 )
 from sim.core.jit import kernel
+from sim.core.layout import layout
 from sim.core.movegen import M_ANY2, M_CHOOSE2, M_LEAD, M_PAIRS, M_SINGLES, M_WITH, legal_set
 
 MAX_TRIES = 50
 MAX_ENTRIES = 64
 MAX_TYPES = 54
-# int scratch layout used by the sampler (offsets inside the region it is given)
-E_CARD = 0  # tracked copies: card (id, later key)
-E_MASK = MAX_ENTRIES  # ... and the seats that may hold it (bit per seat)
-T_KEY = 2 * MAX_ENTRIES  # unseen card types: key,
-T_N = T_KEY + MAX_TYPES  # unseen copies (1 or 2),
-T_NP = T_N + MAX_TYPES  # other seats (3 bits) that may not hold both copies (R19a),
-T_A1 = T_NP + MAX_TYPES  # allowed other seats of the first copy, then of the second copy
-CAP = T_A1 + 2 * MAX_TYPES  # 4 seats x 4 groups: strongest card a seat may still hold
-NOPAIR = CAP + 16  # 4 seats: groups in which a seat holds no pair
-FIRST = NOPAIR + 4  # 4 seats x 4 groups: trick of the first R19b answer
-BAN = FIRST + 16  # 4 seats: keys whose other copy the seat cannot hold (R19a)
-SIZES = BAN + 4  # cards of the three other seats
-NTYPES = SIZES + 3
-HANDS = NTYPES + 1  # replay scratch (8)
-REGION = HANDS + 8
+# int scratch used by the sampler: offsets inside the region it is given (REGION words)
+REGION_FIELDS = (
+    ("E_CARD", MAX_ENTRIES),  # tracked copies: card (id, later key)
+    ("E_MASK", MAX_ENTRIES),  # ... and the seats that may hold it (bit per seat)
+    ("T_KEY", MAX_TYPES),  # unseen card types: key,
+    ("T_N", MAX_TYPES),  # unseen copies (1 or 2),
+    ("T_NP", MAX_TYPES),  # other seats (3 bits) that may not hold both copies (R19a),
+    ("T_A1", 2 * MAX_TYPES),  # allowed other seats of the first copy, then of the second copy
+    ("CAP", 16),  # 4 seats x 4 groups: strongest card a seat may still hold
+    ("NOPAIR", 4),  # 4 seats: groups in which a seat holds no pair
+    ("FIRST", 16),  # 4 seats x 4 groups: trick of the first R19b answer
+    ("BAN", 4),  # 4 seats: keys whose other copy the seat cannot hold (R19a)
+    ("SIZES", 3),  # cards of the three other seats
+    ("NTYPES", 1),
+    ("HANDS", 8),  # replay scratch (8)
+)
+_E, REGION = layout(REGION_FIELDS)
+E_CARD = _E["E_CARD"]
+E_MASK = _E["E_MASK"]
+T_KEY = _E["T_KEY"]
+T_N = _E["T_N"]
+T_NP = _E["T_NP"]
+T_A1 = _E["T_A1"]
+CAP = _E["CAP"]
+NOPAIR = _E["NOPAIR"]
+FIRST = _E["FIRST"]
+BAN = _E["BAN"]
+SIZES = _E["SIZES"]
+NTYPES = _E["NTYPES"]
+HANDS = _E["HANDS"]
 FLOAT_REGION = (MAX_TYPES + 1) * 28 * 28  # the world-count table
 
 @kernel
@@ -196,7 +212,7 @@ def _in_set(mode, m1, m2, a, b):
 
 
 @kernel
-def _play_at(st, t, p):
+def play_at(st, t, p):
     """(first, second) card of the play at position ``p`` of trick ``t`` (the current one if
     ``t == S_NTRICKS``)."""
     if t == st[S_NTRICKS]:
@@ -206,12 +222,12 @@ def _play_at(st, t, p):
 
 
 @kernel
-def _leader_of(st, t):
+def leader_of(st, t):
     return st[S_LEADER] if t == st[S_NTRICKS] else st[S_TRICKS + t * TRICK_W + TRICK_LEADER]
 
 
 @kernel
-def _plays_in(st, t):
+def plays_in(st, t):
     return st[S_POS] if t == st[S_NTRICKS] else 4
 
 
@@ -225,10 +241,10 @@ def _consistent(st, wu, seat, w, base):
         h[4 + s] = np.int64(wu[U_TWICE + s])
     nt = st[S_NTRICKS]
     for t in range(nt + 1):
-        leader = _leader_of(st, t)
-        for p in range(_plays_in(st, t)):
+        leader = leader_of(st, t)
+        for p in range(plays_in(st, t)):
             s = (leader + p) % 4
-            a, b = _play_at(st, t, p)
+            a, b = play_at(st, t, p)
             for c in (a, b):
                 if c >= 0:
                     bb = np.int64(1) << c
@@ -237,11 +253,11 @@ def _consistent(st, wu, seat, w, base):
                     else:
                         h[s] |= bb
     for t in range(nt + 1):
-        leader = _leader_of(st, t)
-        la, lb = _play_at(st, t, 0)
-        for p in range(_plays_in(st, t)):
+        leader = leader_of(st, t)
+        la, lb = play_at(st, t, 0)
+        for p in range(plays_in(st, t)):
             s = (leader + p) % 4
-            a, b = _play_at(st, t, p)
+            a, b = play_at(st, t, p)
             if s != seat:
                 if p == 0:
                     mode, m1, m2 = legal_set(np.uint64(h[s]), np.uint64(h[4 + s]),
@@ -278,13 +294,13 @@ def _inferences(st, w, base):
         w[base + BAN + s] = 0
     nt = st[S_NTRICKS]
     for t in range(nt + 1):
-        la, lb = _play_at(st, t, 0)
-        if lb < 0 or _plays_in(st, t) == 0:
+        la, lb = play_at(st, t, 0)
+        if lb < 0 or plays_in(st, t) == 0:
             continue
         g = GROUP[la]
-        leader = _leader_of(st, t)
-        for p in range(1, _plays_in(st, t)):
-            a, b = _play_at(st, t, p)
+        leader = leader_of(st, t)
+        for p in range(1, plays_in(st, t)):
+            a, b = play_at(st, t, p)
             if a != b and GROUP[a] == g and GROUP[b] == g:
                 s = (leader + p) % 4
                 w[base + NOPAIR + s] |= 1 << g
@@ -294,10 +310,10 @@ def _inferences(st, w, base):
                 if weak < w[base + CAP + 4 * s + g]:
                     w[base + CAP + 4 * s + g] = weak
     for t in range(nt + 1):
-        leader = _leader_of(st, t)
-        for p in range(_plays_in(st, t)):
+        leader = leader_of(st, t)
+        for p in range(plays_in(st, t)):
             s = (leader + p) % 4
-            a, b = _play_at(st, t, p)
+            a, b = play_at(st, t, p)
             for c in (a, b):
                 if c >= 0 and t >= w[base + FIRST + 4 * s + GROUP[c]]:
                     w[base + BAN + s] |= np.int64(1) << c
@@ -320,10 +336,10 @@ def _tracked(st, seat, w, base):
             w[base + E_MASK + k] = m
             k += 1
     for t in range(st[S_NTRICKS] + 1):  # copies seen played leave the tracked set
-        leader = _leader_of(st, t)
-        for p in range(_plays_in(st, t)):
+        leader = leader_of(st, t)
+        for p in range(plays_in(st, t)):
             s = (leader + p) % 4
-            a, b = _play_at(st, t, p)
+            a, b = play_at(st, t, p)
             for c in (a, b):
                 if c >= 0:
                     i = _find(w, base, n, c, 1 << s, 0)

@@ -50,25 +50,53 @@ from sim.core.engine import (
     next_draw,
 )
 from sim.core.jit import kernel
+from sim.core.layout import layout
 from sim.core.movegen import MAX_CHOICES, code_first, code_second
 from sim.core.rng import bounded
 from strategies.base import param
 from strategies.greedy import greedy_decide
 from strategies.kinds import KIND_ISMCTS, KIND_ORACLE, KIND_PIMC
-from strategies.params import ROLLOUT_ROW
+from strategies.params import ROLLOUT_ROW, param_row
 from strategies.random import random_decide
 from strategies.sampler import FLOAT_REGION, REGION, draw_consistent, prepare_any
 from strategies.tier import CompiledStrategy
 
-# int scratch layout (buf): [choices | candidates | rollout state | sampler | tree]
-R_CAND = MAX_CHOICES
-R_ST = R_CAND + MAX_CHOICES
-R_SAMPLER = R_ST + ST_SIZE
-R_TREE = R_SAMPLER + REGION
+# int scratch (buf): [choices | candidates | rollout state | sampler | tree (the rest)]
+BUF_FIELDS = (
+    ("R_CHOICES", MAX_CHOICES),  # legal() lists the choices here
+    ("R_CAND", MAX_CHOICES),  # the candidates searched
+    ("R_ST", ST_SIZE),  # the rollout state
+    ("R_SAMPLER", REGION),  # strategies.sampler's region
+)
+_R, R_TREE = layout(BUF_FIELDS)  # the tree's NODE_FIELDS arrays share the rest of buf
+R_CAND = _R["R_CAND"]
+R_ST = _R["R_ST"]
+R_SAMPLER = _R["R_SAMPLER"]
 NODE_FIELDS = 7  # parent, first child, next sibling, action, player, visits, availability
-F_TREE = MAX_CHOICES  # float scratch: node rewards after the candidate values
-U_WORLD = 0  # uint scratch: the sampled world
-U_ROLL = 64  # ... the rollout copy
+# float scratch (fws): the candidates' values, then the node rewards (the sampler's table sits
+# at the end of fws: FLOAT_REGION)
+FWS_FIELDS = (("F_VALUE", MAX_CHOICES),)
+_F, F_TREE = layout(FWS_FIELDS)
+F_VALUE = _F["F_VALUE"]
+# uint scratch (uws): the sampled world and its rollout copy
+UWS_FIELDS = (("U_WORLD", 64), ("U_ROLL", 64))  # a u each (U_SIZE words)
+_U, UWS_END = layout(UWS_FIELDS)
+U_WORLD = _U["U_WORLD"]
+U_ROLL = _U["U_ROLL"]
+# the params rows (strategies.params): pimc's; ismcts's; the oracle's is one of the two (its
+# ``search``), padded to ORACLE_MCTS, then 1.0 for the tree search
+PIMC_PARAM_FIELDS = (("PIMC_SAMPLES", 1), ("PIMC_POLICY", 1))
+TREE_PARAM_FIELDS = (("TREE_ITERATIONS", 1), ("TREE_C", 1), ("TREE_POLICY", 1))
+_PP, N_PIMC_PARAMS = layout(PIMC_PARAM_FIELDS)
+PIMC_SAMPLES = _PP["PIMC_SAMPLES"]
+PIMC_POLICY = _PP["PIMC_POLICY"]
+_TP, N_TREE_PARAMS = layout(TREE_PARAM_FIELDS)
+TREE_ITERATIONS = _TP["TREE_ITERATIONS"]
+TREE_C = _TP["TREE_C"]
+TREE_POLICY = _TP["TREE_POLICY"]
+ORACLE_PARAM_FIELDS = (("ORACLE_SEARCH", max(N_PIMC_PARAMS, N_TREE_PARAMS)), ("ORACLE_MCTS", 1))
+_OP, N_ORACLE_PARAMS = layout(ORACLE_PARAM_FIELDS)
+ORACLE_MCTS = _OP["ORACLE_MCTS"]
 POLICY_RANDOM, POLICY_GREEDY, POLICY_EGREEDY = 0, 1, 2
 EPSILON = 0.1  # egreedy's default: a random play one time in ten
 
@@ -99,7 +127,7 @@ def deal_value(st, seat):
 
 
 @kernel
-def _reseed_rollouts(u, ru, seat):
+def reseed_rollouts(u, ru, seat):
     """Fresh rollout random streams for a new world, drawn from ``seat``'s sampling stream.
 
     The counters restart at 0 too: the real counters of streams 1-4 tell how often the other
@@ -123,18 +151,19 @@ def _world(st, u, seat, wu, buf, fws, sample):
     copy_into(wu, u, U_SIZE)
     if sample:
         draw_consistent(st, u, seat, wu, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
-    _reseed_rollouts(u, wu, seat)
+    reseed_rollouts(u, wu, seat)
 
 
 @kernel
 def _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n, samples, policy,
                          sample):
-    """Sum over ``samples`` worlds of each candidate's rolled-out value (into ``fws[:n]``)."""
+    """Sum over ``samples`` worlds of each candidate's rolled-out value (into
+    ``fws[F_VALUE:F_VALUE + n]``)."""
     wu = uws[U_WORLD:U_WORLD + U_SIZE]
     ru = uws[U_ROLL:U_ROLL + U_SIZE]
     rst = buf[R_ST:R_ST + ST_SIZE]
     for i in range(n):
-        fws[i] = 0.0
+        fws[F_VALUE + i] = 0.0
     if sample:
         prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
     for _ in range(samples):
@@ -145,10 +174,10 @@ def _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n, samples, 
             c = buf[R_CAND + i]
             apply_play(rst, ru, rules, code_first(c), code_second(c))
             rollout(rst, ru, rules, policy, EPSILON, params, buf)
-            fws[i] += deal_value(rst, seat)
+            fws[F_VALUE + i] += deal_value(rst, seat)
     best = 0
     for i in range(1, n):
-        if fws[i] > fws[best]:
+        if fws[F_VALUE + i] > fws[F_VALUE + best]:
             best = i
     return buf[R_CAND + best]
 
@@ -176,7 +205,8 @@ def _rollout_search(st, u, rules, seat, params, buf, fws, uws, sample):
     for i in range(n):
         buf[R_CAND + i] = buf[i]
     return _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n,
-                                np.int64(params[seat, 0]), np.int64(params[seat, 1]), sample)
+                                np.int64(params[seat, PIMC_SAMPLES]),
+                                np.int64(params[seat, PIMC_POLICY]), sample)
 
 
 @kernel
@@ -195,7 +225,7 @@ def ismcts_decide(st, u, rules, seat, params, buf, fws, uws):
 def oracle_decide(st, u, rules, seat, params, buf, fws, uws):
     """Oracle choice code on the true deal; params: search (0 rollouts, 1 MCTS), then the
     parameters of that search."""
-    if params[seat, 3] == 1.0:
+    if params[seat, ORACLE_MCTS] == 1.0:
         return _tree_search(st, u, rules, seat, params, buf, fws, uws, np.int64(0))
     return _rollout_search(st, u, rules, seat, params, buf, fws, uws, np.int64(0))
 
@@ -208,7 +238,8 @@ def _tree_search(st, u, rules, seat, params, buf, fws, uws, sample):
     if code != -2:
         return code
     return tree_search_root(st, u, rules, seat, params, buf, fws, uws, sample,
-                            np.int64(params[seat, 0]), params[seat, 1], np.int64(params[seat, 2]))
+                            np.int64(params[seat, TREE_ITERATIONS]), params[seat, TREE_C],
+                            np.int64(params[seat, TREE_POLICY]))
 
 
 @kernel
@@ -320,7 +351,8 @@ class PimcStrategy(CompiledStrategy):
         return pimc_decide(st, u, rules, seat, params, buf, fws, uws)
 
     def compiled_params(self) -> list[float]:
-        return [self.samples, _POLICIES.index(self.rollout)]
+        return param_row(PIMC_PARAM_FIELDS, {"PIMC_SAMPLES": self.samples,
+                                             "PIMC_POLICY": _POLICIES.index(self.rollout)})
 
 
 class IsmctsStrategy(CompiledStrategy):
@@ -336,7 +368,8 @@ class IsmctsStrategy(CompiledStrategy):
         return ismcts_decide(st, u, rules, seat, params, buf, fws, uws)
 
     def compiled_params(self) -> list[float]:
-        return [self.iterations, self.c, _POLICIES.index(self.rollout)]
+        return param_row(TREE_PARAM_FIELDS, {"TREE_ITERATIONS": self.iterations, "TREE_C": self.c,
+                                             "TREE_POLICY": _POLICIES.index(self.rollout)})
 
 
 class OracleStrategy(CompiledStrategy):
@@ -356,6 +389,12 @@ class OracleStrategy(CompiledStrategy):
         return oracle_decide(st, u, rules, seat, params, buf, fws, uws)
 
     def compiled_params(self) -> list[float]:
+        policy = _POLICIES.index(self.rollout)
         if self.search == "mcts":
-            return [self.iterations, self.c, _POLICIES.index(self.rollout), 1.0]
-        return [self.samples, _POLICIES.index(self.rollout), 0.0, 0.0]
+            row = param_row(TREE_PARAM_FIELDS, {"TREE_ITERATIONS": self.iterations,
+                                                "TREE_C": self.c, "TREE_POLICY": policy})
+        else:
+            row = param_row(PIMC_PARAM_FIELDS, {"PIMC_SAMPLES": self.samples,
+                                                "PIMC_POLICY": policy})
+        row += [0.0] * (ORACLE_MCTS - len(row))
+        return row + [1.0 if self.search == "mcts" else 0.0]

@@ -1,11 +1,16 @@
-"""The deal state layout is declared once (sim.core.engine *_FIELDS): fields never overlap, stay
-inside the arrays, and keep today's offsets (records and observations are read by offset)."""
+"""Every shared flat array is declared once (``*_FIELDS`` tuples, ``sim.core.layout``): the deal
+state (sim.core.state), batch control words, slot table and finished rows (sim.harness.batch),
+the rules positions (sim.rules), the summary-row columns (sim.core.tables), the step API's
+packed state (sim.spaces), the built-in strategies' parameter rows and scratch regions
+(strategies/*). Fields never overlap, stay inside their arrays, every bound name is its computed
+offset, and the deal state keeps today's offsets (records and observations are read by offset)."""
 
 from __future__ import annotations
 
 import pytest
 
 from sim.core import engine, movegen
+from sim.core.layout import layout
 
 # today's offsets, pinned: a change here changes every record
 PINNED_ST = {
@@ -53,9 +58,10 @@ def test_fields_disjoint_inside_and_pinned(fields, size, pinned, pinned_size):
 
 def test_layout_rejects_duplicates_and_empty_fields():
     with pytest.raises(ValueError):
-        engine._layout((("A", 1), ("A", 2)))
+        layout((("A", 1), ("A", 2)))
     with pytest.raises(ValueError):
-        engine._layout((("A", 0),))
+        layout((("A", 0),))
+    assert layout((("A", 2), ("B", 1)), start=5) == ({"A": 5, "B": 7}, 8)
 
 
 def test_record_areas_hold_their_records():
@@ -133,3 +139,165 @@ def test_one_plugin_loader_appends_its_folders_only_for_a_plugin(tmp_path, monke
 def test_hand_mask_pairs_sit_the_same_distance_apart():
     # sim.spaces.hand_ids reads a hand's twice mask at i_once + U_TWICE - U_ONCE
     assert engine.U_FIRST_TWICE - engine.U_FIRST_ONCE == engine.U_TWICE - engine.U_ONCE
+
+
+# --- every other declared layout ----------------------------------------------------------------
+# (module, its *_FIELDS name, where the fields start, the end they must reach exactly (None: any),
+# the size of the array they lie in)
+
+
+def _declared():
+    from sim import rules, spaces
+    from sim.core import tables
+    from sim.harness import batch
+    from strategies import expert, greedy, kinds, params, random, sampler, search
+
+    np_ = params.N_PARAMS
+    return [
+        (batch, "META_FIELDS", 0, batch.N_META, batch.N_META),
+        (batch, "CTL_FIELDS", 0, batch.N_CTL, batch.C_UWS),
+        (batch, "FIN_FIELDS", 0, batch.N_FIN, batch.N_FIN),
+        (rules, "RULES_FIELDS", 0, rules.N_RULES, len(rules.Rules().array())),
+        (tables, "SUMMARY_FIELDS", 0, tables.N_COLS, len(tables.COLUMN_NAMES)),
+        (spaces, "PACKED_FIELDS", 0, spaces.P_SIZE, spaces.P_SIZE),
+        (random, "RANDOM_PARAM_FIELDS", 0, random.N_RANDOM_PARAMS, np_),
+        (greedy, "GREEDY_CALL_FIELDS", 0, None, np_),
+        (greedy, "GREEDY_PARAM_FIELDS", 0, greedy.N_GREEDY_PARAMS, np_),
+        (expert, "EXPERT_PARAM_FIELDS", 0, expert.N_EXPERT_PARAMS, np_),
+        (search, "PIMC_PARAM_FIELDS", 0, search.N_PIMC_PARAMS, np_),
+        (search, "TREE_PARAM_FIELDS", 0, search.N_TREE_PARAMS, np_),
+        (search, "ORACLE_PARAM_FIELDS", 0, search.N_ORACLE_PARAMS, np_),
+        (expert, "BUF_FIELDS", 0, expert.BUF_END, kinds.INT_SCRATCH),
+        (expert, "FWS_FIELDS", 0, expert.FWS_END, kinds.FLOAT_SCRATCH - sampler.FLOAT_REGION),
+        (expert, "UWS_FIELDS", 0, expert.UWS_END, kinds.UINT_SCRATCH),
+        (search, "BUF_FIELDS", 0, search.R_TREE, kinds.INT_SCRATCH),
+        (search, "FWS_FIELDS", 0, search.F_TREE, kinds.FLOAT_SCRATCH - sampler.FLOAT_REGION),
+        (search, "UWS_FIELDS", 0, search.UWS_END, kinds.UINT_SCRATCH),
+        (sampler, "REGION_FIELDS", 0, sampler.REGION, sampler.REGION),
+    ]
+
+
+def test_every_declared_layout_is_disjoint_inside_and_bound():
+    for mod, attr, start, end, bound in _declared():
+        fields = getattr(mod, attr)
+        names = [name for name, _ in fields]
+        assert len(set(names)) == len(names), (mod.__name__, attr)
+        at = start
+        for name, width in fields:
+            assert isinstance(width, int) and width >= 1, (attr, name)
+            if hasattr(mod, name):  # a bound offset: a module-level int numba freezes
+                off = getattr(mod, name)
+                assert type(off) is int and off == at, (mod.__name__, name, off, at)
+            at += width
+        assert end is None or at == end, (mod.__name__, attr, at, end)
+        assert at <= bound, f"{mod.__name__}.{attr} ends at {at}, past its array ({bound})"
+
+
+def test_every_layout_in_the_code_is_checked_here():
+    """A new ``*_FIELDS`` layout at module level must be added to ``_declared`` (or to the
+    deal state's LAYOUTS above)."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    seen = {(m.__name__, a) for m, a, *_ in _declared()}
+    seen |= {("sim.core.state", a) for a in ("ST_FIELDS", "U_FIELDS", "CALL_FIELDS",
+                                            "TRICK_FIELDS")}
+    missing = []
+    for pkg in ("sim", "strategies"):
+        for path in sorted((root / pkg).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            if "layout(" not in text:
+                continue
+            mod = ".".join(path.relative_to(root).with_suffix("").parts)
+            for node in ast.parse(text).body:
+                if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) \
+                        and not isinstance(node.value, ast.Constant):  # not a plain count
+                    name = node.targets[0].id
+                    if name.endswith("_FIELDS") and (mod, name) not in seen:
+                        missing.append((mod, name))
+    assert not missing, f"declared layouts no test checks: {missing}"
+
+
+def test_declared_sizes_as_documented():
+    from sim import rules, spaces
+    from sim.core import tables
+    from sim.harness import batch
+    from strategies import expert, greedy, params, sampler, search
+
+    # batch: 10 slot columns; control words, then kinds[4] and the rules
+    assert (batch.N_META, batch.N_CTL, batch.N_FIN) == (10, 18, 9)
+    assert dict(batch.CTL_FIELDS)["C_KINDS"] == 4
+    assert dict(batch.CTL_FIELDS)["C_RULES"] == rules.N_RULES == 7
+    assert batch.SU_W == engine.ST_SIZE + engine.U_SIZE
+    # the rules: one int64 per variant, in Rules' declaration order
+    r = rules.Rules(max_redeals=5, kou_di_single=3, kou_di_pair=6, settle_step=21,
+                    settle_unit=4, defender_cap=11, start_skill=1700).array()
+    assert [r[rules.R_MAX_REDEALS], r[rules.R_KOU_SINGLE], r[rules.R_KOU_PAIR],
+            r[rules.R_STEP], r[rules.R_UNIT], r[rules.R_CAP], r[rules.R_START]] == \
+        [5, 3, 6, 21, 4, 11, 1700]
+    assert tables.N_COLS == 19 and tables.C_FIRST_SHOW_ROUND == 18
+    assert spaces.P_SIZE == engine.ST_SIZE + engine.U_SIZE + rules.N_RULES + movegen.MAX_CHOICES
+    # parameter rows: the expert's starts with greedy's calling slots (greedy_show reads them)
+    assert expert.N_EXPERT_PARAMS == params.N_PARAMS == 15
+    for name in ("P_SHOW_AT", "P_MIN_CARDS", "P_PARTNER_MARGIN"):
+        assert getattr(expert, name) == getattr(greedy, name)
+    assert search.ORACLE_MCTS == max(search.N_PIMC_PARAMS, search.N_TREE_PARAMS) == 3
+    # scratch: the sampler's region where both search players put it; a u fits each world slot
+    assert dict(expert.BUF_FIELDS)["R_SAMPLER"] == dict(search.BUF_FIELDS)["R_SAMPLER"] \
+        == sampler.REGION == 450
+    for mod in (expert, search):
+        assert min(dict(mod.UWS_FIELDS)[k] for k in ("U_WORLD", "U_ROLL")) >= engine.U_SIZE
+        assert dict(mod.BUF_FIELDS)["R_ST"] >= engine.ST_SIZE
+    assert expert.MAX_POOL == 496 and expert.UWS_END == 4096
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "expert", "expert(infer=weighted)",
+                                  "pimc", "ismcts", "oracle", "oracle(search=mcts)"])
+def test_parameter_rows_follow_their_layouts(spec):
+    """Each built-in strategy's compiled_params() puts every parameter at its declared slot
+    (the values the signature hashes were pinned with)."""
+    from strategies.registry import make
+
+    rows = {
+        "random": [0.25],
+        "greedy": [0.40, 10, 0.10, 0.5, 10, 0],
+        "expert": [0.40, 18, 0.10, 192, 0.0, 32, 1.0, 4, 0, 4.0, 0.3, 0, 4, 2, 0.3],
+        "expert(infer=weighted)": [0.40, 18, 0.10, 192, 0.0, 32, 1.0, 4, 1, 4.0, 0.3, 0, 4,
+                                   2, 0.3],
+        "pimc": [64, 1],
+        "ismcts": [1000, 0.3, 1],
+        "oracle": [64, 2, 0.0, 0.0],
+        "oracle(search=mcts)": [1000, 0.3, 2, 1.0],
+    }
+    assert make(spec).compiled_params() == rows[spec]
+
+
+def test_no_literal_offsets_into_declared_arrays():
+    """Kernels index the declared arrays by name: no ``params[row, 3]``, ``ctl[5]``,
+    ``meta[i, 2]``, ``fin[j, 6]``, ``rules[4]`` with a literal position."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    arrays = {"params", "ctl", "meta", "fin", "rules"}
+    # the lead's compiled-loop templates pass random's show_prob as params[seat, 0]
+    # (sim.harness.loop, strategies.compiled): they are being rewritten (issue 21)
+    skip = {"sim/harness/loop.py", "strategies/compiled.py", "sim/harness/plugins.py",
+            # a plug-in's row is its own params in declaration order (the documented plug-in
+            # API: params[0], params[1], ...)
+            "strategies/example_compiled.py"}
+    bad = []
+    for pkg in ("sim", "strategies"):
+        for path in sorted((root / pkg).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel in skip or rel.startswith("sim/reference/"):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                        and node.value.id in arrays:
+                    idx = node.slice
+                    last = idx.elts[-1] if isinstance(idx, ast.Tuple) else idx
+                    if isinstance(last, ast.Constant) and isinstance(last.value, int):
+                        bad.append(f"{rel}:{node.lineno}")
+    assert not bad, f"literal offsets: {bad}"

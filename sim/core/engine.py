@@ -98,7 +98,6 @@ from sim.core.state import (  # noqa: F401  (the layout and primitives, re-expor
     U_PLAYED_TWICE,
     U_SIZE,
     U_TWICE,
-    _layout,
     add_card,
     add_copy,
     added,

@@ -12,6 +12,7 @@ import numpy as np
 from sim.cards import BIT
 from sim.core.bits import ONE
 from sim.core.jit import kernel
+from sim.core.layout import layout
 from sim.core.rng import draw
 
 # phases; while not DONE the phase is also the kind of decision awaited from S_TO_ACT
@@ -19,23 +20,11 @@ CALL, GIVEBACK, PLAY, DONE = 0, 1, 2, 3
 KIND_NAMES = ("show", "giveback", "play", "done")
 
 # --- state layout: declared once --------------------------------------------------------
-# Each layout is a tuple of (name, size) fields, laid out back to back in order; ``_layout``
-# turns it into offsets, bound below to module-level ints (numba freezes them as constants).
+# Each layout is a tuple of (name, size) fields, laid out back to back in order;
+# ``sim.core.layout.layout`` turns it into offsets, bound below to module-level ints (numba
+# freezes them as constants).
 # tests/test_state_layout.py checks that no two fields overlap and pins every offset (records
 # and the compiled caches depend on them).
-
-
-def _layout(fields: tuple[tuple[str, int], ...]) -> tuple[dict[str, int], int]:
-    """Offsets of ``fields`` laid out back to back, and the total size."""
-    off: dict[str, int] = {}
-    at = 0
-    for name, size in fields:
-        if name in off or size < 1:
-            raise ValueError(f"bad layout field {name!r} (size {size})")
-        off[name] = at
-        at += size
-    return off, at
-
 
 # a call record: one show, and what the override it made took and gave back (R8)
 CALL_FIELDS = (
@@ -46,7 +35,7 @@ CALL_FIELDS = (
     ("CALL_GAVE_A", 1),  # the two ids given back, -1 if none
     ("CALL_GAVE_B", 1),
 )
-_CALL, CALL_W = _layout(CALL_FIELDS)
+_CALL, CALL_W = layout(CALL_FIELDS)
 CALL_ROUND = _CALL["CALL_ROUND"]
 CALL_SEAT = _CALL["CALL_SEAT"]
 CALL_CARD = _CALL["CALL_CARD"]
@@ -63,7 +52,7 @@ TRICK_FIELDS = (
     ("TRICK_A", 4),  # first card of each play, from the leader on
     ("TRICK_B", 4),  # second card or -1
 )
-_TRICK, TRICK_W = _layout(TRICK_FIELDS)
+_TRICK, TRICK_W = layout(TRICK_FIELDS)
 TRICK_LEADER = _TRICK["TRICK_LEADER"]
 TRICK_WINNER = _TRICK["TRICK_WINNER"]
 TRICK_POINTS = _TRICK["TRICK_POINTS"]
@@ -104,7 +93,7 @@ ST_FIELDS = (
     ("S_TRICKS", 27 * TRICK_W),  # 27 trick records (TRICK_FIELDS)
     ("S_FIX", 27),  # the fixed card ids
 )
-_ST, ST_SIZE = _layout(ST_FIELDS)
+_ST, ST_SIZE = layout(ST_FIELDS)
 S_PHASE = _ST["S_PHASE"]
 S_TO_ACT = _ST["S_TO_ACT"]
 S_ROUND = _ST["S_ROUND"]
@@ -155,7 +144,7 @@ U_FIELDS = (
     ("U_PLAYED_ONCE", 1),  # keys played so far at least once / twice (public)
     ("U_PLAYED_TWICE", 1),
 )
-_U, U_SIZE = _layout(U_FIELDS)
+_U, U_SIZE = layout(U_FIELDS)
 U_ONCE = _U["U_ONCE"]
 U_TWICE = _U["U_TWICE"]
 U_KEY = _U["U_KEY"]

@@ -48,11 +48,12 @@ from sim.core.engine import (
     play_set,
 )
 from sim.core.jit import kernel
+from sim.core.layout import layout
 from sim.core.limits import MAX_DEAL
 from sim.core.movegen import MAX_CHOICES, set_count, set_kth, show_mask
 from sim.core.rng import check_deal, check_seed
 from sim.errors import ConfigError, IllegalPlayError, UsageError
-from sim.rules import Rules, as_rules
+from sim.rules import N_RULES, Rules, as_rules
 from sim.spaces import N_ACTIONS, OBS_SIZE, code_of_action, fill_mask, fill_obs
 from strategies.compiled import decide
 
@@ -62,22 +63,71 @@ from strategies.compiled import decide
 # words, the seats' strategy kinds and the rules; ``fin`` the finished deals (and their final
 # states when records are kept).
 SU_W = ST_SIZE + U_SIZE
-# columns of the per-slot table ``meta``
-M_DEAL, M_SEAT, M_KIND, M_NLEGAL, M_PENDING, M_CODE, M_SMODE, M_M1, M_M2, M_FREE = range(10)
-N_META = 10  # M_SMODE, M_M1, M_M2: the legal-set description of the decision awaited;
-# M_FREE: deals the slot finished since the policy last acted in it
-# control words: next deal number (-1 once deal 2**63-1 has started), end of the deal range
-# (-1: none), finished entries written, the seed (int64 bits), whether to keep final states,
-# then kinds[4] and rules[7]
-C_NEXT, C_END, C_NFIN, C_SEED, C_KEEP, C_KINDS, C_RULES = 0, 1, 2, 3, 4, 5, 9
-C_NUWS, C_NFWS = 16, 17  # sizes of the scratch arrays below
-N_CTL = 18
+# columns of the per-slot table ``meta`` (declared once: sim.core.layout)
+META_FIELDS = (
+    ("M_DEAL", 1),  # deal number played in the slot, -1 when idle
+    ("M_SEAT", 1),  # seat to act, -1 when idle
+    ("M_KIND", 1),  # 0 show, 1 giveback, 2 play, IDLE
+    ("M_NLEGAL", 1),  # number of legal choices
+    ("M_PENDING", 1),  # the slot's finished deal waits for room in ``fin``
+    ("M_CODE", 1),  # the validated code of the policy's action
+    ("M_SMODE", 1),  # M_SMODE, M_M1, M_M2: the legal-set description of the decision awaited
+    ("M_M1", 1),
+    ("M_M2", 1),
+    ("M_FREE", 1),  # deals the slot finished since the policy last acted in it
+)
+_META, N_META = layout(META_FIELDS)
+M_DEAL = _META["M_DEAL"]
+M_SEAT = _META["M_SEAT"]
+M_KIND = _META["M_KIND"]
+M_NLEGAL = _META["M_NLEGAL"]
+M_PENDING = _META["M_PENDING"]
+M_CODE = _META["M_CODE"]
+M_SMODE = _META["M_SMODE"]
+M_M1 = _META["M_M1"]
+M_M2 = _META["M_M2"]
+M_FREE = _META["M_FREE"]
+# the control words at the head of ``ctl``
+CTL_FIELDS = (
+    ("C_NEXT", 1),  # next deal number (-1 once deal 2**63-1 has started)
+    ("C_END", 1),  # end of the deal range (-1: none)
+    ("C_NFIN", 1),  # finished entries written
+    ("C_SEED", 1),  # the seed (int64 bits)
+    ("C_KEEP", 1),  # whether to keep final states
+    ("C_KINDS", 4),  # the seats' strategy kinds (-1: the policy)
+    ("C_RULES", N_RULES),  # Rules.array()
+    ("C_NUWS", 1),  # sizes of the scratch arrays below
+    ("C_NFWS", 1),
+)
+_CTL, N_CTL = layout(CTL_FIELDS)
+C_NEXT = _CTL["C_NEXT"]
+C_END = _CTL["C_END"]
+C_NFIN = _CTL["C_NFIN"]
+C_SEED = _CTL["C_SEED"]
+C_KEEP = _CTL["C_KEEP"]
+C_KINDS = _CTL["C_KINDS"]
+C_RULES = _CTL["C_RULES"]
+C_NUWS = _CTL["C_NUWS"]
+C_NFWS = _CTL["C_NFWS"]
 # after the control words, ``ctl`` holds the compiled seats' scratch arrays: uws (uint64
 # bits), fws (float64 bits), then buf
 C_UWS = N_CTL
-# columns of a finished-deal row (then, with records, the final st and u)
-F_SLOT, F_DEAL, F_SETTLE, F_SCORE, F_CALLER, F_VOID = 0, 1, 2, 6, 7, 8
-N_FIN = 9
+# columns of a finished-deal row (then, with records, the final su: SU_W words)
+FIN_FIELDS = (
+    ("F_SLOT", 1),
+    ("F_DEAL", 1),
+    ("F_SETTLE", 4),  # R24, per seat
+    ("F_SCORE", 1),  # attacker score
+    ("F_CALLER", 1),
+    ("F_VOID", 1),
+)
+_FIN, N_FIN = layout(FIN_FIELDS)
+F_SLOT = _FIN["F_SLOT"]
+F_DEAL = _FIN["F_DEAL"]
+F_SETTLE = _FIN["F_SETTLE"]
+F_SCORE = _FIN["F_SCORE"]
+F_CALLER = _FIN["F_CALLER"]
+F_VOID = _FIN["F_VOID"]
 MODE_ACTIONS, MODE_INDEX, MODE_NONE = 0, 1, 2
 IDLE = 3  # kind of a slot with nothing to do (deal range exhausted)
 MAX_SLOTS = 2**20  # the most slots a batch may hold (≈ 7 KiB each, 17 KiB with records)
@@ -139,7 +189,7 @@ def _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
     s = su[i, U_SIZE:]
     v = su[i, :U_SIZE].view(np.uint64)
     kinds = ctl[C_KINDS:C_KINDS + 4]
-    rules = ctl[C_RULES:C_RULES + 7]
+    rules = ctl[C_RULES:C_RULES + N_RULES]
     run = 0
     while True:
         if s[S_PHASE] == DONE:
@@ -240,7 +290,7 @@ def batch_step(su, meta, ctl, actions, mode, params, fin):
         elif meta[i, M_SEAT] >= 0 and mode != MODE_NONE:
             code = _kth_code(meta, i, actions[i]) if mode == MODE_INDEX else meta[i, M_CODE]
             apply_code(su[i, U_SIZE:], su[i, :U_SIZE].view(np.uint64),
-                       ctl[C_RULES:C_RULES + 7], code)
+                       ctl[C_RULES:C_RULES + N_RULES], code)
             if _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
                 return -1 - n - i, 0
     pending = 0
@@ -421,7 +471,7 @@ class Batch:
         self._ctl[C_SEED] = np.uint64(self.seed).view(np.int64)
         self._ctl[C_KEEP] = self.records
         self._ctl[C_KINDS:C_KINDS + 4] = self.kinds
-        self._ctl[C_RULES:C_RULES + 7] = self.rules.array()
+        self._ctl[C_RULES:C_RULES + N_RULES] = self.rules.array()
         self._none = np.zeros(n, dtype=np.int64)
         self._shape = (self.n,)
         # the documented outputs are read-only views of the private arrays: a view made from
