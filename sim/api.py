@@ -11,7 +11,7 @@ from sim.core.movegen import MAX_CHOICES, gen_plays
 from sim.core.trick import trick_winner as _trick_winner
 from sim.errors import InvalidCardError
 from sim.observation import play_table
-from sim.record import _mask_cards
+from sim.record import mask_cards
 
 
 def _masks(keys: Sequence[int]) -> tuple[np.uint64, np.uint64]:
@@ -120,4 +120,4 @@ def hand_masks(hand: Sequence[str] | str, trump: str | None = None) -> tuple[int
 def mask_names(once: int, twice: int, trump: str | None = None) -> list[str]:
     """Card names of a (once, twice) mask pair (inverse of ``hand_masks``)."""
     ids = None if trump is None else ID_OF_KEY[parse_suit(trump)]
-    return [CARD_NAMES[c] for c in _mask_cards(int(once), int(twice), ids)]
+    return [CARD_NAMES[c] for c in mask_cards(int(once), int(twice), ids)]

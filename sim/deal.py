@@ -56,8 +56,8 @@ from sim.core.engine import (
 from sim.core.movegen import MAX_CHOICES, make_code
 from sim.core.rng import check_deal, check_seed
 from sim.errors import ConfigError, IllegalPlayError, InvalidCardError, UsageError
-from sim.observation import Observation, giveback_table, play_table
-from sim.record import _mask_cards, build_record
+from sim.observation import Observation, SharedCaches, giveback_table, play_table
+from sim.record import build_record, mask_cards
 from sim.rules import Rules, as_rules
 from sim.spaces import (
     N_ACTIONS,
@@ -208,18 +208,12 @@ class Deal:
         self._rules[:] = self.rules.array()
         self._buf = self._mem[P_BUF:]
         self._abuf = np.empty(MAX_CHOICES, dtype=np.int64)  # scratch for legal_mask
-        self._tricks_cache: list[dict[str, Any]] = []  # Observation.tricks, shared (public)
-        self._calls_cache: dict[tuple[int, ...], list[dict[str, Any]]] = {}  # Observation.calls
-        # more of the observations' shared caches (see Observation): each seat's last hand
-        # [once, twice, trump, names] and hand at the first lead, the current trick's plays
-        # [trick number, plays], the points taken after each completed trick
-        self._hands: list[Any] = [None] * 4
-        self._firsts: list[Any] = [None] * 4
-        self._trick: list[Any] = [-1, []]
-        self._points: list[list[int]] = [[0, 0, 0, 0]]
+        self.shared = SharedCaches()  # what the deal's observations share (sim.observation)
         self._codes: list[int] | None = None  # legal_codes(), built on demand
         self._nbuf = -1  # codes of the decision awaited in _buf[:_nbuf] (-1: not computed)
-        self._version = 0  # bumped by every decision; observations check it
+        # read-only mirrors for the harness and observations (bumped / set by every decision):
+        # ``version`` counts decisions, ``phase`` and ``seat_to_act`` are st's first two words
+        self.version = 0
         self._choices: tuple[Any, ...] = ()  # legal() in notation, valid at _choices_version
         self._choices_version = -1
         self._ptable: tuple[Any, ...] | None = None
@@ -229,19 +223,29 @@ class Deal:
 
     def _sync(self) -> None:
         """Mirror phase and seat to act as Python ints (read on every step by the tiers)."""
-        self._ph, self._seat = self._st[:2].tolist()  # S_PHASE, S_TO_ACT
+        self.phase, self.seat_to_act = self._st[:2].tolist()  # S_PHASE, S_TO_ACT
 
     # state ---------------------------------------------------------------------------
     @property
+    def engine(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The live engine arrays ``(st, u, rules)`` (``sim.core.state``; read them with
+        ``sim.view``): for compiled deciders and the harness. Writing them breaks the deal."""
+        return self._st, self._u, self._rules
+
+    def state_bytes(self) -> bytes:
+        """A copy of ``st`` then ``u`` as int64 bytes (an observation's snapshot)."""
+        return self._mv[:P_RULES].tobytes()
+
+    @property
     def done(self) -> bool:
-        return self._ph == DONE
+        return self.phase == DONE
 
     @property
     def to_act(self) -> ToAct | None:
         """``(seat, kind)`` of the decision awaited, or None when the deal is over."""
-        if self._ph == DONE:
+        if self.phase == DONE:
             return None
-        return ToAct(self._seat, KIND_NAMES[self._ph])
+        return ToAct(self.seat_to_act, KIND_NAMES[self.phase])
 
     @property
     def trump(self) -> str | None:
@@ -261,16 +265,16 @@ class Deal:
             if n < 0:
                 n = self._nbuf = legal(self._st, self._u, self._buf)
             codes = self._buf[:n].tolist()
-            if self._ph == CALL:
+            if self.phase == CALL:
                 codes.insert(0, -1)
             self._codes = codes
         return codes
 
     def legal(self) -> list[Any]:
         """The legal choices in canonical order (docs/engine.md), in notation."""
-        if self._choices_version == self._version:
+        if self._choices_version == self.version:
             return list(self._choices)
-        ph = self._ph
+        ph = self.phase
         codes = self.legal_codes()
         if ph == PLAY:
             if self._ptable is None:  # trump is fixed from the first play on
@@ -284,12 +288,12 @@ class Deal:
             choices = []
         # kept (as a tuple, so a caller editing its list changes nothing) for ``apply``
         self._choices = tuple(choices)
-        self._choices_version = self._version
+        self._choices_version = self.version
         return choices
 
     def apply(self, choice: Any) -> None:
         """Carry out ``choice`` (notation as in ``legal()``) for the seat to act."""
-        if self._choices_version == self._version and (
+        if self._choices_version == self.version and (
                 choice is None or type(choice) is tuple or type(choice) is str):
             # fast path: one of the objects legal() returned (or equal to one) is legal
             # by construction; anything else takes code_of's parsing and explanations
@@ -311,9 +315,9 @@ class Deal:
             raise IllegalPlayError(f"choice code {code!r} is not legal for seat "
                                    f"{int(self._st[S_TO_ACT])}: legal are {self.legal_codes()}")
         # _apply_legal, inlined: this is the fast Python tier's hot path
-        self._nbuf, self._ph, self._seat = packed_step(self._mem, code)
+        self._nbuf, self.phase, self.seat_to_act = packed_step(self._mem, code)
         self._codes = None
-        self._version += 1
+        self.version += 1
 
     # the fixed spaces (sim.spaces): numpy observations and actions ----------------------
     def obs_array(self, seat: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
@@ -321,7 +325,7 @@ class Deal:
         ``sim.obs_spec()`` (int16[OBS_SIZE]); written into ``out`` when given. The same kernel
         fills ``sim.Batch.observe()``, so both tiers see the same numbers."""
         if seat is None:
-            seat = self._seat
+            seat = self.seat_to_act
         else:
             seat = _seat(seat)
         if out is None:
@@ -342,18 +346,19 @@ class Deal:
 
     def legal_actions(self) -> list[int]:
         """The legal actions (``sim.spaces``), in the canonical order of ``legal()``."""
-        ph, t = self._ph, int(self._st[S_TRUMP])
+        ph, t = self.phase, int(self._st[S_TRUMP])
         return [int(action_of_code(ph, t, c)) for c in self.legal_codes()]
 
     def code_of_action(self, action: int) -> int:
         """The engine code (``legal_codes()``) of an action; IllegalPlayError if not legal."""
         code = -2
         if isinstance(action, (int, np.integer)) and 0 <= action < N_ACTIONS and \
-                self._ph != DONE:
-            code = int(code_of_action(self._ph, int(self._st[S_TRUMP]), int(action)))
+                self.phase != DONE:
+            code = int(code_of_action(self.phase, int(self._st[S_TRUMP]), int(action)))
         if code == -2 or code not in self.legal_codes():
-            kind = KIND_NAMES[self._ph]
-            raise IllegalPlayError(f"action {action!r} is not legal for seat {self._seat} at "
+            kind = KIND_NAMES[self.phase]
+            raise IllegalPlayError(f"action {action!r} is not legal for seat "
+                                   f"{self.seat_to_act} at "
                                    f"this {kind} decision: legal are {self.legal_actions()}")
         return code
 
@@ -362,9 +367,9 @@ class Deal:
         self._apply_legal(self.code_of_action(action))
 
     def _apply_legal(self, code: int) -> None:
-        self._nbuf, self._ph, self._seat = packed_step(self._mem, code)
+        self._nbuf, self.phase, self.seat_to_act = packed_step(self._mem, code)
         self._codes = None
-        self._version += 1
+        self.version += 1
 
     def code_of(self, choice: Any) -> int:
         """The kernel code of a choice in notation; IllegalPlayError names seat and ruling."""
@@ -444,7 +449,7 @@ class Deal:
         seat = _seat(seat)
         once, twice = int(self._u[U_ONCE + seat]), int(self._u[U_TWICE + seat])
         t = int(self._st[S_TRUMP])
-        return _names(_mask_cards(once, twice, None if t < 0 else ID_OF_KEY[t]))
+        return _names(mask_cards(once, twice, None if t < 0 else ID_OF_KEY[t]))
 
     def cards_left(self, seat: int) -> int:
         seat = _seat(seat)

@@ -81,7 +81,7 @@ class _Opponent:
         s = self.seat
         try:
             if self.kernel:
-                code = int(self.strat.kernel_decide(self.params, deal._st, deal._u, deal._rules,
+                code = int(self.strat.kernel_decide(self.params, *deal.engine,
                                                     s, *self.scratch))
                 deal.apply_code(code)
             else:
@@ -224,9 +224,10 @@ class ShuangkouEnv(AECEnv):
     def _after_move(self) -> None:
         deal = self.deal
         opponents = self.opponents
-        while deal._ph != DONE and deal._seat in opponents:  # they play up to an agent's turn
-            opponents[deal._seat].play(deal)
-        if deal._ph == DONE:
+        # the opponents play up to an agent's turn
+        while deal.phase != DONE and deal.seat_to_act in opponents:
+            opponents[deal.seat_to_act].play(deal)
+        if deal.phase == DONE:
             settle = deal.record()["settlement"]
             for a in self.possible_agents:
                 self.rewards[a] = int(settle[AGENTS.index(a)])
@@ -236,7 +237,7 @@ class ShuangkouEnv(AECEnv):
             if self.agents:
                 self.agent_selection = self.agents[0]
         else:
-            self.agent_selection = AGENTS[deal._seat]
+            self.agent_selection = AGENTS[deal.seat_to_act]
             for a in self.possible_agents:
                 self.rewards[a] = 0
 
@@ -261,7 +262,7 @@ class ShuangkouEnv(AECEnv):
         if deal is None:
             raise NotResetError(f"{type(self).__name__}.observe({agent!r}): call reset() first")
         mask = np.zeros(N_ACTIONS, dtype=np.int8)
-        if deal._ph != DONE and deal._seat == seat:
+        if deal.phase != DONE and deal.seat_to_act == seat:
             mask[deal.legal_mask(self._mask)] = 1
         return {"observation": deal.obs_array(seat), "action_mask": mask}
 

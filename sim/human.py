@@ -3,7 +3,7 @@
 One person sits in one seat, three bots (any specs, plug-ins included) in the others. The deal
 runs through the step API (``sim.deal.Deal``): the person answers at their own decisions, each
 bot is asked through ``choose`` on its observation, with the per-decision time limit of
-``sim.harness.runner`` (the same ``_Asker`` machinery ``shuangkou play --timeout`` uses). The screen
+``sim.harness.runner`` (the same ``Asker`` machinery ``shuangkou play --timeout`` uses). The screen
 shows only what the person's seat may know (R9): it is drawn from that seat's Observation.
 
 Two screens: a full-screen one that redraws in place with plain ANSI codes when standard
@@ -44,7 +44,7 @@ from sim.errors import (
     StrategyError,
 )
 from sim.harness.analyze import DEFAULT_SAMPLES  # worlds per decision for hint and review
-from sim.harness.runner import _Asker, _use_alarm, check_timeout
+from sim.harness.runner import Asker, check_timeout, use_alarm
 from sim.observation import Observation
 from sim.record import FORMAT, call_dicts, dumps, hands_of, trick_dicts
 from sim.rules import Rules
@@ -330,7 +330,7 @@ def fit(line: str, width: int) -> list[str]:
 # --- partial deals -----------------------------------------------------------------------
 def unfinished_record(deal: Deal) -> dict[str, Any]:
     """The record of a deal stopped part way (docs/record.md, "Unfinished deals")."""
-    st, u = deal._st, deal._u
+    st, u, _ = deal.engine
     names = CARD_NAMES
     trump = int(st[S_TRUMP])
     playing = trump >= 0
@@ -431,7 +431,7 @@ class Session:
         self.p = Painter(use_color(self.out) if color is None else color)
         self.fixed_width = width  # None: the terminal's width at each redraw
         self.specs = [HUMAN if s == seat else b.spec() for s, b in enumerate(self.bots)]
-        self.asker = _Asker(self.bots, rules, check_timeout(timeout), python_tier=True)
+        self.asker = Asker(self.bots, rules, check_timeout(timeout), python_tier=True)
         self.hinter = make("greedy")
         self.skill = [rules.start_skill] * 4
         self.log: deque[str] = deque(maxlen=60)  # redraw shows what the rows allow
@@ -612,9 +612,9 @@ class Session:
             raise OutputError(f"cannot write records to {self.path!r}: {e.strerror or e}") \
                 from None
         old = None
-        if self.asker.timeout is not None and _use_alarm():
-            old = signal.signal(signal.SIGALRM, self.asker._on_alarm)
-            self.asker._alarm = True
+        if self.asker.timeout is not None and use_alarm():
+            old = signal.signal(signal.SIGALRM, self.asker.on_alarm)
+            self.asker.alarm = True
         stops = _catch_stop_signals()  # `kill`, a closed terminal: saved as Ctrl-C is
         try:
             for i in range(self.deals):
@@ -641,7 +641,7 @@ class Session:
         finally:
             if old is not None:
                 signal.signal(signal.SIGALRM, old)
-                self.asker._alarm = False
+                self.asker.alarm = False
             self.asker.close()
             self.file.close()
             _restore_signals(stops)
@@ -693,7 +693,7 @@ class Session:
         self.log.clear()
         for s, b in enumerate(self.bots):
             if s != self.seat:
-                self.asker._guard(b, s, deal, "begin_deal", b.begin_deal, s, deal.seed, d)
+                self.asker.guard(b, s, deal, "begin_deal", b.begin_deal, s, deal.seed, d)
         self.hinter.begin_deal(self.seat, deal.seed, d)
         self.step = 0
         if not self.full:
@@ -711,7 +711,7 @@ class Session:
             else:
                 bot = self.bots[seat]
                 legal = deal.legal()
-                choice = self.asker._guard(bot, seat, deal, "choose", bot.choose,
+                choice = self.asker.guard(bot, seat, deal, "choose", bot.choose,
                                            deal.observation(seat), legal)
                 try:
                     deal.apply(choice)
@@ -739,7 +739,7 @@ class Session:
                        f"redeal {obs.redeals}")
             r0 = 0
         for r in range(r0 + 1, r1 + 1):
-            card = CARD_NAMES[int(deal._st[S_DECK + 4 * (r - 1) + self.seat])]
+            card = CARD_NAMES[int(deal.engine[0][S_DECK + 4 * (r - 1) + self.seat])]
             self.event(f"round {r}: you get {self.p.card(card)}", 0.15)
 
     def narrate(self, b: "_Snap", obs: Observation, seat: int, kind: str, choice: Any) -> None:
@@ -933,7 +933,7 @@ class Session:
         deal = self.deal
         mst = np.empty(ST_SIZE, dtype=np.int64)
         mu = np.empty(U_SIZE, dtype=np.uint64)
-        mask_into(deal._st, deal._u, self.seat, mst, mu)
+        mask_into(*deal.engine[:2], self.seat, mst, mu)
         codes = list(deal.legal_codes())
         dec = Decision(deal.deal, self.step, self.seat, kind, mst, mu, codes, codes[0], 0, 0, 0)
         return choice_values(dec, self.rules.array(), Settings(samples=self.samples))
@@ -1023,7 +1023,7 @@ class Session:
         for t in tasks:
             if time.monotonic() >= deadline:
                 break
-            rows.append(A._run_task((t, settings)))
+            rows.append(A.run_task((t, settings)))
         lines = self.review_lines(rec, rows, settings)
         if len(rows) < len(tasks):
             lines.append(f"(review cut short at {self.review_seconds:g} s: {len(rows)} of "

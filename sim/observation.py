@@ -83,6 +83,25 @@ def giveback_table() -> tuple[tuple[str, str] | None, ...]:
     return tuple(out)
 
 
+class SharedCaches:
+    """What every observation of one deal shares, kept on the ``Deal`` (``deal.shared``) and
+    filled by the observations on first use: the completed tricks (``tricks``, public) and the
+    calls as each seat may know them (``calls``, by the key of what the seat knows); each
+    seat's last hand ``[once, twice, trump, names]`` (``hands``) and hand at the first lead
+    (``firsts``); the current trick's plays ``[trick number, plays]`` (``trick``); the points
+    taken after each completed trick (``points``)."""
+
+    __slots__ = ("tricks", "calls", "hands", "firsts", "trick", "points")
+
+    def __init__(self) -> None:
+        self.tricks: list[dict[str, Any]] = []
+        self.calls: dict[tuple[int, ...], list[dict[str, Any]]] = {}
+        self.hands: list[Any] = [None] * 4
+        self.firsts: list[Any] = [None] * 4
+        self.trick: list[Any] = [-1, []]
+        self.points: list[list[int]] = [[0, 0, 0, 0]]
+
+
 class Observation:
     """What seat ``seat`` may know at a decision (R9) — never the other hands.
 
@@ -104,11 +123,11 @@ class Observation:
 
     def __init__(self, deal: Any, seat: int) -> None:  # a sim.deal.Deal
         self.seat = seat
-        ph = deal._ph
-        self.kind = KIND_NAMES[ph] if deal._seat == seat or ph == DONE else "wait"
+        ph = deal.phase
+        self.kind = KIND_NAMES[ph] if deal.seat_to_act == seat or ph == DONE else "wait"
         self.rules = deal.rules
         self._deal = deal  # after the snapshot: only its shared caches are used
-        self._version = deal._version
+        self._version = deal.version
         self._raw: bytes | None = None  # copy of the deal's (st, u), unmasked: private
         self._snap: tuple[np.ndarray, np.ndarray] | None = None  # masked, made by arrays()
         self._cache: dict[str, Any] | None = None  # made on first use (most bots read little)
@@ -119,10 +138,10 @@ class Observation:
         """Snapshot: copy the deal's state (bytes); returns the header of st (S_PHASE …
         S_VOIDS+3) as a tuple of Python ints, the scalars most fields read."""
         deal = self._deal
-        if deal._version != self._version:
+        if deal.version != self._version:
             raise UsageError("stale observation: the deal has moved on since it was made; "
                              "ask deal.observation(seat) again")
-        raw = self._raw = deal._mv[:P_RULES].tobytes()  # st, u as int64 bytes
+        raw = self._raw = deal.state_bytes()  # st, u as int64 bytes
         h = self._hdr = _HDR.unpack_from(raw)
         self._trump = h[S_TRUMP]
         return h
@@ -179,7 +198,7 @@ class Observation:
             if self._raw is None:
                 self._take()
             raw, i = self._raw, P_U + U_ONCE + self.seat
-            h = self._hand_c = _hand_names(self._deal._hands, self.seat, _int(raw, i),
+            h = self._hand_c = _hand_names(self._deal.shared.hands, self.seat, _int(raw, i),
                                            _int(raw, i + 4), self._trump)
         return h
 
@@ -207,7 +226,7 @@ class Observation:
             # the log only grows (or restarts at a redeal) and the last give-back is filled
             # in once: the deal keeps each seat's view, shared by its observations
             key = (self.seat, h[S_REDEALS], n, _int(self._raw, S_CALLS + (n - 1) * CALL_W + 4))
-            cc = self._deal._calls_cache
+            cc = self._deal.shared.calls
             v = cc.get(key)
             if v is None:
                 v = cc[key] = call_rows(_ints(self._raw, S_CALLS, n * CALL_W), self.seat)
@@ -240,7 +259,7 @@ class Observation:
 
     def _tricks_upto(self, n: int) -> list[dict[str, Any]]:
         # completed tricks never change: the deal keeps them as dicts for every observer
-        c = self._deal._tricks_cache
+        c = self._deal.shared.tricks
         if len(c) < n:
             first = len(c)
             c.extend(trick_rows(_ints(self._raw, S_TRICKS + first * TRICK_W,
@@ -274,7 +293,7 @@ class Observation:
             else:
                 # the plays (tuples of names) of the trick at h[S_NTRICKS], shared by the
                 # deal's observations: a play made since the last read is appended
-                dc = self._deal._trick
+                dc = self._deal.shared.trick
                 key = h[S_NTRICKS]
                 if dc[0] != key:
                     dc[0] = key
@@ -313,7 +332,7 @@ class Observation:
         h = self._h
         n = h[S_NTRICKS] if self._trump >= 0 else 0
         # running totals after each completed trick, kept by the deal
-        pts = self._deal._points
+        pts = self._deal.shared.points
         if len(pts) <= n:
             last = pts[-1]
             for t in self._tricks_upto(n)[len(pts) - 1:n]:
@@ -350,9 +369,9 @@ class Observation:
                 return []
             raw, i = self._raw, P_U + U_FIRST_ONCE + self.seat
             key = (_int(raw, i), _int(raw, i + 4), t)
-            c = self._deal._firsts[self.seat]
+            c = self._deal.shared.firsts[self.seat]
             if c is None or c[0] != key:
-                c = self._deal._firsts[self.seat] = (key, _build_hand(key[0], key[1], t))
+                c = self._deal.shared.firsts[self.seat] = (key, _build_hand(key[0], key[1], t))
             return list(c[1])
         return self._get("first_hand", f)
 

@@ -60,7 +60,7 @@ FIELDS = ("format", "seed", "deal", "rules", "seats", "redeals", "void", "deck",
           "last_trick_multiplier", "attacker_score", "settlement")
 
 
-def _mask_cards(once: int, twice: int, ids: np.ndarray | None = None) -> list[int]:
+def mask_cards(once: int, twice: int, ids: np.ndarray | None = None) -> list[int]:
     """Card ids held in a (once, twice) mask pair; ``ids`` maps bit index to card id."""
     out: list[int] = []
     for b in range(54):
@@ -75,9 +75,9 @@ def _mask_cards(once: int, twice: int, ids: np.ndarray | None = None) -> list[in
 def hands_of(st: np.ndarray, u: np.ndarray) -> list[list[int]]:
     """Each seat's card ids at the first lead (or, for a void deal, after the last deal)."""
     if st[S_VOID]:
-        return [sorted(_mask_cards(int(u[U_ONCE + s]), int(u[U_TWICE + s]))) for s in range(4)]
+        return [sorted(mask_cards(int(u[U_ONCE + s]), int(u[U_TWICE + s]))) for s in range(4)]
     ids = ID_OF_KEY[st[S_TRUMP]]
-    return [sorted(_mask_cards(int(u[U_FIRST_ONCE + s]), int(u[U_FIRST_TWICE + s]), ids))
+    return [sorted(mask_cards(int(u[U_FIRST_ONCE + s]), int(u[U_FIRST_TWICE + s]), ids))
             for s in range(4)]
 
 

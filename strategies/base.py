@@ -94,6 +94,9 @@ class Strategy:
     kernel: ClassVar[Any] = None
     #: True for analysis players that see every hand (records and tables mark them)
     oracle: ClassVar[bool] = False
+    #: the ``module:Class`` this strategy was made from, kept by ``spec()`` when its name does
+    #: not resolve in another process (set by ``strategies.registry.make``), else None
+    spec_target: str | None = None
 
     def __init__(self, **kwargs: Any) -> None:
         params = self.params()
@@ -126,9 +129,9 @@ class Strategy:
         A strategy made from ``module:Class`` keeps that form, so that any process (a worker,
         a later ``report``) can make it again without a plug-in being registered.
         """
-        changed = [f"{k}={_fmt(v)}" for k, v in self.param_values().items()
+        changed = [f"{k}={format_value(v)}" for k, v in self.param_values().items()
                    if v != self.params()[k].default]
-        target = getattr(self, "_target", None) or self.name
+        target = self.spec_target or self.name
         return target + (f"({', '.join(changed)})" if changed else "")
 
     def __repr__(self) -> str:
@@ -139,13 +142,9 @@ class Strategy:
         """Called before each deal with this strategy's seat and the deal's identity."""
         self.seat = seat
         if self._plugin():  # a compiled plug-in asked from Python keeps its own streams
-            import numpy as np
+            from strategies.plugin import begin_kernel_deal
 
-            from sim.core.rng import STREAM_SEAT0, STREAM_STRATEGY0, stream_key
-
-            self._deal_id = (seed, deal)
-            self._streams = [[int(stream_key(np.uint64(seed), np.uint64(deal), np.uint64(s))), 0]
-                             for s in (STREAM_SEAT0 + seat, STREAM_STRATEGY0 + seat)]
+            begin_kernel_deal(self, seat, seed, deal)
 
     def choose(self, obs: Any, legal: list) -> Any:  # pragma: no cover - abstract
         """Return one element of ``legal`` (canonical order, docs/engine.md).
@@ -193,7 +192,7 @@ class Strategy:
         return False
 
 
-def _fmt(v: Any) -> str:
+def format_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):

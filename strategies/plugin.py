@@ -146,6 +146,16 @@ def compile_error(names: str, e: BaseException, kernels: Any = ()) -> ConfigErro
                        f"(--debug prints numba's whole message)")
 
 
+def begin_kernel_deal(strategy: Any, seat: int, seed: int, deal: int) -> None:
+    """``begin_deal`` of a compiled plug-in asked from Python: the deal's identity and the
+    seat's own random streams, which ``choose_with_kernel`` restores and advances."""
+    from sim.core.rng import STREAM_SEAT0, STREAM_STRATEGY0, stream_key
+
+    strategy._deal_id = (seed, deal)
+    strategy._streams = [[int(stream_key(np.uint64(seed), np.uint64(deal), np.uint64(s))), 0]
+                         for s in (STREAM_SEAT0 + seat, STREAM_STRATEGY0 + seat)]
+
+
 def choose_with_kernel(strategy: Any, obs: Any, legal_choices: list) -> Any:
     """``choose`` of a compiled plug-in from an observation: its kernel on the masked state,
     with its own random streams restored (as ``strategies.tier.CompiledStrategy``), on its

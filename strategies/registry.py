@@ -41,7 +41,7 @@ def register(cls: type[Strategy]) -> type[Strategy]:
         raise ConfigError(f"{cls!r} is not a Strategy subclass and cannot be registered")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", cls.name or ""):
         raise ConfigError(f"strategy class {cls.__name__} has an invalid name {cls.name!r}")
-    _load_builtins()
+    load_builtins()
     old = _REGISTRY.get(cls.name)
     if old is not None and old is not cls and _where(old) != _where(cls):
         which = "the built-in strategy" if cls.name in _BUILTIN_NAMES else "strategy"
@@ -62,7 +62,7 @@ def builtin_classes() -> list[type[Strategy]]:
             ExpertStrategy]
 
 
-def _load_builtins() -> None:
+def load_builtins() -> None:
     global _BUILTINS_LOADED
     if _BUILTINS_LOADED:
         return
@@ -174,9 +174,16 @@ def _entry_point(name: str) -> type[Strategy] | None:
     return None
 
 
+def registered(name: str) -> type[Strategy] | None:
+    """The class registered under ``name`` (the built-ins, and plug-ins already imported), or
+    None; imports nothing but the built-ins."""
+    load_builtins()
+    return _REGISTRY.get(name)
+
+
 def available() -> dict[str, type[Strategy]]:
     """Every strategy name that resolves now (built-ins, plug-ins, entry points)."""
-    _load_builtins()
+    load_builtins()
     out = dict(_REGISTRY)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         out.setdefault(ep.name, None)  # type: ignore[arg-type]
@@ -185,7 +192,7 @@ def available() -> dict[str, type[Strategy]]:
 
 def resolve(target: str) -> type[Strategy]:
     """The class of a spec's name part."""
-    _load_builtins()
+    load_builtins()
     if target in _REGISTRY:
         return _REGISTRY[target]
     if ":" in target:
@@ -303,7 +310,7 @@ def make(spec: str | Strategy) -> Strategy:
     except TypeError as e:
         raise ConfigError(f"strategy spec {spec!r}: {e}") from None
     if ":" in target and _REGISTRY.get(cls.name) is not cls:
-        strat._target = target  # not resolvable by name elsewhere: keep module:Class
+        strat.spec_target = target  # not resolvable by name elsewhere: keep module:Class
     return strat
 
 
@@ -311,7 +318,7 @@ def params_markdown(classes: Iterable[type[Strategy]]) -> str:
     """Markdown tables of the classes' parameters with their defaults, types and ranges, as
     the registry has them (``shuangkou strategies --markdown``; docs/strategies.md carries the
     built-ins' and tests/test_readme.py checks that it matches)."""
-    from strategies.base import _fmt
+    from strategies.base import format_value
 
     out = []
     for cls in classes:
@@ -324,6 +331,6 @@ def params_markdown(classes: Iterable[type[Strategy]]) -> str:
         out.append("| parameter | default | type and range | meaning |\n|---|---|---|---|")
         for k, p in params.items():
             meaning = p.doc.replace("|", "\\|")
-            out.append(f"| `{k}` | `{_fmt(p.default)}` | {p.describe()} | {meaning} |")
+            out.append(f"| `{k}` | `{format_value(p.default)}` | {p.describe()} | {meaning} |")
         out.append("")
     return "\n".join(out)

@@ -95,7 +95,7 @@ def _kth_action(b, i, k):
     st, u = b._st[i], b._u[i]
     d = Deal(0, 0)
     d._st[:], d._u[:] = st, u
-    d._ph, d._seat = int(st[0]), int(st[1])
+    d.phase, d.seat_to_act = int(st[0]), int(st[1])
     d._nbuf, d._codes = -1, None
     return d.legal_actions()[k]
 

@@ -40,7 +40,7 @@ from sim.core.engine import (
 )
 from sim.deal import Deal
 from sim.observation import Observation, play_table
-from sim.record import _mask_cards
+from sim.record import mask_cards
 from sim.view import mask_into
 
 FIELDS = ("trump", "hand", "round", "redeals", "calls", "shown", "caller", "attackers",
@@ -55,7 +55,7 @@ def masked_state(st, u, seat):
 
 
 def _names(once, twice, t):
-    return [CARD_NAMES[c] for c in _mask_cards(once, twice, None if t < 0 else ID_OF_KEY[t])]
+    return [CARD_NAMES[c] for c in mask_cards(once, twice, None if t < 0 else ID_OF_KEY[t])]
 
 
 def _play(table, a, b):

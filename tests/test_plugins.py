@@ -59,7 +59,7 @@ def test_plugin_sees_only_the_masked_state():
     d = Deal(1, 0)  # the probe notices a state that is not masked
     buf = np.zeros(1 << 16, dtype=np.int64)
     with pytest.raises(RuntimeError, match="saw another hand"):
-        probe_kernel(d._st, d._u, d._rules, d._seat, np.zeros(8), buf)
+        probe_kernel(d._st, d._u, d._rules, d.seat_to_act, np.zeros(8), buf)
     # the probe raises if it sees another hand, the deck or the fixed cards: through the
     # compiled loops, the step API (mixed with a Python seat) and estimate's fixed deals
     # (beside random seats, as in the tests below: one generated module for Probe and random
@@ -268,7 +268,7 @@ def test_view_accessors_agree_with_the_observation():
     import sim
     from sim import Deal, view
     from sim.cards import CARD_NAMES, SUITS
-    from sim.harness.runner import _Asker
+    from sim.harness.runner import Asker
     from sim.rules import DEFAULT_RULES
 
     @njit
@@ -283,7 +283,7 @@ def test_view_accessors_agree_with_the_observation():
         return [name(st, a)] + ([name(st, b)] if b >= 0 else [])
 
     seats = make_seats(["greedy", "random"])
-    asker = _Asker(seats, DEFAULT_RULES, None)
+    asker = Asker(seats, DEFAULT_RULES, None)
     buf = np.zeros(view.MAX_CHOICES + 8, dtype=np.int64)
     counts = np.zeros(54, dtype=np.int64)
     table = np.zeros(64 * 55 + 4, dtype=np.bool_)
@@ -294,14 +294,14 @@ def test_view_accessors_agree_with_the_observation():
             seat = deal.to_act.seat
             obs = deal.observation(seat)
             st, u = obs.arrays()
-            assert view.to_act(st) == seat and view.phase(st) == deal._ph
+            assert view.to_act(st) == seat and view.phase(st) == deal.phase
             n = view.legal_codes(st, u, buf)
             codes = sorted(buf[:n].tolist())
-            assert codes == sorted(deal.legal_codes()[1 if deal._ph == view.CALL else 0:]) \
+            assert codes == sorted(deal.legal_codes()[1 if deal.phase == view.CALL else 0:]) \
                 or codes == sorted(c for c in deal.legal_codes() if c >= 0)
             legal_table(st, u, table)
             allowed = {c for c in range(-2, 64 * 55 + 2) if table[c + 2]}
-            assert allowed == set(codes) | ({view.PASS} if deal._ph == view.CALL else set())
+            assert allowed == set(codes) | ({view.PASS} if deal.phase == view.CALL else set())
             total = view.hand_counts(st, u, seat, counts)
             hand = sorted(CARD_NAMES[i] for i in range(54) for _ in range(counts[i]))
             assert hand == sorted(obs.hand) and total == view.hand_size(u, seat) == len(obs.hand)
@@ -320,7 +320,7 @@ def test_view_accessors_agree_with_the_observation():
                     assert sorted(CARD_NAMES[x] for x in (view.code_first(g),
                                                           view.code_second(g))) \
                         == sorted(c["gave"])
-            if deal._ph == view.PLAY:
+            if deal.phase == view.PLAY:
                 assert view.leader(st) == obs.leader and view.trick_pos(st) == len(obs.trick)
                 for i, p in enumerate(obs.trick):
                     assert sorted(play(st, view.trick_first(st, i), view.trick_second(st, i))) \

@@ -81,7 +81,7 @@ def _history_legal(rec_like, hands_now, seat, trump):
             if s != seat:
                 legal = ref.legal_plays(list(start[s].elements()), trump,
                                         None if k == 0 else lead)
-                if tuple(ref._key_order(p, trump)) not in [tuple(x) for x in legal] \
+                if tuple(ref.key_order(p, trump)) not in [tuple(x) for x in legal] \
                         and tuple(p) not in legal:
                     return False
             start[s].subtract(p)

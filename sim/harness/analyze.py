@@ -122,7 +122,7 @@ def decisions(rec: dict[str, Any]) -> Iterator[Decision]:
     last_call: dict[str, Any] | None = None
     while not d.done:
         seat, kind = d.to_act
-        st, u = d._st, d._u
+        st, u, _ = d.engine
         if kind == "show":
             if rec.get("unfinished") and rec.get("trump") is None:
                 return  # stopped during the calling: where exactly is not recorded
@@ -337,7 +337,7 @@ class Task:
     # records.jsonl holds each deal twice, teams swapped)
 
 
-def _run_task(args: tuple[Task, Settings]) -> dict[str, Any]:
+def run_task(args: tuple[Task, Settings]) -> dict[str, Any]:
     task, settings = args
     row = analyze_decision(task.decision, task.rules, settings, task.player)
     return {"record": task.record, **row}
@@ -389,7 +389,7 @@ def analyze_tasks(tasks: Sequence[Task], settings: Settings, jobs: int = 1,
     work = [(t, settings) for t in tasks]
     if jobs <= 1 or len(work) < 2:
         for w in work:
-            rows.append(_run_task(w))
+            rows.append(run_task(w))
             if progress:
                 progress(len(rows), len(work))
     else:
@@ -398,9 +398,9 @@ def analyze_tasks(tasks: Sequence[Task], settings: Settings, jobs: int = 1,
         if not can_fork():  # pragma: no cover - Linux forks
             return analyze_tasks(tasks, settings, 1, progress)
         if work:  # load the kernels once, before forking
-            _run_task(work[-1])
+            run_task(work[-1])
         with ForkPool(jobs, lambda parent: None) as pool:
-            for r in pool.map_unordered(_run_task, work, ahead=4 * jobs):
+            for r in pool.map_unordered(run_task, work, ahead=4 * jobs):
                 rows.append(r)
                 if progress:
                     progress(len(rows), len(work))
@@ -432,7 +432,7 @@ def summarize(rows: Sequence[dict[str, Any]], key: str) -> list[dict[str, Any]]:
 
 
 # --- terminal output -------------------------------------------------------------------------
-def _choice_text(kind: str, choice: Any) -> str:
+def choice_label(kind: str, choice: Any) -> str:
     from sim.replay import pretty
 
     if kind == "show":
@@ -449,10 +449,10 @@ def _detail(r: dict[str, Any]) -> str:
     """``seat 0 4♥? loses 0.53 [0.28, 0.78]; best 10♥; true loss 0.42 (10♥)``: the loss
     and interval of the re-check (the first stage's ``values`` are in the JSON rows)."""
     k = r["kind"]
-    tb = f" ({_choice_text(k, r['true_best'])})" if r["true_loss"] > 0 else ""
-    return (f"seat {r['seat']} {_choice_text(k, r['played'])}{r['mark']} loses "
+    tb = f" ({choice_label(k, r['true_best'])})" if r["true_loss"] > 0 else ""
+    return (f"seat {r['seat']} {choice_label(k, r['played'])}{r['mark']} loses "
             f"{r['loss']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]; best "
-            f"{_choice_text(k, r['best'])}; true loss {r['true_loss']:.2f}{tb}")
+            f"{choice_label(k, r['best'])}; true loss {r['true_loss']:.2f}{tb}")
 
 
 def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settings) -> str:
@@ -482,9 +482,9 @@ def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settin
                 continue
             where = f"round {r['round']:>2}" + (f" (redeal {r['redeal']})" if r["redeal"]
                                                 else "")
-            out.append(f"  {where}: seat {r['seat']} {_choice_text(r['kind'], r['played'])}"
+            out.append(f"  {where}: seat {r['seat']} {choice_label(r['kind'], r['played'])}"
                        f"{r['mark']:<2} {_loss_text(r)}"
-                       + (f"  best: {_choice_text(r['kind'], r['best'])}" if r["loss"] > 0
+                       + (f"  best: {choice_label(r['kind'], r['best'])}" if r["loss"] > 0
                           else ""))
         if passes:
             out.append(f"  ({passes} unmarked pass(es) not listed)")

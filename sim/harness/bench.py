@@ -267,10 +267,10 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
 
     if python_deals:
         from sim.deal import Deal
-        from sim.harness.runner import _Asker
+        from sim.harness.runner import Asker
         from strategies.random import RandomStrategy
 
-        asker = _Asker([RandomStrategy() for _ in range(4)], DEFAULT_RULES, None,
+        asker = Asker([RandomStrategy() for _ in range(4)], DEFAULT_RULES, None,
                        python_tier=True)  # RandomStrategy.choose, not its compiled twin
 
         def py() -> None:
@@ -331,7 +331,7 @@ def decision_times(spec: str, deals: int, seed: int = 1) -> np.ndarray:
     times = []
     for d in range(deals):
         deal = Deal(seed, d)
-        st, u, r = deal._st, deal._u, deal._rules
+        st, u, r = deal.engine
         while not deal.done:
             seat = int(st[S_TO_ACT])
             searched = seat == 0 and st[S_PHASE] == PLAY and len(deal.legal_codes()) > 1
@@ -462,7 +462,7 @@ def python_reader_codes(deals: int, seed: int = 1, use_observation: bool = False
         deal = Deal(seed, d)
         while not deal.done:
             if use_observation:
-                obs = Observation(deal, deal._seat)
+                obs = Observation(deal, deal.seat_to_act)
                 hand = obs.hand
                 leading = not obs.trick
             else:

@@ -277,11 +277,11 @@ def _check_loaded(raw: Mapping[str, Any], plugins: tuple[str, ...], source: str)
     """A config read from a file names plug-ins but does not load them: each module it names
     (``plugins``, ``module:Class`` players, nested specs too) must be imported already, by
     ``--plugin`` (or by the caller, in Python); then it is registered, which runs nothing."""
-    from strategies.registry import _REGISTRY, _load_builtins, load_plugin, parse_spec
+    from strategies.registry import load_builtins, load_plugin, parse_spec, registered
 
     specs = [s for s in raw.get("players", []) if isinstance(s, str)] \
         if isinstance(raw.get("players"), list) else []
-    _load_builtins()
+    load_builtins()
     for i, m in enumerate(plugins):
         if m not in sys.modules:
             unknown = []
@@ -290,7 +290,7 @@ def _check_loaded(raw: Mapping[str, Any], plugins: tuple[str, ...], source: str)
                     target = parse_spec(spec)[0]
                 except ShuangkouError:
                     continue
-                if target not in _REGISTRY and ":" not in target:
+                if registered(target) is None and ":" not in target:
                     unknown.append(target)
             which = f" (strategy {', '.join(map(repr, dict.fromkeys(unknown)))})" \
                 if unknown else ""
@@ -561,7 +561,7 @@ class _Validator:
     def stored_players(self, raw: Mapping[str, Any], fmt: str, stored: Any
                        ) -> tuple[tuple[str, ...], tuple[bool, ...]]:
         """``players`` of a results folder, checked without importing anything."""
-        from strategies.registry import _REGISTRY, _load_builtins, parse_spec
+        from strategies.registry import load_builtins, parse_spec, registered
 
         if "players" not in raw:
             raise ConfigError(f"{self.source}: missing key 'players'")
@@ -576,11 +576,11 @@ class _Validator:
         if not (isinstance(stored, list) and len(stored) == len(specs)
                 and all(isinstance(x, bool) for x in stored)):
             stored = [False] * len(specs)
-        _load_builtins()
+        load_builtins()
         oracle = []
         for i, spec in enumerate(specs):
             try:
-                cls = _REGISTRY.get(parse_spec(spec)[0])  # no make(): a nested spec imports
+                cls = registered(parse_spec(spec)[0])  # no make(): a nested spec imports
                 oracle.append(bool(cls.oracle) if cls is not None else stored[i])
             except ShuangkouError as e:
                 raise ConfigError(f"{self.source}: key 'players[{i}]' = {spec!r}: {e}") \

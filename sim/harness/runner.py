@@ -99,7 +99,7 @@ class _BotThread(HelperThread):
     def __init__(self) -> None:
         super().__init__("shuangkou-bot")
 
-    def watch(self, asker: _Asker, fn: Any, *args: Any) -> Any:
+    def watch(self, asker: Asker, fn: Any, *args: Any) -> Any:
         """``fn(*args)`` on this thread; raises _Timeout once a call into a bot (started at
         ``asker._t0``) has run for ``asker.timeout`` seconds."""
         limit = asker.timeout
@@ -122,7 +122,7 @@ class _BotThread(HelperThread):
         return self.result()
 
 
-def _use_alarm() -> bool:
+def use_alarm() -> bool:
     """Whether this thread may time bots with ``SIGALRM`` (main thread, timer unused)."""
     return (hasattr(signal, "setitimer")
             and threading.current_thread() is threading.main_thread()
@@ -130,7 +130,7 @@ def _use_alarm() -> bool:
             and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
 
 
-class _Asker:
+class Asker:
     """Asks each seat's strategy for its choice on a ``Deal``, tier by tier."""
 
     def __init__(self, seats: Sequence[Strategy], rules: Rules, timeout: float | None,
@@ -146,7 +146,7 @@ class _Asker:
         self.python = [python_tier or not s.runs_compiled() for s in seats]
         self.scratch = new_scratch()
         self._armed = False
-        self._alarm = False  # timing with SIGALRM (else with a helper thread)
+        self.alarm = False  # timing with SIGALRM (else with a helper thread)
         self._thread: _BotThread | None = None
         self._t0: float | None = None  # when the running call into a bot started
         self._current: tuple[Strategy, int, str] | None = None  # and which call it is
@@ -154,15 +154,15 @@ class _Asker:
     def play(self, deal: Deal) -> None:
         if self.timeout is None or not any(self.python):
             return self._play(deal)
-        if not _use_alarm():
+        if not use_alarm():
             return self._play_watched(deal)
-        old = signal.signal(signal.SIGALRM, self._on_alarm)
-        self._alarm = True
+        old = signal.signal(signal.SIGALRM, self.on_alarm)
+        self.alarm = True
         try:
             return self._play(deal)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            self._armed = self._alarm = False
+            self._armed = self.alarm = False
             signal.signal(signal.SIGALRM, old)
 
     def close(self) -> None:
@@ -186,20 +186,19 @@ class _Asker:
             if self._thread is not None and self._thread.abandoned:
                 self._thread = None
 
-    def _on_alarm(self, signum: int, frame: Any) -> None:
+    def on_alarm(self, signum: int, frame: Any) -> None:
         if self._armed:
             raise _Timeout
 
     def _play(self, deal: Deal) -> None:
         for s, strat in enumerate(self.seats):
             if self.python[s]:
-                self._guard(strat, s, deal, "begin_deal", strat.begin_deal, s, deal.seed,
+                self.guard(strat, s, deal, "begin_deal", strat.begin_deal, s, deal.seed,
                             deal.deal)
-        st, u, r = deal._st, deal._u, deal._rules
-        while deal._ph != DONE:
-            seat = deal._seat
+        st, u, r = deal.engine
+        while deal.phase != DONE:
+            seat = deal.seat_to_act
             if not self.python[seat]:
-                deal._codes = None
                 code = self.loops.decide(self.kinds[seat], self.params, st, u, r, seat,
                                          *self.scratch, seed=deal.seed, deal=deal.deal)
                 deal.apply_code(int(code))
@@ -210,7 +209,7 @@ class _Asker:
             if self.timeout is not None:
                 choice = self._timed(strat, seat, deal, "choose", strat.choose, obs, legal)
             else:
-                try:  # inline rather than through _guard: this is the Python tier's hot loop
+                try:  # inline rather than through guard: this is the Python tier's hot loop
                     choice = strat.choose(obs, legal)
                 except StrategyError:
                     raise
@@ -230,7 +229,7 @@ class _Asker:
         assert limit is not None
         t0 = time.perf_counter()
         try:
-            if self._alarm:
+            if self.alarm:
                 self._armed = True
                 try:
                     # fires again every ``limit`` s, should the bot swallow the first one
@@ -265,7 +264,7 @@ class _Asker:
             f"{self.timeout:g} s limit{how} (seed {deal.seed}, deal {deal.deal}; replay with "
             f"shuangkou play --seed {deal.seed} --first-deal {deal.deal} --deals 1)")
 
-    def _guard(self, strat: Strategy, seat: int, deal: Deal, what: str, fn: Any,
+    def guard(self, strat: Strategy, seat: int, deal: Deal, what: str, fn: Any,
                *args: Any) -> Any:
         if self.timeout is not None:
             return self._timed(strat, seat, deal, what, fn, *args)
@@ -274,7 +273,7 @@ class _Asker:
         except StrategyError:
             raise
         except (Exception, SystemExit) as e:
-            raise _Asker._raised(strat, seat, deal, what, e) from e
+            raise Asker._raised(strat, seat, deal, what, e) from e
 
     @staticmethod
     def _raised(strat: Strategy, seat: int, deal: Deal, what: str,
@@ -315,7 +314,7 @@ def _iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
                                    *scratch)
             yield build_record(st, u, seed, d, rules, names, extra)
         return
-    asker = _Asker(seats, rules, timeout, python_tier)
+    asker = Asker(seats, rules, timeout, python_tier)
     try:
         for d in range(first, first + n):
             deal = Deal(seed, d, rules, names)
@@ -341,12 +340,12 @@ def summaries(seed: int, first: int, n: int, seats: Sequence[Strategy],
         tables.loops.play_deals(np.uint64(seed), np.uint64(first), n, rules.array(), *tables,
                                 out)
         return out
-    asker = _Asker(seats, rules, timeout)
+    asker = Asker(seats, rules, timeout)
     try:
         for i in range(n):
             deal = Deal(seed, first + i, rules)
             asker.play(deal)
-            summarize(deal._st, deal._u, out[i])
+            summarize(*deal.engine[:2], out[i])
     finally:
         asker.close()
     return out

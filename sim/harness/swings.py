@@ -73,13 +73,13 @@ def divergence(rec0: Mapping[str, Any], rec1: Mapping[str, Any]) -> dict[str, An
     ``play``: in the play, how many cards were played before it from the first lead.
     """
     from sim.cards import SUITS
-    from sim.harness.analyze import _choice_text, decisions, notation
+    from sim.harness.analyze import choice_label, decisions, notation
 
     for x, y in zip(decisions(dict(rec0)), decisions(dict(rec1))):
         if x.played == y.played and x.seat == y.seat and x.kind == y.kind:
             continue
         trump = SUITS.index(rec0["trump"]) if x.kind == "play" else -1
-        texts = [_choice_text(d.kind, notation(d.kind, d.played, trump)) for d in (x, y)]
+        texts = [choice_label(d.kind, notation(d.kind, d.played, trump)) for d in (x, y)]
         play = None  # plays before this one from the first lead (the viewer's position)
         if x.kind == "play":
             tr = rec0["tricks"][x.trick - 1]

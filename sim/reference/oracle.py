@@ -82,7 +82,7 @@ RANKS = "A23456789TJQK"
 SUITS = "shdc"
 JOKERS = ("SJ", "BJ")
 _SUIT_SYMBOLS = {"♠": "s", "♥": "h", "♦": "d", "♣": "c"}
-_GROUP_NAMES = {"s": "spade", "h": "heart", "d": "diamond", "c": "club", "trump": "trump"}
+GROUP_NAMES = {"s": "spade", "h": "heart", "d": "diamond", "c": "club", "trump": "trump"}
 #: Plain (non 2/3/5) ranks from weakest to strongest, R13: 4 6 7 8 9 T J Q K A.
 _PLAIN_ORDER = "46789TJQKA"
 
@@ -255,7 +255,7 @@ def _counts(hand: Any) -> Counter:
     return held
 
 
-def _key_order(cards: Iterable[str], t: str) -> tuple:
+def key_order(cards: Iterable[str], t: str) -> tuple:
     return tuple(sorted(cards, key=lambda c: key(c, t)))
 
 
@@ -349,11 +349,11 @@ def legal_plays(hand: Sequence[str], trump: str, lead: Optional[Sequence[str]] =
     else:
         # R19d: any two cards (a trump pair may win, R21).
         plays = _two_card_plays(held)
-    plays = {_key_order(p, t) for p in plays}
+    plays = {key_order(p, t) for p in plays}
     return sorted(plays, key=lambda p: (k(p[0]), k(p[1])))
 
 
-def _pair_card(pair: Any) -> str:
+def pair_card(pair: Any) -> str:
     """The card type of a shown pair given as ``'Kh'`` or ``('Kh', 'Kh')``; never a joker."""
     if isinstance(pair, str):
         c = parse_card(pair)
@@ -384,7 +384,7 @@ def legal_shows(hand: Sequence[str], current_pair: Optional[Any] = None) -> list
         (ranks A < 2 < ... < K, suits equal; jokers never).
     """
     held = _counts(hand)
-    floor = -1 if current_pair is None else RANKS.index(_pair_card(current_pair)[0])
+    floor = -1 if current_pair is None else RANKS.index(pair_card(current_pair)[0])
     shows = [c for c, n in held.items()
              if n == 2 and c not in JOKERS and RANKS.index(c[0]) > floor]
     return sorted(shows, key=card_id)
@@ -407,7 +407,7 @@ def legal_givebacks(hand: Sequence[str], shown: Any) -> list[tuple[str, str]]:
         copies are held, never the card type just shown; sorted by ``(id(a), id(b))``.
     """
     held = _counts(hand)
-    s = _pair_card(shown)
+    s = pair_card(shown)
     if held[s] != 2:
         raise ValueError(f"the overrider must hold the pair {s!r} it has just shown (R8)")
     # R8: the cards just taken may go back, the two of the pair just shown may not.
@@ -555,13 +555,13 @@ def score_tricks(tricks: Sequence[Mapping], attackers: Sequence[int], rules: Any
 # Random numbers (engine.md)
 # ---------------------------------------------------------------------------------------
 
-_M = 2 ** 64
+TWO_64 = 2 ** 64
 _GOLDEN = 0x9E3779B97F4A7C15
 
 
 def _mix64(z: int) -> int:
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 % _M
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EB % _M
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 % TWO_64
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EB % TWO_64
     return z ^ (z >> 31)
 
 
@@ -577,20 +577,20 @@ class Rng:
     """
 
     def __init__(self, seed: int, deal: int, stream: int) -> None:
-        for name, value, limit in (("seed", seed, _M), ("deal", deal, 2 ** 63),
-                                   ("stream", stream, _M)):
+        for name, value, limit in (("seed", seed, TWO_64), ("deal", deal, 2 ** 63),
+                                   ("stream", stream, TWO_64)):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < limit:
                 raise ValueError(f"invalid {name} {value!r}: expected an integer 0 <= {name} "
                                  f"< {limit}")
         self.seed, self.deal, self.stream = seed, deal, stream
-        self.key = _mix64(_mix64(_mix64(seed ^ _GOLDEN) ^ (deal * 0xD1B54A32D192ED03 % _M))
-                          ^ (stream * 0xABC98388FB8FAC03 % _M))
+        self.key = _mix64(_mix64(_mix64(seed ^ _GOLDEN) ^ (deal * 0xD1B54A32D192ED03 % TWO_64))
+                          ^ (stream * 0xABC98388FB8FAC03 % TWO_64))
         #: How many numbers have been drawn: the index of the next draw.
         self.draws = 0
 
     def next(self) -> int:
         """The next 64-bit number of the stream."""
-        r = _mix64((self.key + (self.draws + 1) * _GOLDEN) % _M)
+        r = _mix64((self.key + (self.draws + 1) * _GOLDEN) % TWO_64)
         self.draws += 1
         return r
 
@@ -670,7 +670,7 @@ class RandomPlayer:
 # ---------------------------------------------------------------------------------------
 
 
-def _dealt_hands(deck: Sequence[str], rounds: int = 27) -> list:
+def dealt_hands(deck: Sequence[str], rounds: int = 27) -> list:
     """The hands after ``rounds`` dealing rounds: card i goes to seat i mod 4 (R5)."""
     hands = [Counter() for _ in range(4)]
     for i in range(4 * rounds):

@@ -13,21 +13,21 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from sim.reference.oracle import (
-    _GROUP_NAMES,
-    _M,
     CARD_TYPES,
     DEFAULT_RULES,
     FIELDS,
     FORMAT,
+    GROUP_NAMES,
     RANKS,
     SUITS,
-    _dealt_hands,
-    _key_order,
-    _pair_card,
+    TWO_64,
     card_id,
     card_points,
+    dealt_hands,
     group,
+    key_order,
     legal_plays,
+    pair_card,
     parse_card,
     reference_deck,
     score_tricks,
@@ -81,7 +81,7 @@ def _why_illegal(held: Counter, t: str, lead: Optional[tuple], play: tuple) -> s
     if len(play) != len(lead):
         return f"must play {len(lead)} card{'s' if len(lead) > 1 else ''} like the lead (R16)"
     g = group(lead[0], t)
-    name = _GROUP_NAMES[g]
+    name = GROUP_NAMES[g]
     in_g = Counter({c: n for c, n in held.items() if group(c, t) == g})
     if len(lead) == 1:
         return f"holds a {name} card, must follow the {name} lead (R18)"
@@ -162,7 +162,7 @@ def _check_structure(rec: Mapping, bad: Any) -> bool:
             ok = False
 
     need(rec["format"] == FORMAT, f"format is {rec['format']!r}, expected {FORMAT!r}")
-    need(_is_int(rec["seed"]) and 0 <= rec["seed"] < _M,
+    need(_is_int(rec["seed"]) and 0 <= rec["seed"] < TWO_64,
          f"seed {rec['seed']!r} is not an integer in 0 .. 2**64-1")
     need(_is_int(rec["deal"]) and 0 <= rec["deal"] < 2 ** 63,
          f"deal {rec['deal']!r} is not an integer in 0 .. 2**63-1")
@@ -302,7 +302,7 @@ def _validate_void(rec: Mapping, deck: list, rules: Mapping, bad: Any) -> None:
             bad(f"void deal with {f} {rec[f]!r}, expected null (R11)")
     if rec["settlement"] != [0, 0, 0, 0]:
         bad(f"void deal with settlement {rec['settlement']!r}, expected all zero (R11)")
-    _check_hands(rec["hands"], _dealt_hands(deck), bad)
+    _check_hands(rec["hands"], dealt_hands(deck), bad)
 
 
 def _check_hands(recorded: list, replayed: list, bad: Any) -> None:
@@ -359,7 +359,7 @@ def _replay_calls(calls: list, deck: list, bad: Any) -> Optional[tuple]:
 
         pair = call["pair"]
         try:
-            card = _pair_card(pair) if isinstance(pair, str) else None
+            card = pair_card(pair) if isinstance(pair, str) else None
         except ValueError as exc:
             fail(f"illegal show {pair!r}: {exc}")
             return None
@@ -443,7 +443,7 @@ def _replay_tricks(tricks: list, hands: list, caller: int, trump: str, bad: Any,
             cards = _parse_cards(p, "card", lambda m, s=seat: bad(m, ti, s))
             if cards is None:
                 cards = []
-            play = _key_order(cards, trump)
+            play = key_order(cards, trump)
             if cards and tuple(cards) != play:
                 bad(f"play {cards} is not written in key order (engine.md)", ti, seat)
             lead = parsed[0] if k else None
