@@ -77,7 +77,7 @@ def _timed(arg):
     import os
 
     t = time.thread_time()
-    A._run_task(arg)
+    A.run_task(arg)
     return os.getpid(), time.thread_time() - t
 
 
@@ -92,7 +92,7 @@ def cpu_split(recs) -> tuple[float, dict[int, float]]:
     work = [(t, A.Settings()) for t in A.tasks_of(recs, None)]
     t = time.thread_time()
     for w in work:
-        A._run_task(w)
+        A.run_task(w)
     one = time.thread_time() - t
     per: dict[int, float] = {}
     with ForkPool(2, lambda parent: None) as pool:

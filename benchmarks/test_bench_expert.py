@@ -34,7 +34,7 @@ def expert_decision_times(spec: str, deals: int, seed: int) -> dict[str, np.ndar
     names = {0: "show", 1: "giveback", 2: "play"}
     for d in range(deals):
         deal = Deal(seed, d)
-        st, u, r = deal._st, deal._u, deal._rules
+        st, u, r = deal.engine
         while not deal.done:
             seat = int(st[S_TO_ACT])
             phase = int(st[S_PHASE])

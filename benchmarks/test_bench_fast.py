@@ -96,7 +96,7 @@ def test_observation_field_cost(benchmark, field):
         for d in range(deals):
             deal = Deal(seed, d)
             while not deal.done:
-                obs = Observation(deal, deal._seat)
+                obs = Observation(deal, deal.seat_to_act)
                 if field == "trump":
                     t0 = pc(); obs.trump; t1 = pc()  # noqa: E702, B018
                 else:

@@ -17,7 +17,7 @@ import pytest
 from sim.deal import Deal
 from sim.harness import bench
 from sim.harness.loop import N_COLS, play_deals
-from sim.harness.runner import _Asker, compiled_tables, make_seats
+from sim.harness.runner import Asker, compiled_tables, make_seats
 from sim.rules import DEFAULT_RULES
 from strategies.random import RandomStrategy
 
@@ -49,7 +49,7 @@ def test_search_decision_time(benchmark, spec, target_ms):
 
 
 def test_python_tier_random_deals_per_second(benchmark):
-    asker = _Asker([RandomStrategy() for _ in range(4)], DEFAULT_RULES, None,
+    asker = Asker([RandomStrategy() for _ in range(4)], DEFAULT_RULES, None,
                    python_tier=True)  # RandomStrategy.choose, not its compiled twin
     asker.play(Deal(1, 0))
     n = 300

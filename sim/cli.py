@@ -727,9 +727,9 @@ def cmd_ladder_remove(args: argparse.Namespace) -> int:
 def _ladder_matchup(text: str | None) -> tuple[str, str] | None:
     if text is None:
         return None
-    from strategies.registry import _split_args
+    from strategies.registry import split_args
 
-    parts = [p.strip() for p in _split_args(text, text)]
+    parts = [p.strip() for p in split_args(text, text)]
     if len(parts) != 2 or not all(parts):
         raise ConfigError(f"--matchup {text!r} must be two players, A,B (e.g. greedy,random)")
     return parts[0], parts[1]
@@ -840,13 +840,13 @@ def cmd_ladder_history(args: argparse.Namespace) -> int:
     if not rows:
         print(f"{clean(spec)}: no pairs yet")
         return 0
-    from sim.harness.ladder import _iso
+    from sim.harness.ladder import iso_time
 
     keys = list(rows[0])
 
     def cell(k: str, v: Any) -> str:
         if k == "time" and isinstance(v, (int, float)) and v == v:
-            return _iso(float(v))
+            return iso_time(float(v))
         if isinstance(v, float):
             return f"{v:+.1f}" if k in ("rating", "lo", "hi") and v == v else f"{v:.1f}"
         return clean(str(v))

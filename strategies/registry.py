@@ -222,7 +222,7 @@ def resolve(target: str) -> type[Strategy]:
 _TARGET = re.compile(r"\s*([A-Za-z_][\w.]*(?::[A-Za-z_]\w*)?|[A-Za-z_][\w.-]*)\s*")
 
 
-def _split_args(text: str, spec: str) -> list[str]:
+def split_args(text: str, spec: str) -> list[str]:
     parts, depth, cur, quote = [], 0, "", None
     for ch in text:
         if quote:
@@ -284,7 +284,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         if not (rest.startswith("(") and rest.endswith(")")):
             raise ConfigError(f"strategy spec {spec!r}: parameters go in parentheses, "
                               f"e.g. {target}(key=value)")
-        for part in _split_args(rest[1:-1], spec):
+        for part in split_args(rest[1:-1], spec):
             key, eq, val = part.partition("=")
             key = key.strip()
             if not eq or not re.fullmatch(r"[A-Za-z_]\w*", key):

@@ -44,7 +44,9 @@ ALLOWED = {
         "a received file that is not a regular file: callers report it as their file's error",
     ("sim/core/files.py", "read_received", "OSError"):
         "a received file over its size limit: callers report it as their file's error",
-    ("sim/core/state.py", "_layout", "ValueError"): "a programmer's layout table, at import",
+    ("sim/core/layout.py", "layout", "ValueError"): "a programmer's layout table, at import",
+    ("strategies/params.py", "param_row", "ValueError"):
+        "a built-in strategy's row against its declared layout: a programmer's error",
     ("sim/cli.py", "_raise_interrupt", "KeyboardInterrupt"): "a signal handler's Ctrl-C",
     ("sim/cli.py", "_write_records", "IsADirectoryError"):
         "caught three lines below and reported as an OutputError",
@@ -65,8 +67,6 @@ ALLOWED = {
     ("sim/core/bind.py", "_label", "TypeError"): "a binding the harness made: a programmer's",
     ("sim/core/bind.py", "bound_module", "RuntimeError"):
         "a binding the template does not declare: a programmer's error",
-    ("sim/harness/estimate.py", "estimate", "RuntimeError"):
-        "guards an edit of the rules array (an internal invariant)",
     ("strategies/base.py", "param.coerce", "TypeError"):
         "caught in the same function and reported as a ConfigError",
 }

@@ -433,7 +433,7 @@ def test_round_robin_announces_compiling_once_and_leaves_it_out_of_deals_per_sec
         return summaries(*a, **kw)
 
     monkeypatch.setattr(runner, "summaries", cold_summaries)
-    monkeypatch.setattr(tournament, "_kernels_cached", lambda cfg: False)
+    monkeypatch.setattr(tournament, "loops_cached", lambda cfg: False)
     assert tournament.run_tournament(cfg) is not None
     err = capsys.readouterr().err
     assert err.count("compiling kernels for tournament random, greedy, "

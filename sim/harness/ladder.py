@@ -419,7 +419,7 @@ class Ladder:
             names=[p.spec for p in players], a=rep(parts_a, np.int32), b=rep(parts_b, np.int32),
             deal=np.concatenate(deals) if deals else np.zeros(0, np.int64),
             score2=score2_of(x2), margin=np.multiply(x2, 0.5, dtype=np.float32), incidents=inc,
-            last_time=[_iso(t) if np.isfinite(t) else None for t in last],
+            last_time=[iso_time(t) if np.isfinite(t) else None for t in last],
             times=rep(when, np.float64) if times else None)
 
     def _decode(self, m: int, first: int | None, n: int, d: bytes, x: bytes
@@ -468,7 +468,7 @@ def decode(first: int | None, n: int, d: bytes, x: bytes) -> tuple[np.ndarray, n
     return dv, xv
 
 
-def _iso(unix: float) -> str:
+def iso_time(unix: float) -> str:
     return datetime.datetime.fromtimestamp(unix, datetime.timezone.utc).strftime(
         "%Y-%m-%dT%H:%M:%SZ")
 
@@ -756,11 +756,11 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
         bar = None
         try:
             # the warm-up plays one deal of each matchup: a bot failing there is an incident too
-            if backend_now in ("in-process", "fork", "dask") or not tm._kernels_cached(warm_cfg):
-                tm._warm_up(warm_cfg)
+            if backend_now in ("in-process", "fork", "dask") or not tm.loops_cached(warm_cfg):
+                tm.warm_up(warm_cfg)
             t0 = time.perf_counter()
             lad.con.close()  # no SQLite connection open while workers are forked
-            with tm._executor(cfg, backend_now) as execute:
+            with tm.executor(cfg, backend_now) as execute:
                 lad.reopen()
                 bar = Progress("ladder", pairs, 0,
                                cfg.progress if progress is None else progress, live)

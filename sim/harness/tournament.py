@@ -313,7 +313,7 @@ def _watch_parent(parent: int) -> None:
     _WATCHDOG.append(t)
 
 
-def _kernels_cached(cfg: Any) -> bool:
+def loops_cached(cfg: Any) -> bool:
     """Whether the loops of every matchup (one per set of strategy kinds) are compiled."""
     from sim.core._cache import kernels_cached
     from sim.harness import runner
@@ -325,7 +325,7 @@ def _kernels_cached(cfg: Any) -> bool:
     return True
 
 
-def _warm_up(cfg: Any) -> None:
+def warm_up(cfg: Any) -> None:
     """Compile the kernels once here, before the workers start, so that each worker loads
     them from the on-disk cache instead of compiling its own copy (about 50 s each); on a warm
     cache, load them into this process (one deal of each set of strategy kinds). A cold cache
@@ -416,11 +416,11 @@ def resolve_backend(cfg: Any) -> str:
 
 
 @contextlib.contextmanager
-def _executor(cfg: Any, backend: str) -> Iterator[Callable[[Iterator[Task]],
+def executor(cfg: Any, backend: str) -> Iterator[Callable[[Iterator[Task]],
                                                             Iterator[ChunkResult]]]:
     """A function running tasks on ``backend`` (``resolve_backend``) and yielding results as
     they complete. Forked workers are started on entry, from this process as it is: the caller
-    has loaded the kernels (``_warm_up``) so that they start with them. With the dask backend,
+    has loaded the kernels (``warm_up``) so that they start with them. With the dask backend,
     connected to ``cfg.scheduler`` (or a cluster on this machine) meanwhile."""
     if backend == "in-process":  # no worker start-up, easy to debug
         yield lambda tasks: (play_chunk(t) for t in tasks)
@@ -642,11 +642,11 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     total_deals = cfg.deals * len(cfg.matchups())  # arithmetic: the plan stays lazy
     backend = resolve_backend(cfg)
     if not agg.finished and (backend in ("in-process", "fork", "dask")
-                             or not _kernels_cached(cfg)):
+                             or not loops_cached(cfg)):
         # before the clock and the bar: compiling or loading the kernels is start-up, not
         # deals/s. This process plays (in-process) or forks its workers with the kernels in
         # memory (fork); loky's workers load them from the cache themselves, inside the clock.
-        _warm_up(cfg)
+        warm_up(cfg)
     if backend == "in-process" and cfg.plots and not agg.finished:
         report.preload_plotting()  # meanwhile, on the other core (no fork follows: in-process)
     t0 = time.perf_counter()
@@ -670,7 +670,7 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
             # (set.add returns None: each chunk is noted in ``sent`` as it is handed out)
             todo = (t for t in _tasks(cfg, (c for c in chunks if c.index not in done), plugins)
                     if agg.stop_at is None and not sent.add(t.chunk.index))
-            with _executor(cfg, backend) as execute:
+            with executor(cfg, backend) as execute:
                 bar = new_bar()  # after forked workers start: the bar starts a thread
                 results = execute(todo)
                 for res in results:
@@ -837,7 +837,7 @@ def pair_player(seed: int, jobs: int = 1, backend: str = "auto", rules: Any = ()
 
         load_plugins(mods, [os.getcwd()])
     warm(warm_up)
-    with _executor(run, backend_now) as execute:
+    with executor(run, backend_now) as execute:
         def play(matchups: Sequence[tuple[str, str, int, int]]) -> list[np.ndarray]:
             if backend_now == "in-process":
                 warm([(a, b) for a, b, _, _ in matchups])
