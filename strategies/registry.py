@@ -253,7 +253,7 @@ def split_args(text: str, spec: str) -> list[str]:
 def split_specs(text: str) -> list[str]:
     """Split a list of specs, ``'pimc(samples=8, rollout=greedy),random'``, at the commas
     outside parentheses and quotes (the parser of a spec's own parameters)."""
-    return [p.strip() for p in _split_args(text, text) if p.strip()]
+    return [p.strip() for p in split_args(text, text) if p.strip()]
 
 
 def _value(text: str) -> Any:
