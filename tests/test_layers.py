@@ -329,11 +329,7 @@ def test_the_public_modules_stay_importable_by_path():
 
 # --- no module reads another's private names ------------------------------------------------
 # Names some module may use although another defines them, each with why.
-PRIVATE_ALLOWED = {
-    # the lead's plug-in loader is being rewritten (issue 21, "one template"): estimate's
-    # forced-line loops still load through it until then
-    ("sim.harness.estimate", "_load"),
-}
+PRIVATE_ALLOWED: set[tuple[str, str]] = set()
 # private attributes of the standard library: os._exit (leave a forked child at once); a
 # ProcessPoolExecutor's processes and result pipe (sim.harness.forkpool watches its workers)
 STDLIB_PRIVATE = {"_exit", "_processes", "_result_queue", "_writer"}
