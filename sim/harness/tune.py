@@ -200,7 +200,7 @@ def make_config(spec: str, params: Sequence[str], against: str | None = None,
     for what, v in (("--pairs", pairs), ("--iterations", iterations)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ConfigError(f"{what} {v!r} must be an integer >= 1")
-    cfg = TuneConfig(getattr(start, "_target", None) or target, fixed, tuple(out), opponents,
+    cfg = TuneConfig(start.spec_target or target, fixed, tuple(out), opponents,
                      pairs, iterations, int(seed), tuple(plugins))
     make(cfg.spec(cfg.played([p.start for p in out])))  # the specs it will play are valid
     return cfg
