@@ -119,6 +119,8 @@ def test_corrupt_checkpoint_is_one_line(tmp_path, capsys):
     ("pimc", ["rollout=0..1"], "only numeric"),
     ("greedy(nope=1)", ["show_at=0..1"], "unknown parameter 'nope'"),
     ("nosuchbot", ["show_at=0..1"], "unknown strategy"),
+    ("greedy", ["min_cards=1..26.5"], "give integer bounds"),  # else 27 is played
+    ("greedy", ["min_cards=1..27:0.5"], "must be > 0.5"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, spec, words, says):
     argv = ["tune", spec, "--out", str(tmp_path / "o"), "--no-progress"]
@@ -187,3 +189,45 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
     for name in ("trajectory.csv", "trajectory.jsonl"):
         assert open(os.path.join(out, name)).read() == \
             open(os.path.join(tmp_path / "whole", name)).read()
+
+
+def test_docs_quote_the_defaults_the_code_has():
+    """docs/tuning.md's options table and settings quote the defaults of ``shuangkou tune`` and
+    of sim/harness/tune.py."""
+    import re
+
+    from sim.cli import build_parser
+
+    text = open(os.path.join(os.path.dirname(__file__), "..", "docs", "tuning.md"),
+                encoding="utf-8").read()
+    args = build_parser().parse_args(["tune", "greedy"])
+    table = {m.group(1): m.group(2) for m in re.finditer(
+        r"^\| `(--[a-z]+)[^|]*\|[^\n]*\(([^()]*)\) \|$", text, re.M)}
+    assert table["--pairs"] == f"{args.pairs}"
+    assert table["--iterations"] == f"{args.iterations}"
+    assert table["--confirm"].startswith(f"{args.confirm:,};")
+    assert table["--seed"] == f"{args.seed}"
+    assert table["--out"] == f"`./{args.out}`"
+    assert table["--param"] == f"a tenth of the range; {tune.R_END}"
+    assert tune.C_END_SHARE == 0.1
+    assert f"integer parameter at least {tune.INT_C_END}" in text
+    assert f"`r_end` = {tune.R_END}" in text and "`c_end` = a tenth of the range" in text
+    assert f"γ = {tune.GAMMA}" in text and f"α = {tune.ALPHA}" in text
+    assert tune.A_SHARE == 0.1 and "A = K / 10" in text
+    assert tune.CONFIRM_FIRST == 2 ** 62 and "(deals\n  from 2^62 of the seed" in text
+    assert f"`field`: {', '.join(tune.FIELD)}" in text
+    k = args.iterations
+    assert f"{k ** tune.GAMMA:.1f} × at\nK = {k}" in text
+
+
+def test_integer_perturbations_never_round_to_the_same_value():
+    """An integer's default c_end is over 0.5, so theta+ and theta- always play different
+    values (a tenth of a range under 5 would leave them equal and the parameter unmoved)."""
+    cfg = tune.make_config("greedy", ["min_cards=9..12"], iterations=100)
+    assert cfg.params[0].c_end == tune.INT_C_END
+    for k in (1, 50, 100):
+        c_k, _ = cfg.gains(k)
+        for x in np.linspace(9, 12, 31):
+            plus = cfg.played([min(x + c_k[0], 12)])[0]
+            minus = cfg.played([max(x - c_k[0], 9)])[0]
+            assert plus > minus, (k, x)

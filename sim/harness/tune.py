@@ -44,6 +44,7 @@ CHECKPOINT = "checkpoint.json"
 ROWS = "trajectory.jsonl"  # one JSON row per iteration, appended before each checkpoint
 ALPHA, GAMMA, A_SHARE = 0.602, 0.101, 0.1
 C_END_SHARE = 0.1  # default c_end: a tenth of the tuned range
+INT_C_END = 0.6  # an integer's default least c_end: over 0.5, theta+ and theta- always differ
 R_END = 0.05  # default r_end (1/points): see docs/tuning.md
 CONFIRM_FIRST = 2 ** 62  # first deal of the confirmation match: tuning never gets there
 FIELD = ("random", "greedy", "expert")  # --against field
@@ -178,15 +179,24 @@ def make_config(spec: str, params: Sequence[str], against: str | None = None,
         if p.lo is not None and lo < p.lo or p.hi is not None and hi > p.hi:
             raise ConfigError(f"--param {name}={lo_t}..{hi_t} is outside the parameter's "
                               f"range: {p.describe()}")
+        if p.type is int and not (lo.is_integer() and hi.is_integer()):
+            raise ConfigError(f"--param {name}={lo_t}..{hi_t}: {name} is an integer "
+                              f"({p.describe()}): give integer bounds")
         value = float(getattr(start, name))
         if not lo <= value <= hi:
             raise ConfigError(f"the start value {name}={_fmt(getattr(start, name))} is outside "
                               f"--param {name}={lo_t}..{hi_t}: widen the range or start "
                               f"inside it")
         c_end = _number(steps[0], f"--param {name} c_end") if steps else C_END_SHARE * (hi - lo)
+        if p.type is int and not steps:
+            c_end = max(c_end, INT_C_END)  # smaller: theta+ and theta- often round alike
         r_end = _number(steps[1], f"--param {name} r_end") if len(steps) > 1 else R_END
         if c_end <= 0 or r_end <= 0:
             raise ConfigError(f"--param {word!r}: C_END and R_END must be > 0")
+        if p.type is int and c_end <= 0.5:
+            raise ConfigError(f"--param {word!r}: C_END of an integer parameter must be > 0.5 "
+                              f"(smaller perturbations round theta+ and theta- to the same "
+                              f"value)")
         out.append(TuneParam(name, p.type is int, lo, hi, c_end, r_end, value))
     fixed = tuple((k, str(v) if isinstance(v, str) else _fmt(v))
                   for k, v in written.items() if k not in {q.name for q in out})
