@@ -231,3 +231,22 @@ def test_integer_perturbations_never_round_to_the_same_value():
             plus = cfg.played([min(x + c_k[0], 12)])[0]
             minus = cfg.played([max(x - c_k[0], 9)])[0]
             assert plus > minus, (k, x)
+
+
+def test_duel_reports_the_deals_it_played():
+    """``duel`` (the benchmark's extra matches) names its own first deal, not the
+    confirmation's."""
+    d = tune.duel("random", "random", 3, first=11)
+    assert d["first_deal"] == 11 and d["pairs"] == 3
+    assert tune.duel("random", "random", 3)["first_deal"] == tune.CONFIRM_FIRST
+
+
+def test_a_run_stopped_early_leaves_its_trajectory_so_far(tmp_path):
+    """Interrupted (Ctrl-C, or the testing hook), a run writes trajectory.csv and .png of the
+    iterations done, as fishtest shows a run's graph while it runs."""
+    out = str(tmp_path / "t")
+    tune.run(_cfg(), out, progress=False, stop_after=2)
+    lines = open(os.path.join(out, "trajectory.csv"), encoding="utf-8").read().splitlines()
+    assert lines[0].startswith("iteration,show_at,min_cards") and len(lines) == 1 + 3
+    assert [ln.split(",")[0] for ln in lines[1:]] == ["0", "1", "2"]
+    assert os.path.getsize(os.path.join(out, "trajectory.png")) > 1000

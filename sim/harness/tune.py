@@ -392,6 +392,8 @@ def run(cfg: TuneConfig, out: str, jobs: int = 1, backend: str = "auto",
         finally:
             if bar is not None:
                 bar.close()
+            if state["iteration"] < cfg.iterations:  # stopped early (Ctrl-C): so far
+                write_trajectory(cfg, state["rows"][:state["iteration"] + 1], out, plot=plot)
         tuned = cfg.spec(final_values(cfg, theta))
         result = TuneResult(tuned, start_spec, [float(x) for x in theta], state["rows"],
                             state["pairs"], None, state["seconds"])
@@ -413,14 +415,16 @@ def final_values(cfg: TuneConfig, theta: Sequence[float]) -> list[Any]:
             for p, x in zip(cfg.params, theta)]
 
 
-def confirmation(x2: np.ndarray, conf: float = 0.95) -> dict[str, Any]:
-    """The paired result of a confirmation match from its pairs' ``x2``."""
+def confirmation(x2: np.ndarray, conf: float = 0.95, first: int = CONFIRM_FIRST
+                 ) -> dict[str, Any]:
+    """The paired result of a confirmation match from its pairs' ``x2`` (deals from
+    ``first``)."""
     from sim.analysis.stats import mean_ci
 
     x = x2.astype(np.float64) / 2
     mean, lo, hi = mean_ci(x, conf) if x.size > 1 else (float(x.mean()), math.nan, math.nan)
     return {"pairs": int(x.size), "margin": mean, "lo": lo, "hi": hi, "conf": conf,
-            "first_deal": CONFIRM_FIRST}
+            "first_deal": first}
 
 
 # --- outputs ----------------------------------------------------------------------------
@@ -487,4 +491,4 @@ def duel(a: str, b: str, pairs: int, first: int = CONFIRM_FIRST, seed: int = 0,
 
     with pair_player(seed, jobs, warm_up=[(a, b)]) as play:
         (x2,) = play([(a, b, first, pairs)])
-    return confirmation(x2)
+    return confirmation(x2, first=first)
