@@ -36,7 +36,7 @@ from strategies.kinds import (  # noqa: F401  (re-exported)
     UINT_SCRATCH,
 )
 from strategies.params import N_PARAMS, PARAM_ROWS, ROLLOUT_ROW, param_table  # noqa: F401
-from strategies.random import random_decide
+from strategies.random import P_SHOW_PROB, random_decide
 from strategies.search import ismcts_decide, oracle_decide, pimc_decide
 from strategies.tier import new_scratch  # noqa: F401  (re-exported)
 
@@ -73,4 +73,4 @@ def decide(kind, params, st, u, rules, seat, buf, fws, uws):
         return oracle_decide(st, u, rules, seat, params, buf, fws, uws)
     if kind == KIND_EXPERT:
         return expert_decide(st, u, rules, seat, params, buf, fws, uws)
-    return random_decide(st, u, seat, params[seat, 0], buf)  # any other kind plays random
+    return random_decide(st, u, seat, params[seat, P_SHOW_PROB], buf)  # any other kind plays random

@@ -281,11 +281,7 @@ def test_no_literal_offsets_into_declared_arrays():
 
     root = pathlib.Path(__file__).resolve().parent.parent
     arrays = {"params", "ctl", "meta", "fin", "rules"}
-    # the compiled loops pass random's show_prob as params[seat, 0] (random.P_SHOW_PROB):
-    # sim.harness.loop, plugin_loop and strategies.compiled, being reshaped (issue 21)
-    skip = {"sim/harness/loop.py", "strategies/compiled.py", "sim/harness/plugins.py",
-            "sim/harness/plugin_loop.py",
-            # a plug-in's row is its own params in declaration order (the documented plug-in
+    skip = {  # a plug-in's row is its own params in declaration order (the documented plug-in
             # API: params[0], params[1], ...)
             "strategies/example_compiled.py"}
     bad = []

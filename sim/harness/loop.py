@@ -109,7 +109,7 @@ from sim.core.tables import (  # noqa: F401  (re-exported: the summary row's col
 from strategies.compiled import decide
 from strategies.greedy import greedy_decide_inline
 from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM, UINT_SCRATCH
-from strategies.random import random_decide, random_decide_inline  # noqa: F401
+from strategies.random import P_SHOW_PROB, random_decide, random_decide_inline  # noqa: F401
 
 _S32 = np.uint64(32)
 PLAYER = -2  # forced_show's answer when the seat's own player decides
@@ -243,7 +243,7 @@ def play_calling(st, u, rules, kinds, params, buf, fws, uws):
             x = draw(key, ctr)
             ctr += ONE
             code = np.int64(-1)
-            if (x >> _S32) < np.uint64(params[seat, 0] * 4294967296.0):
+            if (x >> _S32) < np.uint64(params[seat, P_SHOW_PROB] * 4294967296.0):
                 code = select(m, bounded(draw(key, ctr), popcount(m)))
                 ctr += ONE
             u[i] = ctr

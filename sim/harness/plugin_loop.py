@@ -52,7 +52,7 @@ from strategies.kinds import (
     PLUGIN_SCRATCH,
     UINT_SCRATCH,
 )
-from strategies.random import random_decide_inline
+from strategies.random import P_SHOW_PROB, random_decide_inline
 
 MAX_PLUGINS = 4  # plug-in kernels one set of loops can hold: one per seat
 
@@ -117,7 +117,7 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p,
         status[ST_CALLS] += 1
         kind = kinds[seat]
         if kind == KIND_RANDOM:  # the built-ins' hot paths as in sim.harness.loop.finish_deal
-            code = random_decide_inline(st, u, seat, params[seat, 0], buf)
+            code = random_decide_inline(st, u, seat, params[seat, P_SHOW_PROB], buf)
         elif kind == KIND_GREEDY:
             code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
         elif kind < N_BUILTIN:
