@@ -89,6 +89,13 @@ def test_resume_refuses_another_runs_checkpoint(tmp_path, capsys):
     assert rc == 2 and "another tuning run" in err and len(err.splitlines()) == 1
 
 
+def _theta(checkpoint: str, first: str) -> str:
+    """``checkpoint`` with its theta's first value written as ``first``."""
+    state = json.loads(checkpoint)
+    state["theta"][0] = "@"
+    return json.dumps(state).replace('"@"', first)
+
+
 def test_corrupt_checkpoint_is_one_line(tmp_path, capsys):
     out = tmp_path / "c"
     out.mkdir()
@@ -97,7 +104,8 @@ def test_corrupt_checkpoint_is_one_line(tmp_path, capsys):
     rows = (out / tune.ROWS).read_text()
     for text, row_text in (("{not json", rows), (json.dumps({"format": "x"}), rows),
                            (json.dumps([1]), rows), (good, rows.splitlines()[0]),
-                           (good, rows.replace('"iteration": 1', '"iteration": 7'))):
+                           (good, rows.replace('"iteration": 1', '"iteration": 7')),
+                           (_theta(good, "NaN"), rows), (_theta(good, "true"), rows)):
         (out / tune.CHECKPOINT).write_text(text)
         (out / tune.ROWS).write_text(row_text)
         rc = main(["tune", "greedy", "--param", "show_at=0.2..0.8", "--param",

@@ -244,7 +244,8 @@ def load_checkpoint(path: str, cfg: TuneConfig) -> dict[str, Any] | None:
     n = len(cfg.params)
     state["rows"] = _read_rows(os.path.join(path, ROWS), state.get("iteration"), n)
     if not (0 <= state["iteration"] <= cfg.iterations and len(state["theta"]) == n
-            and all(isinstance(x, (int, float)) for x in state["theta"])
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                    and math.isfinite(x) for x in state["theta"])
             and state["rows"] is not None):
         raise ConfigError(f"checkpoint {file!r} is corrupt (inconsistent iteration, theta or "
                           f"trajectory): remove it or choose another --out")
