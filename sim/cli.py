@@ -1198,7 +1198,8 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("spec", metavar="SPEC", help="the start, e.g. greedy or greedy(show_at=0.5)")
     tu.add_argument("--param", action="append", metavar="NAME=LO..HI[:C_END[:R_END]]",
                     help="a parameter to tune and its range (repeatable); C_END, R_END: "
-                         "SPSA step sizes (default a tenth of the range, 0.05)")
+                         "SPSA step sizes (default a tenth of the range, at least 0.6 for an "
+                         "integer; 0.05)")
     tu.add_argument("--against", metavar="SPEC|field",
                     help="score theta+ and theta- each against this opponent (specs separated "
                          "by commas, or field: random,greedy,expert) instead of head to head")
