@@ -258,3 +258,25 @@ def test_a_run_stopped_early_leaves_its_trajectory_so_far(tmp_path):
     assert lines[0].startswith("iteration,show_at,min_cards") and len(lines) == 1 + 3
     assert [ln.split(",")[0] for ln in lines[1:]] == ["0", "1", "2"]
     assert os.path.getsize(os.path.join(out, "trajectory.png")) > 1000
+
+
+def test_seconds_count_tuning_not_the_workers_start(tmp_path, monkeypatch):
+    """The seconds reported (and checkpointed) are the iterations', not the kernel compile or
+    worker start that entering ``pair_player`` costs (a 100 s start on a fake clock)."""
+    import contextlib
+
+    from sim.harness import tournament
+
+    clock = [0.0]
+    monkeypatch.setattr(tune.time, "perf_counter", lambda: clock[0])
+    real = tournament.pair_player
+
+    @contextlib.contextmanager
+    def slow_start(*a, **kw):
+        with real(*a, **kw) as play:
+            clock[0] += 100.0
+            yield play
+
+    monkeypatch.setattr(tournament, "pair_player", slow_start)
+    res = tune.run(_cfg(), str(tmp_path / "t"), progress=False, plot=False, confirm=0)
+    assert res.pairs_played == 4 * 60 and res.seconds < 100

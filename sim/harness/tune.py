@@ -357,11 +357,11 @@ def run(cfg: TuneConfig, out: str, jobs: int = 1, backend: str = "auto",
     theta = np.array(state["theta"], dtype=np.float64)
     start_spec = cfg.spec(cfg.played(theta0))
     warm = [(start_spec, start_spec)] + [(start_spec, o) for o in cfg.against]
-    t0 = time.perf_counter()
     bar = None
     if progress is None:
         progress = sys.stderr.isatty()
     with pair_player(cfg.seed, jobs, backend, plugins=cfg.plugins, warm_up=warm) as play:
+        t0 = time.perf_counter()  # after the workers' start and compile: tuning time only
         if progress:
             from tqdm import tqdm
 
