@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.analysis.stats import ELO_PER_NAT, chi2_sf, norm_ppf
+from sim.analysis.stats import ELO_PER_NAT, chi2_sf, newton_ascent, norm_ppf
 from sim.errors import ConfigError, UsageError
 
 __all__ = ["LadderData", "LadderFit", "fit", "schedule", "show_text", "show_json", "show_html",
@@ -226,23 +226,8 @@ def _newton(k: int, ui: np.ndarray, uj: np.ndarray, n: np.ndarray, score: np.nda
         g = np.bincount(ui, r, k) - np.bincount(uj, r, k)
         return g, _laplacian(k, ui, uj, n * pr * (1.0 - pr))
 
-    ll = loglik(theta)
-    for _ in range(max_iter):
-        g, h = grad_info(theta)
-        delta = np.linalg.solve(h + jk, g)
-        step = 1.0
-        while True:  # Newton on a concave log-likelihood: halving finds an ascent
-            cand = theta + step * delta
-            ll_c = loglik(cand)
-            if ll_c >= ll - 1e-12 * abs(ll) or step < 1e-10:
-                break
-            step *= 0.5
-        theta, ll = cand - cand.mean(), ll_c
-        if np.max(np.abs(step * delta)) < tol:
-            break
-    else:
-        raise ArithmeticError(f"the ladder's Bradley-Terry fit did not converge in {max_iter} "
-                              f"Newton steps")
+    theta = newton_ascent(theta, loglik, grad_info, jk, max_iter, tol,
+                          "the ladder's Bradley-Terry fit")
     _, h = grad_info(theta)
     return theta, h
 

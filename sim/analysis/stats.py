@@ -1109,6 +1109,30 @@ def _strongly_connected(adj: np.ndarray) -> bool:
     return reach(adj) == k and reach(adj.T) == k
 
 
+def newton_ascent(theta: np.ndarray, loglik: Any, info: Any, jk: np.ndarray, max_iter: int,
+                  tol: float, what: str) -> np.ndarray:
+    """Maximise a concave log-likelihood of log-strengths defined up to a constant (Bradley-
+    Terry): Newton steps ``solve(lap + jk, grad)`` from ``info(theta) -> (grad, lap)``, each
+    halved until the likelihood does not fall (an ascent direction: halving must find one),
+    centred to mean 0; stops when a step moves no strength by ``tol``. ``jk``: the constant
+    matrix that pins the free constant. ``what`` names the fit if it does not converge."""
+    ll = loglik(theta)
+    for _ in range(max_iter):
+        grad, lap = info(theta)
+        delta = np.linalg.solve(lap + jk, grad)
+        step = 1.0
+        while True:
+            cand = theta + step * delta
+            ll_cand = loglik(cand)
+            if ll_cand >= ll - 1e-12 * abs(ll) or step < 1e-10:
+                break
+            step *= 0.5
+        theta, ll = cand - cand.mean(), ll_cand
+        if np.max(np.abs(step * delta)) < tol:
+            return theta
+    raise ArithmeticError(f"{what} did not converge in {max_iter} Newton steps")
+
+
 def bradley_terry(wins: ArrayLike, prior: float = 1.0, tol: float = 1e-10,
                   max_iter: int = 100, draws: ArrayLike | None = None,
                   extra_meat: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -1214,23 +1238,8 @@ def bradley_terry(wins: ArrayLike, prior: float = 1.0, tol: float = 1e-10,
         lap = np.diag(weights.sum(axis=1)) - weights
         return grad, lap
 
-    theta = np.zeros(k)
-    ll = loglik(theta)
-    for _ in range(max_iter):
-        grad, lap = info(theta)
-        delta = np.linalg.solve(lap + jk, grad)
-        step = 1.0
-        while True:  # ascent direction: halving must eventually increase the likelihood
-            cand = theta + step * delta
-            ll_cand = loglik(cand)
-            if ll_cand >= ll - 1e-12 * abs(ll) or step < 1e-10:
-                break
-            step *= 0.5
-        theta, ll = cand - cand.mean(), ll_cand
-        if np.max(np.abs(step * delta)) < tol:
-            break
-    else:
-        raise ArithmeticError(f"Bradley-Terry Newton iteration did not converge in {max_iter}")
+    theta = newton_ascent(np.zeros(k), loglik, info, jk, max_iter, tol,
+                          "Bradley-Terry Newton iteration")
     _, lap = info(theta)
     cov = np.linalg.inv(lap + jk) - jk
     if draws is not None:
