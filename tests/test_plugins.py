@@ -114,6 +114,9 @@ def test_edit_recompiles(tmp_path, monkeypatch):
            '    return buf[PICK]\n\n'
            'class Edited(Strategy):\n    name = "edited"\n    kernel = k\n')
     monkeypatch.syspath_prepend(str(tmp_path))
+    # no bytecode cache: Python's own (keyed by size and modification time, which the edit
+    # keeps) would import the first version again where writing bytecode is allowed
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
 
     def run():
         sys.modules.pop("edited_bot", None)
