@@ -53,13 +53,17 @@ def sub(*args, env=None, wait=True):
     return subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=300)
 
 
-def pairs_of(db):
+def _rows(db, sql):
     con = sqlite3.connect(db)
     try:
-        return con.execute("SELECT m.a, m.b, p.deal, p.x2 FROM pairs p JOIN matchups m "
-                           "ON m.id = p.matchup ORDER BY m.a, m.b, p.deal").fetchall()
+        return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+def pairs_of(db):
+    return _rows(db, "SELECT m.a, m.b, p.deal, p.x2 FROM pairs p JOIN matchups m "
+                     "ON m.id = p.matchup ORDER BY m.a, m.b, p.deal")
 
 
 def check_whole(db, chunk):
@@ -152,12 +156,8 @@ def _reference(tmp_path, capsys, name, pairs, chunk, matchup):
 
 def chunks_of(db):
     """The chunks in commit order: (player a, player b, first deal, pairs)."""
-    con = sqlite3.connect(db)
-    try:
-        return con.execute("SELECT m.a, m.b, c.first_deal, c.n FROM chunks c JOIN matchups m "
-                           "ON m.id = c.matchup ORDER BY c.id").fetchall()
-    finally:
-        con.close()
+    return _rows(db, "SELECT m.a, m.b, c.first_deal, c.n FROM chunks c JOIN matchups m "
+                     "ON m.id = c.matchup ORDER BY c.id")
 
 
 def _continue(db, pairs, chunk, matchup):
