@@ -30,11 +30,13 @@ from strategies.kinds import (  # noqa: F401  (re-exported)
     KIND_EXPERT,
     KIND_GREEDY,
     KIND_ISMCTS,
+    KIND_LEARNED,
     KIND_ORACLE,
     KIND_PIMC,
     KIND_RANDOM,
     UINT_SCRATCH,
 )
+from strategies.learned import learned_decide
 from strategies.params import N_PARAMS, PARAM_ROWS, ROLLOUT_ROW, param_table  # noqa: F401
 from strategies.random import P_SHOW_PROB, random_decide
 from strategies.search import ismcts_decide, oracle_decide, pimc_decide
@@ -48,6 +50,7 @@ KERNEL_NAMES = {
     KIND_ISMCTS: "ismcts_decide",
     KIND_ORACLE: "oracle_decide",
     KIND_EXPERT: "expert_decide",
+    KIND_LEARNED: "learned_decide",
 }
 
 
@@ -73,4 +76,6 @@ def decide(kind, params, st, u, rules, seat, buf, fws, uws):
         return oracle_decide(st, u, rules, seat, params, buf, fws, uws)
     if kind == KIND_EXPERT:
         return expert_decide(st, u, rules, seat, params, buf, fws, uws)
+    if kind == KIND_LEARNED:
+        return learned_decide(st, u, rules, seat, params, buf, fws, uws)
     return random_decide(st, u, seat, params[seat, P_SHOW_PROB], buf)  # any other kind plays random

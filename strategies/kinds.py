@@ -8,8 +8,9 @@ KIND_PIMC = 2
 KIND_ISMCTS = 3
 KIND_ORACLE = 4
 KIND_EXPERT = 5
-N_BUILTIN = 6  # plug-in kernels are numbered from here (sim.harness.plugins)
-BUILTIN_NAMES = ("random", "greedy", "pimc", "ismcts", "oracle", "expert")  # by kind
+KIND_LEARNED = 6
+N_BUILTIN = 7  # plug-in kernels are numbered from here (sim.harness.plugins)
+BUILTIN_NAMES = ("random", "greedy", "pimc", "ismcts", "oracle", "expert", "learned")  # by kind
 
 INT_SCRATCH = 1 << 20  # int64 scratch of a built-in kernel (``buf``)
 FLOAT_SCRATCH = 1 << 18  # float64 scratch (``fws``)

@@ -23,10 +23,14 @@ GREEDY_DEFAULTS = (0.40, 10, 0.10, 0.5, 10, 0)  # GreedyStrategy().compiled_para
 
 
 def param_table(rows: Sequence[Sequence[float]] = ()) -> np.ndarray:
-    """``float64[PARAM_ROWS, N_PARAMS]`` with the seats' rows and the rollout row."""
-    t = np.zeros((PARAM_ROWS, N_PARAMS), dtype=np.float64)
+    """``float64[PARAM_ROWS, N_PARAMS]`` with the seats' rows and the rollout row; wider when
+    a row carries a tail after its ``N_PARAMS`` header (``learned``'s weights: a numpy row
+    from a strategy with ``params_tail``; ``plugin.checked_params`` refuses longer rows from
+    any other)."""
+    width = max([N_PARAMS] + [len(r) for r in rows if isinstance(r, np.ndarray)])
+    t = np.zeros((PARAM_ROWS, width), dtype=np.float64)
     for i, r in enumerate(rows):
-        if len(r) > N_PARAMS:  # never cut off silently
+        if len(r) > N_PARAMS and not isinstance(r, np.ndarray):  # never cut off silently
             from sim.errors import ConfigError
 
             raise ConfigError(f"seat {i}'s strategy passes {len(r)} parameters to its kernel; "

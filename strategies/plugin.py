@@ -70,7 +70,10 @@ def checked_params(strategy: Any) -> list[float]:
     kernel (``N_PARAMS`` float64 slots) would be cut off."""
     from strategies.params import N_PARAMS
 
-    out = list(strategy.compiled_params())
+    out = strategy.compiled_params()
+    if getattr(strategy, "params_tail", False):  # a built-in row with a tail (learned)
+        return out
+    out = list(out)
     if len(out) > N_PARAMS:
         raise ConfigError(f"strategy {strategy.spec()!r} passes {len(out)} parameters to its "
                           f"kernel (compiled_params()); at most {N_PARAMS} reach it "

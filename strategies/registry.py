@@ -55,11 +55,12 @@ def builtin_classes() -> list[type[Strategy]]:
     """The strategies that ship with the package."""
     from strategies.expert import ExpertStrategy
     from strategies.greedy import GreedyStrategy
+    from strategies.learned import LearnedStrategy
     from strategies.random import RandomStrategy
     from strategies.search import IsmctsStrategy, OracleStrategy, PimcStrategy
 
     return [RandomStrategy, GreedyStrategy, PimcStrategy, IsmctsStrategy, OracleStrategy,
-            ExpertStrategy]
+            ExpertStrategy, LearnedStrategy]
 
 
 def load_builtins() -> None:

@@ -29,14 +29,14 @@ LAYERS = {
     3: ("strategies", "strategies.base", "strategies.registry", "strategies.tier",
         "strategies.plugin", "strategies.random", "strategies.greedy", "strategies.sampler",
         "strategies.search", "strategies.expert", "strategies.compiled", "strategies.example",
-        "strategies.example_compiled", "strategies.evaluate"),
+        "strategies.example_compiled", "strategies.evaluate", "strategies.learned"),
     4: ("sim.env", "sim.harness", "sim.harness.batch", "sim.harness.loop",
         "sim.harness.plugin_loop", "sim.harness.plugins",
         "sim.harness.runner", "sim.harness.helper", "sim.harness.config", "sim.harness.chunks",
         "sim.harness.results", "sim.harness.forkpool", "sim.harness.tournament",
         "sim.harness.estimate", "sim.harness.standings",
         "sim.harness.bench", "sim.harness.analyze", "sim.harness.swings", "sim.harness.ladder",
-        "sim.harness.tune"),
+        "sim.harness.tune", "sim.harness.labels", "sim.harness.learn_loop"),
     5: ("sim.cli", "sim.human"),
 }
 # side modules: exactly what they may import

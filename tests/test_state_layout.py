@@ -150,7 +150,7 @@ def _declared():
     from sim import rules, spaces
     from sim.core import tables
     from sim.harness import batch
-    from strategies import expert, greedy, kinds, params, random, sampler, search
+    from strategies import expert, greedy, kinds, learned, params, random, sampler, search
 
     np_ = params.N_PARAMS
     return [
@@ -174,6 +174,14 @@ def _declared():
         (search, "FWS_FIELDS", 0, search.F_TREE, kinds.FLOAT_SCRATCH - sampler.FLOAT_REGION),
         (search, "UWS_FIELDS", 0, search.UWS_END, kinds.UINT_SCRATCH),
         (sampler, "REGION_FIELDS", 0, sampler.REGION, sampler.REGION),
+        (learned, "STATE_FIELDS", 0, learned.DS, learned.DS),
+        (learned, "DENSE_FIELDS", 0, learned.ND, learned.ND),
+        (learned, "MOVE_FIELDS", 0, learned.DM, learned.DM),
+        (learned, "MOVE_DENSE_FIELDS", 0, learned.MD, learned.MD),
+        (learned, "LEARNED_PARAM_FIELDS", 0, learned.N_LEARNED_PARAMS, np_),
+        # after the legal codes (MAX_CHOICES slots), before the collector's B_SEL
+        (learned, "SCRATCH_FIELDS", 2048, None, 1 << 19),
+        (learned, "FLOAT_FIELDS", 0, None, kinds.FLOAT_SCRATCH),
     ]
 
 

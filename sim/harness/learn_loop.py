@@ -1,0 +1,130 @@
+"""The compiled label collector of ``shuangkou train`` (``sim.harness.labels``): it plays deals
+and, at every play decision of a learner seat with two or more legal plays, writes the
+learned player's features (``strategies.learned.features``) and the teacher's choice.
+
+A template like ``sim.harness.loop``: ``sim.harness.plugins.builtin_loops(kinds,
+template="sim.harness.learn_loop")`` loads a copy with ``decide`` bound to the dispatch over the
+kinds a run uses (teacher, learner, opponents), so only their kernels compile.
+
+Which seat plays what: deal ``d`` uses row ``d % 2`` of ``kinds`` / ``learners`` and the
+parameter table ``params_even`` or ``params_odd`` (the learner's team sits at seats {0, 2} on
+even deals and {1, 3} on odd ones). At a labelled decision the teacher decides first (its
+kernel reads the table ``tparams``; it draws from the seat's own streams, as it would
+seated); the seat then plays the teacher's choice with probability ``beta`` (DAgger's
+mixture), else its own. Everything else, the calling phase included, is the seats' own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.core.bind import bindable
+from sim.core.engine import DONE, PLAY, S_PHASE, S_TO_ACT, advance, apply_code, init_deal
+from sim.core.jit import kernel
+from strategies.compiled import decide
+from strategies.learned import B_MIDX, B_SIDX, M_MAX, MD, ND, NM_MAX, W_MDEN, W_SDEN, play_features
+
+bindable(globals(), "decide")
+
+B_SEL = 1 << 19  # scratch of buf: the plays kept when a decision has more than M_MAX
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+@kernel
+def _mix(x):
+    """splitmix64's finaliser: a well-spread uint64 of ``x``."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@kernel
+def _uniform(seed, deal, i):
+    """A uniform number in [0, 1) for decision ``i`` of ``deal`` (the collector's own draws:
+    they never touch a seat's streams)."""
+    x = _mix(seed * _MIX + np.uint64(deal) * np.uint64(0xD1B54A32D192ED03) + np.uint64(i))
+    return (x >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@kernel
+def collect_deals(seed, first, n, kinds, learners, params_even, params_odd, tkind, tparams,
+                  beta, rules, o_sidx, o_sden, o_nmov, o_midx, o_mden, o_label, o_deal,
+                  o_seat, o_agree, st, u, buf, fws, uws, status):
+    """Play deals ``first .. first + n - 1`` of ``seed`` (uint64) and write one row per label
+    (module docstring); stops early when the outputs are full. ``status[0]``: deals finished,
+    ``status[1]``: rows written (also returned)."""
+    cap = o_label.shape[0]
+    rows = 0
+    status[0] = 0
+    for i in range(n):
+        if rows + 64 > cap:  # a deal writes at most 54 rows
+            break
+        deal = first + i
+        par = deal % 2
+        params = params_even if par == 0 else params_odd
+        init_deal(st, u, seed, np.uint64(deal))
+        advance(st, u, rules)
+        step = 0
+        while st[S_PHASE] != DONE:
+            seat = st[S_TO_ACT]
+            kind = kinds[par, seat]
+            if st[S_PHASE] == PLAY and learners[par, seat] != 0:
+                tc = decide(tkind, tparams, st, u, rules, seat, buf, fws, uws)
+                nl, ns = play_features(st, u, rules, seat, params, buf, fws)
+                if nl > 1:
+                    lab = 0
+                    for j in range(nl):
+                        if buf[j] == tc:
+                            lab = j
+                    for t in range(ns):
+                        o_sidx[rows, t] = buf[B_SIDX + t]
+                    for t in range(ns, o_sidx.shape[1]):
+                        o_sidx[rows, t] = -1
+                    for d in range(ND):
+                        o_sden[rows, d] = fws[W_SDEN + d]
+                    kept = min(nl, M_MAX)
+                    if nl <= M_MAX:
+                        for j in range(nl):
+                            buf[B_SEL + j] = j
+                        o_label[rows] = lab
+                    else:  # the teacher's play first, then M_MAX - 1 others drawn uniformly
+                        m = 0
+                        for j in range(nl):
+                            if j != lab:
+                                buf[B_SEL + 1 + m] = j
+                                m += 1
+                        for j in range(kept - 1):
+                            r = j + int(_uniform(seed, deal, 1000 * step + j) * (m - j))
+                            t = buf[B_SEL + 1 + j]
+                            buf[B_SEL + 1 + j] = buf[B_SEL + 1 + r]
+                            buf[B_SEL + 1 + r] = t
+                        buf[B_SEL] = lab
+                        o_label[rows] = 0
+                    for q in range(M_MAX):
+                        if q < kept:
+                            j = buf[B_SEL + q]
+                            for t in range(NM_MAX):
+                                o_midx[rows, q, t] = buf[B_MIDX + j * NM_MAX + t]
+                            for d in range(MD):
+                                o_mden[rows, q, d] = fws[W_MDEN + j * MD + d]
+                        else:
+                            for t in range(NM_MAX):
+                                o_midx[rows, q, t] = -1
+                            for d in range(MD):
+                                o_mden[rows, q, d] = 0.0
+                    o_nmov[rows] = kept
+                    o_deal[rows] = deal
+                    o_seat[rows] = seat
+                    own = decide(kind, params, st, u, rules, seat, buf, fws, uws)
+                    o_agree[rows] = 1 if own == tc else 0
+                    rows += 1
+                    code = tc if _uniform(seed, deal, 1000 * step + 999) < beta else own
+                else:
+                    code = buf[0]
+            else:
+                code = decide(kind, params, st, u, rules, seat, buf, fws, uws)
+            apply_code(st, u, rules, code)
+            step += 1
+        status[0] = i + 1
+    status[1] = rows
+    return rows

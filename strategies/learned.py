@@ -1,0 +1,685 @@
+"""``learned``: a policy network distilled from ``expert`` (docs/learning.md), played by a
+numba forward pass inside the compiled deal loops, ``sim.Batch`` and the Python tier.
+
+What it decides
+    Trick play (R16–R21) by the network: every legal play is scored from an embedding of the
+    seat's own view and the play's own features; the best score is played (the first in
+    ``legal``'s canonical order on a tie). A forced play is played at once. Calling (R6–R8)
+    and give-backs are not learned: they use expert's default calling rule (greedy's show rule
+    with ``show_at``, ``min_cards``, ``partner_margin``) and greedy's give-back.
+
+The network (the trainer, ``sim.harness.jaxnet``, computes exactly this)::
+
+    h1  = relu(b1 + sum_k W1[sidx_k] + sden @ Wd)        state: active binary features sidx,
+    h2  = relu(b2 + h1 @ W2)                            dense features sden
+    g   = b3 + h2 @ W3
+    z_j = relu(g + bm + sum_k M[midx_jk] + mden_j @ Md) play j: active features midx_j, mden_j
+    s_j = z_j . v
+
+Fairness: ``features`` reads only the seat's own hand, the public record (played cards,
+voids shown, the current trick, the caller and the pair shown) and greedy's move (itself a
+fair kernel); ``tests/test_learned.py`` plays deals through both tiers (the Python tier runs
+the kernel on the masked state) and requires identical records.
+
+The weights travel in the seat's row of the parameter table (``strategies.params``): the
+first ``N_PARAMS`` slots hold the header (``LEARNED_PARAM_FIELDS``), the flat weights follow,
+so every loop that passes a parameter table passes them with no new argument. The file is a
+plain ``.npz`` read with ``allow_pickle=False``: loading weights never runs code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import zipfile
+from typing import Any
+
+import numpy as np
+
+from sim.cards import GROUP, GROUP_MASK, KEY_OF_ID, POINTS_KEY, STRENGTH, TRUMP_GROUP
+from sim.core.engine import (
+    CALL,
+    GIVEBACK,
+    S_ATT_POINTS,
+    S_CALLER,
+    S_CUR_CARD,
+    S_LEADER,
+    S_LEFT,
+    S_NTRICKS,
+    S_PHASE,
+    S_POS,
+    S_TRICK_A,
+    S_TRICK_B,
+    S_TRUMP,
+    S_VOIDS,
+    U_ONCE,
+    U_PLAYED_ONCE,
+    U_PLAYED_TWICE,
+    U_TWICE,
+    legal,
+)
+from sim.core.jit import kernel
+from sim.core.layout import layout
+from sim.core.movegen import code_first, code_second
+from sim.core.trick import beats, trick_points
+from sim.core.trick import trick_winner_inline as trick_winner
+from sim.errors import WeightsError
+from strategies.base import param
+from strategies.greedy import (
+    GREEDY_CALL_FIELDS,
+    greedy_decide,
+    greedy_giveback,
+    greedy_show,
+    is_master,
+    outside_masks,
+    voids_after,
+)
+from strategies.kinds import KIND_LEARNED
+from strategies.params import N_PARAMS, ROLLOUT_ROW, param_row
+from strategies.tier import CompiledStrategy
+
+FEATURE_VERSION = 1
+WEIGHTS_FORMAT = "shuangkou-learned"
+WEIGHTS_VERSION = 1
+
+# --- the state's binary features (indices into W1's rows) -------------------------------
+# relative seats: 1 = the next seat (an opponent), 2 = the partner, 3 = the seat before
+STATE_FIELDS = (
+    ("F_HAND1", 54),  # key k: at least one copy in my hand (key layout, sim.cards)
+    ("F_HAND2", 54),  # key k: both copies in my hand
+    ("F_PLAYED1", 54),  # key k: at least one copy played (public)
+    ("F_PLAYED2", 54),  # both copies played
+    ("F_VOID", 12),  # 3 (relative seat - 1) + group: that seat has shown a void (R18, R19)
+    ("F_TRICK_A", 3 * 54),  # this trick: the first card each relative seat played
+    ("F_TRICK_B", 3 * 54),  # and its second card (a pair lead)
+    ("F_POS", 4),  # plays before mine in this trick
+    ("F_LEAD_GROUP", 4),  # group of the lead (when I follow)
+    ("F_LEAD_PAIR", 1),
+    ("F_WIN_PARTNER", 1),  # who is winning the trick now (when I follow)
+    ("F_WIN_OPP", 1),
+    ("F_ATTACKER", 1),  # my team attacks (R10)
+    ("F_CALLER", 4),  # the caller's relative seat (0: me)
+    ("F_CALL_KEY", 54),  # the pair that made the caller (R10): public
+    ("F_NTRICKS", 27),  # tricks completed
+    ("F_ATT_PTS", 21),  # attackers' points so far, in tens (20: 200)
+)
+_F, DS = layout(STATE_FIELDS)
+F_HAND1 = _F["F_HAND1"]
+F_HAND2 = _F["F_HAND2"]
+F_PLAYED1 = _F["F_PLAYED1"]
+F_PLAYED2 = _F["F_PLAYED2"]
+F_VOID = _F["F_VOID"]
+F_TRICK_A = _F["F_TRICK_A"]
+F_TRICK_B = _F["F_TRICK_B"]
+F_POS = _F["F_POS"]
+F_LEAD_GROUP = _F["F_LEAD_GROUP"]
+F_LEAD_PAIR = _F["F_LEAD_PAIR"]
+F_WIN_PARTNER = _F["F_WIN_PARTNER"]
+F_WIN_OPP = _F["F_WIN_OPP"]
+F_ATTACKER = _F["F_ATTACKER"]
+F_CALLER = _F["F_CALLER"]
+F_CALL_KEY = _F["F_CALL_KEY"]
+F_NTRICKS = _F["F_NTRICKS"]
+F_ATT_PTS = _F["F_ATT_PTS"]
+NS_MAX = 256  # active state features at most (hand 54 + played 108 + the rest < 60)
+
+# the state's dense features (rows of Wd)
+DENSE_FIELDS = (
+    ("D_ATT", 1),  # attackers' points / 100
+    ("D_DEF", 1),  # defenders' points / 100
+    ("D_TRICK", 1),  # points in the current trick / 50
+    ("D_OUT", 1),  # points neither in my hand nor played / 100
+    ("D_MINE", 1),  # points in my hand / 50
+    ("D_LEFT", 1),  # cards left in each hand / 27
+    ("D_TRUMPS", 1),  # trumps in my hand / 27
+    ("D_CHOICES", 1),  # legal plays / 32
+)
+_D, ND = layout(DENSE_FIELDS)
+D_ATT = _D["D_ATT"]
+D_DEF = _D["D_DEF"]
+D_TRICK = _D["D_TRICK"]
+D_OUT = _D["D_OUT"]
+D_MINE = _D["D_MINE"]
+D_LEFT = _D["D_LEFT"]
+D_TRUMPS = _D["D_TRUMPS"]
+D_CHOICES = _D["D_CHOICES"]
+
+# --- a play's binary features (rows of M) ----------------------------------------------
+MOVE_FIELDS = (
+    ("MV_A", 54),  # its first card's key
+    ("MV_B", 54),  # its second card's key (two-card plays)
+    ("MV_SINGLE", 1),
+    ("MV_PAIR", 1),  # a pair (R15)
+    ("MV_TWO", 1),  # two cards that are not a pair (R19b–d)
+    ("MV_BEATS", 1),  # it would win the trick as it stands (R20, R21)
+    ("MV_WINS", 1),  # it beats and I play last: it takes the trick
+    ("MV_MASTER", 1),  # nothing outside my hand beats it in its group (greedy's is_master)
+    ("MV_GREEDY", 1),  # greedy's move (default parameters)
+    ("MV_PARTNER_WIN", 1),  # my partner is winning the trick now
+    ("MV_FOLLOWS", 1),  # of the led group
+    ("MV_TRUMP", 1),  # a trump (R12)
+    ("MV_PTS", 5),  # its points: 0, 5, 10, 15, 20+
+    ("MV_LAST", 1),  # the last trick (R23)
+    ("MV_VOIDS", 1),  # it leaves me void in its first card's group
+)
+_M, DM = layout(MOVE_FIELDS)
+MV_A = _M["MV_A"]
+MV_B = _M["MV_B"]
+MV_SINGLE = _M["MV_SINGLE"]
+MV_PAIR = _M["MV_PAIR"]
+MV_TWO = _M["MV_TWO"]
+MV_BEATS = _M["MV_BEATS"]
+MV_WINS = _M["MV_WINS"]
+MV_MASTER = _M["MV_MASTER"]
+MV_GREEDY = _M["MV_GREEDY"]
+MV_PARTNER_WIN = _M["MV_PARTNER_WIN"]
+MV_FOLLOWS = _M["MV_FOLLOWS"]
+MV_TRUMP = _M["MV_TRUMP"]
+MV_PTS = _M["MV_PTS"]
+MV_LAST = _M["MV_LAST"]
+MV_VOIDS = _M["MV_VOIDS"]
+NM_MAX = 12  # active features of one play at most (a, b, kind, 8 flags, points)
+
+MOVE_DENSE_FIELDS = (
+    ("MD_PTS", 1),  # its points / 20
+    ("MD_STRENGTH", 1),  # its first card's strength / 20
+    ("MD_TAKE", 1),  # the trick's points with it / 50
+    ("MD_LEFT_G", 1),  # cards of its first card's group left in my hand after it / 10
+)
+_MD, MD = layout(MOVE_DENSE_FIELDS)
+MD_PTS = _MD["MD_PTS"]
+MD_STRENGTH = _MD["MD_STRENGTH"]
+MD_TAKE = _MD["MD_TAKE"]
+MD_LEFT_G = _MD["MD_LEFT_G"]
+
+M_MAX = 40  # plays kept per training example (the teacher's and up to M_MAX - 1 others)
+
+# --- the parameter row: header, then the flat weights -----------------------------------
+LEARNED_PARAM_FIELDS = GREEDY_CALL_FIELDS + (("P_H1", 1), ("P_H2", 1), ("P_G", 1))
+_P, N_LEARNED_PARAMS = layout(LEARNED_PARAM_FIELDS)
+P_H1 = _P["P_H1"]
+P_H2 = _P["P_H2"]
+P_G = _P["P_G"]
+TAIL = N_PARAMS  # the weights start here in the row
+
+# the weight arrays in the order they lie in the row, with their shapes by (DS, ND, DM, MD,
+# H1, H2, G)
+WEIGHT_NAMES = ("W1", "Wd", "b1", "W2", "b2", "W3", "b3", "M", "Md", "bm", "v")
+
+
+def weight_shapes(h1: int, h2: int, g: int) -> dict[str, tuple[int, ...]]:
+    """The shape of every weight array of a network with hidden sizes ``h1``, ``h2``, ``g``."""
+    return {"W1": (DS, h1), "Wd": (ND, h1), "b1": (h1,), "W2": (h1, h2), "b2": (h2,),
+            "W3": (h2, g), "b3": (g,), "M": (DM, g), "Md": (MD, g), "bm": (g,), "v": (g,)}
+
+
+# scratch: where the kernel keeps its lists (``buf``: the legal codes use the first
+# MAX_CHOICES slots) and its vectors (``fws``)
+SCRATCH_FIELDS = (("B_SIDX", NS_MAX), ("B_MIDX", 1536 * NM_MAX))
+_B, _ = layout(SCRATCH_FIELDS, start=2048)
+B_SIDX = _B["B_SIDX"]
+B_MIDX = _B["B_MIDX"]
+FLOAT_FIELDS = (("W_SDEN", ND), ("W_H1", 1024), ("W_H2", 1024), ("W_G", 1024),
+                ("W_MDEN", 1536 * MD), ("W_SCORES", 1536))
+_W, _ = layout(FLOAT_FIELDS)
+W_SDEN = _W["W_SDEN"]
+W_H1 = _W["W_H1"]
+W_H2 = _W["W_H2"]
+W_G = _W["W_G"]
+W_MDEN = _W["W_MDEN"]
+W_SCORES = _W["W_SCORES"]
+MAX_HIDDEN = 1024
+
+
+@kernel
+def _points_of(trump, o, w):
+    """Face points (R3) of the keys in the (once, twice) masks ``o``, ``w``."""
+    p = 0
+    for k in range(54):
+        if (o >> np.uint64(k)) & np.uint64(1):
+            p += POINTS_KEY[trump, k]
+        if (w >> np.uint64(k)) & np.uint64(1):
+            p += POINTS_KEY[trump, k]
+    return p
+
+
+@kernel
+def features(st, u, rules, seat, params, n, buf, fws):
+    """Write the features of ``seat``'s play decision: the state's active features at
+    ``buf[B_SIDX:]`` (returns how many), its dense ones at ``fws[W_SDEN:]``, and for each of
+    the ``n`` legal plays in ``buf[:n]`` its active features at ``buf[B_MIDX + j * NM_MAX:]``
+    (padded with -1) and its dense ones at ``fws[W_MDEN + j * MD:]``. Reads only the seat's
+    own view (module docstring); ``buf[n]`` holds greedy's move on entry."""
+    trump = st[S_TRUMP]
+    one = np.uint64(1)
+    mo = u[U_ONCE + seat]
+    mw = u[U_TWICE + seat]
+    po = u[U_PLAYED_ONCE]
+    pw = u[U_PLAYED_TWICE]
+    ns = 0
+    for k in range(54):
+        kk = np.uint64(k)
+        if (mo >> kk) & one:
+            buf[B_SIDX + ns] = F_HAND1 + k
+            ns += 1
+        if (mw >> kk) & one:
+            buf[B_SIDX + ns] = F_HAND2 + k
+            ns += 1
+        if (po >> kk) & one:
+            buf[B_SIDX + ns] = F_PLAYED1 + k
+            ns += 1
+        if (pw >> kk) & one:
+            buf[B_SIDX + ns] = F_PLAYED2 + k
+            ns += 1
+    for r in range(1, 4):
+        s = (seat + r) % 4
+        v = st[S_VOIDS + s]
+        for g in range(4):
+            if (v >> g) & 1:
+                buf[B_SIDX + ns] = F_VOID + 4 * (r - 1) + g
+                ns += 1
+    pos = st[S_POS]
+    leader = st[S_LEADER]
+    for p in range(pos):
+        r = (leader + p - seat) % 4
+        buf[B_SIDX + ns] = F_TRICK_A + 54 * (r - 1) + st[S_TRICK_A + p]
+        ns += 1
+        if st[S_TRICK_B + p] >= 0:
+            buf[B_SIDX + ns] = F_TRICK_B + 54 * (r - 1) + st[S_TRICK_B + p]
+            ns += 1
+    buf[B_SIDX + ns] = F_POS + pos
+    ns += 1
+    pair = False
+    lead_group = -1
+    w = 0
+    partner_winning = False
+    best_s = -1
+    best_trump = False
+    trick_pts = 0
+    if pos > 0:
+        lead_group = GROUP[st[S_TRICK_A]]
+        pair = st[S_TRICK_B] >= 0
+        buf[B_SIDX + ns] = F_LEAD_GROUP + lead_group
+        ns += 1
+        if pair:
+            buf[B_SIDX + ns] = F_LEAD_PAIR
+            ns += 1
+        w = trick_winner(st, S_TRICK_A, S_TRICK_B, pos)
+        partner_winning = (((leader + w) % 4) & 1) == (seat & 1)
+        buf[B_SIDX + ns] = F_WIN_PARTNER if partner_winning else F_WIN_OPP
+        ns += 1
+        kw = st[S_TRICK_A + w]
+        best_s = STRENGTH[kw]
+        best_trump = GROUP[kw] == TRUMP_GROUP
+        trick_pts = trick_points(st, S_TRICK_A, S_TRICK_B, pos, trump)
+    caller = st[S_CALLER]
+    attacker = (caller & 1) == (seat & 1)
+    if attacker:
+        buf[B_SIDX + ns] = F_ATTACKER
+        ns += 1
+    buf[B_SIDX + ns] = F_CALLER + (caller - seat) % 4
+    ns += 1
+    if st[S_CUR_CARD] >= 0:
+        buf[B_SIDX + ns] = F_CALL_KEY + KEY_OF_ID[trump, st[S_CUR_CARD]]
+        ns += 1
+    buf[B_SIDX + ns] = F_NTRICKS + min(st[S_NTRICKS], 26)
+    ns += 1
+    att = st[S_ATT_POINTS]
+    buf[B_SIDX + ns] = F_ATT_PTS + min(att // 10, 20)
+    ns += 1
+    # dense
+    played_pts = _points_of(trump, po, pw)
+    mine = _points_of(trump, mo, mw)
+    done_pts = played_pts - trick_pts  # points in completed tricks
+    fws[W_SDEN + D_ATT] = att / 100.0
+    fws[W_SDEN + D_DEF] = (done_pts - att) / 100.0
+    fws[W_SDEN + D_TRICK] = trick_pts / 50.0
+    fws[W_SDEN + D_OUT] = (200 - played_pts - mine) / 100.0
+    fws[W_SDEN + D_MINE] = mine / 50.0
+    left = st[S_LEFT]
+    fws[W_SDEN + D_LEFT] = left / 27.0
+    ntr = 0
+    tm = GROUP_MASK[TRUMP_GROUP]
+    for k in range(54):
+        if (tm >> np.uint64(k)) & one:
+            ntr += ((mo >> np.uint64(k)) & one) + ((mw >> np.uint64(k)) & one)
+    fws[W_SDEN + D_TRUMPS] = ntr / 27.0
+    fws[W_SDEN + D_CHOICES] = n / 32.0
+    # the plays
+    greedy_code = buf[n]
+    out1, out2 = outside_masks(u, seat)
+    voids = voids_after(st, seat)
+    last_trick = left == 1
+    for j in range(n):
+        c = buf[j]
+        a = code_first(c)
+        b = code_second(c)
+        at = B_MIDX + j * NM_MAX
+        m = 0
+        buf[at + m] = MV_A + a
+        m += 1
+        if b >= 0:
+            buf[at + m] = MV_B + b
+            m += 1
+            buf[at + m] = MV_PAIR if b == a else MV_TWO
+        else:
+            buf[at + m] = MV_SINGLE
+        m += 1
+        is_pair = b == a
+        beat = pos > 0 and beats(a, b, pair, lead_group, best_s, best_trump)
+        if beat:
+            buf[at + m] = MV_BEATS
+            m += 1
+            if pos == 3:
+                buf[at + m] = MV_WINS
+                m += 1
+        if is_master(voids, a, is_pair, out1, out2):
+            buf[at + m] = MV_MASTER
+            m += 1
+        if c == greedy_code:
+            buf[at + m] = MV_GREEDY
+            m += 1
+        if pos > 0 and partner_winning:
+            buf[at + m] = MV_PARTNER_WIN
+            m += 1
+        ga = GROUP[a]
+        if pos > 0 and ga == lead_group:
+            buf[at + m] = MV_FOLLOWS
+            m += 1
+        if ga == TRUMP_GROUP:
+            buf[at + m] = MV_TRUMP
+            m += 1
+        pts = POINTS_KEY[trump, a] + (POINTS_KEY[trump, b] if b >= 0 else 0)
+        buf[at + m] = MV_PTS + min(pts // 5, 4)
+        m += 1
+        if last_trick:
+            buf[at + m] = MV_LAST
+            m += 1
+        # cards of a's group left in my hand after the play
+        gm = GROUP_MASK[ga]
+        lo = mo & gm
+        lw = mw & gm
+        cnt = 0
+        for k in range(54):
+            if (lo >> np.uint64(k)) & one:
+                cnt += 1
+            if (lw >> np.uint64(k)) & one:
+                cnt += 1
+        cnt -= 1
+        if b >= 0 and GROUP[b] == ga:
+            cnt -= 1
+        if cnt == 0:
+            buf[at + m] = MV_VOIDS
+            m += 1
+        while m < NM_MAX:
+            buf[at + m] = -1
+            m += 1
+        dt = W_MDEN + j * MD
+        fws[dt + MD_PTS] = pts / 20.0
+        fws[dt + MD_STRENGTH] = STRENGTH[a] / 20.0
+        fws[dt + MD_TAKE] = (trick_pts + pts) / 50.0
+        fws[dt + MD_LEFT_G] = cnt / 10.0
+    return ns
+
+
+@kernel
+def net_scores(w, h1n, h2n, gn, ns, n, buf, fws, out):
+    """The network's score of each of the ``n`` plays whose features ``features`` wrote, into
+    ``fws[out + j]``; ``w``: the seat's parameter row (the weights from ``TAIL`` on)."""
+    o_w1 = TAIL
+    o_wd = o_w1 + DS * h1n
+    o_b1 = o_wd + ND * h1n
+    o_w2 = o_b1 + h1n
+    o_b2 = o_w2 + h1n * h2n
+    o_w3 = o_b2 + h2n
+    o_b3 = o_w3 + h2n * gn
+    o_m = o_b3 + gn
+    o_md = o_m + DM * gn
+    o_bm = o_md + MD * gn
+    o_v = o_bm + gn
+    for i in range(h1n):
+        fws[W_H1 + i] = w[o_b1 + i]
+    for t in range(ns):
+        r = o_w1 + buf[B_SIDX + t] * h1n
+        for i in range(h1n):
+            fws[W_H1 + i] += w[r + i]
+    for d in range(ND):
+        x = fws[W_SDEN + d]
+        if x != 0.0:
+            r = o_wd + d * h1n
+            for i in range(h1n):
+                fws[W_H1 + i] += x * w[r + i]
+    for i in range(h2n):
+        fws[W_H2 + i] = w[o_b2 + i]
+    for i in range(h1n):
+        x = fws[W_H1 + i]
+        if x > 0.0:  # relu
+            r = o_w2 + i * h2n
+            for j in range(h2n):
+                fws[W_H2 + j] += x * w[r + j]
+    for i in range(gn):
+        fws[W_G + i] = w[o_b3 + i] + w[o_bm + i]
+    for i in range(h2n):
+        x = fws[W_H2 + i]
+        if x > 0.0:
+            r = o_w3 + i * gn
+            for j in range(gn):
+                fws[W_G + j] += x * w[r + j]
+    z = W_H1  # h1 is no longer needed: the play's hidden vector goes there
+    for p in range(n):
+        for i in range(gn):
+            fws[z + i] = fws[W_G + i]
+        at = B_MIDX + p * NM_MAX
+        for t in range(NM_MAX):
+            f = buf[at + t]
+            if f < 0:
+                break
+            r = o_m + f * gn
+            for i in range(gn):
+                fws[z + i] += w[r + i]
+        dt = W_MDEN + p * MD
+        for d in range(MD):
+            x = fws[dt + d]
+            if x != 0.0:
+                r = o_md + d * gn
+                for i in range(gn):
+                    fws[z + i] += x * w[r + i]
+        s = 0.0
+        for i in range(gn):
+            x = fws[z + i]
+            if x > 0.0:
+                s += x * w[o_v + i]
+        fws[out + p] = s
+
+
+@kernel
+def play_features(st, u, rules, seat, params, buf, fws):
+    """The legal plays of ``seat`` at ``buf[:n]`` and, when there are two or more, their
+    features (``features``); returns ``(n, ns)`` (``ns`` = 0 for a forced play)."""
+    g = greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf)
+    n = legal(st, u, buf)
+    if n == 1:
+        return n, 0
+    buf[n] = g
+    return n, features(st, u, rules, seat, params, n, buf, fws)
+
+
+@kernel
+def learned_play(st, u, rules, seat, params, buf, fws):
+    """The network's play for ``seat`` (``buf[:n]``: the legal codes)."""
+    n, ns = play_features(st, u, rules, seat, params, buf, fws)
+    if n == 1:
+        return buf[0]
+    w = params[seat]
+    out = W_SCORES
+    net_scores(w, np.int64(w[P_H1]), np.int64(w[P_H2]), np.int64(w[P_G]), ns, n, buf, fws,
+               out)
+    best = 0
+    for j in range(1, n):
+        if fws[out + j] > fws[out + best]:
+            best = j
+    return buf[best]
+
+
+@kernel
+def learned_decide(st, u, rules, seat, params, buf, fws, uws):
+    """The learned player's choice code (module docstring)."""
+    ph = st[S_PHASE]
+    if ph == CALL:
+        return greedy_show(st, u, seat, params, seat)
+    if ph == GIVEBACK:
+        return greedy_giveback(st, u, seat)
+    return learned_play(st, u, rules, seat, params, buf, fws)
+
+
+# --- the weights file --------------------------------------------------------------------
+def shipped_weights() -> str:
+    """The weights that ship with the package (docs/learning.md says how they were made)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights", "learned.npz")
+
+
+def _dims(arrays: dict[str, np.ndarray], where: str) -> tuple[int, int, int]:
+    try:
+        h1 = int(arrays["b1"].shape[0])
+        h2 = int(arrays["b2"].shape[0])
+        g = int(arrays["v"].shape[0])
+    except (KeyError, IndexError, AttributeError):
+        raise WeightsError(f"{where}: not a learned player's weights file (needs the arrays "
+                           f"{', '.join(WEIGHT_NAMES)})") from None
+    for name, d in (("H1", h1), ("H2", h2), ("G", g)):
+        if not 1 <= d <= MAX_HIDDEN:
+            raise WeightsError(f"{where}: hidden size {name}={d} is outside 1 … {MAX_HIDDEN}")
+    return h1, h2, g
+
+
+def check_arrays(arrays: dict[str, Any], where: str = "weights") -> dict[str, np.ndarray]:
+    """The weight arrays as float64, checked: every name present with its shape, all finite;
+    else a WeightsError naming the problem."""
+    missing = [k for k in WEIGHT_NAMES if k not in arrays]
+    if missing:
+        raise WeightsError(f"{where}: missing weight arrays {', '.join(missing)} (a learned "
+                           f"player's file holds {', '.join(WEIGHT_NAMES)})")
+    out = {}
+    for k in WEIGHT_NAMES:
+        a = np.asarray(arrays[k])
+        if a.dtype.kind != "f":
+            raise WeightsError(f"{where}: array {k} has dtype {a.dtype}; expected floats")
+        out[k] = a.astype(np.float64)
+    h1, h2, g = _dims(out, where)
+    for k, shape in weight_shapes(h1, h2, g).items():
+        if out[k].shape != shape:
+            raise WeightsError(f"{where}: array {k} has shape {out[k].shape}; this version's "
+                               f"features need {shape} (state {DS}+{ND}, play {DM}+{MD} "
+                               f"features, feature version {FEATURE_VERSION})")
+        if not np.all(np.isfinite(out[k])):
+            raise WeightsError(f"{where}: array {k} holds values that are not finite")
+    return out
+
+
+def save_weights(path: str, arrays: dict[str, Any], meta: dict[str, Any]) -> None:
+    """Write ``arrays`` (checked) and ``meta`` (JSON) as a weights file, atomically."""
+    arrs = check_arrays(arrays, path)
+    tmp = f"{path}.tmp{os.getpid()}.npz"
+    np.savez_compressed(tmp, format=np.array(WEIGHTS_FORMAT), version=np.array(WEIGHTS_VERSION),
+                        feature_version=np.array(FEATURE_VERSION),
+                        meta=np.array(json.dumps(meta, sort_keys=True)), **arrs)
+    os.replace(tmp, path)
+
+
+def load_weights(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The weight arrays and the metadata of the weights file ``path``, checked (never
+    unpickles: a file that needs it is refused)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise WeightsError(f"weights file {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise WeightsError(f"weights file {path!r} is a folder, not a .npz file") from None
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
+        raise WeightsError(f"weights file {path!r} is not a readable .npz weights file "
+                           f"(corrupt or truncated?): {e}") from None
+    fmt = str(data.get("format", ""))
+    if fmt != WEIGHTS_FORMAT:
+        raise WeightsError(f"{path}: not a learned player's weights file (format {fmt!r}; "
+                           f"expected {WEIGHTS_FORMAT!r})")
+    for key, want in (("version", WEIGHTS_VERSION), ("feature_version", FEATURE_VERSION)):
+        try:
+            got = int(data[key])
+        except (KeyError, TypeError, ValueError):
+            got = None
+        if got != want:
+            raise WeightsError(f"{path}: weights file {key} {got}; this version of shuangkou "
+                               f"reads {key} {want} only")
+    try:
+        meta = json.loads(str(data.get("meta", "{}")))
+    except ValueError:
+        raise WeightsError(f"{path}: its metadata is not JSON") from None
+    return check_arrays(data, path), meta
+
+
+def flat_row(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """The weights in the order they lie in a parameter row's tail (``net_scores``)."""
+    return np.concatenate([arrays[k].ravel() for k in WEIGHT_NAMES]).astype(np.float64)
+
+
+_ROWS: dict[tuple, tuple[np.ndarray, tuple[int, int, int]]] = {}
+
+
+def weights_row(path: str) -> tuple[np.ndarray, tuple[int, int, int]]:
+    """The flat weights of the file ``path`` (read-only) and its hidden sizes, cached by
+    path, size and modification time (a tournament's seats and workers share one copy)."""
+    try:
+        stt = os.stat(path)
+        key: tuple | None = (os.path.abspath(path), stt.st_size, stt.st_mtime_ns)
+    except OSError:
+        key = None
+    if key is not None and key in _ROWS:
+        return _ROWS[key]
+    arrays, _ = load_weights(path)
+    flat = flat_row(arrays)
+    flat.flags.writeable = False
+    out = (flat, _dims(arrays, path))
+    if key is not None:
+        if len(_ROWS) >= 4:
+            _ROWS.clear()
+        _ROWS[key] = out
+    return out
+
+
+class LearnedStrategy(CompiledStrategy):
+    """Policy network distilled from expert: the network plays the tricks; calling and
+    give-backs by expert's default rule (docs/learning.md)."""
+
+    name = "learned"
+    compiled_kind = KIND_LEARNED
+    params_tail = True  # its parameter row carries the weights after the N_PARAMS header
+    weights = param("", str, doc="weights file (.npz, `shuangkou train`); empty: the shipped "
+                                 "weights")
+    show_at = param(0.40, float, lo=0.0, hi=1.0, doc="calling: greedy's show_at (expert's)")
+    min_cards = param(18, int, lo=1, hi=27, doc="calling: greedy's min_cards (expert's)")
+    partner_margin = param(0.10, float, lo=0.0, hi=1.0,
+                           doc="calling: greedy's partner_margin (expert's)")
+
+    def weights_path(self) -> str:
+        return os.path.expanduser(self.weights) if self.weights else shipped_weights()
+
+    def kernel_decide(self, params, st, u, rules, seat, buf, fws, uws):
+        return learned_decide(st, u, rules, seat, params, buf, fws, uws)
+
+    def compiled_params(self) -> np.ndarray:
+        """The header, then the weights (``params_tail``: longer than ``N_PARAMS``)."""
+        flat, (h1, h2, g) = weights_row(self.weights_path())
+        head = param_row(LEARNED_PARAM_FIELDS, {
+            "P_SHOW_AT": self.show_at, "P_MIN_CARDS": self.min_cards,
+            "P_PARTNER_MARGIN": self.partner_margin, "P_H1": h1, "P_H2": h2, "P_G": g})
+        row = np.zeros(TAIL + flat.size, dtype=np.float64)
+        row[:len(head)] = head
+        row[TAIL:] = flat
+        return row
+
+
+def n_weights(h1: int, h2: int, g: int) -> int:
+    """How many floats a network with these hidden sizes holds."""
+    return sum(math.prod(s) for s in weight_shapes(h1, h2, g).values())
