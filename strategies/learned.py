@@ -37,7 +37,16 @@ from typing import Any
 
 import numpy as np
 
-from sim.cards import GROUP, GROUP_MASK, KEY_OF_ID, POINTS_KEY, STRENGTH, TRUMP_GROUP
+from sim.cards import (
+    ABOVE_STRENGTH,
+    GROUP,
+    GROUP_MASK,
+    KEY_OF_ID,
+    POINTS_KEY,
+    STRENGTH,
+    TRUMP_GROUP,
+)
+from sim.core.bits import popcount
 from sim.core.engine import (
     CALL,
     GIVEBACK,
@@ -134,6 +143,8 @@ DENSE_FIELDS = (
     ("D_LEFT", 1),  # cards left in each hand / 27
     ("D_TRUMPS", 1),  # trumps in my hand / 27
     ("D_CHOICES", 1),  # legal plays / 32
+    ("D_OUT_G", 4),  # by group: copies neither in my hand nor played / 20
+    ("D_MINE_G", 4),  # by group: cards in my hand / 20
 )
 _D, ND = layout(DENSE_FIELDS)
 D_ATT = _D["D_ATT"]
@@ -144,6 +155,8 @@ D_MINE = _D["D_MINE"]
 D_LEFT = _D["D_LEFT"]
 D_TRUMPS = _D["D_TRUMPS"]
 D_CHOICES = _D["D_CHOICES"]
+D_OUT_G = _D["D_OUT_G"]
+D_MINE_G = _D["D_MINE_G"]
 
 # --- a play's binary features (rows of M) ----------------------------------------------
 MOVE_FIELDS = (
@@ -162,6 +175,9 @@ MOVE_FIELDS = (
     ("MV_PTS", 5),  # its points: 0, 5, 10, 15, 20+
     ("MV_LAST", 1),  # the last trick (R23)
     ("MV_VOIDS", 1),  # it leaves me void in its first card's group
+    ("MV_ABOVE", 4),  # copies outside my hand that beat it in its group: 0, 1, 2, 3+
+    ("MV_PARTNER_AFTER", 1),  # my partner plays after me in this trick
+    ("MV_OPP_VOID", 1),  # an opponent after me is known void in the led (or its) group
 )
 _M, DM = layout(MOVE_FIELDS)
 MV_A = _M["MV_A"]
@@ -179,19 +195,24 @@ MV_TRUMP = _M["MV_TRUMP"]
 MV_PTS = _M["MV_PTS"]
 MV_LAST = _M["MV_LAST"]
 MV_VOIDS = _M["MV_VOIDS"]
-NM_MAX = 12  # active features of one play at most (a, b, kind, 8 flags, points)
+MV_ABOVE = _M["MV_ABOVE"]
+MV_PARTNER_AFTER = _M["MV_PARTNER_AFTER"]
+MV_OPP_VOID = _M["MV_OPP_VOID"]
+NM_MAX = 16  # active features of one play at most (two cards, its kind, points, 12 flags)
 
 MOVE_DENSE_FIELDS = (
     ("MD_PTS", 1),  # its points / 20
     ("MD_STRENGTH", 1),  # its first card's strength / 20
     ("MD_TAKE", 1),  # the trick's points with it / 50
     ("MD_LEFT_G", 1),  # cards of its first card's group left in my hand after it / 10
+    ("MD_OUT_G", 1),  # copies of its group neither in my hand nor played / 20
 )
 _MD, MD = layout(MOVE_DENSE_FIELDS)
 MD_PTS = _MD["MD_PTS"]
 MD_STRENGTH = _MD["MD_STRENGTH"]
 MD_TAKE = _MD["MD_TAKE"]
 MD_LEFT_G = _MD["MD_LEFT_G"]
+MD_OUT_G = _MD["MD_OUT_G"]
 
 M_MAX = 40  # plays kept per training example (the teacher's and up to M_MAX - 1 others)
 
@@ -346,9 +367,13 @@ def features(st, u, rules, seat, params, n, buf, fws):
             ntr += ((mo >> np.uint64(k)) & one) + ((mw >> np.uint64(k)) & one)
     fws[W_SDEN + D_TRUMPS] = ntr / 27.0
     fws[W_SDEN + D_CHOICES] = n / 32.0
+    out1, out2 = outside_masks(u, seat)
+    for g in range(4):
+        gm = GROUP_MASK[g]
+        fws[W_SDEN + D_OUT_G + g] = (popcount(out1 & gm) + popcount(out2 & gm)) / 20.0
+        fws[W_SDEN + D_MINE_G + g] = (popcount(mo & gm) + popcount(mw & gm)) / 20.0
     # the plays
     greedy_code = buf[n]
-    out1, out2 = outside_masks(u, seat)
     voids = voids_after(st, seat)
     last_trick = left == 1
     for j in range(n):
@@ -412,6 +437,15 @@ def features(st, u, rules, seat, params, n, buf, fws):
         if cnt == 0:
             buf[at + m] = MV_VOIDS
             m += 1
+        above = popcount((out2 if is_pair else out1) & ABOVE_STRENGTH[a])
+        buf[at + m] = MV_ABOVE + min(above, 3)
+        m += 1
+        if pos <= 1:
+            buf[at + m] = MV_PARTNER_AFTER
+            m += 1
+        if pos < 3 and (voids >> (lead_group if pos > 0 else ga)) & 1:
+            buf[at + m] = MV_OPP_VOID
+            m += 1
         while m < NM_MAX:
             buf[at + m] = -1
             m += 1
@@ -420,6 +454,7 @@ def features(st, u, rules, seat, params, n, buf, fws):
         fws[dt + MD_STRENGTH] = STRENGTH[a] / 20.0
         fws[dt + MD_TAKE] = (trick_pts + pts) / 50.0
         fws[dt + MD_LEFT_G] = cnt / 10.0
+        fws[dt + MD_OUT_G] = (popcount(out1 & gm) + popcount(out2 & gm)) / 20.0
     return ns
 
 

@@ -24,10 +24,11 @@ def _fields() -> dict[str, tuple[Any, tuple[int, ...]]]:
     return {"sidx": (np.int16, (NS_MAX,)), "sden": (np.float32, (ND,)),
             "nmov": (np.int16, ()), "midx": (np.int16, (M_MAX, NM_MAX)),
             "mden": (np.float32, (M_MAX, MD)), "label": (np.int16, ()),
+            "q": (np.float32, (M_MAX,)),
             "deal": (np.int64, ()), "seat": (np.int8, ()), "agree": (np.int8, ())}
 
 
-FIELDS = ("sidx", "sden", "nmov", "midx", "mden", "label", "deal", "seat", "agree")
+FIELDS = ("sidx", "sden", "nmov", "midx", "mden", "label", "q", "deal", "seat", "agree")
 ROWS_PER_DEAL = 54  # a seat makes 27 plays: two learner seats label at most 54 a deal
 
 
@@ -94,9 +95,8 @@ def _chunk(args: tuple) -> dict[str, np.ndarray]:
     status = np.zeros(2, dtype=np.int64)
     rows = mod.collect_deals(np.uint64(seed), np.int64(first), np.int64(n), kinds, learners,
                              pe, po, np.int64(t.compiled_kind), tparams, float(beta),
-                             as_rules(rules_spec).array(), out["sidx"], out["sden"],
-                             out["nmov"], out["midx"], out["mden"], out["label"], out["deal"],
-                             out["seat"], out["agree"], st, u, buf, fws, uws, status)
+                             as_rules(rules_spec).array(), *(out[k] for k in FIELDS),
+                             st, u, buf, fws, uws, status)
     if status[0] != n:  # pragma: no cover - the outputs hold 54 rows a deal
         from sim.errors import WorkerError
 

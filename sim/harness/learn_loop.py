@@ -19,14 +19,17 @@ from __future__ import annotations
 import numpy as np
 
 from sim.core.bind import bindable
-from sim.core.engine import DONE, PLAY, S_PHASE, S_TO_ACT, advance, apply_code, init_deal
+from sim.core.engine import DONE, PLAY, S_PHASE, S_TO_ACT, advance, apply_code, init_deal, legal
 from sim.core.jit import kernel
 from strategies.compiled import decide
+from strategies.expert import F_SUM, MAX_POOL, MAX_ROLLOUTS, P_ITERATIONS, P_SAMPLES
+from strategies.kinds import KIND_EXPERT
 from strategies.learned import B_MIDX, B_SIDX, M_MAX, MD, ND, NM_MAX, W_MDEN, W_SDEN, play_features
 
 bindable(globals(), "decide")
 
 B_SEL = 1 << 19  # scratch of buf: the plays kept when a decision has more than M_MAX
+Q_TMP = 1 << 17  # scratch of fws: the teacher's values of the plays, before the features
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -48,11 +51,13 @@ def _uniform(seed, deal, i):
 
 @kernel
 def collect_deals(seed, first, n, kinds, learners, params_even, params_odd, tkind, tparams,
-                  beta, rules, o_sidx, o_sden, o_nmov, o_midx, o_mden, o_label, o_deal,
+                  beta, rules, o_sidx, o_sden, o_nmov, o_midx, o_mden, o_label, o_q, o_deal,
                   o_seat, o_agree, st, u, buf, fws, uws, status):
     """Play deals ``first .. first + n - 1`` of ``seed`` (uint64) and write one row per label
     (module docstring); stops early when the outputs are full. ``status[0]``: deals finished,
-    ``status[1]``: rows written (also returned)."""
+    ``status[1]``: rows written (also returned). ``o_q``: the teacher's value of each kept
+    play where it has one (expert: the mean of its first-stage rollouts, in points per deal,
+    as ``strategies.search.deal_value``), else NaN."""
     cap = o_label.shape[0]
     rows = 0
     status[0] = 0
@@ -70,6 +75,14 @@ def collect_deals(seed, first, n, kinds, learners, params_even, params_odd, tkin
             kind = kinds[par, seat]
             if st[S_PHASE] == PLAY and learners[par, seat] != 0:
                 tc = decide(tkind, tparams, st, u, rules, seat, buf, fws, uws)
+                samples = min(np.int64(tparams[seat, P_SAMPLES]), np.int64(MAX_POOL // 2))
+                has_q = tkind == KIND_EXPERT and samples > 0 and \
+                    tparams[seat, P_ITERATIONS] == 0
+                if has_q:  # F_SUM holds the sums of the first stage, in legal order
+                    nq = legal(st, u, buf[B_SEL:])
+                    worlds = max(min(samples, MAX_ROLLOUTS // max(nq, 1)), 2)
+                    for j in range(nq):
+                        fws[Q_TMP + j] = fws[F_SUM + j] / worlds
                 nl, ns = play_features(st, u, rules, seat, params, buf, fws)
                 if nl > 1:
                     lab = 0
@@ -107,7 +120,9 @@ def collect_deals(seed, first, n, kinds, learners, params_even, params_odd, tkin
                                 o_midx[rows, q, t] = buf[B_MIDX + j * NM_MAX + t]
                             for d in range(MD):
                                 o_mden[rows, q, d] = fws[W_MDEN + j * MD + d]
+                            o_q[rows, q] = fws[Q_TMP + j] if has_q else np.nan
                         else:
+                            o_q[rows, q] = np.nan
                             for t in range(NM_MAX):
                                 o_midx[rows, q, t] = -1
                             for d in range(MD):
