@@ -909,6 +909,28 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from sim.harness import jaxnet, train
+
+    jaxnet.require_jax()  # first: without the extra, one line and nothing written
+    cfg = train.make_config(args.teacher, seed=args.seed, deals=args.deals, epochs=args.epochs,
+                            holdout=args.holdout, eval_pairs=args.eval_pairs,
+                            eval_seed=args.eval_seed, hidden=args.hidden, batch=args.batch,
+                            lr=args.lr, dtype=args.dtype)
+    rounds = args.rounds if args.rounds is not None or args.hours is not None else \
+        train.DEFAULT_ROUNDS
+    res = train.run(cfg, args.out, rounds=rounds, hours=args.hours, jobs=args.jobs,
+                    resume=args.resume)
+    last = res.rows[-1] if res.rows else None
+    if last is not None and last["pairs"]:
+        print(f"trained {res.rounds} round(s), {res.labels:,} labels, {res.seconds:.0f} s; last "
+              f"epoch vs {train.BASELINE} {last['margin']:+.3f} points per deal per player, 95% "
+              f"interval [{last['lo']:+.3f}, {last['hi']:+.3f}] ({last['pairs']} pairs); "
+              f"curve in {os.path.join(args.out, 'curve.csv')} and curve.png")
+    print(res.weights)
+    return 0
+
+
 _COMPILING_COMMANDS = ("play", "estimate", "bench", "human", "tournament", "replay",
                        "validate")
 
@@ -1219,6 +1241,41 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--no-progress", action="store_true", help="no progress bar")
     tu.add_argument("--plugin", action="append", metavar="FILE", help=PLUGIN_HELP)
     tu.set_defaults(func=cmd_tune)
+
+    tr = sub.add_parser("train", help="distil a teacher into the learned player's network "
+                                      "(DAgger; needs the train extra; docs/learning.md)")
+    tr.add_argument("--teacher", default="expert",
+                    help="a compiled built-in player whose choices are the labels "
+                         "(default expert)")
+    tr.add_argument("--rounds", type=_pos_int, default=None,
+                    help="DAgger rounds (default: until --hours is spent; 6 without --hours)")
+    tr.add_argument("--hours", type=float, default=None,
+                    help="wall-time budget: stop cleanly, weights exported, when it is spent")
+    tr.add_argument("--deals", type=_pos_int, default=2000,
+                    help="deals whose labels each round collects (default 2000)")
+    tr.add_argument("--epochs", type=_pos_int, default=2,
+                    help="passes over all labels so far after each round (default 2)")
+    tr.add_argument("--holdout", type=_pos_int, default=200,
+                    help="deals of the held-out labels (teacher's play; default 200)")
+    tr.add_argument("--eval-pairs", type=_nonneg_int, default=500,
+                    help="duplicate pairs against greedy after each epoch (default 500; 0: none)")
+    tr.add_argument("--hidden", default="128,64,64", metavar="H1,H2,G",
+                    help="the network's sizes (default 128,64,64)")
+    tr.add_argument("--batch", type=_pos_int, default=256, help="minibatch (default 256)")
+    tr.add_argument("--lr", type=float, default=1e-3, help="Adam's step size (default 0.001)")
+    tr.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                    help="training arithmetic (default float32; weights are saved as float64)")
+    tr.add_argument("--seed", default="0", help="the recipe's seed: deals, init, order "
+                                                "(default 0)")
+    tr.add_argument("--eval-seed", default=None,
+                    help="the evaluation's seed (default: --seed + 1)")
+    tr.add_argument("--jobs", type=_pos_int, default=1,
+                    help="parallel workers for labels and evaluation (default 1)")
+    tr.add_argument("--out", default="train", metavar="DIR",
+                    help="checkpoint, labels, weights, curve.csv/.md/.png, train.log "
+                         "(default ./train)")
+    tr.add_argument("--resume", action="store_true", help="continue the checkpoint in --out")
+    tr.set_defaults(func=cmd_train)
     return p
 
 

@@ -36,7 +36,8 @@ LAYERS = {
         "sim.harness.results", "sim.harness.forkpool", "sim.harness.tournament",
         "sim.harness.estimate", "sim.harness.standings",
         "sim.harness.bench", "sim.harness.analyze", "sim.harness.swings", "sim.harness.ladder",
-        "sim.harness.tune", "sim.harness.labels", "sim.harness.learn_loop"),
+        "sim.harness.tune", "sim.harness.labels", "sim.harness.learn_loop",
+        "sim.harness.jaxnet", "sim.harness.train"),
     5: ("sim.cli", "sim.human"),
 }
 # side modules: exactly what they may import

@@ -1,0 +1,263 @@
+"""The learned player's network in JAX, for training (``shuangkou train``; docs/learning.md).
+
+The forward pass is exactly the one of ``strategies.learned`` (the numba kernel the player runs)::
+
+    h1  = relu(b1 + sum_k W1[sidx_k] + sden @ Wd)
+    h2  = relu(b2 + h1 @ W2)
+    g   = b3 + h2 @ W3
+    z_j = relu(g + bm + sum_k M[midx_jk] + mden_j @ Md)
+    s_j = z_j . v
+
+Index padding (-1) gathers an extra row of zeros appended to ``W1`` and ``M``; plays past an
+example's ``nmov`` are masked out of the softmax. The loss is the softmax cross-entropy of the
+scores over the kept legal plays against the teacher's play, minimised by Adam (optax) on
+minibatches in one jitted step.
+
+JAX is imported only here and only when training (``require_jax``): the player never needs it.
+64-bit mode is switched on, so that the same model runs in float64 (the tests compare its
+scores with the numba kernel's to 1e-9) while training runs in float32 by default (about twice
+as fast on a CPU; the weights are exported as float64 either way).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from sim.errors import ConfigError
+
+NAMES = ("W1", "Wd", "b1", "W2", "b2", "W3", "b3", "M", "Md", "bm", "v")
+DATA_KEYS = ("sidx", "sden", "nmov", "midx", "mden", "label")
+EXTRA = "`shuangkou train` needs the training extra: pip install -e '.[train]'"
+_INIT = 0x4E45_5449  # "NETI": the initial weights' stream tag
+
+_JAX: list[Any] = []
+
+
+def require_jax() -> tuple[Any, Any, Any]:
+    """``(jax, jax.numpy, optax)``, imported once with 64-bit mode on; a one-line ConfigError
+    naming the extra where they are not installed."""
+    if not _JAX:
+        try:
+            import jax
+            import jax.numpy as jnp
+            import optax
+        except ImportError:
+            raise ConfigError(EXTRA) from None
+        jax.config.update("jax_enable_x64", True)
+        _JAX.extend((jax, jnp, optax))
+    return _JAX[0], _JAX[1], _JAX[2]
+
+
+def sizes_of(arrays: Mapping[str, np.ndarray]) -> dict[str, int]:
+    """``ds, nd, dm, md, h1, h2, g`` read from parameter arrays."""
+    return {"ds": arrays["W1"].shape[0], "nd": arrays["Wd"].shape[0],
+            "dm": arrays["M"].shape[0], "md": arrays["Md"].shape[0],
+            "h1": arrays["W1"].shape[1], "h2": arrays["W2"].shape[1],
+            "g": arrays["W3"].shape[1]}
+
+
+def init_params(ds: int, nd: int, dm: int, md: int, hidden: tuple[int, int, int],
+                ns_max: int, nm_max: int, seed: int) -> dict[str, np.ndarray]:
+    """Initial float64 parameters from ``seed`` (numpy's generator, so the same on any JAX):
+    He-scaled layers into a ReLU (the fan-in of a sparse layer is its most active indices plus
+    its dense features), Glorot-scaled ``W3``, zero biases and a small ``v``."""
+    h1, h2, g = hidden
+    rng = np.random.default_rng([seed, _INIT])
+
+    def normal(shape: tuple[int, ...], std: float) -> np.ndarray:
+        return rng.standard_normal(shape) * std
+
+    return {
+        "W1": normal((ds, h1), math.sqrt(2.0 / max(1, ns_max + nd))),
+        "Wd": normal((nd, h1), math.sqrt(2.0 / max(1, ns_max + nd))),
+        "b1": np.zeros(h1),
+        "W2": normal((h1, h2), math.sqrt(2.0 / h1)),
+        "b2": np.zeros(h2),
+        "W3": normal((h2, g), math.sqrt(2.0 / (h2 + g))),
+        "b3": np.zeros(g),
+        "M": normal((dm, g), math.sqrt(1.0 / max(1, nm_max + md))),
+        "Md": normal((md, g), math.sqrt(1.0 / max(1, nm_max + md))),
+        "bm": np.zeros(g),
+        "v": normal((g,), 0.01),
+    }
+
+
+def to_arrays(params: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The parameters as float64 numpy arrays under the weights file's names."""
+    return {k: np.asarray(params[k], dtype=np.float64) for k in NAMES}
+
+
+def from_arrays(arrays: Mapping[str, np.ndarray], dtype: str = "float32") -> dict[str, Any]:
+    """JAX parameters (``dtype``) from the weights file's arrays."""
+    _, jnp, _ = require_jax()
+    return {k: jnp.asarray(np.asarray(arrays[k]), dtype=dtype) for k in NAMES}
+
+
+def scores(params: Mapping[str, Any], sidx: Any, sden: Any, midx: Any, mden: Any) -> Any:
+    """The scores ``s[b, j]`` of a batch: ``sidx [B, NS]``, ``sden [B, ND]``, ``midx
+    [B, M, NM]``, ``mden [B, M, MD]`` (indices padded with -1; rows past ``nmov`` are scored
+    too and must be masked by the caller)."""
+    _, jnp, _ = require_jax()
+    w1 = params["W1"]
+    m = params["M"]
+    w1z = jnp.concatenate([w1, jnp.zeros((1, w1.shape[1]), w1.dtype)])
+    mz = jnp.concatenate([m, jnp.zeros((1, m.shape[1]), m.dtype)])
+    si = jnp.where(sidx < 0, w1.shape[0], sidx)
+    mi = jnp.where(midx < 0, m.shape[0], midx)
+    h1 = jnp.maximum(params["b1"] + _bag(w1z, si) + sden @ params["Wd"], 0)
+    h2 = jnp.maximum(params["b2"] + h1 @ params["W2"], 0)
+    g = params["b3"] + h2 @ params["W3"]
+    z = jnp.maximum(g[:, None, :] + params["bm"] + _bag(mz, mi) + mden @ params["Md"], 0)
+    return z @ params["v"]
+
+
+def _bag(table: Any, idx: Any) -> Any:
+    """``table[idx].sum(axis=-1)`` (rows summed over the last index axis) as one gather per
+    index slot: XLA on a CPU runs this about 40 times faster than the one gather of every
+    slot at once that it materialises (7 against 107 us per example with its gradient, at
+    24 plays of 16 indices and 64 columns)."""
+    _, jnp, _ = require_jax()
+    acc = jnp.take(table, idx[..., 0], axis=0, mode="clip")
+    for k in range(1, idx.shape[-1]):
+        acc = acc + jnp.take(table, idx[..., k], axis=0, mode="clip")
+    return acc
+
+
+def _masked(s: Any, nmov: Any) -> Any:
+    _, jnp, _ = require_jax()
+    keep = jnp.arange(s.shape[1])[None, :] < nmov[:, None]
+    return jnp.where(keep, s, -jnp.inf)
+
+
+def example_losses(params: Mapping[str, Any], batch: Mapping[str, Any]) -> tuple[Any, Any]:
+    """Per-example cross-entropy and whether the top score is the label (first on ties)."""
+    jax, jnp, _ = require_jax()
+    s = _masked(scores(params, batch["sidx"], batch["sden"], batch["midx"], batch["mden"]),
+                batch["nmov"])
+    lse = jax.nn.logsumexp(s, axis=1)
+    picked = jnp.take_along_axis(s, batch["label"][:, None], axis=1)[:, 0]
+    return lse - picked, jnp.argmax(s, axis=1) == batch["label"]
+
+
+class Model:
+    """Parameters, Adam's state and the jitted steps (``dtype``: float32 or float64)."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray], lr: float = 1e-3,
+                 dtype: str = "float32") -> None:
+        jax, jnp, optax = require_jax()
+        self.dtype = dtype
+        self.params = from_arrays(arrays, dtype)
+        self.opt = optax.adam(lr)
+        self.opt_state = self.opt.init(self.params)
+
+        def loss(params: Any, batch: Any) -> Any:
+            ce, _ = example_losses(params, batch)
+            w = batch["w"]
+            return (ce * w).sum() / jnp.maximum(w.sum(), 1)
+
+        def step(params: Any, opt_state: Any, batch: Any) -> tuple[Any, Any, Any]:
+            value, grads = jax.value_and_grad(loss)(params, batch)
+            updates, opt_state = self.opt.update(grads, opt_state, params)
+            return optax.apply_updates(params, updates), opt_state, value
+
+        def measure(params: Any, batch: Any) -> tuple[Any, Any]:
+            ce, top = example_losses(params, batch)
+            w = batch["w"]
+            return (ce * w).sum(), (top * w).sum()
+
+        self._step = jax.jit(step)
+        self._measure = jax.jit(measure)
+        self._scores = jax.jit(lambda p, b: _masked(
+            scores(p, b["sidx"], b["sden"], b["midx"], b["mden"]), b["nmov"]))
+
+    # --- batches ----------------------------------------------------------------------
+    def _batch(self, data: Mapping[str, np.ndarray], rows: np.ndarray, size: int
+               ) -> dict[str, Any]:
+        """The examples ``rows`` as a batch of exactly ``size`` (padded with weight 0, so that
+        every batch has one shape and the step compiles once)."""
+        _, jnp, _ = require_jax()
+        n = rows.size
+        if n < size:
+            rows = np.concatenate([rows, np.zeros(size - n, dtype=rows.dtype)])
+        w = np.zeros(size, dtype=self.dtype)
+        w[:n] = 1
+        return {"sidx": jnp.asarray(data["sidx"][rows], dtype=jnp.int32),
+                "sden": jnp.asarray(data["sden"][rows], dtype=self.dtype),
+                "nmov": jnp.asarray(data["nmov"][rows], dtype=jnp.int32),
+                "midx": jnp.asarray(data["midx"][rows], dtype=jnp.int32),
+                "mden": jnp.asarray(data["mden"][rows], dtype=self.dtype),
+                "label": jnp.asarray(data["label"][rows], dtype=jnp.int32),
+                "w": jnp.asarray(w)}
+
+    def train_epoch(self, data: Mapping[str, np.ndarray], order: np.ndarray,
+                    batch_size: int) -> float:
+        """One pass over ``data`` in ``order`` (minibatches of ``batch_size``): the mean of the
+        minibatch losses, weighted by their sizes."""
+        total = 0.0
+        for rows in _chunks(order, batch_size):
+            self.params, self.opt_state, value = self._step(
+                self.params, self.opt_state, self._batch(data, rows, batch_size))
+            total += float(value) * rows.size
+        return total / max(1, order.size)
+
+    def evaluate(self, data: Mapping[str, np.ndarray], batch_size: int = 4096
+                 ) -> tuple[float, float]:
+        """``(mean cross-entropy, top-1 agreement with the labels)`` over ``data``."""
+        n = int(data["label"].shape[0])
+        ce = top = 0.0
+        for rows in _chunks(np.arange(n), batch_size):
+            a, b = self._measure(self.params, self._batch(data, rows, batch_size))
+            ce += float(a)
+            top += float(b)
+        return (ce / n, top / n) if n else (math.nan, math.nan)
+
+    def scores(self, data: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The masked scores ``[N, M_MAX]`` of every example (-inf past ``nmov``)."""
+        n = int(data["label"].shape[0])
+        out = [np.asarray(self._scores(self.params, self._batch(data, np.arange(n), n)))]
+        return out[0][:n]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return to_arrays(self.params)
+
+    # --- the checkpoint ---------------------------------------------------------------
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """Parameters (``p/NAME``) and Adam's state (``opt/I``, its leaves in order) as numpy
+        arrays of their own dtypes, for a checkpoint."""
+        jax, _, _ = require_jax()
+        out = {f"p/{k}": np.asarray(self.params[k]) for k in NAMES}
+        for i, leaf in enumerate(jax.tree_util.tree_leaves(self.opt_state)):
+            out[f"opt/{i}"] = np.asarray(leaf)
+        return out
+
+    def load_state_arrays(self, arrays: Mapping[str, np.ndarray]) -> bool:
+        """Restore ``state_arrays``; False (nothing changed) where they do not fit this
+        model's shapes and dtypes."""
+        jax, jnp, _ = require_jax()
+        leaves, tree = jax.tree_util.tree_flatten(self.opt_state)
+        new = []
+        for i, leaf in enumerate(leaves):
+            a = arrays.get(f"opt/{i}")
+            if a is None or a.shape != leaf.shape or a.dtype != leaf.dtype:
+                return False
+            new.append(jnp.asarray(a))
+        if f"opt/{len(leaves)}" in arrays:
+            return False
+        params = {}
+        for k in NAMES:
+            a = arrays.get(f"p/{k}")
+            if a is None or a.shape != self.params[k].shape or a.dtype != self.params[k].dtype:
+                return False
+            params[k] = jnp.asarray(a)
+        self.params = params
+        self.opt_state = jax.tree_util.tree_unflatten(tree, new)
+        return True
+
+
+def _chunks(order: np.ndarray, size: int) -> Iterator[np.ndarray]:
+    for i in range(0, order.size, size):
+        yield order[i:i + size]

@@ -1,0 +1,637 @@
+"""``shuangkou train``: a teacher distilled into the learned player's network (DAgger).
+
+The recipe (docs/learning.md):
+
+- a fixed held-out set: the teacher's labels on its own trajectories (``beta = 1``) on
+  ``holdout`` deals from ``HOLDOUT_FIRST`` of the training seed (never played by a round);
+- round 0: labels on the teacher's own trajectories, deals ``0 … deals-1`` (``beta = 1``);
+- round r >= 1: labels on the learner's own trajectories with the weights of the end of round
+  r-1, each decision following the teacher with probability ``beta_r = BETA ** r`` (0.5, 0.25,
+  …: DAgger's decaying mixture), deals ``r*deals … (r+1)*deals-1``;
+- after each round's labels: ``epochs`` passes of Adam over every round's labels so far (the
+  DAgger aggregate), minibatches shuffled by a generator seeded by ``(seed, round, epoch)``;
+- after each epoch: the weights exported (``strategies.learned.save_weights``), the held-out
+  loss and top-1 agreement with the teacher, and ``learned(weights=THAT_FILE)`` against
+  ``greedy`` on ``eval_pairs`` duplicate pairs of the evaluation seed (deals from
+  ``EVAL_FIRST``), with the paired 95% interval; one row of the learning curve.
+
+Everything a result depends on is in ``TrainConfig`` (the checkpoint's key); the number of
+rounds and the wall budget only decide where a run stops, so a run resumed with more rounds
+goes on as a longer run would have. The checkpoint (``checkpoint.npz``, written atomically
+after each round's labels and after each epoch) holds the parameters, Adam's state and the
+recipe's JSON state; a run killed at any moment and resumed ends as an uninterrupted one does
+(the labels of a round are a function of the seed and the weights; JAX on a CPU computes the
+same steps from the same inputs).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import io
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from sim.errors import ConfigError
+
+FORMAT = "shuangkou-train/1"
+CHECKPOINT = "checkpoint.npz"
+DEFAULT_ROUNDS = 6  # without --rounds or --hours
+BETA = 0.5  # beta_r = BETA ** r: the share of a round's decisions that follow the teacher
+HOLDOUT_FIRST = 2 ** 50  # the held-out deals of the training seed: no round reaches them
+EVAL_FIRST = 2 ** 50  # the evaluation's deals, of the evaluation seed
+OPPONENTS = "greedy"  # the other team while labels are collected
+BASELINE = "greedy"  # the evaluation's opponent
+DATA_DTYPES = {"sidx": np.int16, "sden": np.float32, "nmov": np.int16, "midx": np.int16,
+               "mden": np.float32, "label": np.int16, "deal": np.int64, "seat": np.int8,
+               "agree": np.int8}
+_SHUFFLE = 0x5348_5546  # "SHUF": the minibatch order's stream tag
+COLUMNS = ("round", "epoch", "labels", "train_loss", "heldout_loss", "heldout_top1",
+           "onpolicy_agree", "margin", "lo", "hi", "pairs", "seconds")
+
+
+def _learned() -> Any:
+    import strategies.learned as learned
+
+    return learned
+
+
+def _collect(*args: Any, **kw: Any) -> dict[str, np.ndarray]:
+    return _learned().collect(*args, **kw)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Everything that decides a training run's result (its checkpoint key)."""
+
+    teacher: str = "expert"
+    seed: int = 0
+    deals: int = 2000  # deals per round
+    epochs: int = 2  # passes over the aggregate per round
+    holdout: int = 200  # held-out deals
+    eval_pairs: int = 500
+    eval_seed: int = 1
+    hidden: tuple[int, int, int] = (128, 64, 64)
+    batch: int = 256
+    lr: float = 1e-3
+    dtype: str = "float32"
+    dims: tuple[int, ...] = ()  # FEATURE_VERSION, DS, ND, DM, MD, NS_MAX, NM_MAX, M_MAX
+
+    def key(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["hidden"] = list(self.hidden)
+        d["dims"] = list(self.dims)
+        d["beta"] = BETA
+        d["opponents"] = OPPONENTS
+        d["baseline"] = BASELINE
+        return d
+
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.key(), sort_keys=True).encode()).hexdigest()[:16]
+
+    def command(self, rounds: int) -> str:
+        """The command line that runs this recipe for ``rounds`` rounds."""
+        import shlex
+
+        return " ".join(["shuangkou", "train", "--teacher", shlex.quote(self.teacher),
+                         "--rounds", str(rounds), "--deals", str(self.deals), "--epochs",
+                         str(self.epochs), "--holdout", str(self.holdout), "--eval-pairs",
+                         str(self.eval_pairs), "--seed", str(self.seed), "--eval-seed",
+                         str(self.eval_seed), "--hidden", ",".join(map(str, self.hidden)),
+                         "--batch", str(self.batch), "--lr", repr(self.lr)]
+                        + (["--dtype", self.dtype] if self.dtype != "float32" else []))
+
+    def beta(self, r: int) -> float:
+        return BETA ** r
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        _, ds, nd, dm, md, ns, nm, m = self.dims
+        return {"ds": ds, "nd": nd, "dm": dm, "md": md, "ns_max": ns, "nm_max": nm,
+                "m_max": m}
+
+
+def check_teacher(spec: str) -> str:
+    """The teacher's canonical spec, or a ConfigError: it must build and be a compiled
+    built-in (the collector asks its kernel inside the compiled deal loop)."""
+    from strategies.kinds import BUILTIN_NAMES
+    from strategies.registry import make, registered
+
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError("--teacher is empty: give a compiled built-in player such as expert")
+    s = make(spec)  # a spec that cannot be built: its own one-line error
+    if (s.compiled_kind is None or s.spec_target is not None or s.name not in BUILTIN_NAMES
+            or registered(s.name) is not type(s) or not s.runs_compiled()):
+        raise ConfigError(f"--teacher {spec!r} cannot label: the teacher must be a compiled "
+                          f"built-in player ({', '.join(BUILTIN_NAMES)}), not a Python-tier "
+                          f"bot or a plug-in")
+    return s.spec()
+
+
+def make_config(teacher: str = "expert", seed: int = 0, deals: int = 2000, epochs: int = 2,
+                holdout: int = 200, eval_pairs: int = 500, eval_seed: int | None = None,
+                hidden: Sequence[int] | str = (128, 64, 64), batch: int = 256,
+                lr: float = 1e-3, dtype: str = "float32") -> TrainConfig:
+    """A ``TrainConfig`` checked, or a one-line ConfigError naming what is wrong."""
+    from sim.core.rng import MAX_SEED, check_seed
+
+    seed = check_seed(seed, "--seed")
+    if eval_seed is None:
+        eval_seed = seed + 1 if seed < MAX_SEED else seed - 1
+    eval_seed = check_seed(eval_seed, "--eval-seed")
+    for what, v, least in (("--deals", deals, 1), ("--epochs", epochs, 1),
+                           ("--holdout", holdout, 1), ("--eval-pairs", eval_pairs, 0),
+                           ("--batch", batch, 1)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < least:
+            raise ConfigError(f"{what} {v!r} must be an integer >= {least}")
+    if isinstance(hidden, str):
+        try:
+            hidden = [int(x) for x in hidden.split(",")]
+        except ValueError:
+            raise ConfigError(f"--hidden {hidden!r} is not three sizes H1,H2,G such as "
+                              f"128,64,64") from None
+    hidden = tuple(hidden)
+    if len(hidden) != 3 or any(isinstance(h, bool) or not isinstance(h, int) or not
+                               1 <= h <= 4096 for h in hidden):
+        raise ConfigError(f"--hidden {','.join(map(str, hidden))!r} is not three sizes "
+                          f"H1,H2,G in 1 … 4096, such as 128,64,64")
+    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and 0 < lr < 1):
+        raise ConfigError(f"--lr {lr!r} must be a number in (0, 1)")
+    if dtype not in ("float32", "float64"):
+        raise ConfigError(f"--dtype {dtype!r}: use float32 or float64")
+    teacher = check_teacher(teacher)
+    lm = _learned()
+    dims = (int(lm.FEATURE_VERSION), int(lm.DS), int(lm.ND), int(lm.DM), int(lm.MD),
+            int(lm.NS_MAX), int(lm.NM_MAX), int(lm.M_MAX))
+    return TrainConfig(teacher, seed, deals, epochs, holdout, eval_pairs, eval_seed,
+                       hidden, batch, float(lr), dtype, dims)
+
+
+# --- files -------------------------------------------------------------------------------
+def _npz_bytes(arrays: Mapping[str, np.ndarray], compress: bool = False) -> bytes:
+    buf = io.BytesIO()
+    (np.savez_compressed if compress else np.savez)(buf, **arrays)
+    return buf.getvalue()
+
+
+def _write(path: str, data: bytes) -> None:
+    from sim.harness.results import atomic_write
+
+    atomic_write(path, lambda f: f.write(data))
+
+
+def save_data(path: str, data: Mapping[str, np.ndarray]) -> None:
+    _write(path, _npz_bytes({k: np.asarray(data[k]) for k in DATA_DTYPES}, compress=True))
+
+
+def load_data(path: str, cfg: TrainConfig) -> dict[str, np.ndarray]:
+    """A round's labels as saved, checked against the spec's dtypes and the config's sizes,
+    or a ConfigError (one line) for a file that is missing, corrupt or of other sizes."""
+    s = cfg.sizes
+    want = {"sidx": (s["ns_max"],), "sden": (s["nd"],), "nmov": (), "label": (),
+            "midx": (s["m_max"], s["nm_max"]), "mden": (s["m_max"], s["md"]), "deal": (),
+            "seat": (), "agree": ()}
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            out = {k: z[k] for k in DATA_DTYPES}
+        n = out["label"].shape[0]
+        ok = all(out[k].dtype == dt and out[k].shape == (n, *want[k])
+                 for k, dt in DATA_DTYPES.items())
+        ok = ok and bool(np.all((out["nmov"] >= 1) & (out["nmov"] <= s["m_max"])
+                                & (out["label"] >= 0) & (out["label"] < out["nmov"])))
+        ok = ok and bool(np.all(out["sidx"] < s["ds"]) and np.all(out["midx"] < s["dm"]))
+        ok = ok and bool(np.isfinite(out["sden"]).all() and np.isfinite(out["mden"]).all())
+    except (OSError, ValueError, KeyError, EOFError) as e:
+        raise ConfigError(f"labels file {path!r} is missing or corrupt ({type(e).__name__}):"
+                          f" remove the run's folder or choose another --out") from None
+    if not ok:
+        raise ConfigError(f"labels file {path!r} is corrupt (dtypes, shapes or values not "
+                          f"those of this recipe): remove it or choose another --out")
+    return out
+
+
+def _concat(parts: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {k: np.concatenate([p[k] for p in parts]) for k in DATA_DTYPES}
+
+
+def git_revision() -> str | None:
+    """This checkout's commit, or None (not a git checkout, no git)."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10, cwd=os.path.dirname(os.path.abspath(__file__)))
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def weights_spec(path: str) -> str:
+    """``learned(weights='PATH')``, quoted so that any folder name parses."""
+    path = os.path.abspath(path)
+    for q in ("'", '"'):
+        if q not in path:
+            return f"learned(weights={q}{path}{q})"
+    raise ConfigError(f"--out {path!r} holds both quote characters: choose another folder")
+
+
+# --- the checkpoint ----------------------------------------------------------------------
+def load_checkpoint(out: str, cfg: TrainConfig) -> tuple[dict[str, Any], dict[str, np.ndarray]
+                                                         ] | None:
+    """``(state, arrays)`` of the checkpoint in ``out`` (None: none there), or a ConfigError
+    for a corrupt one or one of another recipe."""
+    file = os.path.join(out, CHECKPOINT)
+    if not os.path.exists(file):
+        return None
+    try:
+        with np.load(file, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        state = json.loads(str(arrays.pop("state")[()]))
+        ok = (isinstance(state, dict) and state.get("format") == FORMAT
+              and isinstance(state.get("key"), dict))
+    except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError) as e:
+        raise ConfigError(f"checkpoint {file!r} is corrupt ({type(e).__name__}): remove it "
+                          f"or choose another --out") from None
+    if not ok:
+        raise ConfigError(f"checkpoint {file!r} is corrupt (not a {FORMAT} checkpoint): "
+                          f"remove it or choose another --out")
+    key = json.loads(json.dumps(cfg.key()))
+    if state["key"] != key:
+        diff = sorted(k for k in key if state["key"].get(k) != key[k])
+        raise ConfigError(f"checkpoint {file!r} is from another recipe (its "
+                          f"{', '.join(diff) or 'settings'} differ): use another --out, or the "
+                          f"same --teacher, --seed, --deals, --epochs, --hidden and sizes")
+    good = (isinstance(state.get("round"), int) and state["round"] >= 0
+            and isinstance(state.get("epoch"), int) and 0 <= state["epoch"] <= cfg.epochs
+            and isinstance(state.get("collected"), bool)
+            and isinstance(state.get("rows"), list)
+            and all(isinstance(r, dict) and set(COLUMNS) <= set(r) for r in state["rows"])
+            and isinstance(state.get("seconds"), (int, float)))
+    if not good:
+        raise ConfigError(f"checkpoint {file!r} is corrupt (inconsistent round, epoch or "
+                          f"curve): remove it or choose another --out")
+    return state, arrays
+
+
+def _save_checkpoint(out: str, state: Mapping[str, Any], model: Any) -> None:
+    arrays = dict(model.state_arrays())
+    arrays["state"] = np.array(json.dumps(state))
+    _write(os.path.join(out, CHECKPOINT), _npz_bytes(arrays))
+
+
+# --- the run -----------------------------------------------------------------------------
+@dataclasses.dataclass
+class TrainResult:
+    weights: str  # OUT/learned.npz
+    rows: list[dict[str, Any]]
+    labels: int
+    rounds: int  # rounds whose labels were collected and trained on
+    seconds: float
+    stopped: str  # "rounds" (all done), "budget" (--hours) or "stop_after" (testing)
+
+
+class _Log:
+    def __init__(self, out: str, say: Callable[[str], None] | None) -> None:
+        self.file = os.path.join(out, "train.log")
+        self.say = say or (lambda text: print(text, file=sys.stderr, flush=True))
+
+    def __call__(self, text: str) -> None:
+        line = f"{time.strftime('%Y-%m-%d %H:%M:%S')} {text}"
+        with open(self.file, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+        self.say(text)
+
+
+def run(cfg: TrainConfig, out: str, rounds: int | None = None, hours: float | None = None,
+        jobs: int = 1, resume: bool = False, say: Callable[[str], None] | None = None,
+        plot: bool = True, stop_after: int | None = None,
+        play: Callable[..., Any] | None = None) -> TrainResult:
+    """Train ``cfg`` into folder ``out`` for ``rounds`` rounds (None: until ``hours`` of wall
+    time are spent) and return the result; ``stop_after``: testing hook, stop after this many
+    epochs of this call (the checkpoint stays, as after a kill); ``play``: a
+    ``tournament.pair_player`` function to evaluate with (default: one started here)."""
+    from sim.harness.jaxnet import require_jax
+
+    if rounds is None and hours is None:
+        raise ConfigError("give --rounds, --hours or both: a run needs somewhere to stop")
+    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int)
+                               or rounds < 1):
+        raise ConfigError(f"--rounds {rounds!r} must be an integer >= 1")
+    if hours is not None and not (isinstance(hours, (int, float)) and math.isfinite(hours)
+                                  and hours > 0):
+        raise ConfigError(f"--hours {hours!r} must be a number > 0")
+    try:
+        os.makedirs(os.path.join(out, "data"), exist_ok=True)
+        os.makedirs(os.path.join(out, "weights"), exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"--out {out!r} cannot be made a folder ({e.strerror})") from None
+    weights_spec(out)  # a folder name the spec can quote
+    found = load_checkpoint(out, cfg)
+    if found is not None and not resume:
+        raise ConfigError(f"{out!r} already holds a training checkpoint: pass --resume to "
+                          f"continue it, or choose another --out")
+    require_jax()  # before any work: a missing extra is one line
+    from sim.harness.jaxnet import init_params
+
+    s = cfg.sizes
+    init = init_params(s["ds"], s["nd"], s["dm"], s["md"], cfg.hidden, s["ns_max"],
+                       s["nm_max"], cfg.seed)
+    first = os.path.join(out, "weights", "r000_e00.npz")  # the untrained network
+    _learned().save_weights(first, init, {"recipe": "shuangkou train", "config": cfg.key(),
+                                          "round": 0, "epoch": 0, "labels": 0})
+    if play is None and cfg.eval_pairs:
+        from sim.harness.tournament import pair_player
+
+        # the evaluation's workers start (fork) here, before JAX starts its threads, with
+        # the learned player's loop loaded
+        warm = [(BASELINE, BASELINE), (weights_spec(first), BASELINE)]
+        with pair_player(cfg.eval_seed, jobs, warm_up=warm) as play:
+            return _run(cfg, out, rounds, hours, jobs, found, say, plot, stop_after, play,
+                        init, first)
+    return _run(cfg, out, rounds, hours, jobs, found, say, plot, stop_after, play, init,
+                first)
+
+
+def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jobs: int,
+         found: tuple[dict[str, Any], dict[str, np.ndarray]] | None,
+         say: Callable[[str], None] | None, plot: bool, stop_after: int | None,
+         play: Callable[..., Any] | None,
+         init: Mapping[str, np.ndarray], first: str) -> TrainResult:
+    from sim.harness.jaxnet import Model
+
+    log = _Log(out, say)
+    model = Model(init, lr=cfg.lr, dtype=cfg.dtype)
+    revision = git_revision()
+    data_dir = os.path.join(out, "data")
+    hold_file = os.path.join(data_dir, "holdout.npz")
+    t0 = time.perf_counter()
+    if found is None:
+        state: dict[str, Any] = {"format": FORMAT, "key": cfg.key(), "digest": cfg.digest(),
+                                 "round": 0, "epoch": 0, "collected": False, "rows": [],
+                                 "seconds": 0.0, "labels": 0, "rates": {}, "best": None,
+                                 "last": None}
+        log(f"training {cfg.teacher}'s play into a {'x'.join(map(str, cfg.hidden))} network "
+            f"in {out!r} (recipe {cfg.digest()})")
+    else:
+        state, arrays = found
+        if not model.load_state_arrays(arrays):
+            raise ConfigError(f"checkpoint {os.path.join(out, CHECKPOINT)!r} is corrupt "
+                              f"(its parameters do not fit the recipe's sizes): remove it or "
+                              f"choose another --out")
+        log(f"resuming {out!r} at round {state['round']}, epoch {state['epoch']} "
+            f"({state['labels']:,} labels, {state['seconds']:.0f} s so far)")
+    base_seconds = float(state["seconds"])
+
+    def elapsed() -> float:
+        return base_seconds + time.perf_counter() - t0
+
+    def meta(r: int, e: int) -> dict[str, Any]:
+        return {"recipe": "shuangkou train", "config": cfg.key(), "digest": cfg.digest(),
+                "teacher": cfg.teacher, "seed": cfg.seed, "round": r, "epoch": e,
+                "rounds": r + 1, "labels": state["labels"], "command": cfg.command(r + 1),
+                "git": revision}
+
+    def export(r: int, e: int) -> str:
+        path = os.path.join(out, "weights", f"r{r:03d}_e{e:02d}.npz")
+        _learned().save_weights(path, model.arrays(), meta(r, e))
+        return path
+
+    # the held-out set: once, on the teacher's own trajectories
+    if os.path.exists(hold_file):
+        hold = load_data(hold_file, cfg)
+    else:
+        t = time.perf_counter()
+        hold = _collect(cfg.teacher, None, cfg.seed, HOLDOUT_FIRST, cfg.holdout, 1.0,
+                        opponents=OPPONENTS, jobs=jobs)
+        save_data(hold_file, hold)
+        hold = load_data(hold_file, cfg)
+        log(f"held-out set: {cfg.holdout:,} deals, {hold['label'].size:,} labels in "
+            f"{time.perf_counter() - t:.1f} s")
+    parts = [load_data(os.path.join(data_dir, f"round_{r:03d}.npz"), cfg)
+             for r in range(state["round"] + (1 if state["collected"] else 0))]
+
+    def evaluate(path: str) -> dict[str, Any]:
+        from sim.harness.tune import confirmation
+
+        if not cfg.eval_pairs or play is None:
+            return {"margin": math.nan, "lo": math.nan, "hi": math.nan, "pairs": 0}
+        (x2,) = play([(weights_spec(path), BASELINE, EVAL_FIRST, cfg.eval_pairs)])
+        return confirmation(x2, first=EVAL_FIRST)
+
+    def add_row(r: int, e: int, train_loss: float, path: str, agree: float) -> None:
+        ho_loss, ho_top = model.evaluate(hold)
+        res = evaluate(path)
+        row = {"round": r, "epoch": e, "labels": state["labels"], "train_loss": train_loss,
+               "heldout_loss": ho_loss, "heldout_top1": ho_top, "onpolicy_agree": agree,
+               "margin": res["margin"], "lo": res["lo"], "hi": res["hi"],
+               "pairs": res["pairs"], "seconds": round(elapsed(), 3), "weights": path}
+        state["rows"].append(row)
+        state["last"] = path
+        best = state["best"]
+        if cfg.eval_pairs and (best is None or row["margin"] > best[1]):
+            state["best"] = [path, row["margin"]]
+        log(f"round {r} epoch {e}: loss {train_loss:.4f}, held-out {ho_loss:.4f}, top-1 "
+            f"{ho_top:.3f}; vs {BASELINE} {_signed(res['margin'])} "
+            f"[{_signed(res['lo'])}, {_signed(res['hi'])}] ({res['pairs']} pairs); "
+            f"{elapsed():.0f} s")
+
+    if not state["rows"]:  # the untrained network: the curve's first point
+        add_row(0, 0, math.nan, first, math.nan)
+        _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
+    budget = None if hours is None else hours * 3600.0
+    stopped = "rounds"
+    epochs_here = 0
+    rates = state["rates"]
+
+    def over(need: float) -> bool:
+        return budget is not None and elapsed() + need > budget
+
+    while rounds is None or state["round"] < rounds:
+        r = state["round"]
+        if not state["collected"]:
+            labels_next = state["labels"] + rates.get("labels_per_deal", 0.0) * cfg.deals
+            need = (rates.get("collect_per_deal", 0.0) * cfg.deals
+                    + rates.get("epoch_per_label", 0.0) * labels_next
+                    + rates.get("eval", 0.0))
+            if parts and over(need):
+                stopped = "budget"
+                break
+            t = time.perf_counter()
+            weights = None if r == 0 else state["last"]
+            data = _collect(cfg.teacher, weights, cfg.seed, r * cfg.deals, cfg.deals,
+                            cfg.beta(r), opponents=OPPONENTS, jobs=jobs)
+            file = os.path.join(data_dir, f"round_{r:03d}.npz")
+            save_data(file, data)
+            parts.append(load_data(file, cfg))
+            dt = time.perf_counter() - t
+            n = int(parts[-1]["label"].size)
+            rates["collect_per_deal"] = dt / cfg.deals
+            rates["labels_per_deal"] = n / cfg.deals
+            state["labels"] += n
+            state["collected"] = True
+            state["epoch"] = 0
+            agree = float(parts[-1]["agree"].mean()) if n else math.nan
+            state["agree"] = agree
+            log(f"round {r}: {cfg.deals:,} deals (beta {cfg.beta(r):g}), {n:,} labels "
+                f"(learner agreed with {cfg.teacher} on {agree:.3f}) in {dt:.1f} s; "
+                f"{state['labels']:,} labels in all")
+            _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
+        data = _concat(parts)
+        n = int(data["label"].size)
+        while state["epoch"] < cfg.epochs:
+            if stop_after is not None and epochs_here >= stop_after:
+                stopped = "stop_after"
+                break
+            if state["epoch"] and over(rates.get("epoch_per_label", 0.0) * n
+                                       + rates.get("eval", 0.0)):
+                stopped = "budget"
+                break
+            e = state["epoch"] + 1
+            t = time.perf_counter()
+            order = np.random.default_rng([cfg.seed, r, e, _SHUFFLE]).permutation(n)
+            loss = model.train_epoch(data, order, cfg.batch)
+            rates["epoch_per_label"] = (time.perf_counter() - t) / max(1, n)
+            t = time.perf_counter()
+            add_row(r, e, loss, export(r, e), state.get("agree", math.nan))
+            rates["eval"] = time.perf_counter() - t
+            state["epoch"] = e
+            epochs_here += 1
+            _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
+            _prune(out, state)  # after the checkpoint: the files it names stay
+        if state["epoch"] < cfg.epochs:
+            break
+        state["round"] = r + 1
+        state["collected"] = False
+        state["epoch"] = 0
+        _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
+    state["seconds"] = elapsed()
+    finish(cfg, out, state, plot)
+    rounds_done = state["round"] + (1 if state["collected"] else 0)
+    why = {"rounds": "all rounds done", "budget": "wall budget reached"}.get(stopped, stopped)
+    log(f"stopped ({why}): {rounds_done} round(s), {state['labels']:,} labels, "
+        f"{state['seconds']:.0f} s; weights in {os.path.join(out, 'learned.npz')}")
+    return TrainResult(os.path.join(out, "learned.npz"), state["rows"], state["labels"],
+                       rounds_done, state["seconds"], stopped)
+
+
+def _signed(x: float) -> str:
+    return "nan" if x is None or not math.isfinite(x) else f"{x:+.3f}"
+
+
+def _prune(out: str, state: Mapping[str, Any]) -> None:
+    """Removes the epochs' weights files other than the last and the best."""
+    keep = {os.path.abspath(state["last"])}
+    if state["best"]:
+        keep.add(os.path.abspath(state["best"][0]))
+    folder = os.path.join(out, "weights")
+    for name in os.listdir(folder):
+        path = os.path.abspath(os.path.join(folder, name))
+        if name.endswith(".npz") and path not in keep:
+            os.remove(path)
+
+
+def finish(cfg: TrainConfig, out: str, state: Mapping[str, Any], plot: bool = True) -> None:
+    """``learned.npz`` (the last epoch's weights), ``best.npz`` (the best margin against the
+    baseline) and the learning curve (csv, md, png)."""
+    if state["last"]:
+        shutil.copyfile(state["last"], os.path.join(out, ".learned.tmp"))
+        os.replace(os.path.join(out, ".learned.tmp"), os.path.join(out, "learned.npz"))
+    if state["best"]:
+        shutil.copyfile(state["best"][0], os.path.join(out, ".best.tmp"))
+        os.replace(os.path.join(out, ".best.tmp"), os.path.join(out, "best.npz"))
+    write_curve(cfg, state["rows"], out, plot)
+
+
+# --- the learning curve --------------------------------------------------------------------
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return "" if not math.isfinite(v) else f"{v:.4f}"
+    return str(v)
+
+
+def curve_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow([_cell(r[c]) for c in COLUMNS])
+    return buf.getvalue()
+
+
+def curve_md(cfg: TrainConfig, rows: Sequence[Mapping[str, Any]]) -> str:
+    head = ["round", "epoch", "labels", "train loss", "held-out loss", "held-out top-1",
+            "on-policy agreement", f"vs {BASELINE} (95% CI)", "wall s"]
+    lines = [f"Learning curve: {cfg.teacher} distilled, recipe {cfg.digest()}, seed "
+             f"{cfg.seed}; margin: points per deal per player on {cfg.eval_pairs} duplicate "
+             f"pairs of seed {cfg.eval_seed}", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        m = ("" if not math.isfinite(r["margin"]) else
+             f"{r['margin']:+.3f} [{_signed(r['lo'])}, {_signed(r['hi'])}]")
+        lines.append("| " + " | ".join([
+            str(r["round"]), str(r["epoch"]), f"{r['labels']:,}", _cell(r["train_loss"]),
+            _cell(r["heldout_loss"]), _cell(r["heldout_top1"]), _cell(r["onpolicy_agree"]),
+            m, f"{r['seconds']:.0f}"]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_curve(cfg: TrainConfig, rows: Sequence[Mapping[str, Any]], out: str,
+                plot: bool = True) -> None:
+    from sim.harness.results import atomic_write
+
+    for name, text in (("curve.csv", curve_csv(rows)), ("curve.md", curve_md(cfg, rows))):
+        atomic_write(os.path.join(out, name), lambda f, t=text: f.write(t), mode="w")
+    if plot and rows:
+        png = curve_png(cfg, rows)
+        atomic_write(os.path.join(out, "curve.png"), lambda f: f.write(png))
+
+
+def curve_png(cfg: TrainConfig, rows: Sequence[Mapping[str, Any]]) -> bytes:
+    """Losses, top-1 agreement and the margin against the baseline (95% error bars) by
+    epoch, rounds marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = np.arange(len(rows))
+    col = {c: np.array([np.nan if r[c] is None else r[c] for r in rows], dtype=np.float64)
+           for c in ("train_loss", "heldout_loss", "heldout_top1", "onpolicy_agree",
+                     "margin", "lo", "hi")}
+    fig, (ax, bx, cx) = plt.subplots(3, 1, figsize=(8, 8.5), sharex=True,
+                                     layout="constrained")
+    ax.plot(x, col["train_loss"], "o-", ms=3, label="train (aggregate)")
+    ax.plot(x, col["heldout_loss"], "s-", ms=3, label="held out (teacher's deals)")
+    ax.set_ylabel("cross-entropy")
+    ax.legend(fontsize=8, loc="best")
+    ax.set_title(f"{cfg.teacher} distilled (DAgger), {cfg.deals} deals per round, "
+                 f"{cfg.epochs} epoch(s) per round")
+    bx.plot(x, col["heldout_top1"], "s-", ms=3, label="held-out top-1 agreement")
+    bx.plot(x, col["onpolicy_agree"], "^-", ms=3, label="learner's own play (round's labels)")
+    bx.set_ylabel("agreement with the teacher")
+    bx.legend(fontsize=8, loc="best")
+    m = col["margin"]
+    err = np.vstack([m - col["lo"], col["hi"] - m])
+    cx.errorbar(x, m, yerr=np.nan_to_num(err), fmt="o-", ms=3, capsize=3)
+    cx.axhline(0, color="grey", lw=0.5)
+    cx.set_ylabel(f"vs {BASELINE} (points per deal, 95% CI)")
+    cx.set_xlabel("epoch (round.epoch)")
+    labels = [f"{r['round']}.{r['epoch']}" for r in rows]
+    step = max(1, len(rows) // 16)
+    cx.set_xticks(x[::step], labels[::step], fontsize=7)
+    for i in range(1, len(rows)):
+        if rows[i]["round"] != rows[i - 1]["round"]:
+            for a in (ax, bx, cx):
+                a.axvline(i - 0.5, color="grey", lw=0.4, ls=":")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()

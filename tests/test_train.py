@@ -1,0 +1,240 @@
+"""``shuangkou train`` (sim/harness/train.py, sim/harness/jaxnet.py): the JAX network computes
+the numba player's scores, a tiny network trained for seconds on greedy's labels lowers its loss
+and beats random, a resumed run ends as an uninterrupted one, and bad input is one line with
+exit code 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax")
+pytest.importorskip("optax")
+
+from sim.cli import main  # noqa: E402
+from sim.errors import ConfigError  # noqa: E402
+from sim.harness import jaxnet, train  # noqa: E402
+
+# a small network and small data: the shapes of the spec, sizes of our own
+SYN = {"ds": 300, "nd": 12, "dm": 200, "md": 6, "ns_max": 20, "nm_max": 8, "m_max": 12}
+
+
+def synthetic(n: int, seed: int, s: dict = SYN) -> dict[str, np.ndarray]:
+    """Labels of the collector's dtypes and shapes: random active indices padded with -1,
+    random dense features (zero past ``nmov``), labels of a fixed linear teacher."""
+    rng = np.random.default_rng(seed)
+    sidx = np.full((n, s["ns_max"]), -1, np.int16)
+    midx = np.full((n, s["m_max"], s["nm_max"]), -1, np.int16)
+    nmov = rng.integers(1, s["m_max"] + 1, n).astype(np.int16)
+    for i in range(n):
+        k = rng.integers(1, s["ns_max"] + 1)
+        sidx[i, :k] = rng.choice(s["ds"], k, replace=False)
+        for j in range(nmov[i]):
+            k = rng.integers(1, s["nm_max"] + 1)
+            midx[i, j, :k] = rng.choice(s["dm"], k, replace=False)
+    mden = rng.random((n, s["m_max"], s["md"])).astype(np.float32)
+    mden[np.arange(s["m_max"])[None, :] >= nmov[:, None]] = 0
+    w = np.random.default_rng(99).standard_normal(s["dm"] + 1)
+    w[-1] = 0
+    score = w[midx].sum(axis=2)
+    score[np.arange(s["m_max"])[None, :] >= nmov[:, None]] = -np.inf
+    return {"sidx": sidx, "sden": rng.random((n, s["nd"])).astype(np.float32),
+            "nmov": nmov, "midx": midx, "mden": mden,
+            "label": score.argmax(axis=1).astype(np.int16)}
+
+
+def _params(seed: int, hidden=(16, 8, 8)) -> dict[str, np.ndarray]:
+    p = jaxnet.init_params(SYN["ds"], SYN["nd"], SYN["dm"], SYN["md"], hidden, SYN["ns_max"],
+                           SYN["nm_max"], seed)
+    rng = np.random.default_rng(seed + 1)
+    for k in ("b1", "b2", "b3", "bm", "v"):  # nonzero biases and a v of size 1
+        p[k] = rng.standard_normal(p[k].shape)
+    return p
+
+
+def reference_scores(p: dict, d: dict, i: int) -> np.ndarray:
+    """The spec's forward pass, written out for one example in numpy (float64)."""
+    si = d["sidx"][i][d["sidx"][i] >= 0]
+    h1 = np.maximum(p["b1"] + p["W1"][si].sum(0) + d["sden"][i].astype(float) @ p["Wd"], 0)
+    h2 = np.maximum(p["b2"] + h1 @ p["W2"], 0)
+    g = p["b3"] + h2 @ p["W3"]
+    out = []
+    for j in range(d["nmov"][i]):
+        mi = d["midx"][i, j][d["midx"][i, j] >= 0]
+        z = np.maximum(g + p["bm"] + p["M"][mi].sum(0) + d["mden"][i, j].astype(float)
+                       @ p["Md"], 0)
+        out.append(z @ p["v"])
+    return np.array(out)
+
+
+def test_forward_is_the_spec_in_float64():
+    d = synthetic(200, 1)
+    p = _params(5)
+    s = jaxnet.Model(p, dtype="float64").scores(d)
+    for i in range(200):
+        n = d["nmov"][i]
+        ref = reference_scores(p, d, i)
+        assert np.allclose(s[i, :n], ref, rtol=1e-9, atol=1e-12)
+        assert np.all(np.isneginf(s[i, n:]))  # plays past nmov are masked out
+
+
+def test_padding_changes_nothing():
+    """Index slots at -1 and dense features past ``nmov`` do not reach the scores."""
+    d = synthetic(50, 2)
+    p = _params(3)
+    m = jaxnet.Model(p, dtype="float64")
+    before = m.scores(d)
+    e = {k: v.copy() for k, v in d.items()}
+    past = np.arange(SYN["m_max"])[None, :] >= d["nmov"][:, None]
+    e["mden"][past] = 7.0
+    e["midx"][past] = 3  # rows past nmov: any indices
+    assert np.array_equal(before, m.scores(e))
+
+
+def test_loss_falls_and_state_round_trips():
+    d = synthetic(600, 3)
+    m = jaxnet.Model(_params(1), lr=3e-3)
+    first = m.evaluate(d)
+    for e in range(6):
+        m.train_epoch(d, np.random.default_rng(e).permutation(600), 64)
+    loss, top1 = m.evaluate(d)
+    assert loss < first[0] - 0.1 and top1 > first[1]
+    again = jaxnet.Model(_params(1), lr=3e-3)
+    assert again.load_state_arrays(m.state_arrays())
+    assert again.evaluate(d) == (loss, top1)
+    # the next step is the same from the restored state (Adam's moments came back too)
+    order = np.arange(600)
+    m.train_epoch(d, order, 64)
+    again.train_epoch(d, order, 64)
+    assert all(np.array_equal(m.arrays()[k], again.arrays()[k]) for k in jaxnet.NAMES)
+    other = jaxnet.Model(_params(1, hidden=(8, 8, 8)))
+    assert not other.load_state_arrays(m.state_arrays())  # other sizes: refused
+
+
+def test_exported_arrays_are_float64_with_the_spec_names():
+    a = jaxnet.Model(_params(2)).arrays()
+    assert tuple(a) == jaxnet.NAMES and all(v.dtype == np.float64 for v in a.values())
+    sizes = jaxnet.sizes_of(a)
+    assert (sizes["ds"], sizes["h1"], sizes["g"]) == (SYN["ds"], 16, 8)
+
+
+def test_missing_extra_is_one_line(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(jaxnet, "_JAX", [])
+    monkeypatch.setitem(sys.modules, "optax", None)  # import optax raises ImportError
+    with pytest.raises(ConfigError, match=r"pip install -e '\.\[train\]'"):
+        jaxnet.require_jax()
+    assert main(["train", "--teacher", "greedy", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "needs the training extra" in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "o").exists()
+
+
+# --- the recipe with the real collector and player (teacher greedy: cheap) --------------------
+TINY = dict(seed=5, deals=30, epochs=2, holdout=10, eval_pairs=16, hidden="16,16,16",
+            batch=64, lr=3e-3)
+
+
+def _curve(out) -> list[list[str]]:
+    """curve.csv without its wall-time column."""
+    rows = [r.split(",") for r in open(os.path.join(out, "curve.csv")).read().splitlines()]
+    return [r[:-1] for r in rows]
+
+
+def test_resume_ends_where_an_uninterrupted_run_ends(tmp_path):
+    cfg = train.make_config("greedy", **TINY)
+    whole = train.run(cfg, str(tmp_path / "a"), rounds=2, say=lambda t: None, plot=False)
+    part = train.run(cfg, str(tmp_path / "b"), rounds=2, say=lambda t: None, plot=False,
+                     stop_after=1)
+    assert part.stopped == "stop_after" and len(part.rows) == 2
+    with pytest.raises(ConfigError, match="--resume"):  # not overwritten without --resume
+        train.run(cfg, str(tmp_path / "b"), rounds=2, say=lambda t: None)
+    rest = train.run(cfg, str(tmp_path / "b"), rounds=2, resume=True, say=lambda t: None,
+                     plot=False)
+    assert whole.stopped == rest.stopped == "rounds" and rest.labels == whole.labels
+    assert _curve(tmp_path / "a") == _curve(tmp_path / "b") and len(whole.rows) == 5
+    from strategies.learned import load_weights
+
+    a, meta = load_weights(whole.weights)
+    b, _ = load_weights(rest.weights)
+    assert all(np.array_equal(a[k], b[k]) for k in jaxnet.NAMES)
+    assert meta["teacher"] == "greedy" and meta["rounds"] == 2 and "--rounds 2" in \
+        meta["command"]
+    # more rounds later: the run goes on from its last round
+    more = train.run(cfg, str(tmp_path / "b"), rounds=3, resume=True, say=lambda t: None,
+                     plot=False)
+    assert more.rounds == 3 and len(more.rows) == 7 and more.labels > rest.labels
+
+
+def test_tiny_network_learns_greedy_and_beats_random(tmp_path):
+    from sim.harness.tune import duel
+
+    cfg = train.make_config("greedy", **{**TINY, "deals": 60, "epochs": 3, "eval_pairs": 0})
+    out = tmp_path / "t"
+    res = train.run(cfg, str(out), rounds=2, say=lambda t: None)
+    rows = res.rows
+    assert rows[-1]["heldout_loss"] < rows[0]["heldout_loss"] - 0.2
+    assert rows[-1]["train_loss"] < rows[1]["train_loss"]
+    assert rows[-1]["heldout_top1"] > rows[0]["heldout_top1"] + 0.1
+    r = duel(train.weights_spec(res.weights), "random", pairs=40, first=10 ** 6, seed=11)
+    assert r["lo"] > 0, r  # greedy beats random by ~4.5 points per deal
+    for name in ("curve.csv", "curve.md", "curve.png", "learned.npz", "train.log",
+                 "data/round_000.npz", "data/round_001.npz", "data/holdout.npz"):
+        assert os.path.getsize(out / name) > 0
+    with np.load(out / "data" / "round_001.npz", allow_pickle=False) as z:
+        assert z["label"].size == rows[-1]["labels"] - rows[1]["labels"]
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--teacher", "nosuchbot"], "unknown strategy"),
+    (["--teacher", "cautious"], "cannot label"),  # a Python-tier bot
+    (["--teacher", "strategies.example_compiled:CautiousCompiled"], "cannot label"),
+    (["--deals", "-5"], "--deals"),
+    (["--epochs", "0"], "--epochs"),
+    (["--hidden", "16,x"], "--hidden"),
+    (["--hidden", "16,16"], "--hidden"),
+    (["--hours", "-1"], "--hours"),
+    (["--seed", "-3"], "--seed"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, says):
+    out = tmp_path / "o"
+    assert main(["train", "--teacher", "greedy", "--out", str(out), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1, err
+    assert not out.exists() or not os.listdir(out / "data")
+
+
+def test_foreign_or_corrupt_checkpoint_is_one_line(tmp_path, capsys):
+    out = tmp_path / "c"
+    cfg = train.make_config("greedy", **{**TINY, "eval_pairs": 0})
+    train.run(cfg, str(out), rounds=1, say=lambda t: None, plot=False, stop_after=1)
+    argv = ["train", "--teacher", "greedy", "--rounds", "1", "--out", str(out), "--resume",
+            *[w for k, v in TINY.items() for w in (f"--{k.replace('_', '-')}", str(v))]]
+    argv[argv.index("--eval-pairs") + 1] = "0"
+    for change, says in ((["--seed", "6"], "another recipe"),
+                         (["--teacher", "random"], "another recipe"),
+                         (["--hidden", "16,16,8"], "another recipe")):
+        a = argv + change
+        assert main(a) == 2
+        err = capsys.readouterr().err.strip()
+        assert says in err and len(err.splitlines()) == 1, err
+    good = (out / train.CHECKPOINT).read_bytes()
+    with np.load(out / train.CHECKPOINT, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    state = json.loads(str(arrays["state"][()]))
+    bad_state = dict(arrays, state=np.array(json.dumps({**state, "epoch": "x"})))
+    bad_shape = dict(arrays, **{"p/W1": arrays["p/W1"][:3]})
+    for data in (b"not a zip", good[:len(good) // 2], train._npz_bytes(bad_state),
+                 train._npz_bytes(bad_shape), train._npz_bytes({"x": np.zeros(2)})):
+        (out / train.CHECKPOINT).write_bytes(data)
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert "corrupt" in err and len(err.splitlines()) == 1, err
+    (out / train.CHECKPOINT).write_bytes(good)
+    (out / "data" / "holdout.npz").write_bytes(b"garbage")
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "corrupt" in err and len(err.splitlines()) == 1, err
