@@ -8,10 +8,10 @@ The forward pass is exactly the one of ``strategies.learned`` (the numba kernel 
     z_j = relu(g + bm + sum_k M[midx_jk] + mden_j @ Md)
     s_j = z_j . v
 
-Index padding (-1) gathers an extra row of zeros appended to ``W1`` and ``M``; plays past an
-example's ``nmov`` are masked out of the softmax. The loss is the softmax cross-entropy of the
-scores over the kept legal plays against the teacher's play, minimised by Adam (optax) on
-minibatches in one jitted step.
+Index padding (-1) counts for nothing (``_counts``); plays past an example's ``nmov`` are
+masked out of the softmax. The loss is the softmax cross-entropy of the scores over the kept
+legal plays against the teacher's play, minimised by Adam (optax) on minibatches in one jitted
+step; a minibatch holds examples of similar numbers of plays (``batches``).
 
 JAX is imported only here and only when training (``require_jax``): the player never needs it.
 64-bit mode is switched on, so that the same model runs in float64 (the tests compare its
@@ -32,6 +32,7 @@ from sim.errors import ConfigError
 NAMES = ("W1", "Wd", "b1", "W2", "b2", "W3", "b3", "M", "Md", "bm", "v")
 DATA_KEYS = ("sidx", "sden", "nmov", "midx", "mden", "label")
 EXTRA = "`shuangkou train` needs the training extra: pip install -e '.[train]'"
+WIDTH_STEP = 8  # batches hold 8, 16, 24, … plays (``batches``)
 _INIT = 0x4E45_5449  # "NETI": the initial weights' stream tag
 
 _JAX: list[Any] = []
@@ -100,31 +101,32 @@ def from_arrays(arrays: Mapping[str, np.ndarray], dtype: str = "float32") -> dic
 def scores(params: Mapping[str, Any], sidx: Any, sden: Any, midx: Any, mden: Any) -> Any:
     """The scores ``s[b, j]`` of a batch: ``sidx [B, NS]``, ``sden [B, ND]``, ``midx
     [B, M, NM]``, ``mden [B, M, MD]`` (indices padded with -1; rows past ``nmov`` are scored
-    too and must be masked by the caller)."""
+    too and must be masked by the caller).
+
+    The sums of rows ``sum_k W1[sidx_k]`` and ``sum_k M[midx_jk]`` are computed as products
+    with count vectors (``_counts``): the same sums, but their gradients are dense products
+    too, where the gather's gradient (a scatter-add of rows) took XLA on a CPU ten times as
+    long as the whole rest of a training step."""
     _, jnp, _ = require_jax()
-    w1 = params["W1"]
-    m = params["M"]
-    w1z = jnp.concatenate([w1, jnp.zeros((1, w1.shape[1]), w1.dtype)])
-    mz = jnp.concatenate([m, jnp.zeros((1, m.shape[1]), m.dtype)])
-    si = jnp.where(sidx < 0, w1.shape[0], sidx)
-    mi = jnp.where(midx < 0, m.shape[0], midx)
-    h1 = jnp.maximum(params["b1"] + _bag(w1z, si) + sden @ params["Wd"], 0)
+    w1, m = params["W1"], params["M"]
+    xs = _counts(sidx, w1.shape[0], w1.dtype)
+    xm = _counts(midx, m.shape[0], m.dtype)
+    h1 = jnp.maximum(params["b1"] + xs @ w1 + sden @ params["Wd"], 0)
     h2 = jnp.maximum(params["b2"] + h1 @ params["W2"], 0)
     g = params["b3"] + h2 @ params["W3"]
-    z = jnp.maximum(g[:, None, :] + params["bm"] + _bag(mz, mi) + mden @ params["Md"], 0)
+    z = jnp.maximum(g[:, None, :] + params["bm"] + xm @ m + mden @ params["Md"], 0)
     return z @ params["v"]
 
 
-def _bag(table: Any, idx: Any) -> Any:
-    """``table[idx].sum(axis=-1)`` (rows summed over the last index axis) as one gather per
-    index slot: XLA on a CPU runs this about 40 times faster than the one gather of every
-    slot at once that it materialises (7 against 107 us per example with its gradient, at
-    24 plays of 16 indices and 64 columns)."""
+def _counts(idx: Any, n: int, dtype: Any) -> Any:
+    """``x[..., f]``: how many times index ``f`` (0 … n-1) is in ``idx[..., :]`` (-1: none),
+    built by a scatter-add of ones (no gradient flows through it)."""
     _, jnp, _ = require_jax()
-    acc = jnp.take(table, idx[..., 0], axis=0, mode="clip")
-    for k in range(1, idx.shape[-1]):
-        acc = acc + jnp.take(table, idx[..., k], axis=0, mode="clip")
-    return acc
+    lead = idx.shape[:-1]
+    flat = idx.reshape(-1, idx.shape[-1])
+    rows = jnp.arange(flat.shape[0])[:, None]
+    x = jnp.zeros((flat.shape[0], n + 1), dtype).at[rows, jnp.where(flat < 0, n, flat)].add(1)
+    return x[:, :n].reshape(lead + (n,))
 
 
 def _masked(s: Any, nmov: Any) -> Any:
@@ -175,10 +177,11 @@ class Model:
             scores(p, b["sidx"], b["sden"], b["midx"], b["mden"]), b["nmov"]))
 
     # --- batches ----------------------------------------------------------------------
-    def _batch(self, data: Mapping[str, np.ndarray], rows: np.ndarray, size: int
-               ) -> dict[str, Any]:
-        """The examples ``rows`` as a batch of exactly ``size`` (padded with weight 0, so that
-        every batch has one shape and the step compiles once)."""
+    def _batch(self, data: Mapping[str, np.ndarray], rows: np.ndarray, size: int,
+               width: int) -> dict[str, Any]:
+        """The examples ``rows`` as a batch of exactly ``size`` (padded with weight 0) with
+        the plays cut to the first ``width`` (every example's ``nmov <= width``): one shape per
+        width, so the step compiles once per width."""
         _, jnp, _ = require_jax()
         n = rows.size
         if n < size:
@@ -187,30 +190,31 @@ class Model:
         w[:n] = 1
         return {"sidx": jnp.asarray(data["sidx"][rows], dtype=jnp.int32),
                 "sden": jnp.asarray(data["sden"][rows], dtype=self.dtype),
-                "nmov": jnp.asarray(data["nmov"][rows], dtype=jnp.int32),
-                "midx": jnp.asarray(data["midx"][rows], dtype=jnp.int32),
-                "mden": jnp.asarray(data["mden"][rows], dtype=self.dtype),
+                "nmov": jnp.asarray(np.minimum(data["nmov"][rows], width), dtype=jnp.int32),
+                "midx": jnp.asarray(data["midx"][rows, :width], dtype=jnp.int32),
+                "mden": jnp.asarray(data["mden"][rows, :width], dtype=self.dtype),
                 "label": jnp.asarray(data["label"][rows], dtype=jnp.int32),
                 "w": jnp.asarray(w)}
 
-    def train_epoch(self, data: Mapping[str, np.ndarray], order: np.ndarray,
+    def train_epoch(self, data: Mapping[str, np.ndarray], rng: np.random.Generator,
                     batch_size: int) -> float:
-        """One pass over ``data`` in ``order`` (minibatches of ``batch_size``): the mean of the
-        minibatch losses, weighted by their sizes."""
+        """One pass of Adam over ``data`` in minibatches of ``batch_size``, drawn by ``rng``
+        (``batches``); the mean loss of the examples, as each was when its step ran."""
         total = 0.0
-        for rows in _chunks(order, batch_size):
+        n = int(data["label"].shape[0])
+        for rows, width in batches(data["nmov"], data["midx"].shape[1], batch_size, rng):
             self.params, self.opt_state, value = self._step(
-                self.params, self.opt_state, self._batch(data, rows, batch_size))
+                self.params, self.opt_state, self._batch(data, rows, batch_size, width))
             total += float(value) * rows.size
-        return total / max(1, order.size)
+        return total / max(1, n)
 
-    def evaluate(self, data: Mapping[str, np.ndarray], batch_size: int = 4096
+    def evaluate(self, data: Mapping[str, np.ndarray], batch_size: int = 1024
                  ) -> tuple[float, float]:
         """``(mean cross-entropy, top-1 agreement with the labels)`` over ``data``."""
         n = int(data["label"].shape[0])
         ce = top = 0.0
-        for rows in _chunks(np.arange(n), batch_size):
-            a, b = self._measure(self.params, self._batch(data, rows, batch_size))
+        for rows, width in batches(data["nmov"], data["midx"].shape[1], batch_size):
+            a, b = self._measure(self.params, self._batch(data, rows, batch_size, width))
             ce += float(a)
             top += float(b)
         return (ce / n, top / n) if n else (math.nan, math.nan)
@@ -218,8 +222,9 @@ class Model:
     def scores(self, data: Mapping[str, np.ndarray]) -> np.ndarray:
         """The masked scores ``[N, M_MAX]`` of every example (-inf past ``nmov``)."""
         n = int(data["label"].shape[0])
-        out = [np.asarray(self._scores(self.params, self._batch(data, np.arange(n), n)))]
-        return out[0][:n]
+        width = int(data["midx"].shape[1])
+        return np.asarray(self._scores(self.params,
+                                       self._batch(data, np.arange(n), n, width)))[:n]
 
     def arrays(self) -> dict[str, np.ndarray]:
         return to_arrays(self.params)
@@ -258,6 +263,26 @@ class Model:
         return True
 
 
-def _chunks(order: np.ndarray, size: int) -> Iterator[np.ndarray]:
-    for i in range(0, order.size, size):
-        yield order[i:i + size]
+def widths(m_max: int) -> tuple[int, ...]:
+    """The play widths batches are cut to: multiples of ``WIDTH_STEP`` below ``m_max``, and
+    ``m_max``."""
+    return tuple(range(WIDTH_STEP, m_max, WIDTH_STEP)) + (m_max,)
+
+
+def batches(nmov: np.ndarray, m_max: int, size: int, rng: np.random.Generator | None = None
+            ) -> Iterator[tuple[np.ndarray, int]]:
+    """Minibatches ``(rows, width)`` covering every example once: examples grouped by the
+    narrowest width that holds their plays (most decisions have a few legal plays, a few
+    have up to ``m_max``: a batch padded to ``m_max`` plays spent most of its time on
+    padding), cut into batches of ``size``. With ``rng``: the examples shuffled within their
+    group and the batches of all groups in a random order; without: in order."""
+    ws = np.array(widths(m_max))
+    group = np.searchsorted(ws, np.asarray(nmov, dtype=np.int64))
+    order = rng.permutation(group.size) if rng is not None else np.arange(group.size)
+    out = []
+    for k, w in enumerate(ws):
+        rows = order[group[order] == k]
+        out.extend((rows[i:i + size], int(w)) for i in range(0, rows.size, size))
+    if rng is not None:
+        out = [out[i] for i in rng.permutation(len(out))]
+    yield from out

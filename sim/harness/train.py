@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -67,7 +68,9 @@ def _learned() -> Any:
 
 
 def _collect(*args: Any, **kw: Any) -> dict[str, np.ndarray]:
-    return _learned().collect(*args, **kw)
+    from sim.harness.labels import collect
+
+    return collect(*args, **kw)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,20 +125,13 @@ class TrainConfig:
 
 
 def check_teacher(spec: str) -> str:
-    """The teacher's canonical spec, or a ConfigError: it must build and be a compiled
+    """The teacher's canonical spec, or a ConfigError: it must build and be a fair compiled
     built-in (the collector asks its kernel inside the compiled deal loop)."""
-    from strategies.kinds import BUILTIN_NAMES
-    from strategies.registry import make, registered
+    from sim.harness.labels import compiled_seat
 
     if not isinstance(spec, str) or not spec.strip():
         raise ConfigError("--teacher is empty: give a compiled built-in player such as expert")
-    s = make(spec)  # a spec that cannot be built: its own one-line error
-    if (s.compiled_kind is None or s.spec_target is not None or s.name not in BUILTIN_NAMES
-            or registered(s.name) is not type(s) or not s.runs_compiled()):
-        raise ConfigError(f"--teacher {spec!r} cannot label: the teacher must be a compiled "
-                          f"built-in player ({', '.join(BUILTIN_NAMES)}), not a Python-tier "
-                          f"bot or a plug-in")
-    return s.spec()
+    return compiled_seat(spec, "--teacher").spec()
 
 
 def make_config(teacher: str = "expert", seed: int = 0, deals: int = 2000, epochs: int = 2,
@@ -211,7 +207,7 @@ def load_data(path: str, cfg: TrainConfig) -> dict[str, np.ndarray]:
                                 & (out["label"] >= 0) & (out["label"] < out["nmov"])))
         ok = ok and bool(np.all(out["sidx"] < s["ds"]) and np.all(out["midx"] < s["dm"]))
         ok = ok and bool(np.isfinite(out["sden"]).all() and np.isfinite(out["mden"]).all())
-    except (OSError, ValueError, KeyError, EOFError) as e:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
         raise ConfigError(f"labels file {path!r} is missing or corrupt ({type(e).__name__}):"
                           f" remove the run's folder or choose another --out") from None
     if not ok:
@@ -235,12 +231,14 @@ def git_revision() -> str | None:
 
 
 def weights_spec(path: str) -> str:
-    """``learned(weights='PATH')``, quoted so that any folder name parses."""
+    """``learned(weights=PATH)`` for a weights file in the run's folder, or a ConfigError for
+    a folder name that a spec cannot hold."""
     path = os.path.abspath(path)
-    for q in ("'", '"'):
-        if q not in path:
-            return f"learned(weights={q}{path}{q})"
-    raise ConfigError(f"--out {path!r} holds both quote characters: choose another folder")
+    bad = sorted(set(path) & set(",()'\"") | ({"space"} if path != path.strip() else set()))
+    if bad:
+        raise ConfigError(f"--out {path!r} holds {' '.join(bad)}, which a player spec cannot "
+                          f"hold: choose another folder")
+    return f"learned(weights={path})"
 
 
 # --- the checkpoint ----------------------------------------------------------------------
@@ -257,7 +255,8 @@ def load_checkpoint(out: str, cfg: TrainConfig) -> tuple[dict[str, Any], dict[st
         state = json.loads(str(arrays.pop("state")[()]))
         ok = (isinstance(state, dict) and state.get("format") == FORMAT
               and isinstance(state.get("key"), dict))
-    except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError) as e:
+    except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError,
+            zipfile.BadZipFile) as e:
         raise ConfigError(f"checkpoint {file!r} is corrupt ({type(e).__name__}): remove it "
                           f"or choose another --out") from None
     if not ok:
@@ -333,7 +332,7 @@ def run(cfg: TrainConfig, out: str, rounds: int | None = None, hours: float | No
         os.makedirs(os.path.join(out, "weights"), exist_ok=True)
     except OSError as e:
         raise ConfigError(f"--out {out!r} cannot be made a folder ({e.strerror})") from None
-    weights_spec(out)  # a folder name the spec can quote
+    weights_spec(out)  # a folder name a spec can hold
     found = load_checkpoint(out, cfg)
     if found is not None and not resume:
         raise ConfigError(f"{out!r} already holds a training checkpoint: pass --resume to "
@@ -344,7 +343,7 @@ def run(cfg: TrainConfig, out: str, rounds: int | None = None, hours: float | No
     s = cfg.sizes
     init = init_params(s["ds"], s["nd"], s["dm"], s["md"], cfg.hidden, s["ns_max"],
                        s["nm_max"], cfg.seed)
-    first = os.path.join(out, "weights", "r000_e00.npz")  # the untrained network
+    first = os.path.abspath(os.path.join(out, "weights", "r000_e00.npz"))  # untrained
     _learned().save_weights(first, init, {"recipe": "shuangkou train", "config": cfg.key(),
                                           "round": 0, "epoch": 0, "labels": 0})
     if play is None and cfg.eval_pairs:
@@ -386,6 +385,11 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
             raise ConfigError(f"checkpoint {os.path.join(out, CHECKPOINT)!r} is corrupt "
                               f"(its parameters do not fit the recipe's sizes): remove it or "
                               f"choose another --out")
+    # the labels so far (a resumed run's files are checked before anything is said or done)
+    hold = load_data(hold_file, cfg) if os.path.exists(hold_file) or found else None
+    parts = [load_data(os.path.join(data_dir, f"round_{r:03d}.npz"), cfg)
+             for r in range(state["round"] + (1 if state["collected"] else 0))]
+    if found is not None:
         log(f"resuming {out!r} at round {state['round']}, epoch {state['epoch']} "
             f"({state['labels']:,} labels, {state['seconds']:.0f} s so far)")
     base_seconds = float(state["seconds"])
@@ -400,14 +404,11 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
                 "git": revision}
 
     def export(r: int, e: int) -> str:
-        path = os.path.join(out, "weights", f"r{r:03d}_e{e:02d}.npz")
+        path = os.path.abspath(os.path.join(out, "weights", f"r{r:03d}_e{e:02d}.npz"))
         _learned().save_weights(path, model.arrays(), meta(r, e))
         return path
 
-    # the held-out set: once, on the teacher's own trajectories
-    if os.path.exists(hold_file):
-        hold = load_data(hold_file, cfg)
-    else:
+    if hold is None:  # the held-out set: once, on the teacher's own trajectories
         t = time.perf_counter()
         hold = _collect(cfg.teacher, None, cfg.seed, HOLDOUT_FIRST, cfg.holdout, 1.0,
                         opponents=OPPONENTS, jobs=jobs)
@@ -415,8 +416,6 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
         hold = load_data(hold_file, cfg)
         log(f"held-out set: {cfg.holdout:,} deals, {hold['label'].size:,} labels in "
             f"{time.perf_counter() - t:.1f} s")
-    parts = [load_data(os.path.join(data_dir, f"round_{r:03d}.npz"), cfg)
-             for r in range(state["round"] + (1 if state["collected"] else 0))]
 
     def evaluate(path: str) -> dict[str, Any]:
         from sim.harness.tune import confirmation
@@ -496,8 +495,8 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
                 break
             e = state["epoch"] + 1
             t = time.perf_counter()
-            order = np.random.default_rng([cfg.seed, r, e, _SHUFFLE]).permutation(n)
-            loss = model.train_epoch(data, order, cfg.batch)
+            rng = np.random.default_rng([cfg.seed, r, e, _SHUFFLE])
+            loss = model.train_epoch(data, rng, cfg.batch)
             rates["epoch_per_label"] = (time.perf_counter() - t) / max(1, n)
             t = time.perf_counter()
             add_row(r, e, loss, export(r, e), state.get("agree", math.nan))
