@@ -44,9 +44,8 @@ def compiled_seat(spec: str, what: str) -> Any:
         s = make(spec)
     except ShuangkouError as e:
         raise ConfigError(f"{what} {spec!r}: {e}") from None
-    kind = getattr(s, "compiled_kind", None)  # None: a Python-tier bot or a plug-in
-    if (kind is None or not s.runs_compiled() or not 0 <= kind < N_BUILTIN
-            or getattr(s, "oracle", False)):
+    kind = getattr(s, "compiled_kind", -1)
+    if not s.runs_compiled() or not 0 <= kind < N_BUILTIN or getattr(s, "oracle", False):
         raise ConfigError(f"{what} {spec!r} cannot label in the compiled collector: it must be "
                           f"a fair built-in compiled strategy ({allowed}; not oracle, which "
                           f"sees every hand)")

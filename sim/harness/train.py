@@ -127,10 +127,20 @@ class TrainConfig:
 def check_teacher(spec: str) -> str:
     """The teacher's canonical spec, or a ConfigError: it must build and be a fair compiled
     built-in (the collector asks its kernel inside the compiled deal loop)."""
+    from sim.errors import ShuangkouError
     from sim.harness.labels import compiled_seat
+    from strategies.kinds import BUILTIN_NAMES
+    from strategies.registry import make
 
     if not isinstance(spec, str) or not spec.strip():
         raise ConfigError("--teacher is empty: give a compiled built-in player such as expert")
+    try:
+        s = make(spec)
+    except ShuangkouError as e:
+        raise ConfigError(f"--teacher {spec!r}: {e}") from None
+    if getattr(s, "compiled_kind", None) is None:  # a Python-tier bot or a plug-in
+        raise ConfigError(f"--teacher {spec!r} cannot label: it must be a fair built-in "
+                          f"compiled strategy ({', '.join(BUILTIN_NAMES)}; not oracle)")
     return compiled_seat(spec, "--teacher").spec()
 
 
