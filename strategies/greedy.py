@@ -33,6 +33,7 @@ import numpy as np
 from sim.cards import (
     ABOVE_STRENGTH,
     BIT,
+    CLASS_MASK,
     GROUP,
     GROUP_MASK,
     KEY_OF_ID,
@@ -66,16 +67,18 @@ from sim.core.engine import (
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import (
-    code_first,
-    code_second,
+    M_ANY2,
+    M_CHOOSE2,
+    M_PAIRS,
+    M_SINGLES,
+    M_WITH,
     legal_set,
     make_code,
     set_count,
     set_kth,
     show_mask,
 )
-from sim.core.movegen import set_all_inline as set_all
-from sim.core.trick import beats, trick_points
+from sim.core.trick import BEATING, trick_points
 from sim.core.trick import trick_winner_inline as trick_winner
 from strategies.base import param
 from strategies.kinds import KIND_GREEDY
@@ -83,6 +86,28 @@ from strategies.params import param_row
 from strategies.tier import CompiledStrategy
 
 TRUMP_MASK = GROUP_MASK[TRUMP_GROUP]
+
+
+def _key_mask(keys) -> np.uint64:
+    return np.uint64(sum(1 << int(k) for k in keys))
+
+
+# what the follow decides on masks with (``cheapest_key``): a key's points are the same under
+# every trump (R3), within a group strength never falls as the key rises (R12, R13), and the
+# keys of one strength class (R13 ties) carry the same points
+POINTS = POINTS_KEY[0].copy()  # [key] -> points
+if not (POINTS_KEY == POINTS).all() or set(POINTS.tolist()) != {0, 5, 10} or \
+        any(STRENGTH[k + 1] < STRENGTH[k] for k in range(len(STRENGTH) - 1)
+            if GROUP[k + 1] == GROUP[k]) or \
+        any(POINTS[j] != POINTS[k] for k in range(len(POINTS)) for j in range(len(POINTS))
+            if (int(CLASS_MASK[k]) >> j) & 1):
+    raise AssertionError("greedy's follow: points or strengths not laid out as it assumes")
+NO_POINTS_MASK = _key_mask(np.flatnonzero(POINTS == 0))
+TEN_POINTS_MASK = _key_mask(np.flatnonzero(POINTS == 10))
+FIVE_POINTS_MASK = _key_mask(np.flatnonzero(POINTS == 5))
+# keys of the groups after key k's (groups are runs of keys: 0-9, 10-19, 20-29, 30-53)
+LATER_GROUPS = np.array([_key_mask(np.flatnonzero(GROUP > GROUP[k])) for k in range(len(GROUP))],
+                        dtype=np.uint64)
 
 # the params row (strategies.params): the calling slots first (the expert's row starts with
 # them too: greedy_show reads them)
@@ -262,71 +287,136 @@ def greedy_lead(st, u, seat, params, prow):
 
 
 @kernel
+def _scan_class(x, pts, c, best, bv):
+    """``cheapest_key``'s step over ``x``, keys of one points class (``pts`` each): the lowest
+    key of each group of ``x`` against the best so far (``best``, of value ``bv``)."""
+    while x:
+        k = lsb(x)
+        v = STRENGTH[k] + c * pts
+        if v < bv or (v == bv and k < best):
+            best = k
+            bv = v
+        x &= LATER_GROUPS[k]  # the rest of k's group is no cheaper
+    return best, bv
+
+
+@kernel
+def cheapest_key(m, c):
+    """The key of ``m`` with the least ``STRENGTH + c * points``, the lowest such key on ties
+    (-1 when ``m`` is empty): the first best of a list of ``m``'s keys in ascending order.
+    Within a group and a points class strength never falls as the key rises, so only the lowest
+    key of each (group, class) can be it: at most nine candidates, whatever the size of ``m``."""
+    best, bv = _scan_class(m & NO_POINTS_MASK, 0, c, np.int64(-1), np.int64(1 << 30))
+    best, bv = _scan_class(m & TEN_POINTS_MASK, 10, c, best, bv)
+    best, bv = _scan_class(m & FIVE_POINTS_MASK, 5, c, best, bv)
+    return best
+
+
+@kernel
+def cheapest_two(m1, m2, c):
+    """Of the plays of ``M_ANY2`` (pairs of ``m2``, two different cards of ``m1``), the code
+    with the least sum over its two cards of ``STRENGTH + c * points``, the first such code in
+    canonical order (``set_all``) on ties; ``m1`` holds two cards at least."""
+    k1 = np.int64(-1)  # the two least (value, key) of m1, each the lowest key of its value
+    v1 = np.int64(1 << 30)
+    k2 = np.int64(-1)
+    v2 = np.int64(1 << 30)
+    m = m1
+    while m:
+        k = lsb(m)
+        m = clear_lsb(m)
+        v = STRENGTH[k] + c * POINTS[k]
+        if v < v1:
+            k2, v2 = k1, v1
+            k1, v1 = k, v
+        elif v < v2:
+            k2, v2 = k, v
+    a, b = (k1, k2) if k1 < k2 else (k2, k1)  # the first two different cards of least sum
+    p = cheapest_key(m2, c)
+    if p >= 0:  # a pair (p, p) comes before every (p, x) in canonical order
+        vp = 2 * (STRENGTH[p] + c * POINTS[p])
+        if vp < v1 + v2 or (vp == v1 + v2 and p <= a):
+            return make_code(p, p)
+    return make_code(a, b)
+
+
+@kernel
+def master_keys(w, voids, out):
+    """The keys of ``w`` that ``is_master`` (``out``: ``out1`` for singles, ``out2`` for pairs):
+    per group, those as strong as the strongest card outside, none in a side group where an
+    opponent still to play is known void."""
+    r = ZERO
+    x = w
+    while x:
+        g = GROUP[lsb(x)]
+        gm = GROUP_MASK[g]
+        x &= ~gm
+        if g != TRUMP_GROUP and (voids >> g) & 1:
+            continue
+        o = out & gm
+        if o == ZERO:
+            r |= w & gm
+        else:
+            t = msb(o)
+            r |= w & (CLASS_MASK[t] | ABOVE_STRENGTH[t])
+    return r
+
+
+@kernel
 def greedy_follow(st, u, rules, seat, params, prow, buf):
-    """Follow code (module docstring)."""
+    """Follow code (module docstring).
+
+    Decided on the legal set's masks (``legal_set``), never a list of its codes: every value
+    greedy weighs is a sum over the play's cards of ``STRENGTH + c * points``, so the best
+    single or pair is ``cheapest_key`` of a mask, the best of any two ``cheapest_two``; each
+    gives the first best play of the canonical list, as a loop over ``set_all``'s list with a
+    strict comparison would."""
     me = st[S_TO_ACT]  # ``legal``'s play branch, inlined: following, so against the lead
     mode, m1, m2 = legal_set(u[U_ONCE + me], u[U_TWICE + me], st[S_TRICK_A], st[S_TRICK_B])
     if set_count(mode, m1, m2) == 1:
-        return set_kth(mode, m1, m2, 0)  # forced: no list
-    n = set_all(mode, m1, m2, buf)
-    trump = st[S_TRUMP]
+        return set_kth(mode, m1, m2, 0)  # forced
+    if mode == M_CHOOSE2:  # two of one strength class: every such play is worth the same
+        a = lsb(m1)
+        return make_code(a, lsb(clear_lsb(m1)))
     pos = st[S_POS]
     leader = st[S_LEADER]
     w = trick_winner(st, S_TRICK_A, S_TRICK_B, pos)
     win_seat = (leader + w) % 4
-    partner_winning = (win_seat & 1) == (seat & 1)
     last = pos == 3
     pair = st[S_TRICK_B] >= 0
-    out1, out2 = outside_masks(u, seat)
-    voids = voids_after(st, seat)
-    if partner_winning:
-        safe = last or is_master(voids, st[S_TRICK_A + w], pair, out1, out2)
-        best = np.int64(-1)
-        best_v = -(1 << 30)
-        for i in range(n):
-            c = buf[i]
-            a = code_first(c)
-            b = code_second(c)
-            pts = POINTS_KEY[trump, a] + (POINTS_KEY[trump, b] if b >= 0 else 0)
-            cost = card_cost(a, trump) + (card_cost(b, trump) if b >= 0 else 0)
-            v = (100 * pts - STRENGTH[a] - (STRENGTH[b] if b >= 0 else 0)) if safe else -cost
-            if v > best_v:
-                best_v = v
-                best = c
-        return best
-    trick_pts = trick_points(st, S_TRICK_A, S_TRICK_B, pos, trump)
     kw = st[S_TRICK_A + w]
-    lead_group = GROUP[st[S_TRICK_A]]
-    best_s = STRENGTH[kw]
-    best_trump = GROUP[kw] == TRUMP_GROUP
-    contest = last or trick_pts >= params[prow, P_CONTEST_AT]
-    best = np.int64(-1)
-    best_v = -(1 << 30)
-    for i in range(n):  # winning candidates
-        c = buf[i]
-        a = code_first(c)
-        b = code_second(c)
-        if not beats(a, b, pair, lead_group, best_s, best_trump):
-            continue
-        if not contest and not is_master(voids, a, pair, out1, out2):
-            continue
-        pts = POINTS_KEY[trump, a] + (POINTS_KEY[trump, b] if b >= 0 else 0)
-        v = 3 * pts - STRENGTH[a] - (STRENGTH[b] if b >= 0 else 0)
-        if v > best_v:
-            best_v = v
-            best = c
-    if best >= 0:
-        return best
-    best_cost = 1 << 30
-    for i in range(n):  # dump the cheapest
-        c = buf[i]
-        a = code_first(c)
-        b = code_second(c)
-        cost = card_cost(a, trump) + (card_cost(b, trump) if b >= 0 else 0)
-        if cost < best_cost:
-            best_cost = cost
-            best = c
-    return best
+    if (win_seat & 1) == (seat & 1):  # the partner is winning
+        safe = last
+        if not last:
+            out1, out2 = outside_masks(u, seat)
+            safe = is_master(voids_after(st, seat), kw, pair, out1, out2)
+        c = -100 if safe else 3  # safe: most points, then weakest; else cheapest
+        if mode == M_ANY2:
+            return cheapest_two(m1, m2, c)
+        k = cheapest_key(m1, c)
+        if mode == M_WITH:
+            return make_code(k, np.int64(m2)) if k < np.int64(m2) else make_code(np.int64(m2), k)
+        return make_code(k, k) if mode == M_PAIRS else k
+    # an opponent is winning: the plays that beat it (R20, R21; of two different cards none
+    # beats a pair lead, so only singles and pairs)
+    if mode == M_SINGLES or mode == M_PAIRS or mode == M_ANY2:
+        cand = (m1 if mode != M_ANY2 else m2) & BEATING[kw]
+        if cand:
+            contest = last or trick_points(st, S_TRICK_A, S_TRICK_B, pos, st[S_TRUMP]) >= \
+                params[prow, P_CONTEST_AT]
+            if not contest:
+                out1, out2 = outside_masks(u, seat)
+                cand = master_keys(cand, voids_after(st, seat), out2 if pair else out1)
+            if cand:
+                k = cheapest_key(cand, -3)  # most points for the strength spent
+                return make_code(k, k) if pair else k
+    # dump the cheapest
+    if mode == M_ANY2:
+        return cheapest_two(m1, m2, 3)
+    k = cheapest_key(m1, 3)
+    if mode == M_WITH:
+        return make_code(k, np.int64(m2)) if k < np.int64(m2) else make_code(np.int64(m2), k)
+    return make_code(k, k) if mode == M_PAIRS else k
 
 
 @kernel

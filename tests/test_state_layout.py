@@ -91,7 +91,14 @@ def test_one_beats_for_tricks_and_greedy():
     from sim.core import trick
     from strategies import greedy
 
-    assert greedy.beats is trick.beats  # R20/R21 written once
+    assert greedy.BEATING is trick.BEATING  # R20/R21 written once: the mask form of beats
+    beats = getattr(trick.beats, "py_func", trick.beats)
+    for k in range(54):
+        g = int(trick.GROUP[k])
+        for j in range(54):
+            for pair in (False, True):
+                assert bool((int(trick.BEATING[k]) >> j) & 1) == bool(beats(
+                    j, j if pair else -1, pair, g, int(trick.STRENGTH[k]), g == trick.TRUMP_GROUP))
 
 
 def test_observations_and_records_share_one_decoder():

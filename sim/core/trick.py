@@ -64,5 +64,18 @@ def trick_points(t, ia, ib, n, trump):
     return p
 
 
+def _beating_keys(k: int) -> int:
+    beats_py = getattr(beats, "py_func", beats)
+    g = int(GROUP[k])
+    return sum(1 << j for j in range(len(GROUP))
+               if beats_py(j, -1, False, g, int(STRENGTH[k]), g == TRUMP_GROUP))
+
+
+# ``beats`` as masks, for players that decide on the legal set's masks: BEATING[k] holds the
+# keys whose single beats a winning single ``k`` (a trump, or of the led group) and whose pair
+# beats a winning pair of ``k`` (R20, R21); two different cards never beat a pair (R21)
+BEATING = np.array([_beating_keys(k) for k in range(len(GROUP))], dtype=np.uint64)
+
+
 # inlined into ``sim.core.engine.apply_play`` (once a trick, in every deal)
 trick_winner_inline = kernel(inline="always")(getattr(trick_winner, "py_func", trick_winner))
