@@ -144,8 +144,11 @@ def outside_masks(u, seat):
 
 @kernel
 def voids_after(st, seat):
-    """Groups (bit g) in which an opponent still to play this trick is known void."""
+    """Groups (bit g) in which an opponent of ``seat`` (the seat to play) still to play this
+    trick is known void."""
     pos = st[S_POS]
+    if pos == 0:  # leading: both opponents play after it
+        return st[S_VOIDS + (seat + 1) % 4] | st[S_VOIDS + (seat + 3) % 4]
     v = 0
     for p in range(pos + 1, 4):
         s = (st[S_LEADER] + p) % 4
@@ -236,57 +239,6 @@ def greedy_giveback(st, u, seat):
 
 
 @kernel
-def greedy_lead(st, u, seat, params, prow):
-    """Lead code (module docstring)."""
-    trump = st[S_TRUMP]
-    o = u[U_ONCE + seat]
-    w = u[U_TWICE + seat]
-    left = st[S_LEFT]
-    if left == 2 and w:  # R23: a pair on the last trick counts four times
-        x = lsb(w)
-        return make_code(x, x)
-    attacker = (seat & 1) == (st[S_CALLER] & 1)
-    reserve = ZERO
-    if attacker and left <= params[prow, P_KEEP_PAIR_FROM] and (w & TRUMP_MASK):
-        reserve = BIT[msb(w & TRUMP_MASK)]  # keep the top trump pair for the last trick
-    out1, out2 = outside_masks(u, seat)
-    voids = voids_after(st, seat)
-    # a side pair nobody can beat
-    best = strongest_side_master(voids, w, True, out1, out2)
-    if best >= 0:
-        return make_code(best, best)
-    # a side card that is the strongest left in its suit
-    best = strongest_side_master(voids, o, False, out1, out2)
-    if best >= 0:
-        return best
-    # draw trumps with the master trump when holding a good share of them
-    tm = o & TRUMP_MASK & ~reserve
-    if tm:
-        k = msb(tm)
-        mine = popcount(o & TRUMP_MASK) + popcount(w & TRUMP_MASK)
-        outside = popcount(out1 & TRUMP_MASK) + popcount(out2 & TRUMP_MASK)
-        if (out1 & ABOVE_STRENGTH[k]) == ZERO and outside > 0 and \
-                mine >= params[prow, P_DRAW_SHARE] * (mine + outside):
-            return k
-    # the cheapest card, side suits first
-    cand = o & ~TRUMP_MASK
-    if cand == ZERO:
-        cand = o & ~reserve
-        if cand == ZERO:
-            cand = o
-    best_cost = 1 << 30
-    m = cand
-    while m:
-        k = lsb(m)
-        m = clear_lsb(m)
-        c = card_cost(k, trump)
-        if c < best_cost:
-            best_cost = c
-            best = k
-    return best
-
-
-@kernel
 def _scan_class(x, pts, c, best, bv):
     """``cheapest_key``'s step over ``x``, keys of one points class (``pts`` each): the lowest
     key of each group of ``x`` against the best so far (``best``, of value ``bv``)."""
@@ -363,6 +315,47 @@ def master_keys(w, voids, out):
 
 
 @kernel
+def greedy_lead(st, u, seat, params, prow):
+    """Lead code (module docstring)."""
+    o = u[U_ONCE + seat]
+    w = u[U_TWICE + seat]
+    left = st[S_LEFT]
+    if left == 2 and w:  # R23: a pair on the last trick counts four times
+        x = lsb(w)
+        return make_code(x, x)
+    attacker = (seat & 1) == (st[S_CALLER] & 1)
+    reserve = ZERO
+    if attacker and left <= params[prow, P_KEEP_PAIR_FROM] and (w & TRUMP_MASK):
+        reserve = BIT[msb(w & TRUMP_MASK)]  # keep the top trump pair for the last trick
+    out1, out2 = outside_masks(u, seat)
+    voids = voids_after(st, seat)
+    # a side pair nobody can beat
+    best = strongest_side_master(voids, w, True, out1, out2)
+    if best >= 0:
+        return make_code(best, best)
+    # a side card that is the strongest left in its suit
+    best = strongest_side_master(voids, o, False, out1, out2)
+    if best >= 0:
+        return best
+    # draw trumps with the master trump when holding a good share of them
+    tm = o & TRUMP_MASK & ~reserve
+    if tm:
+        k = msb(tm)
+        mine = popcount(o & TRUMP_MASK) + popcount(w & TRUMP_MASK)
+        outside = popcount(out1 & TRUMP_MASK) + popcount(out2 & TRUMP_MASK)
+        if (out1 & ABOVE_STRENGTH[k]) == ZERO and outside > 0 and \
+                mine >= params[prow, P_DRAW_SHARE] * (mine + outside):
+            return k
+    # the cheapest card, side suits first
+    cand = o & ~TRUMP_MASK
+    if cand == ZERO:
+        cand = o & ~reserve
+        if cand == ZERO:
+            cand = o
+    return cheapest_key(cand, 3)  # least card_cost, the lowest key on ties
+
+
+@kernel
 def greedy_follow(st, u, rules, seat, params, prow, buf):
     """Follow code (module docstring).
 
@@ -402,8 +395,9 @@ def greedy_follow(st, u, rules, seat, params, prow, buf):
     if mode == M_SINGLES or mode == M_PAIRS or mode == M_ANY2:
         cand = (m1 if mode != M_ANY2 else m2) & BEATING[kw]
         if cand:
-            contest = last or trick_points(st, S_TRICK_A, S_TRICK_B, pos, st[S_TRUMP]) >= \
-                params[prow, P_CONTEST_AT]
+            contest_at = params[prow, P_CONTEST_AT]  # no trick holds fewer than 0 points
+            contest = last or contest_at <= 0 or \
+                trick_points(st, S_TRICK_A, S_TRICK_B, pos, st[S_TRUMP]) >= contest_at
             if not contest:
                 out1, out2 = outside_masks(u, seat)
                 cand = master_keys(cand, voids_after(st, seat), out2 if pair else out1)
