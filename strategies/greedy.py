@@ -175,13 +175,14 @@ def strongest_side_master(voids, m, pair, out1, out2):
     """The strongest of the side-group tops of ``m`` that ``is_master`` (as a pair if
     ``pair``), or -1."""
     best = np.int64(-1)
-    for g in range(3):  # the side groups; the trump group is 3
-        p = m & GROUP_MASK[g]
-        if p:
-            k = msb(p)
-            if is_master(voids, k, pair, out1, out2) and (
-                    best < 0 or STRENGTH[k] > STRENGTH[best]):
-                best = k
+    x = m & ~TRUMP_MASK
+    while x:  # the side groups m holds, in ascending order
+        gm = GROUP_MASK[GROUP[lsb(x)]]
+        k = msb(x & gm)
+        x &= ~gm
+        if is_master(voids, k, pair, out1, out2) and (
+                best < 0 or STRENGTH[k] > STRENGTH[best]):
+            best = k
     return best
 
 
@@ -328,15 +329,16 @@ def greedy_lead(st, u, seat, params, prow):
     if attacker and left <= params[prow, P_KEEP_PAIR_FROM] and (w & TRUMP_MASK):
         reserve = BIT[msb(w & TRUMP_MASK)]  # keep the top trump pair for the last trick
     out1, out2 = outside_masks(u, seat)
-    voids = voids_after(st, seat)
-    # a side pair nobody can beat
-    best = strongest_side_master(voids, w, True, out1, out2)
-    if best >= 0:
-        return make_code(best, best)
-    # a side card that is the strongest left in its suit
-    best = strongest_side_master(voids, o, False, out1, out2)
-    if best >= 0:
-        return best
+    if o & ~TRUMP_MASK:  # side cards (a pair's key is held once too)
+        voids = voids_after(st, seat)
+        # a side pair nobody can beat
+        best = strongest_side_master(voids, w, True, out1, out2)
+        if best >= 0:
+            return make_code(best, best)
+        # a side card that is the strongest left in its suit
+        best = strongest_side_master(voids, o, False, out1, out2)
+        if best >= 0:
+            return best
     # draw trumps with the master trump when holding a good share of them
     tm = o & TRUMP_MASK & ~reserve
     if tm:
