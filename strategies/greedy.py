@@ -144,11 +144,13 @@ def outside_masks(u, seat):
 
 @kernel
 def voids_after(st, seat):
-    """Groups (bit g) in which an opponent of ``seat`` (the seat to play) still to play this
-    trick is known void."""
+    """Groups (bit g) in which an opponent of ``seat`` still to play this trick is known void."""
     pos = st[S_POS]
-    if pos == 0:  # leading: both opponents play after it
-        return st[S_VOIDS + (seat + 1) % 4] | st[S_VOIDS + (seat + 3) % 4]
+    if pos == 0:  # all but the leader play after it (the loop below, unrolled)
+        ld = st[S_LEADER]
+        if ((seat ^ ld) & 1) == 0:
+            return st[S_VOIDS + (ld + 1) % 4] | st[S_VOIDS + (ld + 3) % 4]
+        return st[S_VOIDS + (ld + 2) % 4]
     v = 0
     for p in range(pos + 1, 4):
         s = (st[S_LEADER] + p) % 4
