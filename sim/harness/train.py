@@ -55,7 +55,8 @@ OPPONENTS = "greedy"  # the other team while labels are collected
 BASELINE = "greedy"  # the evaluation's opponent
 DATA_DTYPES = {"sidx": np.int16, "sden": np.float32, "nmov": np.int16, "midx": np.int16,
                "mden": np.float32, "label": np.int16, "deal": np.int64, "seat": np.int8,
-               "agree": np.int8}
+               "agree": np.int8, "q": np.float32}
+OPTIONAL = ("q",)  # the teacher's value of each kept play (NaN: none), kept when collected
 _SHUFFLE = 0x5348_5546  # "SHUF": the minibatch order's stream tag
 COLUMNS = ("round", "epoch", "labels", "train_loss", "heldout_loss", "heldout_top1",
            "onpolicy_agree", "margin", "lo", "hi", "pairs", "seconds")
@@ -197,7 +198,8 @@ def _write(path: str, data: bytes) -> None:
 
 
 def save_data(path: str, data: Mapping[str, np.ndarray]) -> None:
-    _write(path, _npz_bytes({k: np.asarray(data[k]) for k in DATA_DTYPES}, compress=True))
+    _write(path, _npz_bytes({k: np.asarray(data[k]) for k in DATA_DTYPES if k in data},
+                            compress=True))
 
 
 def load_data(path: str, cfg: TrainConfig) -> dict[str, np.ndarray]:
@@ -206,13 +208,13 @@ def load_data(path: str, cfg: TrainConfig) -> dict[str, np.ndarray]:
     s = cfg.sizes
     want = {"sidx": (s["ns_max"],), "sden": (s["nd"],), "nmov": (), "label": (),
             "midx": (s["m_max"], s["nm_max"]), "mden": (s["m_max"], s["md"]), "deal": (),
-            "seat": (), "agree": ()}
+            "seat": (), "agree": (), "q": (s["m_max"],)}
     try:
         with np.load(path, allow_pickle=False) as z:
-            out = {k: z[k] for k in DATA_DTYPES}
+            out = {k: z[k] for k in DATA_DTYPES if k not in OPTIONAL or k in z.files}
         n = out["label"].shape[0]
-        ok = all(out[k].dtype == dt and out[k].shape == (n, *want[k])
-                 for k, dt in DATA_DTYPES.items())
+        ok = all(out[k].dtype == DATA_DTYPES[k] and out[k].shape == (n, *want[k])
+                 for k in out)
         ok = ok and bool(np.all((out["nmov"] >= 1) & (out["nmov"] <= s["m_max"])
                                 & (out["label"] >= 0) & (out["label"] < out["nmov"])))
         ok = ok and bool(np.all(out["sidx"] < s["ds"]) and np.all(out["midx"] < s["dm"]))
@@ -227,7 +229,22 @@ def load_data(path: str, cfg: TrainConfig) -> dict[str, np.ndarray]:
 
 
 def _concat(parts: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    return {k: np.concatenate([p[k] for p in parts]) for k in DATA_DTYPES}
+    """The rounds' labels as one data set, the index slots cut to the most any row uses (the
+    rest are -1: the same examples, less memory and work)."""
+    ns = max(int((p["sidx"] >= 0).sum(axis=1).max(initial=1)) for p in parts)
+    nm = max(int((p["midx"] >= 0).sum(axis=2).max(initial=1)) for p in parts)
+
+    def fit(a: np.ndarray, width: int) -> np.ndarray:  # the last axis to width, -1 padded
+        if a.shape[-1] >= width:
+            return a[..., :width]
+        pad = np.full(a.shape[:-1] + (width - a.shape[-1],), -1, dtype=a.dtype)
+        return np.concatenate([a, pad], axis=-1)
+
+    out = {k: np.concatenate([p[k] for p in parts]) for k in DATA_DTYPES
+           if k not in ("sidx", "midx") and all(k in p for p in parts)}
+    out["sidx"] = np.concatenate([fit(p["sidx"], ns) for p in parts])
+    out["midx"] = np.concatenate([fit(p["midx"], nm) for p in parts])
+    return out
 
 
 def git_revision() -> str | None:
@@ -468,8 +485,8 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
         if not state["collected"]:
             labels_next = state["labels"] + rates.get("labels_per_deal", 0.0) * cfg.deals
             need = (rates.get("collect_per_deal", 0.0) * cfg.deals
-                    + rates.get("epoch_per_label", 0.0) * labels_next
-                    + rates.get("eval", 0.0))
+                    + cfg.epochs * (rates.get("epoch_per_label", 0.0) * labels_next
+                                    + rates.get("eval", 0.0)))
             if parts and over(need):
                 stopped = "budget"
                 break
@@ -494,6 +511,7 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
                 f"{state['labels']:,} labels in all")
             _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
         data = _concat(parts)
+        parts = [data]  # one copy of the labels in memory
         n = int(data["label"].size)
         while state["epoch"] < cfg.epochs:
             if stop_after is not None and epochs_here >= stop_after:
