@@ -151,6 +151,22 @@ def test_loss_falls_and_state_round_trips():
     assert not other.load_state_arrays(m.state_arrays())  # other sizes: refused
 
 
+def test_padding_rows_never_poison_a_batch():
+    """A batch of narrow examples is padded (weight 0) with an example that fits its width:
+    padded with example 0 (12 plays, the teacher's the 12th), a batch cut to 8 plays scored
+    its label at -inf, and 0 * inf made the held-out loss NaN (and could the gradients)."""
+    d = synthetic(100, 7)
+    d["nmov"][0], d["label"][0] = 12, 11
+    m = jaxnet.Model(_params(2), dtype="float64")
+    s = m.scores(d)
+    lse = np.log(np.exp(s - s.max(1, keepdims=True)).sum(1)) + s.max(1)
+    want = float(np.mean(lse - s[np.arange(100), d["label"]]))
+    loss, _ = m.evaluate(d, batch_size=32)
+    assert np.isclose(loss, want, rtol=1e-9)
+    m.train_epoch(d, np.random.default_rng(0), 32)
+    assert all(np.isfinite(v).all() for v in m.arrays().values())
+
+
 def test_exported_arrays_are_float64_with_the_spec_names():
     a = jaxnet.Model(_params(2)).arrays()
     assert tuple(a) == jaxnet.NAMES and all(v.dtype == np.float64 for v in a.values())

@@ -159,7 +159,7 @@ class Model:
         def loss(params: Any, batch: Any) -> Any:
             ce, _ = example_losses(params, batch)
             w = batch["w"]
-            return (ce * w).sum() / jnp.maximum(w.sum(), 1)
+            return jnp.where(w > 0, ce * w, 0).sum() / jnp.maximum(w.sum(), 1)
 
         def step(params: Any, opt_state: Any, batch: Any) -> tuple[Any, Any, Any]:
             value, grads = jax.value_and_grad(loss)(params, batch)
@@ -169,7 +169,7 @@ class Model:
         def measure(params: Any, batch: Any) -> tuple[Any, Any]:
             ce, top = example_losses(params, batch)
             w = batch["w"]
-            return (ce * w).sum(), (top * w).sum()
+            return jnp.where(w > 0, ce * w, 0).sum(), (top * w).sum()
 
         self._step = jax.jit(step)
         self._measure = jax.jit(measure)
@@ -184,8 +184,8 @@ class Model:
         width, so the step compiles once per width."""
         _, jnp, _ = require_jax()
         n = rows.size
-        if n < size:
-            rows = np.concatenate([rows, np.zeros(size - n, dtype=rows.dtype)])
+        if n < size:  # padded with copies of its first example (its plays fit the width)
+            rows = np.concatenate([rows, np.full(size - n, rows[0], dtype=rows.dtype)])
         w = np.zeros(size, dtype=self.dtype)
         w[:n] = 1
         return {"sidx": jnp.asarray(data["sidx"][rows], dtype=jnp.int32),
