@@ -240,6 +240,23 @@ def test_tiny_network_learns_greedy_and_beats_random(tmp_path):
         assert z["label"].size == rows[-1]["labels"] - rows[1]["labels"]
 
 
+def test_ctrl_c_writes_the_weights_and_curve_so_far(tmp_path):
+    cfg = train.make_config("greedy", **{**TINY, "eval_pairs": 0})
+    out = tmp_path / "i"
+
+    def say(text: str) -> None:
+        if text.startswith("round 1 epoch 1"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train.run(cfg, str(out), rounds=3, say=say, plot=False)
+    rows = (out / "curve.csv").read_text().splitlines()
+    assert len(rows) == 1 + 4 and rows[-1].startswith("1,1,")  # header, 0.0, 0.1, 0.2, 1.1
+    assert (out / "learned.npz").exists() and "interrupted" in (out / "train.log").read_text()
+    res = train.run(cfg, str(out), rounds=3, resume=True, say=lambda t: None, plot=False)
+    assert res.stopped == "rounds" and len(res.rows) == 7
+
+
 @pytest.mark.parametrize("argv, says", [
     (["--teacher", "nosuchbot"], "unknown strategy"),
     (["--teacher", "strategies.example:Cautious"], "cannot label"),  # Python tier
@@ -294,3 +311,43 @@ def test_foreign_or_corrupt_checkpoint_is_one_line(tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert "corrupt" in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.slow
+def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    args = ["train", "--teacher", "greedy", "--rounds", "4", "--deals", "30", "--epochs", "2",
+            "--holdout", "10", "--eval-pairs", "10", "--hidden", "16,16,16", "--seed", "8"]
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(__file__)))
+    out = str(tmp_path / "k")
+    p = subprocess.Popen([sys.executable, "-m", "sim.cli", *args, "--out", out], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ck = os.path.join(out, train.CHECKPOINT)
+
+    def state() -> dict:
+        with np.load(ck, allow_pickle=False) as z:
+            return json.loads(str(z["state"][()]))
+
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline and p.poll() is None:
+            try:
+                if state()["round"] >= 1:
+                    break
+            except (OSError, ValueError, KeyError):
+                pass  # not written yet
+            time.sleep(0.05)
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait(30)
+    killed_at = state()["round"]
+    assert main([*args, "--out", out, "--resume"]) == 0
+    assert main([*args, "--out", str(tmp_path / "whole")]) == 0
+    assert 1 <= killed_at < 4  # killed mid-run (else the test proves nothing)
+    assert _curve(out) == _curve(tmp_path / "whole")
+    a = np.load(os.path.join(out, "learned.npz"))
+    b = np.load(os.path.join(tmp_path / "whole", "learned.npz"))
+    assert all(np.array_equal(a[k], b[k]) for k in jaxnet.NAMES)

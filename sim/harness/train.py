@@ -480,65 +480,71 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
     def over(need: float) -> bool:
         return budget is not None and elapsed() + need > budget
 
-    while rounds is None or state["round"] < rounds:
-        r = state["round"]
-        if not state["collected"]:
-            labels_next = state["labels"] + rates.get("labels_per_deal", 0.0) * cfg.deals
-            need = (rates.get("collect_per_deal", 0.0) * cfg.deals
-                    + cfg.epochs * (rates.get("epoch_per_label", 0.0) * labels_next
-                                    + rates.get("eval", 0.0)))
-            if parts and over(need):
-                stopped = "budget"
+    try:
+        while rounds is None or state["round"] < rounds:
+            r = state["round"]
+            if not state["collected"]:
+                labels_next = state["labels"] + rates.get("labels_per_deal", 0.0) * cfg.deals
+                need = (rates.get("collect_per_deal", 0.0) * cfg.deals
+                        + cfg.epochs * (rates.get("epoch_per_label", 0.0) * labels_next
+                                        + rates.get("eval", 0.0)))
+                if parts and over(need):
+                    stopped = "budget"
+                    break
+                t = time.perf_counter()
+                weights = None if r == 0 else state["last"]
+                data = _collect(cfg.teacher, weights, cfg.seed, r * cfg.deals, cfg.deals,
+                                cfg.beta(r), opponents=OPPONENTS, jobs=jobs)
+                file = os.path.join(data_dir, f"round_{r:03d}.npz")
+                save_data(file, data)
+                parts.append(load_data(file, cfg))
+                dt = time.perf_counter() - t
+                n = int(parts[-1]["label"].size)
+                rates["collect_per_deal"] = dt / cfg.deals
+                rates["labels_per_deal"] = n / cfg.deals
+                state["labels"] += n
+                state["collected"] = True
+                state["epoch"] = 0
+                agree = float(parts[-1]["agree"].mean()) if n else math.nan
+                state["agree"] = agree
+                log(f"round {r}: {cfg.deals:,} deals (beta {cfg.beta(r):g}), {n:,} labels "
+                    f"(learner agreed with {cfg.teacher} on {agree:.3f}) in {dt:.1f} s; "
+                    f"{state['labels']:,} labels in all")
+                _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
+            data = _concat(parts)
+            parts = [data]  # one copy of the labels in memory
+            n = int(data["label"].size)
+            while state["epoch"] < cfg.epochs:
+                if stop_after is not None and epochs_here >= stop_after:
+                    stopped = "stop_after"
+                    break
+                if state["epoch"] and over(rates.get("epoch_per_label", 0.0) * n
+                                           + rates.get("eval", 0.0)):
+                    stopped = "budget"
+                    break
+                e = state["epoch"] + 1
+                t = time.perf_counter()
+                rng = np.random.default_rng([cfg.seed, r, e, _SHUFFLE])
+                loss = model.train_epoch(data, rng, cfg.batch)
+                rates["epoch_per_label"] = (time.perf_counter() - t) / max(1, n)
+                t = time.perf_counter()
+                add_row(r, e, loss, export(r, e), state.get("agree", math.nan))
+                rates["eval"] = time.perf_counter() - t
+                state["epoch"] = e
+                epochs_here += 1
+                _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
+                _prune(out, state)  # after the checkpoint: the files it names stay
+            if state["epoch"] < cfg.epochs:
                 break
-            t = time.perf_counter()
-            weights = None if r == 0 else state["last"]
-            data = _collect(cfg.teacher, weights, cfg.seed, r * cfg.deals, cfg.deals,
-                            cfg.beta(r), opponents=OPPONENTS, jobs=jobs)
-            file = os.path.join(data_dir, f"round_{r:03d}.npz")
-            save_data(file, data)
-            parts.append(load_data(file, cfg))
-            dt = time.perf_counter() - t
-            n = int(parts[-1]["label"].size)
-            rates["collect_per_deal"] = dt / cfg.deals
-            rates["labels_per_deal"] = n / cfg.deals
-            state["labels"] += n
-            state["collected"] = True
+            state["round"] = r + 1
+            state["collected"] = False
             state["epoch"] = 0
-            agree = float(parts[-1]["agree"].mean()) if n else math.nan
-            state["agree"] = agree
-            log(f"round {r}: {cfg.deals:,} deals (beta {cfg.beta(r):g}), {n:,} labels "
-                f"(learner agreed with {cfg.teacher} on {agree:.3f}) in {dt:.1f} s; "
-                f"{state['labels']:,} labels in all")
             _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
-        data = _concat(parts)
-        parts = [data]  # one copy of the labels in memory
-        n = int(data["label"].size)
-        while state["epoch"] < cfg.epochs:
-            if stop_after is not None and epochs_here >= stop_after:
-                stopped = "stop_after"
-                break
-            if state["epoch"] and over(rates.get("epoch_per_label", 0.0) * n
-                                       + rates.get("eval", 0.0)):
-                stopped = "budget"
-                break
-            e = state["epoch"] + 1
-            t = time.perf_counter()
-            rng = np.random.default_rng([cfg.seed, r, e, _SHUFFLE])
-            loss = model.train_epoch(data, rng, cfg.batch)
-            rates["epoch_per_label"] = (time.perf_counter() - t) / max(1, n)
-            t = time.perf_counter()
-            add_row(r, e, loss, export(r, e), state.get("agree", math.nan))
-            rates["eval"] = time.perf_counter() - t
-            state["epoch"] = e
-            epochs_here += 1
-            _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
-            _prune(out, state)  # after the checkpoint: the files it names stay
-        if state["epoch"] < cfg.epochs:
-            break
-        state["round"] = r + 1
-        state["collected"] = False
-        state["epoch"] = 0
-        _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
+    except KeyboardInterrupt:  # Ctrl-C: the weights and the curve so far, then stop
+        finish(cfg, out, state, plot)
+        log("interrupted: the last finished epoch's weights and the curve so far are written; "
+            "--resume continues from the last checkpoint")
+        raise
     state["seconds"] = elapsed()
     finish(cfg, out, state, plot)
     rounds_done = state["round"] + (1 if state["collected"] else 0)
