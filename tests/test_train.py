@@ -267,9 +267,11 @@ def test_ctrl_c_writes_the_weights_and_curve_so_far(tmp_path):
     (["--hidden", "16,16"], "--hidden"),
     (["--hours", "-1"], "--hours"),
     (["--seed", "-3"], "--seed"),
+    (["--out", "TMP/a,b(c)"], "cannot hold"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, says):
     out = tmp_path / "o"
+    argv = [a.replace("TMP", str(tmp_path)) for a in argv]
     try:
         rc = main(["train", "--teacher", "greedy", "--out", str(out), *argv])
     except SystemExit as e:  # argparse's own checks (a count below 1)
@@ -278,6 +280,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, says):
     err = capsys.readouterr().err.strip()
     assert says in err and len(err.splitlines()) == 1, err
     assert not out.exists() or not os.listdir(out / "data")
+    assert not (tmp_path / "a,b(c)").exists()
 
 
 def test_foreign_or_corrupt_checkpoint_is_one_line(tmp_path, capsys):

@@ -354,12 +354,12 @@ def run(cfg: TrainConfig, out: str, rounds: int | None = None, hours: float | No
     if hours is not None and not (isinstance(hours, (int, float)) and math.isfinite(hours)
                                   and hours > 0):
         raise ConfigError(f"--hours {hours!r} must be a number > 0")
+    weights_spec(out)  # a folder name a spec can hold
     try:
         os.makedirs(os.path.join(out, "data"), exist_ok=True)
         os.makedirs(os.path.join(out, "weights"), exist_ok=True)
     except OSError as e:
         raise ConfigError(f"--out {out!r} cannot be made a folder ({e.strerror})") from None
-    weights_spec(out)  # a folder name a spec can hold
     found = load_checkpoint(out, cfg)
     if found is not None and not resume:
         raise ConfigError(f"{out!r} already holds a training checkpoint: pass --resume to "
