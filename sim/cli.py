@@ -916,11 +916,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     cfg = train.make_config(args.teacher, seed=args.seed, deals=args.deals, epochs=args.epochs,
                             holdout=args.holdout, eval_pairs=args.eval_pairs,
                             eval_seed=args.eval_seed, hidden=args.hidden, batch=args.batch,
-                            lr=args.lr, dtype=args.dtype)
+                            lr=args.lr, dtype=args.dtype, soft=args.soft, tau=args.tau,
+                            augment=not args.no_augment)
     rounds = args.rounds if args.rounds is not None or args.hours is not None else \
         train.DEFAULT_ROUNDS
     res = train.run(cfg, args.out, rounds=rounds, hours=args.hours, jobs=args.jobs,
-                    resume=args.resume)
+                    resume=args.resume, labels=args.labels)
     last = res.rows[-1] if res.rows else None
     if last is not None and last["pairs"]:
         print(f"trained {res.rounds} round(s), {res.labels:,} labels, {res.seconds:.0f} s; last "
@@ -1263,6 +1264,18 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the network's sizes (default 128,64,64)")
     tr.add_argument("--batch", type=_pos_int, default=256, help="minibatch (default 256)")
     tr.add_argument("--lr", type=float, default=1e-3, help="Adam's step size (default 0.001)")
+    tr.add_argument("--soft", type=float, default=1.0,
+                    help="weight of the soft targets, the teacher's play values q as "
+                         "softmax(q / tau) (expert has them; default 1; 0: the label alone)")
+    tr.add_argument("--tau", type=float, default=0.3,
+                    help="the soft targets' temperature, points per deal (default 0.3)")
+    tr.add_argument("--labels", default=None, metavar="DIR",
+                    help="a folder that caches every round's labels by what decides them "
+                         "(teacher, learner weights, deals, beta, features): another run of "
+                         "the same rounds reuses them instead of asking the teacher again")
+    tr.add_argument("--no-augment", action="store_true",
+                    help="no side-suit renaming of the minibatches (default: each example's "
+                         "three side suits renamed at random)")
     tr.add_argument("--dtype", choices=("float32", "float64"), default="float32",
                     help="training arithmetic (default float32; weights are saved as float64)")
     tr.add_argument("--seed", default="0", help="the recipe's seed: deals, init, order "

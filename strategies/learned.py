@@ -718,3 +718,44 @@ class LearnedStrategy(CompiledStrategy):
 def n_weights(h1: int, h2: int, g: int) -> int:
     """How many floats a network with these hidden sizes holds."""
     return sum(math.prod(s) for s in weight_shapes(h1, h2, g).values())
+
+
+# --- the side suits are interchangeable: index maps for training ---------------------------
+SIDE_PERMUTATIONS = ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
+
+
+def side_suit_maps() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each permutation ``p`` of the three side groups (``SIDE_PERMUTATIONS``; the side
+    suits are interchangeable, R12–R14: only the trump suit is special), where the features
+    of a decision go when side group ``g`` is renamed ``p[g]``: ``state[i, f]`` (``DS + 1``
+    columns: the last maps padding to itself), ``dense[i, d]`` (a gather: position ``d`` of
+    the renamed state's dense features takes ``sden[dense[i, d]]``) and ``move[i, f]``
+    (``DM + 1`` columns). Side keys ``10 g + r`` and the 付2/付3/付5 of side suit ``g`` (keys
+    40 + g, 44 + g, 48 + g) follow their group. A two-card play keeps its cards' slots (its
+    first card stays in ``MV_A``) even where the renaming reverses their key order: the
+    trainer's data augmentation (``sim.harness.jaxnet``) accepts that approximation."""
+    n = len(SIDE_PERMUTATIONS)
+    state = np.tile(np.arange(DS + 1), (n, 1))
+    dense = np.tile(np.arange(ND), (n, 1))
+    move = np.tile(np.arange(DM + 1), (n, 1))
+    key_blocks = (F_HAND1, F_HAND2, F_PLAYED1, F_PLAYED2, F_CALL_KEY) + tuple(
+        base + 54 * r for base in (F_TRICK_A, F_TRICK_B) for r in range(3))
+    for i, p in enumerate(SIDE_PERMUTATIONS):
+        km = np.arange(54)
+        for k in range(30):
+            km[k] = 10 * p[k // 10] + k % 10
+        for base in (40, 44, 48):
+            for g in range(3):
+                km[base + g] = base + p[g]
+        for base in key_blocks:
+            state[i, base:base + 54] = base + km
+        for r in range(3):
+            for g in range(3):
+                state[i, F_VOID + 4 * r + g] = F_VOID + 4 * r + p[g]
+        for g in range(3):
+            state[i, F_LEAD_GROUP + g] = F_LEAD_GROUP + p[g]
+            for base in (D_OUT_G, D_MINE_G):
+                dense[i, base + p[g]] = base + g
+        move[i, MV_A:MV_A + 54] = MV_A + km
+        move[i, MV_B:MV_B + 54] = MV_B + km
+    return state, dense, move

@@ -347,6 +347,7 @@ def strategy_speeds(repeats: int, seed: int, echo: Callable[[str], None]) -> dic
     """The median decision time of the search players (greedy deals/s: ``run``)."""
     res: dict[str, Any] = {}
     res.update(plugin_speed(repeats, seed, 50_000, echo))
+    res.update(learned_speed(repeats, seed, 2_000, echo))
     for spec, deals in (("pimc", 3), ("ismcts", 2)):
         decision_times(spec, 1, seed + 99)  # compile / warm up
         t = decision_times(spec, deals, seed)
@@ -383,6 +384,34 @@ def plugin_speed(repeats: int, seed: int, n: int, echo: Callable[[str], None]) -
     echo(f"compiled plug-in cautious_c {res['plugin_cautious_deals_per_s']:>13,.0f} deals/s   "
          f"({res['plugin_ratio_vs_greedy']:.2f}x greedy vs greedy in turns with it, target "
          f">= 0.5; loops ready in {ready:.1f} s)")
+    return res
+
+
+def learned_speed(repeats: int, seed: int, n: int, echo: Callable[[str], None],
+                  spec: str = "learned") -> dict[str, Any]:
+    """The learned player against itself in the compiled loop on one core: deals per CPU
+    second and CPU microseconds per decision, the mean over every decision of the deals
+    (calling chances and forced plays included, as a tournament meets them; the
+    ``decisions`` column counts them), best of ``repeats``."""
+    from sim.harness.runner import make_seats
+
+    rules = DEFAULT_RULES.array()
+    out = np.zeros((n, N_COLS), dtype=np.int64)
+    t = compiled_tables(make_seats(spec))
+    t.loops.play_deals(np.uint64(seed), np.uint64(0), 2, rules, *t, out[:2])  # load / compile
+    best = np.inf
+    for _ in range(repeats):
+        c0 = time.process_time()
+        t.loops.play_deals(np.uint64(seed), np.uint64(0), n, rules, *t, out)
+        best = min(best, time.process_time() - c0)
+    decisions = int(out[:, C_DECISIONS].sum())
+    res = {"learned_deals_per_cpu_s": n / best,
+           "learned_us_per_decision": best / max(decisions, 1) * 1e6,
+           "learned_decisions_per_deal": decisions / n}
+    echo(f"{'learned vs itself':<27} {res['learned_deals_per_cpu_s']:>13,.0f} deals per CPU s "
+         f"({res['learned_us_per_decision']:.1f} us per decision, the mean over all "
+         f"{res['learned_decisions_per_deal']:.0f} decisions of a deal; targets >= 300 deals/s, "
+         f"<= 25 us)")
     return res
 
 

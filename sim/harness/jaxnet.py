@@ -149,9 +149,16 @@ class Model:
     """Parameters, Adam's state and the jitted steps (``dtype``: float32 or float64)."""
 
     def __init__(self, arrays: Mapping[str, np.ndarray], lr: float = 1e-3,
-                 dtype: str = "float32") -> None:
+                 dtype: str = "float32", soft: float = 0.0, tau: float = 0.3,
+                 augment: bool = False) -> None:
         jax, jnp, optax = require_jax()
         self.dtype = dtype
+        self.soft = float(soft)
+        self.augment = bool(augment)
+        if augment:
+            from strategies.learned import side_suit_maps
+
+            self._maps = side_suit_maps()
         self.params = from_arrays(arrays, dtype)
         self.opt = optax.adam(lr)
         self.opt_state = self.opt.init(self.params)
@@ -159,6 +166,17 @@ class Model:
         def loss(params: Any, batch: Any) -> Any:
             ce, _ = example_losses(params, batch)
             w = batch["w"]
+            if self.soft > 0:  # + soft * cross-entropy against softmax(q / tau), where q is
+                s = _masked(scores(params, batch["sidx"], batch["sden"], batch["midx"],
+                                   batch["mden"]), batch["nmov"])
+                q = batch["q"]
+                has = jnp.isfinite(q) & jnp.isfinite(s)
+                # finite everywhere (a NaN target would leak NaN into the gradient)
+                target = jax.nn.softmax(jnp.where(has, q / tau, -1e30), axis=1)
+                target = jnp.where(has, target, 0)
+                logp = jax.nn.log_softmax(s, axis=1)
+                soft_ce = -jnp.where(has, target * logp, 0).sum(axis=1)
+                ce = ce + self.soft * jnp.where(has.any(axis=1), soft_ce, 0)
             return jnp.where(w > 0, ce * w, 0).sum() / jnp.maximum(w.sum(), 1)
 
         def step(params: Any, opt_state: Any, batch: Any) -> tuple[Any, Any, Any]:
@@ -178,23 +196,40 @@ class Model:
 
     # --- batches ----------------------------------------------------------------------
     def _batch(self, data: Mapping[str, np.ndarray], rows: np.ndarray, size: int,
-               width: int) -> dict[str, Any]:
+               width: int, rng: np.random.Generator | None = None) -> dict[str, Any]:
         """The examples ``rows`` as a batch of exactly ``size`` (padded with weight 0) with
         the plays cut to the first ``width`` (every example's ``nmov <= width``): one shape per
-        width, so the step compiles once per width."""
+        width, so the step compiles once per width. With ``rng`` (training, ``augment``) each
+        example's side suits are renamed by a permutation drawn from it
+        (``strategies.learned.side_suit_maps``)."""
         _, jnp, _ = require_jax()
         n = rows.size
         if n < size:  # padded with copies of its first example (its plays fit the width)
             rows = np.concatenate([rows, np.full(size - n, rows[0], dtype=rows.dtype)])
         w = np.zeros(size, dtype=self.dtype)
         w[:n] = 1
-        return {"sidx": jnp.asarray(data["sidx"][rows], dtype=jnp.int32),
-                "sden": jnp.asarray(data["sden"][rows], dtype=self.dtype),
-                "nmov": jnp.asarray(np.minimum(data["nmov"][rows], width), dtype=jnp.int32),
-                "midx": jnp.asarray(data["midx"][rows, :width], dtype=jnp.int32),
-                "mden": jnp.asarray(data["mden"][rows, :width], dtype=self.dtype),
-                "label": jnp.asarray(data["label"][rows], dtype=jnp.int32),
-                "w": jnp.asarray(w)}
+        sidx = data["sidx"][rows].astype(np.int64)
+        sden = data["sden"][rows]
+        midx = data["midx"][rows, :width].astype(np.int64)
+        if rng is not None and self.augment:
+            smap, dmap, mmap = self._maps
+            which = rng.integers(0, smap.shape[0], size)
+            ds, dm = smap.shape[1] - 1, mmap.shape[1] - 1
+            sidx = np.where(sidx < 0, -1, smap[which[:, None], np.where(sidx < 0, ds, sidx)])
+            sden = np.take_along_axis(sden, dmap[which], axis=1)
+            midx = np.where(midx < 0, -1,
+                            mmap[which[:, None, None], np.where(midx < 0, dm, midx)])
+        out = {"sidx": jnp.asarray(sidx, dtype=jnp.int32),
+               "sden": jnp.asarray(sden, dtype=self.dtype),
+               "nmov": jnp.asarray(np.minimum(data["nmov"][rows], width), dtype=jnp.int32),
+               "midx": jnp.asarray(midx, dtype=jnp.int32),
+               "mden": jnp.asarray(data["mden"][rows, :width], dtype=self.dtype),
+               "label": jnp.asarray(data["label"][rows], dtype=jnp.int32),
+               "w": jnp.asarray(w)}
+        if self.soft > 0:
+            q = data["q"][rows, :width] if "q" in data else np.full((size, width), np.nan)
+            out["q"] = jnp.asarray(q, dtype=self.dtype)
+        return out
 
     def train_epoch(self, data: Mapping[str, np.ndarray], rng: np.random.Generator,
                     batch_size: int) -> float:
@@ -204,7 +239,7 @@ class Model:
         n = int(data["label"].shape[0])
         for rows, width in batches(data["nmov"], data["midx"].shape[1], batch_size, rng):
             self.params, self.opt_state, value = self._step(
-                self.params, self.opt_state, self._batch(data, rows, batch_size, width))
+                self.params, self.opt_state, self._batch(data, rows, batch_size, width, rng))
             total += float(value) * rows.size
         return total / max(1, n)
 

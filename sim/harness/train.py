@@ -90,6 +90,9 @@ class TrainConfig:
     lr: float = 1e-3
     dtype: str = "float32"
     dims: tuple[int, ...] = ()  # FEATURE_VERSION, DS, ND, DM, MD, NS_MAX, NM_MAX, M_MAX
+    soft: float = 1.0  # weight of the soft targets softmax(q / tau) (the teacher's values)
+    tau: float = 0.3  # their temperature, in points per deal
+    augment: bool = True  # rename the side suits at random in every minibatch
 
     def key(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -113,7 +116,9 @@ class TrainConfig:
                          str(self.eval_pairs), "--seed", str(self.seed), "--eval-seed",
                          str(self.eval_seed), "--hidden", ",".join(map(str, self.hidden)),
                          "--batch", str(self.batch), "--lr", repr(self.lr)]
-                        + (["--dtype", self.dtype] if self.dtype != "float32" else []))
+                        + (["--dtype", self.dtype] if self.dtype != "float32" else [])
+                        + ["--soft", repr(self.soft), "--tau", repr(self.tau)]
+                        + ([] if self.augment else ["--no-augment"]))
 
     def beta(self, r: int) -> float:
         return BETA ** r
@@ -148,7 +153,8 @@ def check_teacher(spec: str) -> str:
 def make_config(teacher: str = "expert", seed: int = 0, deals: int = 2000, epochs: int = 2,
                 holdout: int = 200, eval_pairs: int = 500, eval_seed: int | None = None,
                 hidden: Sequence[int] | str = (128, 64, 64), batch: int = 256,
-                lr: float = 1e-3, dtype: str = "float32") -> TrainConfig:
+                lr: float = 1e-3, dtype: str = "float32", soft: float = 1.0, tau: float = 0.3,
+                augment: bool = True) -> TrainConfig:
     """A ``TrainConfig`` checked, or a one-line ConfigError naming what is wrong."""
     from sim.core.rng import MAX_SEED, check_seed
 
@@ -176,12 +182,17 @@ def make_config(teacher: str = "expert", seed: int = 0, deals: int = 2000, epoch
         raise ConfigError(f"--lr {lr!r} must be a number in (0, 1)")
     if dtype not in ("float32", "float64"):
         raise ConfigError(f"--dtype {dtype!r}: use float32 or float64")
+    if not (isinstance(soft, (int, float)) and math.isfinite(soft) and 0 <= soft <= 100):
+        raise ConfigError(f"--soft {soft!r} must be a number in 0 … 100")
+    if not (isinstance(tau, (int, float)) and math.isfinite(tau) and 0 < tau <= 100):
+        raise ConfigError(f"--tau {tau!r} must be a number in (0, 100]")
     teacher = check_teacher(teacher)
     lm = _learned()
     dims = (int(lm.FEATURE_VERSION), int(lm.DS), int(lm.ND), int(lm.DM), int(lm.MD),
             int(lm.NS_MAX), int(lm.NM_MAX), int(lm.M_MAX))
     return TrainConfig(teacher, seed, deals, epochs, holdout, eval_pairs, eval_seed,
-                       hidden, batch, float(lr), dtype, dims)
+                       hidden, batch, float(lr), dtype, dims, float(soft), float(tau),
+                       bool(augment))
 
 
 # --- files -------------------------------------------------------------------------------
@@ -336,14 +347,44 @@ class _Log:
         self.say(text)
 
 
+def labels_key(cfg: TrainConfig, weights: str | None, first: int, n: int, beta: float) -> str:
+    """What decides a round's labels, hashed: the teacher, the learner's weights (their
+    bytes), the deals, beta, the opponents and the feature sizes (``labels`` caches by it)."""
+    wh = None
+    if weights is not None:
+        with open(weights, "rb") as f:
+            wh = hashlib.sha256(f.read()).hexdigest()
+    key = {"teacher": cfg.teacher, "weights": wh, "seed": cfg.seed, "first": first, "n": n,
+           "beta": beta, "opponents": OPPONENTS, "dims": list(cfg.dims), "version": 1}
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def _cached_collect(cfg: TrainConfig, labels: str | None, weights: str | None, first: int,
+                    n: int, beta: float, jobs: int) -> dict[str, np.ndarray]:
+    """A round's labels: from the cache folder ``labels`` when it holds them (same key),
+    else collected (and added to the cache)."""
+    if labels is not None:
+        path = os.path.join(labels, f"labels-{labels_key(cfg, weights, first, n, beta)}.npz")
+        if os.path.exists(path):
+            return load_data(path, cfg)
+    data = _collect(cfg.teacher, weights, cfg.seed, first, n, beta, opponents=OPPONENTS,
+                    jobs=jobs)
+    if labels is not None:
+        os.makedirs(labels, exist_ok=True)
+        save_data(path, data)
+    return data
+
+
 def run(cfg: TrainConfig, out: str, rounds: int | None = None, hours: float | None = None,
         jobs: int = 1, resume: bool = False, say: Callable[[str], None] | None = None,
         plot: bool = True, stop_after: int | None = None,
-        play: Callable[..., Any] | None = None) -> TrainResult:
+        play: Callable[..., Any] | None = None, labels: str | None = None) -> TrainResult:
     """Train ``cfg`` into folder ``out`` for ``rounds`` rounds (None: until ``hours`` of wall
     time are spent) and return the result; ``stop_after``: testing hook, stop after this many
     epochs of this call (the checkpoint stays, as after a kill); ``play``: a
-    ``tournament.pair_player`` function to evaluate with (default: one started here)."""
+    ``tournament.pair_player`` function to evaluate with (default: one started here);
+    ``labels``: a folder that caches every round's labels by what decides them
+    (``labels_key``): a rerun of the same rounds with other training settings reuses them."""
     from sim.harness.jaxnet import require_jax
 
     if rounds is None and hours is None:
@@ -381,20 +422,22 @@ def run(cfg: TrainConfig, out: str, rounds: int | None = None, hours: float | No
         warm = [(BASELINE, BASELINE), (weights_spec(first), BASELINE)]
         with pair_player(cfg.eval_seed, jobs, warm_up=warm) as play:
             return _run(cfg, out, rounds, hours, jobs, found, say, plot, stop_after, play,
-                        init, first)
+                        init, first, labels)
     return _run(cfg, out, rounds, hours, jobs, found, say, plot, stop_after, play, init,
-                first)
+                first, labels)
 
 
 def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jobs: int,
          found: tuple[dict[str, Any], dict[str, np.ndarray]] | None,
          say: Callable[[str], None] | None, plot: bool, stop_after: int | None,
          play: Callable[..., Any] | None,
-         init: Mapping[str, np.ndarray], first: str) -> TrainResult:
+         init: Mapping[str, np.ndarray], first: str, labels: str | None = None
+         ) -> TrainResult:
     from sim.harness.jaxnet import Model
 
     log = _Log(out, say)
-    model = Model(init, lr=cfg.lr, dtype=cfg.dtype)
+    model = Model(init, lr=cfg.lr, dtype=cfg.dtype, soft=cfg.soft, tau=cfg.tau,
+                  augment=cfg.augment)
     revision = git_revision()
     data_dir = os.path.join(out, "data")
     hold_file = os.path.join(data_dir, "holdout.npz")
@@ -493,8 +536,8 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
                     break
                 t = time.perf_counter()
                 weights = None if r == 0 else state["last"]
-                data = _collect(cfg.teacher, weights, cfg.seed, r * cfg.deals, cfg.deals,
-                                cfg.beta(r), opponents=OPPONENTS, jobs=jobs)
+                data = _cached_collect(cfg, labels, weights, r * cfg.deals, cfg.deals,
+                                       cfg.beta(r), jobs)
                 file = os.path.join(data_dir, f"round_{r:03d}.npz")
                 save_data(file, data)
                 parts.append(load_data(file, cfg))
