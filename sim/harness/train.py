@@ -456,7 +456,7 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
                               f"(its parameters do not fit the recipe's sizes): remove it or "
                               f"choose another --out")
     # the labels so far (a resumed run's files are checked before anything is said or done)
-    hold = load_data(hold_file, cfg) if os.path.exists(hold_file) or found else None
+    hold = load_data(hold_file, cfg) if found else None  # a fresh run collects its own
     parts = [load_data(os.path.join(data_dir, f"round_{r:03d}.npz"), cfg)
              for r in range(state["round"] + (1 if state["collected"] else 0))]
     if found is not None:
