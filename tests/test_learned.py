@@ -170,3 +170,14 @@ def test_weights_meta_is_json(tiny):
     with np.load(tiny, allow_pickle=False) as z:
         assert json.loads(str(z["meta"]))["made_by"] == "tests/test_learned.py"
         assert str(z["format"]) == learned.WEIGHTS_FORMAT
+
+
+@pytest.mark.parametrize("spec", ["strategies.example_compiled:CautiousC",
+                                  "strategies.example:Cautious", "oracle", "nosuch"])
+def test_a_teacher_that_cannot_label_is_one_line(spec):
+    from sim.errors import ConfigError
+    from sim.harness.labels import collect
+
+    with pytest.raises(ConfigError) as e:
+        collect(spec, None, 1, 0, 1)
+    assert "\n" not in str(e.value) and spec in str(e.value)

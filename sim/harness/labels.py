@@ -39,16 +39,17 @@ def compiled_seat(spec: str, what: str) -> Any:
     from strategies.kinds import BUILTIN_NAMES
     from strategies.registry import make
 
-    allowed = ", ".join(n for n in BUILTIN_NAMES)
+    allowed = ", ".join(n for n in BUILTIN_NAMES if n != "oracle")
     try:
         s = make(spec)
     except ShuangkouError as e:
         raise ConfigError(f"{what} {spec!r}: {e}") from None
-    kind = getattr(s, "compiled_kind", -1)
-    if not s.runs_compiled() or not 0 <= kind < N_BUILTIN or getattr(s, "oracle", False):
+    kind = getattr(s, "compiled_kind", None)
+    if not isinstance(kind, int) or not s.runs_compiled() or not 0 <= kind < N_BUILTIN \
+            or getattr(s, "oracle", False):
         raise ConfigError(f"{what} {spec!r} cannot label in the compiled collector: it must be "
-                          f"a fair built-in compiled strategy ({allowed}; not oracle, which "
-                          f"sees every hand)")
+                          f"a fair built-in compiled strategy: {allowed} (oracle sees every "
+                          f"hand)")
     return s
 
 
