@@ -72,7 +72,7 @@ def _features(st, u, rules, params, seat):
             fws[L.W_SDEN:L.W_SDEN + L.ND].copy(), moves)
 
 
-@pytest.mark.parametrize("seed", [3, 4])
+@pytest.mark.parametrize("seed", [3])
 def test_side_suit_renaming_maps_the_features_of_the_renamed_deal(seed):
     """strategies.learned.side_suit_maps: at real decisions, the features of the deal with its
     side suits renamed are the mapped features of the deal (R12-R14: only the trump suit is
