@@ -217,11 +217,13 @@ MD_OUT_G = _MD["MD_OUT_G"]
 M_MAX = 40  # plays kept per training example (the teacher's and up to M_MAX - 1 others)
 
 # --- the parameter row: header, then the flat weights -----------------------------------
-LEARNED_PARAM_FIELDS = GREEDY_CALL_FIELDS + (("P_H1", 1), ("P_H2", 1), ("P_G", 1))
+LEARNED_PARAM_FIELDS = GREEDY_CALL_FIELDS + (("P_H1", 1), ("P_H2", 1), ("P_G", 1),
+                                            ("P_GREEDY_BIAS", 1))
 _P, N_LEARNED_PARAMS = layout(LEARNED_PARAM_FIELDS)
 P_H1 = _P["P_H1"]
 P_H2 = _P["P_H2"]
 P_G = _P["P_G"]
+P_GREEDY_BIAS = _P["P_GREEDY_BIAS"]
 TAIL = N_PARAMS  # the weights start here in the row
 
 # the weight arrays in the order they lie in the row, with their shapes by (DS, ND, DM, MD,
@@ -550,6 +552,10 @@ def learned_play(st, u, rules, seat, params, buf, fws):
     out = W_SCORES
     net_scores(w, np.int64(w[P_H1]), np.int64(w[P_H2]), np.int64(w[P_G]), ns, n, buf, fws,
                out)
+    g = buf[n]  # greedy's move (play_features)
+    for j in range(n):
+        if buf[j] == g:
+            fws[out + j] += w[P_GREEDY_BIAS]
     best = 0
     for j in range(1, n):
         if fws[out + j] > fws[out + best]:
@@ -696,6 +702,10 @@ class LearnedStrategy(CompiledStrategy):
     min_cards = param(18, int, lo=1, hi=27, doc="calling: greedy's min_cards (expert's)")
     partner_margin = param(0.10, float, lo=0.0, hi=1.0,
                            doc="calling: greedy's partner_margin (expert's)")
+    greedy_bias = param(-0.75, float, lo=-100.0, hi=100.0,
+                        doc="added to the network's score of greedy's move before the best is "
+                            "played (< 0: deviate from greedy more often than imitation alone "
+                            "does; docs/learning.md)")
 
     def weights_path(self) -> str:
         return os.path.expanduser(self.weights) if self.weights else shipped_weights()
@@ -708,7 +718,8 @@ class LearnedStrategy(CompiledStrategy):
         flat, (h1, h2, g) = weights_row(self.weights_path())
         head = param_row(LEARNED_PARAM_FIELDS, {
             "P_SHOW_AT": self.show_at, "P_MIN_CARDS": self.min_cards,
-            "P_PARTNER_MARGIN": self.partner_margin, "P_H1": h1, "P_H2": h2, "P_G": g})
+            "P_PARTNER_MARGIN": self.partner_margin, "P_H1": h1, "P_H2": h2, "P_G": g,
+            "P_GREEDY_BIAS": self.greedy_bias})
         row = np.zeros(TAIL + flat.size, dtype=np.float64)
         row[:len(head)] = head
         row[TAIL:] = flat
