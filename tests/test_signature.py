@@ -51,6 +51,9 @@ PLAYER_SIGNATURES = {
     "expert": (["expert(samples=4, call_samples=3, giveback_k=4, min_cards=18, infer=weighted)",
                 "greedy"], 2026, 6, None,
                "d1b4bd88a45161f25263d6c4a658c311f2aa555b7b0b2fd5bbf48ad119930e0e"),
+    # the shipped weights (strategies/weights/learned.npz) and the default greedy_bias
+    "learned": (["learned", "greedy"], 2026, 60, None,
+                "bbab9da03646381c96277a5a5a4fd55fa1a4d5d45227f17241be328ac1c4f7df"),
     "mixed": (MIXED, 2026, 30, None,
               "94082d8a132a1ba5fb732c503be1dc8a869415349cf13c82d8a211e41e63974a"),
     "greedy_random_variants": ("greedy(show_at=0.3, contest_at=15),random(show_prob=0.8)", 5,
@@ -77,7 +80,7 @@ def test_player_records_signature(name):
 
 # Every compiled player run from its observation alone (the Python tier) plays the same deals.
 @pytest.mark.parametrize("name", [
-    "greedy", "pimc", "ismcts", "expert", "greedy_random_variants",
+    "greedy", "pimc", "ismcts", "expert", "learned", "greedy_random_variants",
     "mixed",  # search with random rollouts beside a random seat: no stream counter leaks (R9)
 ])
 def test_python_tier_gives_the_pinned_records(name):
