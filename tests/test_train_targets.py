@@ -129,10 +129,8 @@ def test_side_suit_maps_are_permutations_with_identity_first():
     assert mmap[i, L.MV_B + 48] == L.MV_B + 49 and smap[i, L.DS] == L.DS
 
 
-jax = pytest.importorskip("jax")
-
-
 def test_soft_targets_are_nan_safe_and_pull_towards_the_best_value():
+    pytest.importorskip("jax")  # the [train] extra (.ci/run installs it)
     from sim.harness import jaxnet
 
     rng = np.random.default_rng(0)
@@ -161,6 +159,7 @@ def test_soft_targets_are_nan_safe_and_pull_towards_the_best_value():
 
 
 def test_label_cache_reuses_a_rounds_labels(tmp_path, monkeypatch):
+    pytest.importorskip("jax")
     from sim.harness import train
 
     cfg = train.make_config("greedy", seed=5, deals=20, epochs=1, holdout=5, eval_pairs=0,
