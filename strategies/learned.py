@@ -76,7 +76,9 @@ from sim.core.trick import trick_winner_inline as trick_winner
 from sim.errors import WeightsError
 from strategies.base import param
 from strategies.greedy import (
+    FIVE_POINTS_MASK,
     GREEDY_CALL_FIELDS,
+    TEN_POINTS_MASK,
     greedy_decide,
     greedy_giveback,
     greedy_show,
@@ -256,15 +258,11 @@ MAX_HIDDEN = 1024
 
 
 @kernel
-def _points_of(trump, o, w):
-    """Face points (R3) of the keys in the (once, twice) masks ``o``, ``w``."""
-    p = 0
-    for k in range(54):
-        if (o >> np.uint64(k)) & np.uint64(1):
-            p += POINTS_KEY[trump, k]
-        if (w >> np.uint64(k)) & np.uint64(1):
-            p += POINTS_KEY[trump, k]
-    return p
+def _points_of(o, w):
+    """Face points (R3) of the keys in the (once, twice) masks ``o``, ``w`` (a key's points
+    do not depend on the trump suit: greedy's masks)."""
+    return 5 * (popcount(o & FIVE_POINTS_MASK) + popcount(w & FIVE_POINTS_MASK)) + \
+        10 * (popcount(o & TEN_POINTS_MASK) + popcount(w & TEN_POINTS_MASK))
 
 
 @kernel
@@ -352,8 +350,8 @@ def features(st, u, rules, seat, params, n, buf, fws):
     buf[B_SIDX + ns] = F_ATT_PTS + min(att // 10, 20)
     ns += 1
     # dense
-    played_pts = _points_of(trump, po, pw)
-    mine = _points_of(trump, mo, mw)
+    played_pts = _points_of(po, pw)
+    mine = _points_of(mo, mw)
     done_pts = played_pts - trick_pts  # points in completed tricks
     fws[W_SDEN + D_ATT] = att / 100.0
     fws[W_SDEN + D_DEF] = (done_pts - att) / 100.0
@@ -362,12 +360,8 @@ def features(st, u, rules, seat, params, n, buf, fws):
     fws[W_SDEN + D_MINE] = mine / 50.0
     left = st[S_LEFT]
     fws[W_SDEN + D_LEFT] = left / 27.0
-    ntr = 0
     tm = GROUP_MASK[TRUMP_GROUP]
-    for k in range(54):
-        if (tm >> np.uint64(k)) & one:
-            ntr += ((mo >> np.uint64(k)) & one) + ((mw >> np.uint64(k)) & one)
-    fws[W_SDEN + D_TRUMPS] = ntr / 27.0
+    fws[W_SDEN + D_TRUMPS] = (popcount(mo & tm) + popcount(mw & tm)) / 27.0
     fws[W_SDEN + D_CHOICES] = n / 32.0
     out1, out2 = outside_masks(u, seat)
     for g in range(4):
@@ -425,15 +419,7 @@ def features(st, u, rules, seat, params, n, buf, fws):
             m += 1
         # cards of a's group left in my hand after the play
         gm = GROUP_MASK[ga]
-        lo = mo & gm
-        lw = mw & gm
-        cnt = 0
-        for k in range(54):
-            if (lo >> np.uint64(k)) & one:
-                cnt += 1
-            if (lw >> np.uint64(k)) & one:
-                cnt += 1
-        cnt -= 1
+        cnt = popcount(mo & gm) + popcount(mw & gm) - 1
         if b >= 0 and GROUP[b] == ga:
             cnt -= 1
         if cnt == 0:
