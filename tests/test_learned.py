@@ -186,10 +186,9 @@ def test_a_teacher_that_cannot_label_is_one_line(spec):
 def test_pettingzoo_opponents_learned_play_as_in_batch(tiny):
     """The PettingZoo environment seats learned opponents: episodes give sim.Batch's records."""
     pytest.importorskip("pettingzoo")
-    from test_env import _policy
+    from test_batch import policy
 
     from sim.env import env
-    from sim.harness.batch import Batch
 
     spec = f"learned(weights={tiny})"
     e = env(seed=9, opponents={1: spec, 3: spec})
@@ -199,18 +198,9 @@ def test_pettingzoo_opponents_learned_play_as_in_batch(tiny):
         for agent in e.agent_iter():
             obs, reward, termination, truncation, info = e.last()
             e.step(None if termination or truncation
-                   else _policy(obs["observation"], obs["action_mask"]))
+                   else policy(obs["observation"], obs["action_mask"]))
         got.append(e.deal.record())
-    b = Batch(2, 9, seats=[None, spec, None, spec], deals=3, records=True)
-    recs = {}
-    while not b.done:
-        o = b.observe()
-        acts = np.zeros(2, dtype=np.int64)
-        for i in np.flatnonzero(o.seat >= 0):
-            acts[i] = _policy(o.obs[i], o.legal_mask[i])
-        fin = b.step(acts)
-        recs.update(zip(fin.deal.tolist(), fin.records))
-    assert got == [recs[d] for d in range(3)]
+    assert got == batch_records(9, 0, 3, [None, spec, None, spec], 2)
 
 
 # --- the shipped weights ------------------------------------------------------------------
