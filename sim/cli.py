@@ -917,7 +917,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                             holdout=args.holdout, eval_pairs=args.eval_pairs,
                             eval_seed=args.eval_seed, hidden=args.hidden, batch=args.batch,
                             lr=args.lr, dtype=args.dtype, soft=args.soft, tau=args.tau,
-                            augment=not args.no_augment)
+                            augment=not args.no_augment, regret=args.regret)
     rounds = args.rounds if args.rounds is not None or args.hours is not None else \
         train.DEFAULT_ROUNDS
     res = train.run(cfg, args.out, rounds=rounds, hours=args.hours, jobs=args.jobs,
@@ -1269,6 +1269,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "softmax(q / tau) (expert has them; default 1; 0: the label alone)")
     tr.add_argument("--tau", type=float, default=0.3,
                     help="the soft targets' temperature, points per deal (default 0.3)")
+    tr.add_argument("--regret", type=float, default=0.0,
+                    help="weight of the policy's expected loss against the teacher's best "
+                         "value, sum p (max q - q) in points (default 0: none)")
     tr.add_argument("--labels", default=None, metavar="DIR",
                     help="a folder that caches every round's labels by what decides them "
                          "(teacher, learner weights, deals, beta, features): another run of "

@@ -1,6 +1,6 @@
 """What ``shuangkou train`` learns from beyond the teacher's play: the side-suit renaming of
 its minibatches is exact (a renamed deal has the renamed features), the soft targets from the
-teacher's play values are NaN-safe, and the label cache reuses a round's labels."""
+teacher's play values are NaN-safe, so is the expected-loss (regret) term, and the label cache reuses a round's labels."""
 
 from __future__ import annotations
 
@@ -156,6 +156,50 @@ def test_soft_targets_are_nan_safe_and_pull_towards_the_best_value():
     s = model.scores(d)
     # the label (play 0) and the values (play 3) both pull: play 3 outranks the others
     assert (s[:, 3] > s[:, [1, 2, 4, 5]].max(axis=1)).all()
+
+
+def test_regret_term_weighs_costly_mistakes_and_keeps_old_recipes_keys():
+    pytest.importorskip("jax")
+    from sim.harness import jaxnet, train
+
+    rng = np.random.default_rng(1)
+    n, m = 64, 6
+    d = {"sidx": np.full((n, 8), -1, np.int16), "sden": rng.random((n, 4)).astype(np.float32),
+         "nmov": np.full(n, m, np.int16), "midx": np.full((n, m, 4), -1, np.int16),
+         "mden": np.zeros((n, m, 3), np.float32), "label": np.zeros(n, np.int16)}
+    for i in range(n):
+        d["sidx"][i, :3] = rng.choice(20, 3, replace=False)
+        for j in range(m):
+            d["midx"][i, j, 0] = j
+    q = np.full((n, m), np.nan, np.float32)
+    q[: n // 2] = 0.0
+    q[: n // 2, 0] = -0.01  # the label (play 0) is worth a hair less than the rest ...
+    q[: n // 2, 4] = -3.0  # ... and play 4 is a costly mistake
+    d["q"] = q
+    p = jaxnet.init_params(20, 4, 10, 3, (8, 8, 8), 8, 4, 0)
+    plain = jaxnet.Model(p, lr=0.02)
+    costly = jaxnet.Model(p, lr=0.02, regret=20.0)
+    for e in range(20):
+        plain.train_epoch(d, np.random.default_rng(e), 16)
+        costly.train_epoch(d, np.random.default_rng(e), 16)
+    assert all(np.isfinite(v).all() for v in costly.arrays().values())  # NaN rows: no leak
+
+    def prob(model, j):
+        s = model.scores(d)
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        return (p / p.sum(axis=1, keepdims=True))[:, j].mean()
+
+    # the label alone says nothing of play 4 against 1, 2, 3 and 5; the expected loss does
+    assert prob(costly, 4) < 0.5 * prob(costly, 1)
+    assert prob(costly, 4) < 0.5 * prob(plain, 4)
+    # a recipe without the term keeps its old key (its checkpoints resume); one with it differs
+    base = dict(seed=5, deals=20, epochs=1, holdout=5, eval_pairs=0, hidden="8,8,8")
+    old = train.make_config("greedy", **base)
+    new = train.make_config("greedy", regret=1.0, **base)
+    assert "regret" not in old.key() and new.key()["regret"] == 1.0
+    assert old.digest() != new.digest() and "--regret 1.0" in new.command(2)
+    with pytest.raises(train.ConfigError, match="--regret"):
+        train.make_config("greedy", regret=-1.0, **base)
 
 
 def test_label_cache_reuses_a_rounds_labels(tmp_path, monkeypatch):

@@ -150,10 +150,11 @@ class Model:
 
     def __init__(self, arrays: Mapping[str, np.ndarray], lr: float = 1e-3,
                  dtype: str = "float32", soft: float = 0.0, tau: float = 0.3,
-                 augment: bool = False) -> None:
+                 augment: bool = False, regret: float = 0.0) -> None:
         jax, jnp, optax = require_jax()
         self.dtype = dtype
         self.soft = float(soft)
+        self.regret = float(regret)
         self.augment = bool(augment)
         if augment:
             from strategies.learned import side_suit_maps
@@ -177,6 +178,17 @@ class Model:
                 logp = jax.nn.log_softmax(s, axis=1)
                 soft_ce = -jnp.where(has, target * logp, 0).sum(axis=1)
                 ce = ce + self.soft * jnp.where(has.any(axis=1), soft_ce, 0)
+            if self.regret > 0:  # + regret * the expected loss of the network's policy,
+                # sum_j p_j (max q - q_j) in points per deal, over the plays with a value:
+                # a costly mistake weighs more than a choice between near-equal plays
+                s = _masked(scores(params, batch["sidx"], batch["sden"], batch["midx"],
+                                   batch["mden"]), batch["nmov"])
+                q = batch["q"]
+                has = jnp.isfinite(q) & jnp.isfinite(s)
+                qmax = jnp.max(jnp.where(has, q, -1e30), axis=1, keepdims=True)
+                p = jax.nn.softmax(s, axis=1)
+                loss_r = jnp.where(has, p * (qmax - jnp.where(has, q, 0)), 0).sum(axis=1)
+                ce = ce + self.regret * loss_r
             return jnp.where(w > 0, ce * w, 0).sum() / jnp.maximum(w.sum(), 1)
 
         def step(params: Any, opt_state: Any, batch: Any) -> tuple[Any, Any, Any]:
@@ -226,7 +238,7 @@ class Model:
                "mden": jnp.asarray(data["mden"][rows, :width], dtype=self.dtype),
                "label": jnp.asarray(data["label"][rows], dtype=jnp.int32),
                "w": jnp.asarray(w)}
-        if self.soft > 0:
+        if self.soft > 0 or self.regret > 0:
             q = data["q"][rows, :width] if "q" in data else np.full((size, width), np.nan)
             out["q"] = jnp.asarray(q, dtype=self.dtype)
         return out

@@ -93,6 +93,7 @@ class TrainConfig:
     soft: float = 1.0  # weight of the soft targets softmax(q / tau) (the teacher's values)
     tau: float = 0.3  # their temperature, in points per deal
     augment: bool = True  # rename the side suits at random in every minibatch
+    regret: float = 0.0  # weight of the policy's expected loss in points, max q - q (0: none)
 
     def key(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -101,6 +102,8 @@ class TrainConfig:
         d["beta"] = BETA
         d["opponents"] = OPPONENTS
         d["baseline"] = BASELINE
+        if not self.regret:  # a recipe without it keeps the key (and checkpoints) it had
+            del d["regret"]
         return d
 
     def digest(self) -> str:
@@ -118,7 +121,8 @@ class TrainConfig:
                          "--batch", str(self.batch), "--lr", repr(self.lr)]
                         + (["--dtype", self.dtype] if self.dtype != "float32" else [])
                         + ["--soft", repr(self.soft), "--tau", repr(self.tau)]
-                        + ([] if self.augment else ["--no-augment"]))
+                        + ([] if self.augment else ["--no-augment"])
+                        + (["--regret", repr(self.regret)] if self.regret else []))
 
     def beta(self, r: int) -> float:
         return BETA ** r
@@ -154,7 +158,7 @@ def make_config(teacher: str = "expert", seed: int = 0, deals: int = 2000, epoch
                 holdout: int = 200, eval_pairs: int = 500, eval_seed: int | None = None,
                 hidden: Sequence[int] | str = (128, 64, 64), batch: int = 256,
                 lr: float = 1e-3, dtype: str = "float32", soft: float = 1.0, tau: float = 0.3,
-                augment: bool = True) -> TrainConfig:
+                augment: bool = True, regret: float = 0.0) -> TrainConfig:
     """A ``TrainConfig`` checked, or a one-line ConfigError naming what is wrong."""
     from sim.core.rng import MAX_SEED, check_seed
 
@@ -186,13 +190,15 @@ def make_config(teacher: str = "expert", seed: int = 0, deals: int = 2000, epoch
         raise ConfigError(f"--soft {soft!r} must be a number in 0 … 100")
     if not (isinstance(tau, (int, float)) and math.isfinite(tau) and 0 < tau <= 100):
         raise ConfigError(f"--tau {tau!r} must be a number in (0, 100]")
+    if not (isinstance(regret, (int, float)) and math.isfinite(regret) and 0 <= regret <= 100):
+        raise ConfigError(f"--regret {regret!r} must be a number in 0 … 100")
     teacher = check_teacher(teacher)
     lm = _learned()
     dims = (int(lm.FEATURE_VERSION), int(lm.DS), int(lm.ND), int(lm.DM), int(lm.MD),
             int(lm.NS_MAX), int(lm.NM_MAX), int(lm.M_MAX))
     return TrainConfig(teacher, seed, deals, epochs, holdout, eval_pairs, eval_seed,
                        hidden, batch, float(lr), dtype, dims, float(soft), float(tau),
-                       bool(augment))
+                       bool(augment), float(regret))
 
 
 # --- files -------------------------------------------------------------------------------
@@ -437,7 +443,7 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
 
     log = _Log(out, say)
     model = Model(init, lr=cfg.lr, dtype=cfg.dtype, soft=cfg.soft, tau=cfg.tau,
-                  augment=cfg.augment)
+                  augment=cfg.augment, regret=cfg.regret)
     revision = git_revision()
     data_dir = os.path.join(out, "data")
     hold_file = os.path.join(data_dir, "holdout.npz")
