@@ -4,7 +4,11 @@ Targets on one core after compilation: greedy-vs-greedy whole deals >= 100,000 d
 pimc(samples=64) <= 5 ms and ismcts(iterations=1000) <= 20 ms per decision (median over the
 searched decisions, see ``sim.harness.bench.decision_times``); the Python-tier random player
 (step API) >= 2,000 deals/s; the compiled plug-in ``cautious_c`` (strategies/example_compiled.py)
-against itself >= 0.5x the deals/s of greedy vs greedy measured in the same run.
+against itself >= 0.3x the deals/s of greedy vs greedy measured in the same run.
+
+The plug-in's target was 0.5x greedy when greedy ran ~115,000 deals/s; since greedy decides
+on the legal set's masks it runs ~1.6x faster while the plug-in did not change, so the same
+bar (~57,000 deals/s then) is 0.3x today's greedy (docs/speed.md).
 """
 
 from __future__ import annotations
@@ -77,4 +81,4 @@ def test_compiled_plugin_vs_greedy_deals_per_second(benchmark):
     ratio = rates["twin"] / rates["greedy"]
     benchmark.extra_info.update(twin_deals_per_s=rates["twin"],
                                 greedy_deals_per_s=rates["greedy"], ratio=ratio)
-    assert ratio >= 0.5, f"compiled cautious twin at {ratio:.2f}x greedy vs greedy, target 0.5"
+    assert ratio >= 0.3, f"compiled cautious twin at {ratio:.2f}x greedy vs greedy, target 0.3"

@@ -912,6 +912,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     from sim.harness import jaxnet, train
 
+    if args.merge:  # an ensemble of trained networks: no training, no JAX
+        print(train.merge(args.merge, args.out))
+        return 0
     jaxnet.require_jax()  # first: without the extra, one line and nothing written
     cfg = train.make_config(args.teacher, seed=args.seed, deals=args.deals, epochs=args.epochs,
                             holdout=args.holdout, eval_pairs=args.eval_pairs,
@@ -1291,6 +1294,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="checkpoint, labels, weights, curve.csv/.md/.png, train.log "
                          "(default ./train)")
     tr.add_argument("--resume", action="store_true", help="continue the checkpoint in --out")
+    tr.add_argument("--merge", nargs="+", default=None, metavar="FILE",
+                    help="instead of training: write the networks of these weights files "
+                         "into --out FILE.npz, an ensemble whose scores learned averages")
     tr.set_defaults(func=cmd_train)
     return p
 

@@ -220,12 +220,13 @@ M_MAX = 40  # plays kept per training example (the teacher's and up to M_MAX - 1
 
 # --- the parameter row: header, then the flat weights -----------------------------------
 LEARNED_PARAM_FIELDS = GREEDY_CALL_FIELDS + (("P_H1", 1), ("P_H2", 1), ("P_G", 1),
-                                            ("P_GREEDY_BIAS", 1))
+                                            ("P_GREEDY_BIAS", 1), ("P_NETS", 1))
 _P, N_LEARNED_PARAMS = layout(LEARNED_PARAM_FIELDS)
 P_H1 = _P["P_H1"]
 P_H2 = _P["P_H2"]
 P_G = _P["P_G"]
 P_GREEDY_BIAS = _P["P_GREEDY_BIAS"]
+P_NETS = _P["P_NETS"]  # networks in the tail, one after another: their scores are averaged
 TAIL = N_PARAMS  # the weights start here in the row
 
 # the weight arrays in the order they lie in the row, with their shapes by (DS, ND, DM, MD,
@@ -246,7 +247,7 @@ _B, _ = layout(SCRATCH_FIELDS, start=2048)
 B_SIDX = _B["B_SIDX"]
 B_MIDX = _B["B_MIDX"]
 FLOAT_FIELDS = (("W_SDEN", ND), ("W_H1", 1024), ("W_H2", 1024), ("W_G", 1024),
-                ("W_MDEN", 1536 * MD), ("W_SCORES", 1536))
+                ("W_MDEN", 1536 * MD), ("W_SCORES", 1536), ("W_SCORES2", 1536))
 _W, _ = layout(FLOAT_FIELDS)
 W_SDEN = _W["W_SDEN"]
 W_H1 = _W["W_H1"]
@@ -254,6 +255,8 @@ W_H2 = _W["W_H2"]
 W_G = _W["W_G"]
 W_MDEN = _W["W_MDEN"]
 W_SCORES = _W["W_SCORES"]
+W_SCORES2 = _W["W_SCORES2"]  # a further network's scores, before they are added
+MAX_NETS = 16  # networks in one weights file at most
 MAX_HIDDEN = 1024
 
 
@@ -447,10 +450,11 @@ def features(st, u, rules, seat, params, n, buf, fws):
 
 
 @kernel
-def net_scores(w, h1n, h2n, gn, ns, n, buf, fws, out):
+def net_scores(w, base, h1n, h2n, gn, ns, n, buf, fws, out):
     """The network's score of each of the ``n`` plays whose features ``features`` wrote, into
-    ``fws[out + j]``; ``w``: the seat's parameter row (the weights from ``TAIL`` on)."""
-    o_w1 = TAIL
+    ``fws[out + j]``; ``w``: the seat's parameter row, the network's weights from ``base``
+    on."""
+    o_w1 = base
     o_wd = o_w1 + DS * h1n
     o_b1 = o_wd + ND * h1n
     o_w2 = o_b1 + h1n
@@ -536,8 +540,17 @@ def learned_play(st, u, rules, seat, params, buf, fws):
         return buf[0]
     w = params[seat]
     out = W_SCORES
-    net_scores(w, np.int64(w[P_H1]), np.int64(w[P_H2]), np.int64(w[P_G]), ns, n, buf, fws,
-               out)
+    h1n, h2n, gn = np.int64(w[P_H1]), np.int64(w[P_H2]), np.int64(w[P_G])
+    net_scores(w, np.int64(TAIL), h1n, h2n, gn, ns, n, buf, fws, out)
+    nets = np.int64(w[P_NETS])
+    if nets > 1:  # an ensemble: the mean of its networks' scores
+        size = (DS + ND + 1 + h2n) * h1n + (1 + gn) * h2n + (3 + DM + MD) * gn
+        for k in range(1, nets):
+            net_scores(w, np.int64(TAIL + k * size), h1n, h2n, gn, ns, n, buf, fws, W_SCORES2)
+            for j in range(n):
+                fws[out + j] += fws[W_SCORES2 + j]
+        for j in range(n):
+            fws[out + j] /= nets
     g = buf[n]  # greedy's move (play_features)
     for j in range(n):
         if buf[j] == g:
@@ -604,19 +617,43 @@ def check_arrays(arrays: dict[str, Any], where: str = "weights") -> dict[str, np
     return out
 
 
-def save_weights(path: str, arrays: dict[str, Any], meta: dict[str, Any]) -> None:
-    """Write ``arrays`` (checked) and ``meta`` (JSON) as a weights file, atomically."""
-    arrs = check_arrays(arrays, path)
+def member_key(k: int, name: str) -> str:
+    """The array name of weight ``name`` of network ``k`` of a file (0: the plain name)."""
+    return name if k == 0 else f"m{k}/{name}"
+
+
+def save_weights(path: str, arrays: dict[str, Any] | list[dict[str, Any]],
+                 meta: dict[str, Any]) -> None:
+    """Write ``arrays`` (one network's, or a list of networks' of the same hidden sizes: an
+    ensemble, whose scores the player averages), checked, and ``meta`` (JSON) as a weights
+    file, atomically."""
+    nets = [arrays] if isinstance(arrays, dict) else list(arrays)
+    if not 1 <= len(nets) <= MAX_NETS:
+        raise WeightsError(f"{path}: {len(nets)} networks; a weights file holds 1 … "
+                           f"{MAX_NETS}")
+    checked = [check_arrays(a, path) for a in nets]
+    dims = {_dims(a, path) for a in checked}
+    if len(dims) > 1:
+        raise WeightsError(f"{path}: an ensemble's networks must have the same hidden sizes "
+                           f"(got {', '.join(map(str, sorted(dims)))})")
+    flat = {member_key(k, name): a[name] for k, a in enumerate(checked) for name in a}
     tmp = f"{path}.tmp{os.getpid()}.npz"
     np.savez_compressed(tmp, format=np.array(WEIGHTS_FORMAT), version=np.array(WEIGHTS_VERSION),
                         feature_version=np.array(FEATURE_VERSION),
-                        meta=np.array(json.dumps(meta, sort_keys=True)), **arrs)
+                        meta=np.array(json.dumps(meta, sort_keys=True)), **flat)
     os.replace(tmp, path)
 
 
 def load_weights(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The weight arrays and the metadata of the weights file ``path``, checked (never
-    unpickles: a file that needs it is refused)."""
+    """The weight arrays of the (first) network and the metadata of the weights file
+    ``path``, checked (never unpickles: a file that needs it is refused)."""
+    nets, meta = load_networks(path)
+    return nets[0], meta
+
+
+def load_networks(path: str) -> tuple[list[dict[str, np.ndarray]], dict[str, Any]]:
+    """Every network of the weights file ``path`` (one, or an ensemble's) and its metadata,
+    checked (never unpickles: a file that needs it is refused)."""
     try:
         with np.load(path, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}
@@ -643,7 +680,18 @@ def load_weights(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         meta = json.loads(str(data.get("meta", "{}")))
     except ValueError:
         raise WeightsError(f"{path}: its metadata is not JSON") from None
-    return check_arrays(data, path), meta
+    nets = [check_arrays(data, path)]
+    while any(k.startswith(f"m{len(nets)}/") for k in data):
+        k = len(nets)
+        if k >= MAX_NETS:
+            raise WeightsError(f"{path}: more than {MAX_NETS} networks")
+        nets.append(check_arrays({name: data[member_key(k, name)] for name in WEIGHT_NAMES
+                                  if member_key(k, name) in data}, f"{path} (network {k})"))
+    dims = {_dims(a, path) for a in nets}
+    if len(dims) > 1:
+        raise WeightsError(f"{path}: an ensemble's networks must have the same hidden sizes "
+                           f"(got {', '.join(map(str, sorted(dims)))})")
+    return nets, meta
 
 
 def flat_row(arrays: dict[str, np.ndarray]) -> np.ndarray:
@@ -651,12 +699,13 @@ def flat_row(arrays: dict[str, np.ndarray]) -> np.ndarray:
     return np.concatenate([arrays[k].ravel() for k in WEIGHT_NAMES]).astype(np.float64)
 
 
-_ROWS: dict[tuple, tuple[np.ndarray, tuple[int, int, int]]] = {}
+_ROWS: dict[tuple, tuple[np.ndarray, tuple[int, int, int], int]] = {}
 
 
-def weights_row(path: str) -> tuple[np.ndarray, tuple[int, int, int]]:
-    """The flat weights of the file ``path`` (read-only) and its hidden sizes, cached by
-    path, size and modification time (a tournament's seats and workers share one copy)."""
+def weights_row(path: str) -> tuple[np.ndarray, tuple[int, int, int], int]:
+    """The flat weights of the file ``path`` (read-only; an ensemble's networks one after
+    another), their hidden sizes and how many networks, cached by path, size and modification
+    time (a tournament's seats and workers share one copy)."""
     try:
         stt = os.stat(path)
         key: tuple | None = (os.path.abspath(path), stt.st_size, stt.st_mtime_ns)
@@ -664,10 +713,10 @@ def weights_row(path: str) -> tuple[np.ndarray, tuple[int, int, int]]:
         key = None
     if key is not None and key in _ROWS:
         return _ROWS[key]
-    arrays, _ = load_weights(path)
-    flat = flat_row(arrays)
+    nets, _ = load_networks(path)
+    flat = np.concatenate([flat_row(a) for a in nets])
     flat.flags.writeable = False
-    out = (flat, _dims(arrays, path))
+    out = (flat, _dims(nets[0], path), len(nets))
     if key is not None:
         if len(_ROWS) >= 4:
             _ROWS.clear()
@@ -701,11 +750,11 @@ class LearnedStrategy(CompiledStrategy):
 
     def compiled_params(self) -> np.ndarray:
         """The header, then the weights (``params_tail``: longer than ``N_PARAMS``)."""
-        flat, (h1, h2, g) = weights_row(self.weights_path())
+        flat, (h1, h2, g), nets = weights_row(self.weights_path())
         head = param_row(LEARNED_PARAM_FIELDS, {
             "P_SHOW_AT": self.show_at, "P_MIN_CARDS": self.min_cards,
             "P_PARTNER_MARGIN": self.partner_margin, "P_H1": h1, "P_H2": h2, "P_G": g,
-            "P_GREEDY_BIAS": self.greedy_bias})
+            "P_GREEDY_BIAS": self.greedy_bias, "P_NETS": nets})
         row = np.zeros(TAIL + flat.size, dtype=np.float64)
         row[:len(head)] = head
         row[TAIL:] = flat

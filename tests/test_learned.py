@@ -81,7 +81,7 @@ def test_forward_pass_is_the_documented_network(tiny):
         mden = d["mden"][i].astype(np.float64)
         buf[learned.B_MIDX:learned.B_MIDX + n * learned.NM_MAX] = midx[:n].ravel()
         fws[learned.W_MDEN:learned.W_MDEN + n * learned.MD] = mden[:n].ravel()
-        learned.net_scores(row, 8, 6, 5, ns, n, buf, fws, learned.W_SCORES)
+        learned.net_scores(row, learned.TAIL, 8, 6, 5, ns, n, buf, fws, learned.W_SCORES)
         got = fws[learned.W_SCORES:learned.W_SCORES + n]
         want = _numpy_scores(arrays, sidx, d["sden"][i].astype(np.float64), midx, mden, n)
         assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
@@ -111,6 +111,56 @@ def test_python_tier_equals_compiled_tier(tiny):
 def test_batch_seats_learned(tiny):
     seats = [None, f"learned(weights={tiny})", None, "greedy"]
     assert batch_records(5, 0, 6, seats, 4) == deal_records(5, 0, 6, seats)
+
+
+def _block_diagonal(a, b):
+    """One network whose score is the mean of the scores of ``a`` and ``b``: their hidden
+    layers side by side, no weight between them, the output halved."""
+    def diag(x, y):
+        out = np.zeros((x.shape[0] + y.shape[0], x.shape[1] + y.shape[1]))
+        out[:x.shape[0], :x.shape[1]] = x
+        out[x.shape[0]:, x.shape[1]:] = y
+        return out
+
+    side = {k: np.concatenate([a[k], b[k]], axis=-1) for k in ("W1", "Wd", "b1", "b2", "b3",
+                                                               "M", "Md", "bm")}
+    return {**side, "W2": diag(a["W2"], b["W2"]), "W3": diag(a["W3"], b["W3"]),
+            "v": np.concatenate([a["v"], b["v"]]) / 2}
+
+
+def test_an_ensemble_plays_the_mean_of_its_networks_scores(tmp_path, tiny):
+    """``shuangkou train --merge``: the player averages the networks' scores, exactly as one
+    network twice as wide that holds both side by side."""
+    from sim.errors import ConfigError
+    from sim.harness import train
+
+    a, _ = load_weights(tiny)
+    b = _random_arrays(seed=7)
+    b["M"][learned.MV_GREEDY] += 1.0
+    save_weights(str(tmp_path / "b.npz"), b, {"made_by": "b"})
+    both = train.merge([tiny, str(tmp_path / "b.npz")], str(tmp_path / "ab.npz"))
+    nets, meta = learned.load_networks(both)
+    assert len(nets) == 2 and np.array_equal(nets[1]["W2"], b["W2"])
+    assert meta["members"][1]["made_by"] == "b" and "--merge" in meta["command"]
+    save_weights(str(tmp_path / "wide.npz"), _block_diagonal(a, b), {})
+    got = list(iter_records(3, 0, 8, make_seats([f"learned(weights={both})", "greedy"])))
+    want = list(iter_records(3, 0, 8, make_seats(
+        [f"learned(weights={tmp_path / 'wide.npz'})", "greedy"])))
+    for g, w in zip(got, want):  # the same play; only the seats' names differ
+        assert {**g, "seats": None} == {**w, "seats": None}
+    alone = list(iter_records(3, 0, 8, make_seats([f"learned(weights={tiny})", "greedy"])))
+    assert any(g["tricks"] != x["tricks"] for g, x in zip(got, alone))  # b counts
+    # networks of other sizes cannot be averaged: one line
+    save_weights(str(tmp_path / "c.npz"), _random_arrays(h1=4), {})
+    with pytest.raises(ConfigError, match="same hidden sizes") as e:
+        train.merge([tiny, str(tmp_path / "c.npz")], str(tmp_path / "ac.npz"))
+    assert "\n" not in str(e.value)
+    # a damaged second network is refused by name
+    data = dict(np.load(both, allow_pickle=False))
+    data["m1/W2"] = np.zeros((3, 3))
+    np.savez(tmp_path / "bad.npz", **data)
+    with pytest.raises(WeightsError, match="network 1.*W2.*shape"):
+        load_weights(str(tmp_path / "bad.npz"))
 
 
 def _bad_files(tmp_path, tiny):

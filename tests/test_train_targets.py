@@ -1,6 +1,7 @@
 """What ``shuangkou train`` learns from beyond the teacher's play: the side-suit renaming of
 its minibatches is exact (a renamed deal has the renamed features), the soft targets from the
-teacher's play values are NaN-safe, so is the expected-loss (regret) term, and the label cache reuses a round's labels."""
+teacher's play values are NaN-safe, so is the expected-loss (regret) term, and the label
+cache reuses a round's labels."""
 
 from __future__ import annotations
 

@@ -285,6 +285,48 @@ def weights_spec(path: str) -> str:
     return f"learned(weights={path})"
 
 
+def merge(paths: Sequence[str], out: str) -> str:
+    """Write the networks of the weights files ``paths`` (each one network or an ensemble)
+    into one weights file ``out``: an ensemble, whose scores the learned player averages
+    (``strategies.learned``). Every network must have the same hidden sizes; the metadata
+    keeps each file's own as ``members``. Returns ``out``."""
+    import shlex
+
+    from sim.errors import WeightsError
+
+    lm = _learned()
+    if len(paths) < 2:
+        raise ConfigError("--merge needs two weights files or more (an ensemble of one is the "
+                          "file itself)")
+    if not out.endswith(".npz"):
+        raise ConfigError(f"--out {out!r}: with --merge, name the weights file to write "
+                          f"(ending in .npz)")
+    nets: list[dict[str, np.ndarray]] = []
+    members = []
+    for path in paths:
+        got, meta = lm.load_networks(path)
+        nets += got
+        members.append({"file": os.path.basename(path), "networks": len(got), **meta})
+    if len(nets) > lm.MAX_NETS:
+        raise ConfigError(f"--merge: {len(nets)} networks; a weights file holds at most "
+                          f"{lm.MAX_NETS}")
+    teachers = {m.get("teacher") for m in members}
+    meta = {"recipe": "shuangkou train --merge", "networks": len(nets), "members": members,
+            "command": " ".join(["shuangkou", "train", "--merge",
+                                 *(shlex.quote(os.path.basename(p)) for p in paths),
+                                 "--out", shlex.quote(os.path.basename(out))]),
+            "teacher": teachers.pop() if len(teachers) == 1 else None,
+            "labels": sum(int(m.get("labels") or 0) for m in members),
+            "config": members[0].get("config")}
+    try:
+        lm.save_weights(out, nets, meta)
+    except WeightsError as e:
+        raise ConfigError(f"--merge: {e}") from None
+    except OSError as e:
+        raise ConfigError(f"--out {out!r} cannot be written ({e.strerror})") from None
+    return out
+
+
 # --- the checkpoint ----------------------------------------------------------------------
 def load_checkpoint(out: str, cfg: TrainConfig) -> tuple[dict[str, Any], dict[str, np.ndarray]
                                                          ] | None:
