@@ -921,6 +921,10 @@ def cmd_train(args: argparse.Namespace) -> int:
                             eval_seed=args.eval_seed, hidden=args.hidden, batch=args.batch,
                             lr=args.lr, dtype=args.dtype, soft=args.soft, tau=args.tau,
                             augment=not args.no_augment, regret=args.regret)
+    if args.retrain:  # a fresh network on the labels of an earlier run
+        print(train.retrain(cfg, args.retrain, args.out, say=print,
+                                  rounds=args.rounds))
+        return 0
     rounds = args.rounds if args.rounds is not None or args.hours is not None else \
         train.DEFAULT_ROUNDS
     res = train.run(cfg, args.out, rounds=rounds, hours=args.hours, jobs=args.jobs,
@@ -1294,6 +1298,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="checkpoint, labels, weights, curve.csv/.md/.png, train.log "
                          "(default ./train)")
     tr.add_argument("--resume", action="store_true", help="continue the checkpoint in --out")
+    tr.add_argument("--retrain", default=None, metavar="RUN",
+                    help="instead of collecting labels: train a fresh network (--seed, "
+                         "--epochs, sizes, loss) on the labels of the earlier run in folder RUN")
     tr.add_argument("--merge", nargs="+", default=None, metavar="FILE",
                     help="instead of training: write the networks of these weights files "
                          "into --out FILE.npz, an ensemble whose scores learned averages")

@@ -737,7 +737,7 @@ class LearnedStrategy(CompiledStrategy):
     min_cards = param(18, int, lo=1, hi=27, doc="calling: greedy's min_cards (expert's)")
     partner_margin = param(0.10, float, lo=0.0, hi=1.0,
                            doc="calling: greedy's partner_margin (expert's)")
-    greedy_bias = param(-0.75, float, lo=-100.0, hi=100.0,
+    greedy_bias = param(-1.0, float, lo=-100.0, hi=100.0,
                         doc="added to the network's score of greedy's move before the best is "
                             "played (< 0: deviate from greedy more often than imitation alone "
                             "does; docs/learning.md)")

@@ -257,10 +257,15 @@ def test_pettingzoo_opponents_learned_play_as_in_batch(tiny):
 def test_shipped_weights_are_small_and_say_how_they_were_made():
     path = learned.shipped_weights()
     assert os.path.getsize(path) <= 5 * 2 ** 20  # the 5 MB
-    arrays, meta = load_weights(path)
-    assert meta["command"].startswith("shuangkou train --teacher expert")
-    assert meta["teacher"] == "expert" and meta["labels"] > 100_000
-    assert meta["config"]["dims"][0] == learned.FEATURE_VERSION
+    nets, meta = learned.load_networks(path)
+    # an ensemble (shuangkou train --merge) of networks that each say their command
+    assert meta["command"].startswith("shuangkou train --merge")
+    assert len(nets) == meta["networks"] == len(meta["members"]) >= 1
+    for m in meta["members"]:
+        assert m["command"].startswith(("shuangkou train --teacher expert",
+                                        "shuangkou train --retrain"))
+        assert m["teacher"] == "expert" and m["labels"] > 100_000
+        assert m["config"]["dims"][0] == learned.FEATURE_VERSION
 
 
 def test_shipped_weights_beat_greedy():

@@ -53,7 +53,7 @@ PLAYER_SIGNATURES = {
                "d1b4bd88a45161f25263d6c4a658c311f2aa555b7b0b2fd5bbf48ad119930e0e"),
     # the shipped weights (strategies/weights/learned.npz) and the default greedy_bias
     "learned": (["learned", "greedy"], 2026, 60, None,
-                "bbab9da03646381c96277a5a5a4fd55fa1a4d5d45227f17241be328ac1c4f7df"),
+                "a125385d38b07acb0dacd6692f887a90aeba0478e15c88e4968722bfcd803fb5"),
     "mixed": (MIXED, 2026, 30, None,
               "94082d8a132a1ba5fb732c503be1dc8a869415349cf13c82d8a211e41e63974a"),
     "greedy_random_variants": ("greedy(show_at=0.3, contest_at=15),random(show_prob=0.8)", 5,

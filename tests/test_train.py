@@ -238,6 +238,24 @@ def test_tiny_network_learns_greedy_and_beats_random(tmp_path):
         assert os.path.getsize(out / name) > 0
     with np.load(out / "data" / "round_001.npz", allow_pickle=False) as z:
         assert z["label"].size == rows[-1]["labels"] - rows[1]["labels"]
+    # --retrain: a fresh network on the same labels, none collected; the same command twice
+    # gives the same weights, a seed of its own gives others
+    from strategies.learned import load_weights
+
+    def retrain(name, seed):
+        argv = ["train", "--retrain", str(out), "--teacher", "greedy", "--epochs", "3",
+                "--seed", str(seed), "--hidden", "16,16,16", "--lr", "0.003", "--batch", "64",
+                "--eval-pairs", "0", "--regret", "1", "--out", str(tmp_path / name)]
+        assert main(argv) == 0
+        return load_weights(str(tmp_path / name / "learned.npz"))
+
+    (a, meta), (b, _), (c, _) = retrain("r1", 5), retrain("r2", 5), retrain("r3", 6)
+    assert all(np.array_equal(a[k], b[k]) for k in a) and not np.array_equal(a["W2"], c["W2"])
+    assert meta["labels"] == rows[-1]["labels"] and meta["teacher"] == "greedy"
+    assert meta["command"].startswith("shuangkou train --retrain t --epochs 3 --seed 5")
+    r = duel(train.weights_spec(str(tmp_path / "r1" / "learned.npz")), "random", pairs=40,
+             first=10 ** 6, seed=11)
+    assert r["lo"] > 0, r
 
 
 def test_ctrl_c_writes_the_weights_and_curve_so_far(tmp_path):
@@ -268,6 +286,9 @@ def test_ctrl_c_writes_the_weights_and_curve_so_far(tmp_path):
     (["--hours", "-1"], "--hours"),
     (["--seed", "-3"], "--seed"),
     (["--out", "TMP/a,b(c)"], "cannot hold"),
+    (["--retrain", "TMP"], "no labels there"),
+    (["--merge", "TMP/x.npz"], "two weights files"),
+    (["--merge", "TMP/x.npz", "TMP/y.npz", "--out", "TMP/z.npz"], "does not exist"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, says):
     out = tmp_path / "o"

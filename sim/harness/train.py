@@ -285,6 +285,82 @@ def weights_spec(path: str) -> str:
     return f"learned(weights={path})"
 
 
+def retrain(cfg: TrainConfig, src: str, out: str, say: Callable[[str], None] | None = None,
+            rounds: int | None = None) -> str:
+    """Train a fresh network (``cfg``: its sizes, seed, epochs, step size and loss) on the
+    labels an earlier run left in ``src`` (``src/data/round_*.npz``, its DAgger aggregate)
+    without collecting any: ``cfg.epochs`` passes of Adam, the minibatch order and renamings
+    drawn from ``(seed, epoch)``; the held-out loss after each epoch where ``src`` holds its
+    held-out set, and ``learned(weights=OUT/learned.npz)`` against greedy on
+    ``cfg.eval_pairs`` pairs at the end. A way to try other loss settings or seeds on labels
+    already paid for, and to make the networks of an ensemble (``merge``). Returns the
+    weights file. ``rounds``: the labels of the first ``rounds`` rounds only."""
+    import glob
+    import shlex
+
+    from sim.harness.jaxnet import Model, init_params, require_jax
+
+    files = sorted(glob.glob(os.path.join(glob.escape(src), "data", "round_*.npz")))
+    if rounds is not None:
+        if len(files) < rounds:
+            raise ConfigError(f"--retrain {src!r} holds the labels of {len(files)} round(s), "
+                              f"not --rounds {rounds}")
+        files = files[:rounds]
+    if not files:
+        raise ConfigError(f"--retrain {src!r}: no labels there (a `shuangkou train` run's "
+                          f"folder holds data/round_000.npz, …)")
+    require_jax()
+    log = say or (lambda text: None)
+    weights_spec(out)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"--out {out!r} cannot be made a folder ({e.strerror})") from None
+    data = _concat([load_data(f, cfg) for f in files])
+    hold_file = os.path.join(src, "data", "holdout.npz")
+    hold = load_data(hold_file, cfg) if os.path.exists(hold_file) else None
+    n = int(data["label"].size)
+    s = cfg.sizes
+    model = Model(init_params(s["ds"], s["nd"], s["dm"], s["md"], cfg.hidden, s["ns_max"],
+                              s["nm_max"], cfg.seed),
+                  lr=cfg.lr, dtype=cfg.dtype, soft=cfg.soft, tau=cfg.tau, augment=cfg.augment,
+                  regret=cfg.regret)
+    log(f"retraining a {'x'.join(map(str, cfg.hidden))} network on {n:,} labels of "
+        f"{len(files)} round(s) in {src!r}")
+    t0 = time.perf_counter()
+    for e in range(cfg.epochs):
+        loss = model.train_epoch(data, np.random.default_rng([cfg.seed, e]), cfg.batch)
+        ho = model.evaluate(hold) if hold is not None else (math.nan, math.nan)
+        log(f"epoch {e + 1}: loss {loss:.4f}, held-out {ho[0]:.4f}, top-1 {ho[1]:.3f}; "
+            f"{time.perf_counter() - t0:.0f} s")
+    teacher = None
+    try:
+        with np.load(os.path.join(src, CHECKPOINT), allow_pickle=False) as z:
+            teacher = json.loads(str(z["state"][()]))["key"]["teacher"]
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
+        pass
+    flags = cfg.command(1).split(" --hidden ", 1)[1]
+    command = (f"shuangkou train --retrain {shlex.quote(os.path.basename(os.path.normpath(src)))}"
+               + (f" --rounds {rounds}" if rounds is not None else "")
+               + f" --epochs {cfg.epochs} --seed {cfg.seed} --hidden {flags}")
+    path = os.path.join(out, "learned.npz")
+    _learned().save_weights(path, model.arrays(), {
+        "recipe": "shuangkou train --retrain", "config": cfg.key(), "teacher": teacher,
+        "labels": n, "rounds": len(files), "command": command, "git": git_revision(),
+        "seconds": round(time.perf_counter() - t0, 3)})
+    if cfg.eval_pairs:
+        from sim.harness.tournament import pair_player
+        from sim.harness.tune import confirmation
+
+        spec = weights_spec(path)  # in this process: JAX's threads are running (no fork)
+        with pair_player(cfg.eval_seed, 1, warm_up=[(spec, BASELINE)]) as play:
+            (x2,) = play([(spec, BASELINE, EVAL_FIRST, cfg.eval_pairs)])
+        res = confirmation(x2, first=EVAL_FIRST)
+        log(f"vs {BASELINE} {_signed(res['margin'])} [{_signed(res['lo'])}, "
+            f"{_signed(res['hi'])}] ({res['pairs']} pairs of seed {cfg.eval_seed})")
+    return path
+
+
 def merge(paths: Sequence[str], out: str) -> str:
     """Write the networks of the weights files ``paths`` (each one network or an ensemble)
     into one weights file ``out``: an ensemble, whose scores the learned player averages
