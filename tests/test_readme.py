@@ -70,7 +70,7 @@ def test_ci_lints_and_runs_every_test():
     # the slow tests (the full differential) run there too (tests/conftest.py)
     with open(os.path.join(os.path.dirname(README), ".ci", "run"), encoding="utf-8") as f:
         lines = [ln.strip() for ln in f]
-    test_line = next(i for i, ln in enumerate(lines) if ln.endswith("python -m pytest -q"))
+    test_line = next(i for i, ln in enumerate(lines) if ln.endswith("python -m pytest -q -n 2"))
     assert lines.index("ruff check .") < test_line
     assert lines.index("export SHUANGKOU_FULL=1") < test_line
 
