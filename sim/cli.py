@@ -922,8 +922,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                             lr=args.lr, dtype=args.dtype, soft=args.soft, tau=args.tau,
                             augment=not args.no_augment, regret=args.regret)
     if args.retrain:  # a fresh network on the labels of an earlier run
-        print(train.retrain(cfg, args.retrain, args.out, say=print,
-                                  rounds=args.rounds))
+        print(train.retrain(cfg, args.retrain, args.out, say=print, rounds=args.rounds))
         return 0
     rounds = args.rounds if args.rounds is not None or args.hours is not None else \
         train.DEFAULT_ROUNDS

@@ -453,7 +453,7 @@ def features(st, u, rules, seat, params, n, buf, fws):
 def net_scores(w, base, h1n, h2n, gn, ns, n, buf, fws, out):
     """The network's score of each of the ``n`` plays whose features ``features`` wrote, into
     ``fws[out + j]``; ``w``: the seat's parameter row, the network's weights from ``base``
-    on."""
+    on. Returns where its weights end (an ensemble's next network starts there)."""
     o_w1 = base
     o_wd = o_w1 + DS * h1n
     o_b1 = o_wd + ND * h1n
@@ -518,6 +518,7 @@ def net_scores(w, base, h1n, h2n, gn, ns, n, buf, fws, out):
             if x > 0.0:
                 s += x * w[o_v + i]
         fws[out + p] = s
+    return o_v + gn
 
 
 @kernel
@@ -541,12 +542,11 @@ def learned_play(st, u, rules, seat, params, buf, fws):
     w = params[seat]
     out = W_SCORES
     h1n, h2n, gn = np.int64(w[P_H1]), np.int64(w[P_H2]), np.int64(w[P_G])
-    net_scores(w, np.int64(TAIL), h1n, h2n, gn, ns, n, buf, fws, out)
+    base = net_scores(w, np.int64(TAIL), h1n, h2n, gn, ns, n, buf, fws, out)
     nets = np.int64(w[P_NETS])
     if nets > 1:  # an ensemble: the mean of its networks' scores
-        size = (DS + ND + 1 + h2n) * h1n + (1 + gn) * h2n + (3 + DM + MD) * gn
         for k in range(1, nets):
-            net_scores(w, np.int64(TAIL + k * size), h1n, h2n, gn, ns, n, buf, fws, W_SCORES2)
+            base = net_scores(w, base, h1n, h2n, gn, ns, n, buf, fws, W_SCORES2)
             for j in range(n):
                 fws[out + j] += fws[W_SCORES2 + j]
         for j in range(n):
@@ -622,6 +622,15 @@ def member_key(k: int, name: str) -> str:
     return name if k == 0 else f"m{k}/{name}"
 
 
+def same_sizes(nets: list[dict[str, np.ndarray]], path: str) -> tuple[int, int, int]:
+    """The hidden sizes that every network of an ensemble has, or a WeightsError."""
+    dims = {_dims(a, path) for a in nets}
+    if len(dims) > 1:
+        raise WeightsError(f"{path}: an ensemble's networks must have the same hidden sizes "
+                           f"(got {', '.join(map(str, sorted(dims)))})")
+    return dims.pop()
+
+
 def save_weights(path: str, arrays: dict[str, Any] | list[dict[str, Any]],
                  meta: dict[str, Any]) -> None:
     """Write ``arrays`` (one network's, or a list of networks' of the same hidden sizes: an
@@ -632,10 +641,7 @@ def save_weights(path: str, arrays: dict[str, Any] | list[dict[str, Any]],
         raise WeightsError(f"{path}: {len(nets)} networks; a weights file holds 1 … "
                            f"{MAX_NETS}")
     checked = [check_arrays(a, path) for a in nets]
-    dims = {_dims(a, path) for a in checked}
-    if len(dims) > 1:
-        raise WeightsError(f"{path}: an ensemble's networks must have the same hidden sizes "
-                           f"(got {', '.join(map(str, sorted(dims)))})")
+    same_sizes(checked, path)
     flat = {member_key(k, name): a[name] for k, a in enumerate(checked) for name in a}
     tmp = f"{path}.tmp{os.getpid()}.npz"
     np.savez_compressed(tmp, format=np.array(WEIGHTS_FORMAT), version=np.array(WEIGHTS_VERSION),
@@ -687,10 +693,7 @@ def load_networks(path: str) -> tuple[list[dict[str, np.ndarray]], dict[str, Any
             raise WeightsError(f"{path}: more than {MAX_NETS} networks")
         nets.append(check_arrays({name: data[member_key(k, name)] for name in WEIGHT_NAMES
                                   if member_key(k, name) in data}, f"{path} (network {k})"))
-    dims = {_dims(a, path) for a in nets}
-    if len(dims) > 1:
-        raise WeightsError(f"{path}: an ensemble's networks must have the same hidden sizes "
-                           f"(got {', '.join(map(str, sorted(dims)))})")
+    same_sizes(nets, path)
     return nets, meta
 
 
@@ -716,7 +719,7 @@ def weights_row(path: str) -> tuple[np.ndarray, tuple[int, int, int], int]:
     nets, _ = load_networks(path)
     flat = np.concatenate([flat_row(a) for a in nets])
     flat.flags.writeable = False
-    out = (flat, _dims(nets[0], path), len(nets))
+    out = (flat, same_sizes(nets, path), len(nets))
     if key is not None:
         if len(_ROWS) >= 4:
             _ROWS.clear()

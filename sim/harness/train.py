@@ -117,12 +117,17 @@ class TrainConfig:
                          "--rounds", str(rounds), "--deals", str(self.deals), "--epochs",
                          str(self.epochs), "--holdout", str(self.holdout), "--eval-pairs",
                          str(self.eval_pairs), "--seed", str(self.seed), "--eval-seed",
-                         str(self.eval_seed), "--hidden", ",".join(map(str, self.hidden)),
-                         "--batch", str(self.batch), "--lr", repr(self.lr)]
-                        + (["--dtype", self.dtype] if self.dtype != "float32" else [])
-                        + ["--soft", repr(self.soft), "--tau", repr(self.tau)]
-                        + ([] if self.augment else ["--no-augment"])
-                        + (["--regret", repr(self.regret)] if self.regret else []))
+                         str(self.eval_seed)] + self.network_flags())
+
+    def network_flags(self) -> list[str]:
+        """The flags of the network and its loss (``--hidden`` on): what a ``--retrain``
+        command needs besides its labels, seed and epochs."""
+        return (["--hidden", ",".join(map(str, self.hidden)), "--batch", str(self.batch),
+                 "--lr", repr(self.lr)]
+                + (["--dtype", self.dtype] if self.dtype != "float32" else [])
+                + ["--soft", repr(self.soft), "--tau", repr(self.tau)]
+                + ([] if self.augment else ["--no-augment"])
+                + (["--regret", repr(self.regret)] if self.regret else []))
 
     def beta(self, r: int) -> float:
         return BETA ** r
@@ -339,10 +344,11 @@ def retrain(cfg: TrainConfig, src: str, out: str, say: Callable[[str], None] | N
             teacher = json.loads(str(z["state"][()]))["key"]["teacher"]
     except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
         pass
-    flags = cfg.command(1).split(" --hidden ", 1)[1]
-    command = (f"shuangkou train --retrain {shlex.quote(os.path.basename(os.path.normpath(src)))}"
-               + (f" --rounds {rounds}" if rounds is not None else "")
-               + f" --epochs {cfg.epochs} --seed {cfg.seed} --hidden {flags}")
+    command = " ".join(["shuangkou", "train", "--retrain",
+                        shlex.quote(os.path.basename(os.path.normpath(src)))]
+                       + (["--rounds", str(rounds)] if rounds is not None else [])
+                       + ["--epochs", str(cfg.epochs), "--seed", str(cfg.seed)]
+                       + cfg.network_flags())
     path = os.path.join(out, "learned.npz")
     _learned().save_weights(path, model.arrays(), {
         "recipe": "shuangkou train --retrain", "config": cfg.key(), "teacher": teacher,
@@ -383,9 +389,6 @@ def merge(paths: Sequence[str], out: str) -> str:
         got, meta = lm.load_networks(path)
         nets += got
         members.append({"file": os.path.basename(path), "networks": len(got), **meta})
-    if len(nets) > lm.MAX_NETS:
-        raise ConfigError(f"--merge: {len(nets)} networks; a weights file holds at most "
-                          f"{lm.MAX_NETS}")
     teachers = {m.get("teacher") for m in members}
     meta = {"recipe": "shuangkou train --merge", "networks": len(nets), "members": members,
             "command": " ".join(["shuangkou", "train", "--merge",
