@@ -40,6 +40,16 @@ _P, N_RANDOM_PARAMS = layout(RANDOM_PARAM_FIELDS)
 P_SHOW_PROB = _P["P_SHOW_PROB"]
 
 
+@kernel(inline="always")
+def random_giveback(st, u, seat):
+    """``random_decide`` at a give-back: uniform over the C(27, 2)-odd give-backs (R8),
+    counted and indexed like the plays (no list). The compiled deal loops call it alone for
+    a random seat's give-back, so a loop of greedy and random seats needs no dispatch."""
+    mode, m1, m2 = giveback_set(st, u, seat)
+    return set_kth(mode, m1, m2, bounded(next_draw(u, STREAM_SEAT + seat),
+                                         set_count(mode, m1, m2)))
+
+
 @kernel
 def random_decide(st, u, seat, show_prob, buf):
     """Choice code for ``seat``: at a show decision pass (-1) or a random show, else uniform."""
@@ -50,9 +60,8 @@ def random_decide(st, u, seat, show_prob, buf):
         if n == 1:
             return set_kth(mode, m1, m2, 0)
         return set_kth(mode, m1, m2, bounded(next_draw(u, stream), n))
-    if st[S_PHASE] == GIVEBACK:  # the same, over the C(27, 2)-odd give-backs (R8)
-        mode, m1, m2 = giveback_set(st, u, seat)
-        return set_kth(mode, m1, m2, bounded(next_draw(u, stream), set_count(mode, m1, m2)))
+    if st[S_PHASE] == GIVEBACK:
+        return random_giveback(st, u, seat)
     if st[S_PHASE] == CALL:  # the showable ids, lowest first as legal() lists them (R6)
         m = show_mask(u[U_ONCE + seat], u[U_TWICE + seat], st[S_CUR_CARD])
         r = next_draw(u, stream)

@@ -77,7 +77,7 @@ def test_each_set_of_kinds_is_its_own_cached_module():
     assert os.path.dirname(a.builtin.__file__) == os.path.join(CACHE_DIR, "bound")
     stem = os.path.splitext(os.path.basename(a.builtin.__file__))[0]
     assert stem.startswith("loop_") and len(stem) == len("loop_") + 16  # a hash of the binding
-    assert a.kernel_name() == f"{stem}.play_deals" != c.kernel_name()
+    assert a.kernel_name() == f"{stem}.run_deals" != c.kernel_name()
     # a fresh process binding the same kinds finds the same file (and numba's cache of it)
     out = subprocess.run([sys.executable, "-c", "from sim.harness import plugins; "
                           "print(plugins.builtin_loops([1, 0]).__file__)"],

@@ -329,7 +329,7 @@ def test_cold_cache_detection(tmp_path):
     (src / "loop.play_deals_fixed-120.py311.nbi").write_bytes(b"")
     assert not kernels_cached(path=str(tmp_path))  # another kernel
     assert kernels_cached("loop.play_deals_fixed", path=str(tmp_path))
-    (src / "loop.play_deals-98.py311.nbi").write_bytes(b"")
+    (src / "loop.run_deals-98.py311.nbi").write_bytes(b"")
     assert kernels_cached(path=str(tmp_path))
     assert not kernels_cached(path=CACHE_DIR + "-nothing-here")
 
@@ -402,7 +402,7 @@ def test_compile_first_still_says_nothing_on_a_warm_cache(tmp_path):
 
     src = tmp_path / "sim_0123abcd"
     src.mkdir()
-    (src / "loop.play_deals-98.py311.nbi").write_bytes(b"")
+    (src / "loop.run_deals-98.py311.nbi").write_bytes(b"")
     out, calls = io.StringIO(), []
     assert not compile_first(lambda: calls.append(2), path=str(tmp_path), stream=out)
     assert calls == [] and out.getvalue() == ""

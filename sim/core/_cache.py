@@ -330,14 +330,14 @@ class compiling:  # noqa: N801 - used as a context manager
                       f"{self.path or CACHE_DIR}", file=self.stream or sys.stderr, flush=True)
 
 
-def kernels_cached(kernel: str = "loop.play_deals", path: str | None = None) -> bool:
+def kernels_cached(kernel: str = "loop.run_deals", path: str | None = None) -> bool:
     """Whether numba's cache holds ``kernel`` (``module.function``): one look for its index
     file (``<path>/<source folder>/<kernel>-<line>.pyXY.nbi``), no import, no compiling."""
     pattern = os.path.join(glob.escape(path or CACHE_DIR), "*", glob.escape(kernel) + "-*.nbi")
     return bool(glob.glob(pattern))
 
 
-def compile_first(run: Callable[[], Any], kernel: str = "loop.play_deals",
+def compile_first(run: Callable[[], Any], kernel: str = "loop.run_deals",
                   label: str = "the engine", path: str | None = None,
                   stream: TextIO | None = None) -> bool:
     """On a cold cache (``kernel`` not compiled yet): call ``run`` (which compiles) inside

@@ -69,6 +69,7 @@ from sim.core.engine import (
     apply_show,
     init_deal,
     init_deal_fixed,
+    new_state,
     trumps_held,
 )
 from sim.core.jit import kernel
@@ -109,7 +110,13 @@ from sim.core.tables import (  # noqa: F401  (re-exported: the summary row's col
 from strategies.compiled import decide
 from strategies.greedy import greedy_decide_inline
 from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM, UINT_SCRATCH
-from strategies.random import P_SHOW_PROB, random_decide, random_decide_inline  # noqa: F401
+from strategies.random import (  # noqa: F401
+    P_SHOW_PROB,
+    random_decide,
+    random_decide_inline,
+    random_giveback,
+)
+from strategies.tier import new_scratch
 
 _S32 = np.uint64(32)
 PLAYER = -2  # forced_show's answer when the seat's own player decides
@@ -137,17 +144,18 @@ def forced_line(st, rules, seat, m):
     return np.int64(-1)
 
 
-bindable(globals(), "decide", "greedy_decide_inline", "forced_show")
+# the dispatch for the kinds the loops do not write out themselves (all but random and greedy);
+# a loop of random and greedy seats only binds it to ``absent`` (``builtin_loops``), so that it
+# compiles no dispatch at all
+other_decide = decide
+
+bindable(globals(), "decide", "other_decide", "greedy_decide_inline", "forced_show")
 
 
-@kernel
-def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws):
-    """Play deal ``deal`` of ``seed`` (uint64) to the end with the seats' compiled strategies."""
-    init_deal(st, u, seed, deal)
-    finish_deal(st, u, rules, kinds, params, buf, fws, uws)
-
-
-@kernel
+# inlined into ``run_deals``: every compiled function that calls others optimises and emits
+# machine code for all it calls once more (numba links callees into each caller's module), so
+# each level of calls between the deal loop and the players is paid on a cold compile
+@kernel(inline="always")
 def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
     """Play an initialised deal to the end with the seats' compiled strategies."""
     while st[S_PHASE] != DONE:
@@ -157,16 +165,16 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
         if st[S_PHASE] == CALL:  # so does calling, up to a give-back, the first lead or a void
             play_calling(st, u, rules, kinds, params, buf, fws, uws)
             continue
-        seat = st[S_TO_ACT]  # a give-back (R8), about one a deal: through the dispatch
-        code = decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws)
+        seat = st[S_TO_ACT]  # a give-back (R8), about one a deal
+        kind = kinds[seat]
+        if kind == KIND_RANDOM:
+            code = random_giveback(st, u, seat)
+        elif kind == KIND_GREEDY:
+            code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
+        else:
+            code = other_decide(kind, params, st, u, rules, seat, buf, fws, uws)
         apply_giveback(st, u, code_first(code), code_second(code))  # play_calling advances
 
-
-# ``finish_deal`` inlined into ``play_deals``: every compiled function that calls others
-# optimises and emits machine code for all it calls once more (numba links callees into each
-# caller's module), so each level of calls between the deal loop and the players is paid on
-# a cold compile: play_deals -> play_deal -> finish_deal cost ~3.3 s of the main job's ~25 s
-finish_deal_inline = kernel(inline="always")(getattr(finish_deal, "py_func", finish_deal))
 
 
 @kernel(inline="always")
@@ -252,7 +260,7 @@ def play_calling(st, u, rules, kinds, params, buf, fws, uws):
             if kind == KIND_GREEDY:
                 code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
             else:
-                code = decide(kind, params, st, u, rules, seat, buf, fws, uws)
+                code = other_decide(kind, params, st, u, rules, seat, buf, fws, uws)
         if code >= 0:  # a show (R6, R8), on the state
             _calling_back(st, r, chance, passrun, seat, decisions)
             apply_show(st, u, code)
@@ -307,7 +315,7 @@ def play_tricks(st, u, rules, kinds, params, buf, fws, uws):
             if kind == KIND_GREEDY:
                 code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
             else:
-                code = decide(kind, params, st, u, rules, seat, buf, fws, uws)
+                code = other_decide(kind, params, st, u, rules, seat, buf, fws, uws)
             o = u[U_ONCE + seat]
             w = u[U_TWICE + seat]
         a = code & CODE_FIRST_MASK  # apply_play on the locals
@@ -356,20 +364,32 @@ def summarize(st, u, row):
 
 
 @njit(cache=True, nogil=True)
-def play_deals(seed, first, n, rules, kinds, params, out):
-    """Play deals ``first … first+n-1`` of ``seed``; row ``i`` of ``out`` summarises deal
-    ``first + i``. ``kinds``: int64[4]; ``params``: float64[PARAM_ROWS, N_PARAMS]
-    (``strategies.params.param_table``); ``out``: int64[n, N_COLS].
+def run_deals(seed, first, n, rules, kinds, params, out, st, u, buf, fws, uws):
+    """Play deals ``first … first+n-1`` of ``seed`` (uint64) in the caller's state and
+    scratch; row ``i`` of ``out`` summarises deal ``first + i``, and ``(st, u)`` end holding
+    the last deal's final state (records are built from it: one compiled loop serves the
+    tournament's deals and its records). ``kinds``: int64[4]; ``params``:
+    float64[PARAM_ROWS, N_PARAMS] (``strategies.params.param_table``); ``out``: int64[n,
+    N_COLS]; ``buf``, ``fws``, ``uws``: ``strategies.tier.new_scratch``.
     """
-    st = np.zeros(ST_SIZE, dtype=np.int64)
-    u = np.zeros(U_SIZE, dtype=np.uint64)
-    buf = np.empty(INT_SCRATCH, dtype=np.int64)  # not zeroed: ~10 MB, mostly never touched
-    fws = np.empty(FLOAT_SCRATCH, dtype=np.float64)  # (no kernel reads scratch unwritten)
-    uws = np.empty(UINT_SCRATCH, dtype=np.uint64)
-    for i in range(n):  # play_deal with finish_deal inlined (see finish_deal_inline)
+    for i in range(n):
         init_deal(st, u, seed, first + np.uint64(i))
-        finish_deal_inline(st, u, rules, kinds, params, buf, fws, uws)
+        finish_deal(st, u, rules, kinds, params, buf, fws, uws)
         summarize(st, u, out[i])
+
+
+def play_deals(seed, first, n, rules, kinds, params, out):
+    """``run_deals`` in a new state and scratch: row ``i`` of ``out`` summarises deal
+    ``first + i`` of ``seed``."""
+    st, u = new_state()
+    run_deals(seed, first, n, rules, kinds, params, out, st, u, *new_scratch())
+
+
+def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws):
+    """Play deal ``deal`` of ``seed`` (uint64) to the end in ``(st, u)`` (its record's
+    state) with the seats' compiled strategies: ``run_deals`` of one deal."""
+    run_deals(seed, deal, 1, rules, kinds, params, np.zeros((1, N_COLS), dtype=np.int64), st,
+              u, buf, fws, uws)
 
 
 @njit(cache=True, nogil=True)
@@ -382,5 +402,5 @@ def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, 
     uws = np.empty(UINT_SCRATCH, dtype=np.uint64)
     for i in range(n):
         init_deal_fixed(st, u, seed, first + np.uint64(i), fix_seat, fix_cards)
-        finish_deal_inline(st, u, rules, kinds, params, buf, fws, uws)
+        finish_deal(st, u, rules, kinds, params, buf, fws, uws)
         summarize(st, u, out[i])

@@ -135,8 +135,11 @@ def builtin_loops(kinds: Sequence[int], template: str = "sim.harness.loop",
     absent = {name: compiled.absent for k, name in compiled.KERNEL_NAMES.items()
               if k not in kinds}
     bindings = {"decide": bound_module("strategies.compiled", absent).decide, **hooks}
-    if KIND_GREEDY not in kinds and template == "sim.harness.loop":
-        bindings["greedy_decide_inline"] = compiled.absent
+    if template == "sim.harness.loop":
+        if KIND_GREEDY not in kinds:
+            bindings["greedy_decide_inline"] = compiled.absent
+        bindings["other_decide"] = (compiled.absent if set(kinds) <= {KIND_GREEDY, KIND_RANDOM}
+                                    else bindings["decide"])
     mod = bound_module(template, bindings)
     _MODULES[key] = mod
     return mod
@@ -270,10 +273,12 @@ class Loops:
             self.pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
             self.synced = np.zeros(4, dtype=np.int64)
 
-    def kernel_name(self, fn: str = "play_deals") -> str:
-        """The name numba's cache knows these loops' kernel ``fn`` by
-        (``sim._cache.kernels_cached``): whether this set of kinds is compiled yet."""
-        mod = self.mod if self.mod is not None else self.builtin
+    def kernel_name(self) -> str:
+        """The name numba's cache knows these loops' deal loop by (``run_deals`` of the
+        built-in loops, ``play_deals`` of a plug-in module; ``sim._cache.kernels_cached``):
+        whether this set of kinds is compiled yet."""
+        mod, fn = (self.mod, "play_deals") if self.mod is not None else (self.builtin,
+                                                                        "run_deals")
         return os.path.splitext(os.path.basename(mod.__file__))[0] + "." + fn
 
     def _standalone(self) -> None:
@@ -456,13 +461,8 @@ class Loops:
     def play_deal(self, st: np.ndarray, u: np.ndarray, rules: np.ndarray, seed: Any, deal: Any,
                   kinds: np.ndarray, params: np.ndarray, buf: np.ndarray, fws: np.ndarray,
                   uws: np.ndarray) -> None:
-        if self.mod is None:  # play_deal's two calls from here: its own compiled copy of the
-            # whole loop (finish_deal and all it calls, linked again) cost ~1.7 s of a cold
-            # compile, for the few records a run writes
-            from sim.core.engine import init_deal
-
-            init_deal(st, u, seed, deal)
-            self.builtin.finish_deal(st, u, rules, kinds, params, buf, fws, uws)
+        if self.mod is None:  # the tournament's own compiled loop, for one deal
+            self.builtin.play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws)
             return
         self._run(self.mod.play_deal, (st, u, rules, seed, deal, kinds, params, buf, fws, uws,
                                        self.m_st, self.m_u, self.m_r, self.m_p, self.pbuf,
