@@ -10,6 +10,9 @@ KIND_ORACLE = 4
 KIND_EXPERT = 5
 KIND_LEARNED = 6
 N_BUILTIN = 7  # plug-in kernels are numbered from here (sim.harness.plugins)
+# not a player: a seat that plays a record's choices back in the built-in deal loops
+# (strategies.script); -1 is a seat without a compiled kernel
+KIND_SCRIPT = -2
 BUILTIN_NAMES = ("random", "greedy", "pimc", "ismcts", "oracle", "expert", "learned")  # by kind
 
 INT_SCRATCH = 1 << 20  # int64 scratch of a built-in kernel (``buf``)

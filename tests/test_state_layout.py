@@ -156,8 +156,18 @@ def test_hand_mask_pairs_sit_the_same_distance_apart():
 def _declared():
     from sim import rules, spaces
     from sim.core import tables
-    from sim.harness import batch
-    from strategies import expert, greedy, kinds, learned, params, random, sampler, search
+    from sim.harness import batch, learn_loop, plugin_loop
+    from strategies import (
+        expert,
+        greedy,
+        kinds,
+        learned,
+        params,
+        random,
+        sampler,
+        script,
+        search,
+    )
 
     np_ = params.N_PARAMS
     return [
@@ -189,6 +199,18 @@ def _declared():
         # after the legal codes (MAX_CHOICES slots), before the collector's B_SEL
         (learned, "SCRATCH_FIELDS", 2048, None, 1 << 19),
         (learned, "FLOAT_FIELDS", 0, None, kinds.FLOAT_SCRATCH),
+        # the label collector's scratch: past the learned player's and expert's
+        (learn_loop, "COLLECT_BUF_FIELDS", 1 << 19, learn_loop.COLLECT_BUF_END,
+         kinds.INT_SCRATCH),
+        (learn_loop, "COLLECT_FWS_FIELDS", 1 << 17, learn_loop.COLLECT_FWS_END,
+         kinds.FLOAT_SCRATCH - sampler.FLOAT_REGION),
+        (learn_loop, "LABEL_STATUS_FIELDS", 0, learn_loop.N_LABEL_STATUS,
+         learn_loop.N_LABEL_STATUS),
+        (plugin_loop, "STATUS_FIELDS", 0, plugin_loop.N_STATUS, plugin_loop.N_STATUS),
+        # the scripted seat's script and log, alone in buf (no other kernel runs beside it)
+        (script, "SCRIPT_FIELDS", 0, script.SCRIPT_SIZE, kinds.INT_SCRATCH),
+        (script, "SCRIPT_CALL_FIELDS", 0, script.SCRIPT_CALL_W, script.SCRIPT_CALL_W),
+        (script, "LOG_FIELDS", 0, script.LOG_W, script.LOG_W),
     ]
 
 
@@ -313,3 +335,15 @@ def test_no_literal_offsets_into_declared_arrays():
                     if isinstance(last, ast.Constant) and isinstance(last.value, int):
                         bad.append(f"{rel}:{node.lineno}")
     assert not bad, f"literal offsets: {bad}"
+
+
+def test_the_label_collectors_scratch_is_past_its_players():
+    # the collector's regions are used while the teacher (expert) and the learned player
+    # decide: they must lie past every region of theirs
+    from sim.core.layout import layout
+    from sim.harness import learn_loop
+    from strategies import expert, learned
+
+    assert expert.BUF_END <= learn_loop.B_SEL
+    assert layout(learned.SCRATCH_FIELDS, 2048)[1] <= learn_loop.B_SEL
+    assert max(expert.FWS_END, layout(learned.FLOAT_FIELDS)[1]) <= learn_loop.Q_TMP

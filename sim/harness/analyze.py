@@ -152,6 +152,81 @@ def decisions(rec: dict[str, Any]) -> Iterator[Decision]:
         step += 1
 
 
+@dataclass(frozen=True)
+class Step:
+    """What a decision of a recorded deal was, without its state (``Decision``'s fields)."""
+
+    step: int
+    seat: int
+    kind: str
+    played: int
+    trick: int
+    round: int
+    redeal: int
+
+
+def decision_steps(rec: dict[str, Any], loops: Any = None) -> Iterator[Step]:
+    """The decisions of a validated record, in order, as ``Step``s. ``loops``: a module of
+    built-in compiled loops that this process has compiled already (``run_deals``,
+    ``sim.harness.plugins.builtin_loops``): a finished record is then played back in it by
+    the scripted seat (``strategies.script``), which compiles nothing more; otherwise, or
+    if the record does not play back whole there, it is replayed through ``sim.Deal``
+    (``decisions``). Both give the same steps (tests/test_swings.py)."""
+    if loops is not None and not rec.get("unfinished"):
+        steps = _scripted_steps(rec, loops)
+        if steps is not None:
+            yield from steps
+            return
+    for d in decisions(rec):
+        yield Step(d.step, d.seat, d.kind, d.played, d.trick, d.round, d.redeal)
+
+
+def _scripted_steps(rec: dict[str, Any], loops: Any) -> list[Step] | None:
+    from sim.core.engine import CALL, GIVEBACK, S_REDEALS, S_SETTLE, new_state
+    from sim.core.tables import N_COLS
+    from sim.rules import Rules
+    from strategies.kinds import KIND_SCRIPT
+    from strategies.params import N_PARAMS, PARAM_ROWS
+    from strategies.script import (
+        LG_CODE,
+        LG_PHASE,
+        LG_REDEALS,
+        LG_ROUND,
+        LG_SEAT,
+        LG_STEP,
+        read_log,
+        script_done,
+        script_into,
+    )
+    from strategies.tier import new_scratch
+
+    st, u = new_state()
+    buf, fws, uws = _SCRATCH.get("script") or new_scratch()
+    _SCRATCH["script"] = (buf, fws, uws)
+    try:
+        script_into(buf, rec)
+    except (ValueError, KeyError, TypeError):
+        return None
+    loops.run_deals(np.uint64(rec["seed"]), np.uint64(rec["deal"]), 1,
+                    Rules.from_dict(rec["rules"]).array(), np.full(4, KIND_SCRIPT, np.int64),
+                    np.zeros((PARAM_ROWS, N_PARAMS)), np.zeros((1, N_COLS), np.int64), st, u,
+                    buf, fws, uws)
+    if (not script_done(buf) or int(st[S_REDEALS]) != rec["redeals"]
+            or [int(x) for x in st[S_SETTLE:S_SETTLE + 4]] != list(rec["settlement"])):
+        return None  # not this record's deal: replay it through sim.Deal instead
+    kinds = {CALL: "show", GIVEBACK: "giveback"}
+    out, plays = [], 0
+    for row in read_log(buf).tolist():
+        kind = kinds.get(row[LG_PHASE], "play")
+        trick = 0
+        if kind == "play":
+            plays += 1
+            trick = (plays - 1) // 4 + 1
+        out.append(Step(row[LG_STEP], row[LG_SEAT], kind, row[LG_CODE], trick, row[LG_ROUND],
+                        row[LG_REDEALS]))
+    return out
+
+
 # --- one decision ----------------------------------------------------------------------------
 _SCRATCH: dict[str, Any] = {}
 STREAM_ANALYSIS = 1 << 20  # stream ids of the analysis: this + step (worlds), + 2**21 (truth)

@@ -77,6 +77,7 @@ def _chunk(args: tuple) -> dict[str, np.ndarray]:
     (teacher, learner, opponents, seed, first, n) = args[:6]
     beta, rules_spec = args[6:]
     from sim.core.engine import new_state
+    from sim.harness.learn_loop import LS_DEALS, N_LABEL_STATUS
     from sim.harness.plugins import builtin_loops
     from sim.rules import as_rules
     from strategies.params import param_table
@@ -93,15 +94,15 @@ def _chunk(args: tuple) -> dict[str, np.ndarray]:
     out = {k: np.zeros((cap,) + shape, dtype=dt) for k, (dt, shape) in _fields().items()}
     st, u = new_state()
     buf, fws, uws = new_scratch()
-    status = np.zeros(2, dtype=np.int64)
+    status = np.zeros(N_LABEL_STATUS, dtype=np.int64)
     rows = mod.collect_deals(np.uint64(seed), np.int64(first), np.int64(n), kinds, learners,
                              pe, po, np.int64(t.compiled_kind), tparams, float(beta),
                              as_rules(rules_spec).array(), *(out[k] for k in FIELDS),
                              st, u, buf, fws, uws, status)
-    if status[0] != n:  # pragma: no cover - the outputs hold 54 rows a deal
+    if status[LS_DEALS] != n:  # pragma: no cover - the outputs hold 54 rows a deal
         from sim.errors import WorkerError
 
-        raise WorkerError(f"label collector stopped after {status[0]} of {n} deals")
+        raise WorkerError(f"label collector stopped after {status[LS_DEALS]} of {n} deals")
     return {k: v[:rows].copy() for k, v in out.items()}
 
 

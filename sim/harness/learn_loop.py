@@ -21,6 +21,8 @@ import numpy as np
 from sim.core.bind import bindable
 from sim.core.engine import DONE, PLAY, S_PHASE, S_TO_ACT, advance, apply_code, init_deal, legal
 from sim.core.jit import kernel
+from sim.core.layout import layout
+from sim.core.movegen import MAX_CHOICES
 from strategies.compiled import decide
 from strategies.expert import F_SUM, MAX_POOL, MAX_ROLLOUTS, P_ITERATIONS, P_SAMPLES
 from strategies.kinds import KIND_EXPERT
@@ -28,8 +30,20 @@ from strategies.learned import B_MIDX, B_SIDX, M_MAX, MD, ND, NM_MAX, W_MDEN, W_
 
 bindable(globals(), "decide")
 
-B_SEL = 1 << 19  # scratch of buf: the plays kept when a decision has more than M_MAX
-Q_TMP = 1 << 17  # scratch of fws: the teacher's values of the plays, before the features
+# the collector's scratch, past the teacher's and the learner's (tests/test_state_layout.py):
+# in buf the legal plays, then the ones kept when a decision has more than M_MAX; in fws the
+# teacher's values of the plays, before the features
+COLLECT_BUF_FIELDS = (("B_SEL", MAX_CHOICES),)
+_CB, COLLECT_BUF_END = layout(COLLECT_BUF_FIELDS, 1 << 19)
+B_SEL = _CB["B_SEL"]
+COLLECT_FWS_FIELDS = (("Q_TMP", MAX_CHOICES),)
+_CF, COLLECT_FWS_END = layout(COLLECT_FWS_FIELDS, 1 << 17)
+Q_TMP = _CF["Q_TMP"]
+# ``collect_deals``'s status (int64[N_LABEL_STATUS]): deals finished, rows written
+LABEL_STATUS_FIELDS = (("LS_DEALS", 1), ("LS_ROWS", 1))
+_LS, N_LABEL_STATUS = layout(LABEL_STATUS_FIELDS)
+LS_DEALS = _LS["LS_DEALS"]
+LS_ROWS = _LS["LS_ROWS"]
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -54,13 +68,13 @@ def collect_deals(seed, first, n, kinds, learners, params_even, params_odd, tkin
                   beta, rules, o_sidx, o_sden, o_nmov, o_midx, o_mden, o_label, o_q, o_deal,
                   o_seat, o_agree, st, u, buf, fws, uws, status):
     """Play deals ``first .. first + n - 1`` of ``seed`` (uint64) and write one row per label
-    (module docstring); stops early when the outputs are full. ``status[0]``: deals finished,
-    ``status[1]``: rows written (also returned). ``o_q``: the teacher's value of each kept
+    (module docstring); stops early when the outputs are full. ``status``:
+    ``LABEL_STATUS_FIELDS`` (the rows are also returned). ``o_q``: the teacher's value of each kept
     play where it has one (expert: the mean of its first-stage rollouts, in points per deal,
     as ``strategies.search.deal_value``), else NaN."""
     cap = o_label.shape[0]
     rows = 0
-    status[0] = 0
+    status[LS_DEALS] = 0
     for i in range(n):
         if rows + 64 > cap:  # a deal writes at most 54 rows
             break
@@ -140,6 +154,6 @@ def collect_deals(seed, first, n, kinds, learners, params_even, params_odd, tkin
                 code = decide(kind, params, st, u, rules, seat, buf, fws, uws)
             apply_code(st, u, rules, code)
             step += 1
-        status[0] = i + 1
-    status[1] = rows
+        status[LS_DEALS] = i + 1
+    status[LS_ROWS] = rows
     return rows

@@ -1,7 +1,9 @@
-"""Compiled whole-deal loops: one deal into a state, or many deals into summary rows.
+"""Compiled whole-deal loops: deals into summary rows, and into the caller's state.
 
-Both are ``init_deal``/``advance``/``apply_code`` from ``sim.core.engine`` driven by the seats'
-compiled strategies, so they produce exactly what the Python step API produces. Calling
+``run_deals`` is ``init_deal``/``advance``/``apply_code`` from ``sim.core.engine`` driven by
+the seats' compiled strategies, so it produces exactly what the Python step API produces; it
+is the one compiled loop of a run: its deals, the records it writes (``play_deal``) and the
+swing deals it compares (the scripted seat, ``strategies.script``) all play there. Calling
 (``play_calling``) and trick play (``play_tricks``) run in loops of their own that keep the
 per-decision state in locals and hand it back to the state arrays before any kernel but
 random's reads them, and at the end; random's decisions are written out on those locals.
@@ -10,10 +12,12 @@ The state after every deal is the one ``apply_code`` leaves, field for field (te
 This module is the template of the loops a run uses (``sim.core.bind``):
 ``sim.harness.plugins.builtin_loops`` loads a copy of it with ``decide`` bound to
 ``strategies.compiled``'s dispatch made for the run's strategy kinds only (so a run compiles
-only the kernels of its players) and ``greedy_decide_inline`` to a stand-in when no seat is
-greedy, one cached module per set of kinds; ``sim.harness.estimate`` binds ``forced_show``
-for its calling lines. Imported as itself, ``decide`` dispatches to every built-in kind
-(tests, benchmarks) and ``forced_show`` never forces.
+only the kernels of its players), ``other_decide`` (what the loops call for a kind they do not
+write out: all but random, greedy and the scripted seat) to that dispatch or, for a run of
+random and greedy seats only, to a stand-in, and ``greedy_decide_inline`` to a stand-in when
+no seat is greedy, one cached module per set of kinds; ``sim.harness.estimate`` binds
+``forced_show`` for its calling lines. Imported as itself, ``decide`` dispatches to every
+built-in kind (tests, benchmarks) and ``forced_show`` never forces.
 """
 
 from __future__ import annotations
@@ -109,14 +113,21 @@ from sim.core.tables import (  # noqa: F401  (re-exported: the summary row's col
 )
 from strategies.compiled import decide
 from strategies.greedy import greedy_decide_inline
-from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, KIND_GREEDY, KIND_RANDOM, UINT_SCRATCH
+from strategies.kinds import (
+    FLOAT_SCRATCH,
+    INT_SCRATCH,
+    KIND_GREEDY,
+    KIND_RANDOM,
+    KIND_SCRIPT,
+    UINT_SCRATCH,
+)
 from strategies.random import (  # noqa: F401
     P_SHOW_PROB,
     random_decide,
     random_decide_inline,
     random_giveback,
 )
-from strategies.tier import new_scratch
+from strategies.script import script_decide
 
 _S32 = np.uint64(32)
 PLAYER = -2  # forced_show's answer when the seat's own player decides
@@ -171,6 +182,8 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
             code = random_giveback(st, u, seat)
         elif kind == KIND_GREEDY:
             code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
+        elif kind == KIND_SCRIPT:
+            code = script_decide(st, seat, buf)
         else:
             code = other_decide(kind, params, st, u, rules, seat, buf, fws, uws)
         apply_giveback(st, u, code_first(code), code_second(code))  # play_calling advances
@@ -259,6 +272,8 @@ def play_calling(st, u, rules, kinds, params, buf, fws, uws):
             _calling_back(st, r, chance, passrun, seat, decisions)
             if kind == KIND_GREEDY:
                 code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
+            elif kind == KIND_SCRIPT:  # a record played back (sim.harness.swings)
+                code = script_decide(st, seat, buf)
             else:
                 code = other_decide(kind, params, st, u, rules, seat, buf, fws, uws)
         if code >= 0:  # a show (R6, R8), on the state
@@ -314,6 +329,8 @@ def play_tricks(st, u, rules, kinds, params, buf, fws, uws):
             _tricks_back(st, u, seat, pos, leader, ntricks, left, att, decisions, po, pt)
             if kind == KIND_GREEDY:
                 code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
+            elif kind == KIND_SCRIPT:  # a record played back (sim.harness.swings)
+                code = script_decide(st, seat, buf)
             else:
                 code = other_decide(kind, params, st, u, rules, seat, buf, fws, uws)
             o = u[U_ONCE + seat]
@@ -370,7 +387,7 @@ def run_deals(seed, first, n, rules, kinds, params, out, st, u, buf, fws, uws):
     the last deal's final state (records are built from it: one compiled loop serves the
     tournament's deals and its records). ``kinds``: int64[4]; ``params``:
     float64[PARAM_ROWS, N_PARAMS] (``strategies.params.param_table``); ``out``: int64[n,
-    N_COLS]; ``buf``, ``fws``, ``uws``: ``strategies.tier.new_scratch``.
+    N_COLS]; ``buf``, ``fws``, ``uws``: scratch (``strategies.tier.new_scratch``).
     """
     for i in range(n):
         init_deal(st, u, seed, first + np.uint64(i))
@@ -382,7 +399,10 @@ def play_deals(seed, first, n, rules, kinds, params, out):
     """``run_deals`` in a new state and scratch: row ``i`` of ``out`` summarises deal
     ``first + i`` of ``seed``."""
     st, u = new_state()
-    run_deals(seed, first, n, rules, kinds, params, out, st, u, *new_scratch())
+    buf = np.empty(INT_SCRATCH, dtype=np.int64)  # not zeroed: ~10 MB, mostly never touched
+    fws = np.empty(FLOAT_SCRATCH, dtype=np.float64)  # (no kernel reads scratch unwritten)
+    uws = np.empty(UINT_SCRATCH, dtype=np.uint64)
+    run_deals(seed, first, n, rules, kinds, params, out, st, u, buf, fws, uws)
 
 
 def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws):

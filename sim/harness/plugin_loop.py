@@ -36,6 +36,7 @@ from sim.core.engine import (
     init_deal_fixed,
 )
 from sim.core.jit import kernel
+from sim.core.layout import layout
 from sim.core.movegen import code_first, code_second
 from sim.harness.loop import summarize
 from sim.view import is_legal, mask_into, unmask_streams
@@ -56,10 +57,17 @@ from strategies.random import P_SHOW_PROB, random_decide_inline
 
 MAX_PLUGINS = 4  # plug-in kernels one set of loops can hold: one per seat
 
-# status of the loops: deal offset being played, seat deciding, error, code, decisions
-# started (the watch of a time limit sees progress by it)
-ST_DEAL, ST_SEAT, ST_ERROR, ST_CODE, ST_CALLS = range(5)
-N_STATUS = 6
+# status of the loops (int64[N_STATUS], one per call): the deal being played (its offset from
+# the first), the seat deciding, 1 after an illegal code, that code, and the decisions started
+# (the watch of a time limit sees progress by it)
+STATUS_FIELDS = (("ST_DEAL", 1), ("ST_SEAT", 1), ("ST_ERROR", 1), ("ST_CODE", 1),
+                 ("ST_CALLS", 1))
+_STATUS, N_STATUS = layout(STATUS_FIELDS)
+ST_DEAL = _STATUS["ST_DEAL"]
+ST_SEAT = _STATUS["ST_SEAT"]
+ST_ERROR = _STATUS["ST_ERROR"]
+ST_CODE = _STATUS["ST_CODE"]
+ST_CALLS = _STATUS["ST_CALLS"]
 
 plugin0 = plugin1 = plugin2 = plugin3 = absent
 bindable(globals(), "plugin0", "plugin1", "plugin2", "plugin3", "builtin_decide", "summarize",

@@ -28,7 +28,7 @@ VIEW_PAIRS = 100  # pairs on that page at most, the first matchups' (a few MB)
 
 __all__ = ["SWINGS_FILE", "SWINGS_KEPT", "SWINGS_PAGE", "SWINGS_SHOWN", "divergence",
            "divergence_text", "game_records", "heading", "keep", "load_details", "load_state",
-           "pair_records", "pairs", "side_by_side", "top"]
+           "pair_records", "pairs", "run_loops", "side_by_side", "top"]
 
 
 def top(state: Mapping[str, Any], matchup: int, n: int) -> list[dict[str, Any]]:
@@ -66,16 +66,19 @@ def pair_records(cfg: Any, matchup: int, deal: int) -> list[dict[str, Any]]:
     return [json.loads(line) for line in data.decode().splitlines()]
 
 
-def divergence(rec0: Mapping[str, Any], rec1: Mapping[str, Any]) -> dict[str, Any] | None:
+def divergence(rec0: Mapping[str, Any], rec1: Mapping[str, Any],
+               loops: Any = None) -> dict[str, Any] | None:
     """The first decision at which the two tables differ: the same seat, holding the same
     cards in the same position (every earlier choice was the same), chose differently. None if
     they never differ. ``phase``: ``"calling"`` (a show, a pass or a give-back) or ``"play"``;
     ``play``: in the play, how many cards were played before it from the first lead.
+    ``loops``: the run's compiled built-in loops, to replay the records in
+    (``sim.harness.analyze.decision_steps``).
     """
     from sim.cards import SUITS
-    from sim.harness.analyze import choice_label, decisions, notation
+    from sim.harness.analyze import choice_label, decision_steps, notation
 
-    for x, y in zip(decisions(dict(rec0)), decisions(dict(rec1))):
+    for x, y in zip(decision_steps(dict(rec0), loops), decision_steps(dict(rec1), loops)):
         if x.played == y.played and x.seat == y.seat and x.kind == y.kind:
             continue
         trump = SUITS.index(rec0["trump"]) if x.kind == "play" else -1
@@ -99,7 +102,10 @@ def keep(out: str, cfg: Any, state: dict[str, Any], n: int = SWINGS_SHOWN) -> No
     from sim.harness.results import atomic_write
 
     records: list[dict[str, Any]] = []
+    loops = {}
     for m in range(len(state["matchups"])):
+        a, b = cfg.matchups()[m]
+        loops[m] = run_loops(cfg.players[a], cfg.players[b])
         for rank, row in enumerate(top(state, m, n), 1):
             pair = pair_records(cfg, m, row["deal"])
             for rec in pair:
@@ -108,7 +114,19 @@ def keep(out: str, cfg: Any, state: dict[str, Any], n: int = SWINGS_SHOWN) -> No
     lines = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
     atomic_write(os.path.join(out, SWINGS_FILE), lambda f: f.write(lines.encode()))
     _write_page(out, cfg.name, records)
-    state["swing_details"], state["swing_views"] = _details(records, True)
+    state["swing_details"], state["swing_views"] = _details(records, True, loops)
+
+
+def run_loops(a_spec: str, b_spec: str) -> Any:
+    """The built-in compiled loops that a matchup of ``a_spec`` and ``b_spec`` plays in (its
+    records and swing deals replay there at no new compile), or None (a plug-in or a Python
+    seat: records are replayed through ``sim.Deal``)."""
+    from sim.harness import runner
+
+    tables = runner.compiled_tables(runner.make_seats([a_spec, b_spec]))
+    if tables is None or tables.loops.mod is not None:
+        return None
+    return tables.loops.builtin
 
 
 def _write_page(out: str, name: str, records: Sequence[Mapping[str, Any]]) -> None:
@@ -125,8 +143,8 @@ def _write_page(out: str, name: str, records: Sequence[Mapping[str, Any]]) -> No
     atomic_write(os.path.join(out, SWINGS_PAGE), lambda f: f.write(text.encode()))
 
 
-def _details(records: Sequence[Mapping[str, Any]], page: bool
-             ) -> tuple[dict[str, Any], dict[str, str]]:
+def _details(records: Sequence[Mapping[str, Any]], page: bool,
+             loops: Mapping[int, Any] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """The divergence of each pair (key ``"matchup:deal"``) and, with ``page``, its place in
     ``swings.html`` (``swings.html#d=I``, I the index of its first table on the page, with
     ``&p=P`` after the first differing play when the tables part in the play)."""
@@ -136,8 +154,8 @@ def _details(records: Sequence[Mapping[str, Any]], page: bool
         t = r["tournament"]
         tables.setdefault((t["matchup"], r["deal"]), {})[t["orientation"]] = r
         first.setdefault((t["matchup"], r["deal"]), i)
-    details = {f"{m}:{d}": divergence(p[0], p[1]) for (m, d), p in tables.items()
-               if 0 in p and 1 in p}
+    details = {f"{m}:{d}": divergence(p[0], p[1], (loops or {}).get(m))
+               for (m, d), p in tables.items() if 0 in p and 1 in p}
     views = {}
     for (m, d), i in first.items():
         key = f"{m}:{d}"
