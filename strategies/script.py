@@ -37,6 +37,7 @@ from sim.core.engine import (
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import make_code
+from sim.errors import RecordError
 from strategies.kinds import INT_SCRATCH, KIND_SCRIPT  # noqa: F401  (re-exported)
 
 MAX_PLAYS = 108  # a play takes one card or two: 108 cards, 108 plays at most
@@ -124,11 +125,12 @@ def script_into(buf: np.ndarray, rec: Mapping[str, Any]) -> None:
     """Write the choices of the finished record ``rec`` (docs/record.md) as the script at the
     start of ``buf``, with an empty log."""
     if rec.get("unfinished"):
-        raise ValueError("an unfinished record has no whole script")
+        raise RecordError("an unfinished record has no whole script: replay it through sim.Deal")
     calls = rec["calls"]
     plays = [p for tr in rec["tricks"] for p in tr["plays"]]
     if len(calls) > MAX_CALLS or len(plays) > MAX_PLAYS:
-        raise ValueError(f"{len(calls)} calls, {len(plays)} plays: more than a deal holds")
+        raise RecordError(f"{len(calls)} calls, {len(plays)} plays: more than a deal holds "
+                          f"({MAX_CALLS} calls, {MAX_PLAYS} plays)")
     buf[:B_CALLS] = 0
     buf[B_REDEALS] = int(rec["redeals"])
     buf[B_NCALLS] = len(calls)
