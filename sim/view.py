@@ -3,8 +3,13 @@
 A compiled plug-in's kernel is called as ``kernel(st, u, rules, seat, params, buf)`` on a
 *masked* copy of the deal (``mask_into``: what ``seat`` may know, R9) and reads it only
 through the functions below, never through raw ``st``/``u`` offsets, which may change between
-versions. Every function is a small ``@kernel`` (a cached numba function; the compiler
-inlines the small ones into the calling kernel). Cards are ids (``sim.cards``:
+versions. The built-in players ``greedy``, ``random`` and ``learned`` (its features) read the
+state through them too; the search players build and play out whole worlds (they write
+hands, streams and copies of the state), engine work that uses the engine's declared layout.
+Every function is a small ``@kernel`` (a cached numba function); those that read one field
+are inlined where they are called (numba IR inlining: no call, and no compiled function of
+their own to optimise and link into every caller, so reading through them costs nothing,
+at run time or on a cold compile). Cards are ids (``sim.cards``:
 ``4 * rank + suit``, SJ = 52, BJ = 53) while
 calling and keys (play order under the trump, docs/engine.md) once trump is known; the
 ``*_mask`` functions say which layout they use, and ``card_of_key``/``key_of_card`` convert.
@@ -43,6 +48,7 @@ from sim.core.engine import (
     S_FIX_N,
     S_FIX_SEAT,
     S_LEADER,
+    S_LEFT,
     S_NCALLS,
     S_NTRICKS,
     S_PHASE,
@@ -92,6 +98,7 @@ from sim.core.movegen import (
     show_mask,
 )
 from sim.core.rng import bounded
+from sim.core.trick import trick_points as trick_points_of
 from sim.core.trick import trick_winner
 
 __all__ = [
@@ -162,26 +169,26 @@ PASS = -1  # the show decision's "pass" code
 
 
 # --- whose turn, what decision ----------------------------------------------------------
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def phase(st):
     """The decision asked for: ``CALL`` (show or pass), ``GIVEBACK``, ``PLAY`` (or ``DONE``)."""
     return st[S_PHASE]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def to_act(st):
     """The seat whose decision it is (the kernel's own ``seat`` when it is called)."""
     return st[S_TO_ACT]
 
 
 # --- my hand ------------------------------------------------------------------------------
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def hand_once(u, seat):
     """Mask of the card types ``seat`` holds at least once (ids while calling, keys after)."""
     return u[U_ONCE + seat]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def hand_twice(u, seat):
     """Mask of the card types ``seat`` holds twice (same layout as ``hand_once``)."""
     return u[U_TWICE + seat]
@@ -209,13 +216,13 @@ def hand_counts(st, u, seat, out):
     return n
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def first_hand_once(u, seat):
     """``hand_once`` at the first lead (keys; zero before trick play)."""
     return u[U_FIRST_ONCE + seat]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def first_hand_twice(u, seat):
     """``hand_twice`` at the first lead (keys; zero before trick play)."""
     return u[U_FIRST_TWICE + seat]
@@ -281,13 +288,13 @@ def is_legal(st, u, code):
 
 
 # --- calling (public, R9) -------------------------------------------------------------------
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def trump(st):
     """Trump suit index (0–3 for s h d c) once calling is over, else -1."""
     return st[S_TRUMP]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def caller(st):
     """The caller's seat once calling is over, else -1; attackers are ``caller`` and
     ``(caller + 2) % 4``."""
@@ -300,49 +307,49 @@ def attacking(st, seat):
     return st[S_CALLER] >= 0 and (seat & 1) == (st[S_CALLER] & 1)
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def shown_card(st):
     """Card id of the pair on the table (the last show), -1 if none yet."""
     return st[S_CUR_CARD]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def shown_by(st):
     """Seat that showed the pair on the table, -1 if none yet."""
     return st[S_CUR_SEAT]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def dealing_round(st):
     """Dealing round reached (R5), 1–27."""
     return st[S_ROUND]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def redeals(st):
     """Redeals so far in this deal (R11)."""
     return st[S_REDEALS]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def n_calls(st):
     """Number of shows so far."""
     return st[S_NCALLS]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def call_seat(st, i):
     """Seat of show ``i`` (0 = first)."""
     return st[S_CALLS + i * CALL_W + CALL_SEAT]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def call_card(st, i):
     """Card id of the pair of show ``i``."""
     return st[S_CALLS + i * CALL_W + CALL_CARD]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def call_took_from(st, i):
     """Seat whose pair show ``i`` overrode (R8), -1 if none."""
     return st[S_CALLS + i * CALL_W + CALL_TOOK]
@@ -360,47 +367,49 @@ def call_gave(st, i):
 
 
 # --- the current trick --------------------------------------------------------------------------
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def leader(st):
     """Seat that leads (led) the current trick."""
     return st[S_LEADER]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def trick_pos(st):
     """Plays made so far in the current trick (0: the seat to act leads); the seat to act
     plays in position ``trick_pos``."""
     return st[S_POS]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def trick_first(st, i):
     """First card (key) of play ``i`` (0 = the lead) of the current trick."""
     return st[S_TRICK_A + i]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def trick_second(st, i):
     """Second card (key) of play ``i`` of the current trick, -1 for a single."""
     return st[S_TRICK_B + i]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def trick_winner_pos(st):
     """Position of the play winning the current trick so far (R20, R21); needs a play."""
     return trick_winner(st, S_TRICK_A, S_TRICK_B, st[S_POS])
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def trick_points_now(st):
     """Points (R3) on the table in the current trick."""
-    t = st[S_TRUMP]
-    p = 0
-    for i in range(st[S_POS]):
-        p += POINTS_KEY[t, st[S_TRICK_A + i]]
-        if st[S_TRICK_B + i] >= 0:
-            p += POINTS_KEY[t, st[S_TRICK_B + i]]
-    return p
+    return trick_points_of(st, S_TRICK_A, S_TRICK_B, st[S_POS], st[S_TRUMP])
+
+
+@kernel(inline="always")  # one read: inlined where called
+def cards_left(st):
+    """Cards in each hand when the current trick was led (every play of a trick has as many
+    cards as its lead, so the hands hold the same number between tricks; 27 at the first
+    lead)."""
+    return st[S_LEFT]
 
 
 @kernel
@@ -417,62 +426,62 @@ def winner_if(st, code, buf):
 
 
 # --- finished tricks, played cards, voids, points ------------------------------------------------
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def n_tricks(st):
     """Tricks completed so far."""
     return st[S_NTRICKS]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def trick_leader(st, t):
     """Leader of completed trick ``t`` (0 = first)."""
     return st[S_TRICKS + t * TRICK_W + TRICK_LEADER]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def trick_winner_seat(st, t):
     """Seat that won completed trick ``t``."""
     return st[S_TRICKS + t * TRICK_W + TRICK_WINNER]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def trick_points(st, t):
     """Points (R3) in completed trick ``t``."""
     return st[S_TRICKS + t * TRICK_W + TRICK_POINTS]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def trick_card_first(st, t, i):
     """First card (key) of play ``i`` (from the leader) of completed trick ``t``."""
     return st[S_TRICKS + t * TRICK_W + TRICK_A + i]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def trick_card_second(st, t, i):
     """Second card (key) of play ``i`` of completed trick ``t``, -1 for a single."""
     return st[S_TRICKS + t * TRICK_W + TRICK_B + i]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def played_once(u):
     """Mask of the keys played so far at least once (public)."""
     return u[U_PLAYED_ONCE]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def played_twice(u):
     """Mask of the keys of which both copies have been played."""
     return u[U_PLAYED_TWICE]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def voids(st, seat):
     """Bit ``g`` set once ``seat`` has shown it holds no card of group ``g`` (0–2 side suits,
     3 trumps; R18, R19)."""
     return st[S_VOIDS + seat]
 
 
-@kernel
+@kernel(inline="always")  # one read: inlined where called
 def attacker_points(st):
     """Points (R22) the attackers have won so far."""
     return st[S_ATT_POINTS]

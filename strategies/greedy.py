@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import sim.view as view
 from sim.cards import (
     ABOVE_STRENGTH,
     BIT,
@@ -47,22 +48,6 @@ from sim.core.bits import ZERO, clear_lsb, lsb, msb, popcount
 from sim.core.engine import (
     CALL,
     GIVEBACK,
-    S_CALLER,
-    S_CUR_CARD,
-    S_CUR_SEAT,
-    S_LEADER,
-    S_LEFT,
-    S_PHASE,
-    S_POS,
-    S_TO_ACT,
-    S_TRICK_A,
-    S_TRICK_B,
-    S_TRUMP,
-    S_VOIDS,
-    U_ONCE,
-    U_PLAYED_ONCE,
-    U_PLAYED_TWICE,
-    U_TWICE,
 )
 from sim.core.jit import kernel
 from sim.core.layout import layout
@@ -78,8 +63,7 @@ from sim.core.movegen import (
     set_kth,
     show_mask,
 )
-from sim.core.trick import BEATING, trick_points
-from sim.core.trick import trick_winner_inline as trick_winner
+from sim.core.trick import BEATING
 from strategies.base import param
 from strategies.kinds import KIND_GREEDY
 from strategies.params import param_row
@@ -132,10 +116,10 @@ def card_cost(k, trump):
 @kernel
 def outside_masks(u, seat):
     """Keys with at least one / two copies neither in ``seat``'s hand nor played."""
-    mo = u[U_ONCE + seat]
-    mt = u[U_TWICE + seat]
-    po = u[U_PLAYED_ONCE]
-    pt = u[U_PLAYED_TWICE]
+    mo = view.hand_once(u, seat)
+    mt = view.hand_twice(u, seat)
+    po = view.played_once(u)
+    pt = view.played_twice(u)
     full = GROUP_MASK[0] | GROUP_MASK[1] | GROUP_MASK[2] | GROUP_MASK[3]
     out1 = full & ~(mt | pt | (mo & po))  # fewer than two copies accounted for
     out2 = full & ~(mo | po)  # no copy accounted for
@@ -145,17 +129,17 @@ def outside_masks(u, seat):
 @kernel
 def voids_after(st, seat):
     """Groups (bit g) in which an opponent of ``seat`` still to play this trick is known void."""
-    pos = st[S_POS]
+    pos = view.trick_pos(st)
     if pos == 0:  # all but the leader play after it (the loop below, unrolled)
-        ld = st[S_LEADER]
+        ld = view.leader(st)
         if ((seat ^ ld) & 1) == 0:
-            return st[S_VOIDS + (ld + 1) % 4] | st[S_VOIDS + (ld + 3) % 4]
-        return st[S_VOIDS + (ld + 2) % 4]
+            return view.voids(st, (ld + 1) % 4) | view.voids(st, (ld + 3) % 4)
+        return view.voids(st, (ld + 2) % 4)
     v = 0
     for p in range(pos + 1, 4):
-        s = (st[S_LEADER] + p) % 4
+        s = (view.leader(st) + p) % 4
         if (s & 1) != (seat & 1):
-            v |= st[S_VOIDS + s]
+            v |= view.voids(st, s)
     return v
 
 
@@ -191,12 +175,12 @@ def strongest_side_master(voids, m, pair, out1, out2):
 @kernel
 def greedy_show(st, u, seat, params, prow):
     """Show decision: a card id to show, or -1 to pass (module docstring)."""
-    o = u[U_ONCE + seat]
-    w = u[U_TWICE + seat]
+    o = view.hand_once(u, seat)
+    w = view.hand_twice(u, seat)
     n = popcount(o) + popcount(w)
     if n < params[prow, P_MIN_CARDS]:
         return np.int64(-1)
-    m = show_mask(o, w, st[S_CUR_CARD])
+    m = show_mask(o, w, view.shown_card(st))
     best = np.int64(-1)
     best_share = -1.0
     while m:
@@ -208,7 +192,7 @@ def greedy_show(st, u, seat, params, prow):
             best_share = share
             best = c
     need = params[prow, P_SHOW_AT]
-    cur = st[S_CUR_SEAT]
+    cur = view.shown_by(st)
     if cur >= 0 and cur != seat and (cur & 1) == (seat & 1):
         need += params[prow, P_PARTNER_MARGIN]
     return best if best_share >= need else np.int64(-1)
@@ -217,10 +201,10 @@ def greedy_show(st, u, seat, params, prow):
 @kernel
 def greedy_giveback(st, u, seat):
     """The two cheapest cards (id layout), valued as if the pair just shown set trump (R8)."""
-    shown = st[S_CUR_CARD]
+    shown = view.shown_card(st)
     t = shown % 4
-    o = u[U_ONCE + seat] & ~BIT[shown]
-    w = u[U_TWICE + seat] & ~BIT[shown]
+    o = view.hand_once(u, seat) & ~BIT[shown]
+    w = view.hand_twice(u, seat) & ~BIT[shown]
     c1 = np.int64(-1)
     v1 = 1 << 30
     c2 = np.int64(-1)
@@ -320,13 +304,13 @@ def master_keys(w, voids, out):
 @kernel
 def greedy_lead(st, u, seat, params, prow):
     """Lead code (module docstring)."""
-    o = u[U_ONCE + seat]
-    w = u[U_TWICE + seat]
-    left = st[S_LEFT]
+    o = view.hand_once(u, seat)
+    w = view.hand_twice(u, seat)
+    left = view.cards_left(st)
     if left == 2 and w:  # R23: a pair on the last trick counts four times
         x = lsb(w)
         return make_code(x, x)
-    attacker = (seat & 1) == (st[S_CALLER] & 1)
+    attacker = (seat & 1) == (view.caller(st) & 1)
     reserve = ZERO
     if attacker and left <= params[prow, P_KEEP_PAIR_FROM] and (w & TRUMP_MASK):
         reserve = BIT[msb(w & TRUMP_MASK)]  # keep the top trump pair for the last trick
@@ -368,20 +352,21 @@ def greedy_follow(st, u, rules, seat, params, prow, buf):
     single or pair is ``cheapest_key`` of a mask, the best of any two ``cheapest_two``; each
     gives the first best play of the canonical list, as a loop over ``set_all``'s list with a
     strict comparison would."""
-    me = st[S_TO_ACT]  # ``legal``'s play branch, inlined: following, so against the lead
-    mode, m1, m2 = legal_set(u[U_ONCE + me], u[U_TWICE + me], st[S_TRICK_A], st[S_TRICK_B])
+    me = view.to_act(st)  # ``legal``'s play branch, inlined: following, so against the lead
+    mode, m1, m2 = legal_set(view.hand_once(u, me), view.hand_twice(u, me),
+                             view.trick_first(st, 0), view.trick_second(st, 0))
     if set_count(mode, m1, m2) == 1:
         return set_kth(mode, m1, m2, 0)  # forced
     if mode == M_CHOOSE2:  # two of one strength class: every such play is worth the same
         a = lsb(m1)
         return make_code(a, lsb(clear_lsb(m1)))
-    pos = st[S_POS]
-    leader = st[S_LEADER]
-    w = trick_winner(st, S_TRICK_A, S_TRICK_B, pos)
+    pos = view.trick_pos(st)
+    leader = view.leader(st)
+    w = view.trick_winner_pos(st)
     win_seat = (leader + w) % 4
     last = pos == 3
-    pair = st[S_TRICK_B] >= 0
-    kw = st[S_TRICK_A + w]
+    pair = view.trick_second(st, 0) >= 0
+    kw = view.trick_first(st, w)
     if (win_seat & 1) == (seat & 1):  # the partner is winning
         safe = last
         if not last:
@@ -401,7 +386,7 @@ def greedy_follow(st, u, rules, seat, params, prow, buf):
         if cand:
             contest_at = params[prow, P_CONTEST_AT]  # no trick holds fewer than 0 points
             contest = last or contest_at <= 0 or \
-                trick_points(st, S_TRICK_A, S_TRICK_B, pos, st[S_TRUMP]) >= contest_at
+                view.trick_points_now(st) >= contest_at
             if not contest:
                 out1, out2 = outside_masks(u, seat)
                 cand = master_keys(cand, voids_after(st, seat), out2 if pair else out1)
@@ -421,12 +406,12 @@ def greedy_follow(st, u, rules, seat, params, prow, buf):
 def greedy_decide(st, u, rules, seat, params, prow, buf):
     """The greedy choice code for ``seat`` (module docstring), with the parameters in row
     ``prow`` of ``params``."""
-    ph = st[S_PHASE]
+    ph = view.phase(st)
     if ph == CALL:
         return greedy_show(st, u, seat, params, prow)
     if ph == GIVEBACK:
         return greedy_giveback(st, u, seat)
-    if st[S_POS] == 0:
+    if view.trick_pos(st) == 0:
         return greedy_lead(st, u, seat, params, prow)
     return greedy_follow(st, u, rules, seat, params, prow, buf)
 

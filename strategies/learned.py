@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+import sim.view as view
 from sim.cards import (
     ABOVE_STRENGTH,
     GROUP,
@@ -50,29 +51,12 @@ from sim.core.bits import popcount
 from sim.core.engine import (
     CALL,
     GIVEBACK,
-    S_ATT_POINTS,
-    S_CALLER,
-    S_CUR_CARD,
-    S_LEADER,
-    S_LEFT,
-    S_NTRICKS,
-    S_PHASE,
-    S_POS,
-    S_TRICK_A,
-    S_TRICK_B,
-    S_TRUMP,
-    S_VOIDS,
-    U_ONCE,
-    U_PLAYED_ONCE,
-    U_PLAYED_TWICE,
-    U_TWICE,
     legal,
 )
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import code_first, code_second
-from sim.core.trick import beats, trick_points
-from sim.core.trick import trick_winner_inline as trick_winner
+from sim.core.trick import beats
 from sim.errors import WeightsError
 from strategies.base import param
 from strategies.greedy import (
@@ -275,12 +259,12 @@ def features(st, u, rules, seat, params, n, buf, fws):
     the ``n`` legal plays in ``buf[:n]`` its active features at ``buf[B_MIDX + j * NM_MAX:]``
     (padded with -1) and its dense ones at ``fws[W_MDEN + j * MD:]``. Reads only the seat's
     own view (module docstring); ``buf[n]`` holds greedy's move on entry."""
-    trump = st[S_TRUMP]
+    trump = view.trump(st)
     one = np.uint64(1)
-    mo = u[U_ONCE + seat]
-    mw = u[U_TWICE + seat]
-    po = u[U_PLAYED_ONCE]
-    pw = u[U_PLAYED_TWICE]
+    mo = view.hand_once(u, seat)
+    mw = view.hand_twice(u, seat)
+    po = view.played_once(u)
+    pw = view.played_twice(u)
     ns = 0
     for k in range(54):
         kk = np.uint64(k)
@@ -298,19 +282,19 @@ def features(st, u, rules, seat, params, n, buf, fws):
             ns += 1
     for r in range(1, 4):
         s = (seat + r) % 4
-        v = st[S_VOIDS + s]
+        v = view.voids(st, s)
         for g in range(4):
             if (v >> g) & 1:
                 buf[B_SIDX + ns] = F_VOID + 4 * (r - 1) + g
                 ns += 1
-    pos = st[S_POS]
-    leader = st[S_LEADER]
+    pos = view.trick_pos(st)
+    leader = view.leader(st)
     for p in range(pos):
         r = (leader + p - seat) % 4
-        buf[B_SIDX + ns] = F_TRICK_A + 54 * (r - 1) + st[S_TRICK_A + p]
+        buf[B_SIDX + ns] = F_TRICK_A + 54 * (r - 1) + view.trick_first(st, p)
         ns += 1
-        if st[S_TRICK_B + p] >= 0:
-            buf[B_SIDX + ns] = F_TRICK_B + 54 * (r - 1) + st[S_TRICK_B + p]
+        if view.trick_second(st, p) >= 0:
+            buf[B_SIDX + ns] = F_TRICK_B + 54 * (r - 1) + view.trick_second(st, p)
             ns += 1
     buf[B_SIDX + ns] = F_POS + pos
     ns += 1
@@ -322,34 +306,34 @@ def features(st, u, rules, seat, params, n, buf, fws):
     best_trump = False
     trick_pts = 0
     if pos > 0:
-        lead_group = GROUP[st[S_TRICK_A]]
-        pair = st[S_TRICK_B] >= 0
+        lead_group = GROUP[view.trick_first(st, 0)]
+        pair = view.trick_second(st, 0) >= 0
         buf[B_SIDX + ns] = F_LEAD_GROUP + lead_group
         ns += 1
         if pair:
             buf[B_SIDX + ns] = F_LEAD_PAIR
             ns += 1
-        w = trick_winner(st, S_TRICK_A, S_TRICK_B, pos)
+        w = view.trick_winner_pos(st)
         partner_winning = (((leader + w) % 4) & 1) == (seat & 1)
         buf[B_SIDX + ns] = F_WIN_PARTNER if partner_winning else F_WIN_OPP
         ns += 1
-        kw = st[S_TRICK_A + w]
+        kw = view.trick_first(st, w)
         best_s = STRENGTH[kw]
         best_trump = GROUP[kw] == TRUMP_GROUP
-        trick_pts = trick_points(st, S_TRICK_A, S_TRICK_B, pos, trump)
-    caller = st[S_CALLER]
+        trick_pts = view.trick_points_now(st)
+    caller = view.caller(st)
     attacker = (caller & 1) == (seat & 1)
     if attacker:
         buf[B_SIDX + ns] = F_ATTACKER
         ns += 1
     buf[B_SIDX + ns] = F_CALLER + (caller - seat) % 4
     ns += 1
-    if st[S_CUR_CARD] >= 0:
-        buf[B_SIDX + ns] = F_CALL_KEY + KEY_OF_ID[trump, st[S_CUR_CARD]]
+    if view.shown_card(st) >= 0:
+        buf[B_SIDX + ns] = F_CALL_KEY + KEY_OF_ID[trump, view.shown_card(st)]
         ns += 1
-    buf[B_SIDX + ns] = F_NTRICKS + min(st[S_NTRICKS], 26)
+    buf[B_SIDX + ns] = F_NTRICKS + min(view.n_tricks(st), 26)
     ns += 1
-    att = st[S_ATT_POINTS]
+    att = view.attacker_points(st)
     buf[B_SIDX + ns] = F_ATT_PTS + min(att // 10, 20)
     ns += 1
     # dense
@@ -361,7 +345,7 @@ def features(st, u, rules, seat, params, n, buf, fws):
     fws[W_SDEN + D_TRICK] = trick_pts / 50.0
     fws[W_SDEN + D_OUT] = (200 - played_pts - mine) / 100.0
     fws[W_SDEN + D_MINE] = mine / 50.0
-    left = st[S_LEFT]
+    left = view.cards_left(st)
     fws[W_SDEN + D_LEFT] = left / 27.0
     tm = GROUP_MASK[TRUMP_GROUP]
     fws[W_SDEN + D_TRUMPS] = (popcount(mo & tm) + popcount(mw & tm)) / 27.0
@@ -565,7 +549,7 @@ def learned_play(st, u, rules, seat, params, buf, fws):
 @kernel
 def learned_decide(st, u, rules, seat, params, buf, fws, uws):
     """The learned player's choice code (module docstring)."""
-    ph = st[S_PHASE]
+    ph = view.phase(st)
     if ph == CALL:
         return greedy_show(st, u, seat, params, seat)
     if ph == GIVEBACK:

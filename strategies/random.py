@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
+import sim.view as view
 from sim.core.bits import popcount, select
 from sim.core.engine import (
     CALL,
     GIVEBACK,
     PLAY,
-    S_CUR_CARD,
-    S_PHASE,
     STREAM_SEAT,
-    U_ONCE,
-    U_TWICE,
     giveback_set,
     legal,
     next_draw,
@@ -54,16 +51,16 @@ def random_giveback(st, u, seat):
 def random_decide(st, u, seat, show_prob, buf):
     """Choice code for ``seat``: at a show decision pass (-1) or a random show, else uniform."""
     stream = STREAM_SEAT + seat
-    if st[S_PHASE] == PLAY:  # count and index the legal set, no list needed
+    if view.phase(st) == PLAY:  # count and index the legal set, no list needed
         mode, m1, m2 = play_set(st, u, seat)
         n = set_count(mode, m1, m2)
         if n == 1:
             return set_kth(mode, m1, m2, 0)
         return set_kth(mode, m1, m2, bounded(next_draw(u, stream), n))
-    if st[S_PHASE] == GIVEBACK:
+    if view.phase(st) == GIVEBACK:
         return random_giveback(st, u, seat)
-    if st[S_PHASE] == CALL:  # the showable ids, lowest first as legal() lists them (R6)
-        m = show_mask(u[U_ONCE + seat], u[U_TWICE + seat], st[S_CUR_CARD])
+    if view.phase(st) == CALL:  # the showable ids, lowest first as legal() lists them (R6)
+        m = show_mask(view.hand_once(u, seat), view.hand_twice(u, seat), view.shown_card(st))
         r = next_draw(u, stream)
         if (r >> _S32) < np.uint64(show_prob * 4294967296.0):
             return select(m, bounded(next_draw(u, stream), popcount(m)))

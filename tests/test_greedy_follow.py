@@ -52,8 +52,8 @@ def _listed_follow(st, u, seat, contest_at):
     w = int(trick_winner(st, S_TRICK_A, S_TRICK_B, pos))
     partner_winning = ((int(st[S_LEADER]) + w) % 4) % 2 == seat % 2
     last, pair = pos == 3, st[S_TRICK_B] >= 0
-    out1, out2 = _py(g.outside_masks)(u, seat)
-    voids = _py(g.voids_after)(st, seat)
+    out1, out2 = (np.uint64(x) for x in g.outside_masks(u, seat))  # compiled: they read the
+    voids = int(g.voids_after(st, seat))  # state through sim.view's kernels
 
     def cards(c):
         return c & 63, (c >> 6) - 1
