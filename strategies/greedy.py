@@ -245,9 +245,11 @@ def cheapest_key(m, c):
     (-1 when ``m`` is empty): the first best of a list of ``m``'s keys in ascending order.
     Within a group and a points class strength never falls as the key rises, so only the lowest
     key of each (group, class) can be it: at most nine candidates, whatever the size of ``m``."""
-    best, bv = _scan_class(m & NO_POINTS_MASK, 0, c, np.int64(-1), np.int64(1 << 30))
-    best, bv = _scan_class(m & TEN_POINTS_MASK, 10, c, best, bv)
-    best, bv = _scan_class(m & FIVE_POINTS_MASK, 5, c, best, bv)
+    # constants as np.int64, not literals: numba compiles a callee once per literal value
+    # it is called with (cold compile), and LLVM folds them after inlining all the same
+    best, bv = _scan_class(m & NO_POINTS_MASK, np.int64(0), c, np.int64(-1), np.int64(1 << 30))
+    best, bv = _scan_class(m & TEN_POINTS_MASK, np.int64(10), c, best, bv)
+    best, bv = _scan_class(m & FIVE_POINTS_MASK, np.int64(5), c, best, bv)
     return best
 
 
@@ -318,11 +320,11 @@ def greedy_lead(st, u, seat, params, prow):
     if o & ~TRUMP_MASK:  # side cards (a pair's key is held once too)
         voids = voids_after(st, seat)
         # a side pair nobody can beat
-        best = strongest_side_master(voids, w, True, out1, out2)
+        best = strongest_side_master(voids, w, np.bool_(True), out1, out2)
         if best >= 0:
             return make_code(best, best)
         # a side card that is the strongest left in its suit
-        best = strongest_side_master(voids, o, False, out1, out2)
+        best = strongest_side_master(voids, o, np.bool_(False), out1, out2)
         if best >= 0:
             return best
     # draw trumps with the master trump when holding a good share of them
@@ -340,7 +342,7 @@ def greedy_lead(st, u, seat, params, prow):
         cand = o & ~reserve
         if cand == ZERO:
             cand = o
-    return cheapest_key(cand, 3)  # least card_cost, the lowest key on ties
+    return cheapest_key(cand, np.int64(3))  # least card_cost, the lowest key on ties
 
 
 @kernel
@@ -391,12 +393,12 @@ def greedy_follow(st, u, rules, seat, params, prow, buf):
                 out1, out2 = outside_masks(u, seat)
                 cand = master_keys(cand, voids_after(st, seat), out2 if pair else out1)
             if cand:
-                k = cheapest_key(cand, -3)  # most points for the strength spent
+                k = cheapest_key(cand, np.int64(-3))  # most points for the strength spent
                 return make_code(k, k) if pair else k
     # dump the cheapest
     if mode == M_ANY2:
-        return cheapest_two(m1, m2, 3)
-    k = cheapest_key(m1, 3)
+        return cheapest_two(m1, m2, np.int64(3))
+    k = cheapest_key(m1, np.int64(3))
     if mode == M_WITH:
         return make_code(k, np.int64(m2)) if k < np.int64(m2) else make_code(np.int64(m2), k)
     return make_code(k, k) if mode == M_PAIRS else k
