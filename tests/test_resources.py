@@ -367,7 +367,7 @@ def test_compile_notice_once_with_the_measured_time(tmp_path, notice_unsaid):
     text = out.getvalue().splitlines()
     assert len(text) == 2, text
     assert text[0].startswith("compiling kernels for play --seats x (")
-    assert "not measured on this machine yet; 15-50 s on 2 cores" in text[0]
+    assert "not measured on this machine yet; 10-30 s on 2 cores" in text[0]
     assert text[1].startswith("compiled in ") and _cache.CACHE_DIR in text[1]
     measured = _cache.measured_seconds("play --seats x")
     assert measured is not None and abs(measured - c.seconds) < 0.1

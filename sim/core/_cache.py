@@ -154,7 +154,7 @@ def _remove_quietly(path: str) -> None:
         pass
 
 
-COMPILE_SECONDS = "15-50"  # docs/speed.md's figure for a first compile of the engine with greedy
+COMPILE_SECONDS = "10-30"  # docs/speed.md's figure for a first compile of the engine with greedy
 # and random (2-core machines, quiet to loaded); said when this machine has not measured one
 TIMES_FILE = "compile-seconds.json"  # measured compile times, beside the kernels-<hash> folders
 _TIMES_MAX = 1 << 20  # bytes read of it at most
