@@ -211,13 +211,8 @@ OBS_FIELDS: tuple[tuple[str, int, str], ...] = (
     ("cards_left", 4, "cards in each seat's hand (public)"),
 )
 OBS_DTYPE = np.int16
-_off = 0
-OBS_OFFSETS: dict[str, int] = {}
-for _name, _size, _ in OBS_FIELDS:
-    OBS_OFFSETS[_name] = _off
-    _off += _size
-OBS_SIZE = _off
-del _off, _name, _size
+# the offsets by sim.core.layout, as every declared layout (the fields' third entry documents)
+OBS_OFFSETS, OBS_SIZE = layout(tuple((name, size) for name, size, _ in OBS_FIELDS))
 
 O_HAND = OBS_OFFSETS["hand"]
 O_PLAYED = OBS_OFFSETS["played"]
