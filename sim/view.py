@@ -3,9 +3,10 @@
 A compiled plug-in's kernel is called as ``kernel(st, u, rules, seat, params, buf)`` on a
 *masked* copy of the deal (``mask_into``: what ``seat`` may know, R9) and reads it only
 through the functions below, never through raw ``st``/``u`` offsets, which may change between
-versions. The built-in players ``greedy``, ``random`` and ``learned`` (its features) read the
-state through them too; the search players build and play out whole worlds (they write
-hands, streams and copies of the state), engine work that uses the engine's declared layout.
+versions. The built-in players read the state through them too; what they write (the search
+players build and play out whole worlds: hands, streams, copies of the state) and the few
+fields no plug-in may see (a finished world's score and settlement, whom a give-back goes to)
+use the engine's declared layout.
 Every function is a small ``@kernel`` (a cached numba function); those that read one field
 are inlined where they are called (numba IR inlining: no call, and no compiled function of
 their own to optimise and link into every caller, so reading through them costs nothing,

@@ -23,15 +23,14 @@ from __future__ import annotations
 
 import numpy as np
 
+import sim.view as view
 from sim.core.engine import (
     CALL,
     DONE,
     GIVEBACK,
     PLAY,
     S_CALLS,
-    S_PHASE,
     S_SETTLE,
-    S_TO_ACT,
     ST_SIZE,
     STREAM_CARDS,
     STREAM_SAMPLE,
@@ -64,14 +63,14 @@ from strategies.search import POLICY_RANDOM, copy_into, reseed_rollouts, rollout
 def continue_deal(st, u, rules, policy, eps, params, buf):
     """Play the deal in ``(st, u)`` to its end: greedy calls and give-backs (random ones for
     the random policy), then trick play by ``rollout``."""
-    while st[S_PHASE] == CALL or st[S_PHASE] == GIVEBACK:
-        s = st[S_TO_ACT]
+    while view.phase(st) == CALL or view.phase(st) == GIVEBACK:
+        s = view.to_act(st)
         if policy == POLICY_RANDOM:
             c = random_decide(st, u, s, 0.25, buf)
         else:
             c = greedy_decide(st, u, rules, s, params, np.int64(ROLLOUT_ROW), buf)
         apply_code(st, u, rules, c)
-    if st[S_PHASE] == PLAY:
+    if view.phase(st) == PLAY:
         rollout(st, u, rules, policy, eps, params, buf)
 
 
@@ -80,7 +79,7 @@ def evaluate_choices(st, u, rules, seat, params, buf, fws, uws, cands, n, worlds
                      truth, out):
     """``out[w, i]``: ``seat``'s settlement after choice ``cands[i]`` in world ``w`` (module
     docstring); ``-1`` is a pass at a show decision. Returns the worlds written."""
-    calling = st[S_PHASE] != PLAY
+    calling = view.phase(st) != PLAY
     wu = uws[U_WORLD:U_WORLD + U_SIZE]
     ru = uws[U_ROLL:U_ROLL + U_SIZE]
     wst = buf[R_WST:R_WST + ST_SIZE]
@@ -110,6 +109,6 @@ def evaluate_choices(st, u, rules, seat, params, buf, fws, uws, cands, n, worlds
                 copy_into(rst, st, S_CALLS)  # a rollout needs only the scalars and the trick
                 apply_play(rst, ru, rules, code_first(c), code_second(c))
             continue_deal(rst, ru, rules, policy, eps, params, buf)
-            out[w, i] = rst[S_SETTLE + seat] if rst[S_PHASE] == DONE else 0.0
+            out[w, i] = rst[S_SETTLE + seat] if view.phase(rst) == DONE else 0.0
     return worlds
 

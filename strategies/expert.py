@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+import sim.view as view
 from sim.cards import BIT, KEY_OF_ID, POINTS_ID, STRENGTH
 from sim.core.engine import (
     CALL,
@@ -49,19 +50,10 @@ from sim.core.engine import (
     DONE,
     GIVEBACK,
     PLAY,
-    S_CALLER,
     S_CALLS,
-    S_CUR_CARD,
-    S_CUR_SEAT,
     S_DECK,
     S_FIX_SEAT,
     S_GIVE_TO,
-    S_NCALLS,
-    S_NTRICKS,
-    S_PHASE,
-    S_POS,
-    S_ROUND,
-    S_TO_ACT,
     S_VOIDS,
     ST_SIZE,
     STREAM_CARDS,
@@ -203,9 +195,9 @@ def sample_calling_world(st, u, seat, wst, wu, buf):
     copy_into(wst, st, ST_SIZE)
     copy_into(wu, u, U_SIZE)
     wst[S_FIX_SEAT] = -1  # a redeal in the world is an ordinary shuffle
-    r = st[S_ROUND]
-    o = u[U_ONCE + seat]
-    w = u[U_TWICE + seat]
+    r = view.dealing_round(st)
+    o = view.hand_once(u, seat)
+    w = view.hand_twice(u, seat)
     cnt = buf[R_CNT:R_CNT + 54]
     need = buf[R_NEED:R_NEED + 4]
     for c in range(54):
@@ -215,16 +207,16 @@ def sample_calling_world(st, u, seat, wst, wu, buf):
         if s != seat:
             wu[U_ONCE + s] = 0
             wu[U_TWICE + s] = 0
-    if st[S_PHASE] == GIVEBACK:
+    if view.phase(st) == GIVEBACK:
         need[st[S_GIVE_TO]] -= 2  # its shown pair is in the overrider's (seat's) hand now
-    h = st[S_CUR_SEAT]
-    cur = st[S_CUR_CARD]
+    h = view.shown_by(st)
+    cur = view.shown_card(st)
     if h >= 0 and h != seat and cnt[cur] == 2 and need[h] >= 2:
         cnt[cur] = 0
         need[h] -= 2
         add_card(wu, h, cur)
         add_card(wu, h, cur)
-    for i in range(st[S_NCALLS]):  # what seat gave back is with the seat it gave to
+    for i in range(view.n_calls(st)):  # what seat gave back is with the seat it gave to
         j = S_CALLS + i * CALL_W
         y = st[j + CALL_TOOK]
         if st[j + CALL_SEAT] == seat and y >= 0 and y != seat:
@@ -262,12 +254,12 @@ def finish_from_calling(st, u, rules, seat, params, buf):
     """Play a world from the calling phase to its end: greedy calling for everybody (the
     seat itself with its own calling parameters), then trick play by the rollout policy
     (``P_ROLLOUT``)."""
-    while st[S_PHASE] == CALL or st[S_PHASE] == GIVEBACK:
-        s = st[S_TO_ACT]
+    while view.phase(st) == CALL or view.phase(st) == GIVEBACK:
+        s = view.to_act(st)
         c = greedy_decide(st, u, rules, s, params, seat if s == seat else np.int64(ROLLOUT_ROW),
                           buf)
         apply_code(st, u, rules, c)
-    if st[S_PHASE] == PLAY:
+    if view.phase(st) == PLAY:
         rollout(st, u, rules, np.int64(params[seat, P_ROLLOUT]),
                 params[seat, P_ROLLOUT_EPS], params, buf)
 
@@ -284,7 +276,7 @@ def play_loglik(st, u, rules, seat, params, buf, uws, wu):
     copy_into(rst, st, S_CALLS)  # the replay writes its own trick records
     hu = uws[U_ROLL:U_ROLL + U_SIZE]
     copy_into(hu, wu, U_SIZE)
-    nt = st[S_NTRICKS]
+    nt = view.n_tricks(st)
     for t in range(nt + 1):  # hands at the first lead: now + what each seat played
         leader = leader_of(st, t)
         for p in range(plays_in(st, t)):
@@ -295,14 +287,14 @@ def play_loglik(st, u, rules, seat, params, buf, uws, wu):
                     add_card(hu, s, c)
     hu[U_PLAYED_ONCE] = 0
     hu[U_PLAYED_TWICE] = 0
-    first_lead(rst, st[S_CALLER])
+    first_lead(rst, view.caller(st))
     for s in range(4):
         rst[S_VOIDS + s] = 0
     ll = 0.0
     for t in range(nt + 1):
         for p in range(plays_in(st, t)):
             a, b = play_at(st, t, p)
-            s = rst[S_TO_ACT]
+            s = view.to_act(rst)
             if s != seat:
                 n = legal(rst, hu, buf)
                 if n > 1:
@@ -331,8 +323,8 @@ def _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, samples):
         copy_into(wu, u, U_SIZE)
         draw_consistent(st, u, seat, wu, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
         for s in range(4):
-            uws[src + 8 * i + s] = wu[U_ONCE + s]
-            uws[src + 8 * i + 4 + s] = wu[U_TWICE + s]
+            uws[src + 8 * i + s] = view.hand_once(wu, s)
+            uws[src + 8 * i + 4 + s] = view.hand_twice(wu, s)
         ll = play_loglik(st, u, rules, seat, params, buf, uws, wu) if mode == 1 else 0.0
         fws[F_W + i] = ll
         top = max(top, ll)
@@ -381,7 +373,7 @@ def _value_of(st, u, rules, seat, params, buf, fws, uws, code, calling):
         apply_play(rst, ru, rules, code_first(code), code_second(code))
         rollout(rst, ru, rules, np.int64(params[seat, P_ROLLOUT]),
                 params[seat, P_ROLLOUT_EPS], params, buf)
-    if rst[S_PHASE] != DONE:
+    if view.phase(rst) != DONE:
         return 0.0
     return deal_value(rst, seat)
 
@@ -410,7 +402,8 @@ def disciplined_choice(st, u, rules, seat, params, buf, fws, uws, n, default, sa
         return default
     for i in range(n):
         fws[F_SUM + i] = 0.0
-    infer = (not calling) and params[seat, P_INFER] > 0 and st[S_NTRICKS] + st[S_POS] > 0
+    infer = (not calling) and params[seat, P_INFER] > 0 and \
+        view.n_tricks(st) + view.trick_pos(st) > 0
     samples = min(samples, np.int64(MAX_POOL // 2))
     if not calling:
         prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
@@ -470,10 +463,10 @@ def disciplined_choice(st, u, rules, seat, params, buf, fws, uws, n, default, sa
 def _giveback_candidates(st, u, seat, k, buf):
     """Pairs of the ``k`` cheapest cards by greedy's give-back cost (``greedy_giveback``),
     into ``buf[R_CAND:]``; returns how many."""
-    shown = st[S_CUR_CARD]
+    shown = view.shown_card(st)
     t = shown % 4
-    o = u[U_ONCE + seat] & ~BIT[shown]
-    w = u[U_TWICE + seat] & ~BIT[shown]
+    o = view.hand_once(u, seat) & ~BIT[shown]
+    w = view.hand_twice(u, seat) & ~BIT[shown]
     # the k cheapest copies (a card held twice may appear twice), by insertion
     ids = buf[R_POOL:R_POOL + 16]
     vals = buf[R_POOL + 16:R_POOL + 32]
@@ -515,7 +508,7 @@ def _giveback_candidates(st, u, seat, k, buf):
 @kernel
 def expert_decide(st, u, rules, seat, params, buf, fws, uws):
     """The expert's choice code (module docstring)."""
-    ph = st[S_PHASE]
+    ph = view.phase(st)
     if ph == CALL:
         default = greedy_show(st, u, seat, params, seat)
         cs = np.int64(params[seat, P_CALL_SAMPLES])

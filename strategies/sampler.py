@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import sim.view as view
 from sim.cards import BIT, GROUP, KEY_OF_ID, STRENGTH
 from sim.core.bits import ZERO
 from sim.core.engine import (
@@ -47,24 +48,13 @@ from sim.core.engine import (
     CALL_TOOK,
     CALL_W,
     S_CALLS,
-    S_LEADER,
-    S_LEFT,
-    S_NCALLS,
-    S_NTRICKS,
-    S_POS,
-    S_TRICK_A,
-    S_TRICK_B,
     S_TRICKS,
     S_TRUMP,
-    S_VOIDS,
     STREAM_SAMPLE,
     TRICK_A,
     TRICK_B,
-    TRICK_LEADER,
     TRICK_W,
     U_ONCE,
-    U_PLAYED_ONCE,
-    U_PLAYED_TWICE,
     U_TWICE,
     add_card,
     next_draw,
@@ -111,11 +101,11 @@ FLOAT_REGION = (MAX_TYPES + 1) * 28 * 28  # the world-count table
 @kernel
 def hand_size(st, s):
     """Cards in seat ``s``'s hand now (during trick play)."""
-    n = st[S_LEFT]
-    pos = st[S_POS]
-    played = 2 if (pos > 0 and st[S_TRICK_B] >= 0) else 1
+    n = view.cards_left(st)
+    pos = view.trick_pos(st)
+    played = 2 if (pos > 0 and view.trick_second(st, 0) >= 0) else 1
     for p in range(pos):
-        if (st[S_LEADER] + p) % 4 == s:
+        if (view.leader(st) + p) % 4 == s:
             return n - played
     return n
 
@@ -155,7 +145,7 @@ def track_calls(st, seat, w, base):
     """
     n = 0
     me = 1 << seat
-    for i in range(st[S_NCALLS]):
+    for i in range(view.n_calls(st)):
         j = S_CALLS + i * CALL_W
         x = st[j + CALL_SEAT]
         pair = st[j + CALL_CARD]
@@ -215,20 +205,20 @@ def _in_set(mode, m1, m2, a, b):
 def play_at(st, t, p):
     """(first, second) card of the play at position ``p`` of trick ``t`` (the current one if
     ``t == S_NTRICKS``)."""
-    if t == st[S_NTRICKS]:
-        return st[S_TRICK_A + p], st[S_TRICK_B + p]
+    if t == view.n_tricks(st):
+        return view.trick_first(st, p), view.trick_second(st, p)
     j = S_TRICKS + t * TRICK_W
     return st[j + TRICK_A + p], st[j + TRICK_B + p]
 
 
 @kernel
 def leader_of(st, t):
-    return st[S_LEADER] if t == st[S_NTRICKS] else st[S_TRICKS + t * TRICK_W + TRICK_LEADER]
+    return view.leader(st) if t == view.n_tricks(st) else view.trick_leader(st, t)
 
 
 @kernel
 def plays_in(st, t):
-    return st[S_POS] if t == st[S_NTRICKS] else 4
+    return view.trick_pos(st) if t == view.n_tricks(st) else 4
 
 
 @kernel
@@ -237,9 +227,9 @@ def _consistent(st, wu, seat, w, base):
     # hands at the first lead = the sampled hands plus everything each seat played
     h = w[base + HANDS:base + HANDS + 8]  # once/twice per seat, stored as int64 bits
     for s in range(4):
-        h[s] = np.int64(wu[U_ONCE + s])
-        h[4 + s] = np.int64(wu[U_TWICE + s])
-    nt = st[S_NTRICKS]
+        h[s] = np.int64(view.hand_once(wu, s))
+        h[4 + s] = np.int64(view.hand_twice(wu, s))
+    nt = view.n_tricks(st)
     for t in range(nt + 1):
         leader = leader_of(st, t)
         for p in range(plays_in(st, t)):
@@ -292,7 +282,7 @@ def _inferences(st, w, base):
     for s in range(4):
         w[base + NOPAIR + s] = 0
         w[base + BAN + s] = 0
-    nt = st[S_NTRICKS]
+    nt = view.n_tricks(st)
     for t in range(nt + 1):
         la, lb = play_at(st, t, 0)
         if lb < 0 or plays_in(st, t) == 0:
@@ -322,7 +312,7 @@ def _inferences(st, w, base):
 @kernel
 def _tracked(st, seat, w, base):
     """Tracked copies still unseen by ``seat``: keys and holder sets; returns how many."""
-    trump = st[S_TRUMP]
+    trump = view.trump(st)
     me = 1 << seat
     n = track_calls(st, seat, w, base)
     for k in range(n):  # ids -> keys now that trump is known
@@ -335,7 +325,7 @@ def _tracked(st, seat, w, base):
         else:
             w[base + E_MASK + k] = m
             k += 1
-    for t in range(st[S_NTRICKS] + 1):  # copies seen played leave the tracked set
+    for t in range(view.n_tricks(st) + 1):  # copies seen played leave the tracked set
         leader = leader_of(st, t)
         for p in range(plays_in(st, t)):
             s = (leader + p) % 4
@@ -361,10 +351,10 @@ def prepare(st, u, seat, w, base, fw, fbase, relax):
     others0 = (seat + 1) % 4
     for j in range(3):
         w[base + SIZES + j] = hand_size(st, (others0 + j) % 4)
-    mo = u[U_ONCE + seat]
-    mt = u[U_TWICE + seat]
-    po = u[U_PLAYED_ONCE]
-    pt = u[U_PLAYED_TWICE]
+    mo = view.hand_once(u, seat)
+    mt = view.hand_twice(u, seat)
+    po = view.played_once(u)
+    pt = view.played_twice(u)
     nt = 0
     for key in range(54):
         b = BIT[key]
@@ -377,7 +367,7 @@ def prepare(st, u, seat, w, base, fw, fbase, relax):
         nopair = 0
         for j in range(3):
             s = (others0 + j) % 4
-            ok = not (st[S_VOIDS + s] >> g) & 1
+            ok = not (view.voids(st, s) >> g) & 1
             if relax == 0:
                 ok = ok and STRENGTH[key] <= w[base + CAP + 4 * s + g] \
                     and not (w[base + BAN + s] >> key) & 1
@@ -533,7 +523,7 @@ def sample_hands(obs, n: int, key: int = 12345) -> list[list[list[str]]]:
     seat = obs.seat
     u[U_KEY + STREAM_SAMPLE + seat] = np.uint64(key)
     u[U_CTR + STREAM_SAMPLE + seat] = np.uint64(0)
-    ids = ID_OF_KEY[int(st[S_TRUMP])]
+    ids = ID_OF_KEY[int(st[S_TRUMP])]  # plain Python here: raw reads, no kernel calls
     w = np.zeros(REGION, dtype=np.int64)
     fw = np.zeros(FLOAT_REGION, dtype=np.float64)
     prepare_any(st, u, seat, w, 0, fw, 0)

@@ -31,14 +31,12 @@ import math
 
 import numpy as np
 
+import sim.view as view
 from sim.core.engine import (
     PLAY,
-    S_CALLER,
     S_CALLS,
-    S_PHASE,
     S_SCORE,
     S_SETTLE,
-    S_TO_ACT,
     ST_SIZE,
     STREAM_SAMPLE,
     STREAM_SEAT,
@@ -107,8 +105,8 @@ def rollout(st, u, rules, policy, eps, params, buf):
     (with the default parameters kept in row ``ROLLOUT_ROW`` of ``params``), random, or
     egreedy (greedy, but a uniformly random play with probability ``eps``)."""
     threshold = np.uint64(eps * 4294967296.0)
-    while st[S_PHASE] == PLAY:
-        s = st[S_TO_ACT]
+    while view.phase(st) == PLAY:
+        s = view.to_act(st)
         if policy == POLICY_GREEDY or (
                 policy == POLICY_EGREEDY
                 and (next_draw(u, STREAM_SEAT + s) >> np.uint64(32)) >= threshold):
@@ -121,7 +119,7 @@ def rollout(st, u, rules, policy, eps, params, buf):
 @kernel
 def deal_value(st, seat):
     """A finished deal's value for ``seat`` (module docstring)."""
-    attacker = (seat & 1) == (st[S_CALLER] & 1)
+    attacker = (seat & 1) == (view.caller(st) & 1)
     score = st[S_SCORE]
     return st[S_SETTLE + seat] + 0.005 * (score if attacker else -score)
 
@@ -187,7 +185,7 @@ def _no_search(st, u, rules, seat, params, buf):
     """The choice when there is nothing to search (a calling decision, which follows the
     greedy rules, or a single legal play), or -2 when there is; leaves the legal plays in
     ``buf[:n]`` and returns ``n`` as a second value."""
-    if st[S_PHASE] != PLAY:
+    if view.phase(st) != PLAY:
         return greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf), 0
     n = legal(st, u, buf)
     if n == 1:
@@ -276,8 +274,8 @@ def tree_search_root(st, u, rules, seat, params, buf, fws, uws, sample, iteratio
         copy_into(rst, st, S_CALLS)
         copy_into(ru, wu, U_SIZE)
         node = 0
-        while rst[S_PHASE] == PLAY:
-            p = rst[S_TO_ACT]
+        while view.phase(rst) == PLAY:
+            p = view.to_act(rst)
             nl = legal(rst, ru, buf)
             # children legal in this world: count availability, find untried plays
             untried = 0
