@@ -24,15 +24,13 @@ from typing import Any
 
 import numpy as np
 
+import sim.view as view
 from sim.cards import KEY_OF_ID, SUITS, parse_card
 from sim.core.engine import (
     CALL,
     GIVEBACK,
     MAX_CALLS,
     S_DECISIONS,
-    S_PHASE,
-    S_REDEALS,
-    S_ROUND,
 )
 from sim.core.jit import kernel
 from sim.core.layout import layout
@@ -90,13 +88,13 @@ def script_decide(st, seat, buf):
     """The recorded choice at this decision of ``seat``, logged (module docstring). A script
     that runs out passes, gives back or plays code -1: the deal then ends off the record,
     which ``read_log``'s caller detects."""
-    ph = st[S_PHASE]
+    ph = view.phase(st)
     code = np.int64(-1)
     if ph == CALL:
         i = buf[B_NEXT_CALL]
         j = B_CALLS + i * SCRIPT_CALL_W
-        if (i < buf[B_NCALLS] and st[S_REDEALS] == buf[B_REDEALS]
-                and buf[j + SC_ROUND] == st[S_ROUND] and buf[j + SC_SEAT] == seat):
+        if (i < buf[B_NCALLS] and view.redeals(st) == buf[B_REDEALS]
+                and buf[j + SC_ROUND] == view.dealing_round(st) and buf[j + SC_SEAT] == seat):
             code = buf[j + SC_CARD]
             buf[B_NEXT_CALL] = i + 1
     elif ph == GIVEBACK:
@@ -115,8 +113,8 @@ def script_decide(st, seat, buf):
         buf[k + LG_SEAT] = seat
         buf[k + LG_PHASE] = ph
         buf[k + LG_CODE] = code
-        buf[k + LG_ROUND] = st[S_ROUND]
-        buf[k + LG_REDEALS] = st[S_REDEALS]
+        buf[k + LG_ROUND] = view.dealing_round(st)
+        buf[k + LG_REDEALS] = view.redeals(st)
     buf[B_NLOG] = n + 1
     return code
 
