@@ -168,28 +168,33 @@ __all__ = [
 
 PASS = -1  # the show decision's "pass" code
 
+# the decorator of the functions that read one field (or call one kernel): inlined where they
+# are called (numba IR), so reading through them costs a caller nothing, at run time or on a
+# cold compile (no compiled function of their own to optimise and link into every caller)
+_reader = kernel(inline="always")
+
 
 # --- whose turn, what decision ----------------------------------------------------------
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def phase(st):
     """The decision asked for: ``CALL`` (show or pass), ``GIVEBACK``, ``PLAY`` (or ``DONE``)."""
     return st[S_PHASE]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def to_act(st):
     """The seat whose decision it is (the kernel's own ``seat`` when it is called)."""
     return st[S_TO_ACT]
 
 
 # --- my hand ------------------------------------------------------------------------------
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def hand_once(u, seat):
     """Mask of the card types ``seat`` holds at least once (ids while calling, keys after)."""
     return u[U_ONCE + seat]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def hand_twice(u, seat):
     """Mask of the card types ``seat`` holds twice (same layout as ``hand_once``)."""
     return u[U_TWICE + seat]
@@ -217,13 +222,13 @@ def hand_counts(st, u, seat, out):
     return n
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def first_hand_once(u, seat):
     """``hand_once`` at the first lead (keys; zero before trick play)."""
     return u[U_FIRST_ONCE + seat]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def first_hand_twice(u, seat):
     """``hand_twice`` at the first lead (keys; zero before trick play)."""
     return u[U_FIRST_TWICE + seat]
@@ -289,13 +294,13 @@ def is_legal(st, u, code):
 
 
 # --- calling (public, R9) -------------------------------------------------------------------
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def trump(st):
     """Trump suit index (0–3 for s h d c) once calling is over, else -1."""
     return st[S_TRUMP]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def caller(st):
     """The caller's seat once calling is over, else -1; attackers are ``caller`` and
     ``(caller + 2) % 4``."""
@@ -308,49 +313,49 @@ def attacking(st, seat):
     return st[S_CALLER] >= 0 and (seat & 1) == (st[S_CALLER] & 1)
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def shown_card(st):
     """Card id of the pair on the table (the last show), -1 if none yet."""
     return st[S_CUR_CARD]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def shown_by(st):
     """Seat that showed the pair on the table, -1 if none yet."""
     return st[S_CUR_SEAT]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def dealing_round(st):
     """Dealing round reached (R5), 1–27."""
     return st[S_ROUND]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def redeals(st):
     """Redeals so far in this deal (R11)."""
     return st[S_REDEALS]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def n_calls(st):
     """Number of shows so far."""
     return st[S_NCALLS]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def call_seat(st, i):
     """Seat of show ``i`` (0 = first)."""
     return st[S_CALLS + i * CALL_W + CALL_SEAT]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def call_card(st, i):
     """Card id of the pair of show ``i``."""
     return st[S_CALLS + i * CALL_W + CALL_CARD]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def call_took_from(st, i):
     """Seat whose pair show ``i`` overrode (R8), -1 if none."""
     return st[S_CALLS + i * CALL_W + CALL_TOOK]
@@ -368,44 +373,44 @@ def call_gave(st, i):
 
 
 # --- the current trick --------------------------------------------------------------------------
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def leader(st):
     """Seat that leads (led) the current trick."""
     return st[S_LEADER]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def trick_pos(st):
     """Plays made so far in the current trick (0: the seat to act leads); the seat to act
     plays in position ``trick_pos``."""
     return st[S_POS]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def trick_first(st, i):
     """First card (key) of play ``i`` (0 = the lead) of the current trick."""
     return st[S_TRICK_A + i]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def trick_second(st, i):
     """Second card (key) of play ``i`` of the current trick, -1 for a single."""
     return st[S_TRICK_B + i]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def trick_winner_pos(st):
     """Position of the play winning the current trick so far (R20, R21); needs a play."""
     return trick_winner(st, S_TRICK_A, S_TRICK_B, st[S_POS])
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def trick_points_now(st):
     """Points (R3) on the table in the current trick."""
     return trick_points_of(st, S_TRICK_A, S_TRICK_B, st[S_POS], st[S_TRUMP])
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def cards_left(st):
     """Cards in each hand when the current trick was led (every play of a trick has as many
     cards as its lead, so the hands hold the same number between tricks; 27 at the first
@@ -427,62 +432,62 @@ def winner_if(st, code, buf):
 
 
 # --- finished tricks, played cards, voids, points ------------------------------------------------
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def n_tricks(st):
     """Tricks completed so far."""
     return st[S_NTRICKS]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def trick_leader(st, t):
     """Leader of completed trick ``t`` (0 = first)."""
     return st[S_TRICKS + t * TRICK_W + TRICK_LEADER]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def trick_winner_seat(st, t):
     """Seat that won completed trick ``t``."""
     return st[S_TRICKS + t * TRICK_W + TRICK_WINNER]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def trick_points(st, t):
     """Points (R3) in completed trick ``t``."""
     return st[S_TRICKS + t * TRICK_W + TRICK_POINTS]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def trick_card_first(st, t, i):
     """First card (key) of play ``i`` (from the leader) of completed trick ``t``."""
     return st[S_TRICKS + t * TRICK_W + TRICK_A + i]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def trick_card_second(st, t, i):
     """Second card (key) of play ``i`` of completed trick ``t``, -1 for a single."""
     return st[S_TRICKS + t * TRICK_W + TRICK_B + i]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def played_once(u):
     """Mask of the keys played so far at least once (public)."""
     return u[U_PLAYED_ONCE]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def played_twice(u):
     """Mask of the keys of which both copies have been played."""
     return u[U_PLAYED_TWICE]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def voids(st, seat):
     """Bit ``g`` set once ``seat`` has shown it holds no card of group ``g`` (0–2 side suits,
     3 trumps; R18, R19)."""
     return st[S_VOIDS + seat]
 
 
-@kernel(inline="always")  # one read: inlined where called
+@_reader
 def attacker_points(st):
     """Points (R22) the attackers have won so far."""
     return st[S_ATT_POINTS]
