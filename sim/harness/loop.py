@@ -163,6 +163,19 @@ other_decide = decide
 bindable(globals(), "decide", "other_decide", "greedy_decide_inline", "forced_show")
 
 
+@kernel(inline="always")
+def seat_decide(kind, st, u, rules, seat, params, buf, fws, uws):
+    """The choice of a seat whose decision the loops do not write out on their locals (all
+    but random's shows and plays), on the state as ``apply_code`` leaves it: greedy inlined,
+    the scripted seat (a record played back, ``strategies.script``), any other kind through
+    ``other_decide``."""
+    if kind == KIND_GREEDY:
+        return greedy_decide_inline(st, u, rules, seat, params, seat, buf)
+    if kind == KIND_SCRIPT:
+        return script_decide(st, seat, buf)
+    return other_decide(kind, params, st, u, rules, seat, buf, fws, uws)
+
+
 # inlined into ``run_deals``: every compiled function that calls others optimises and emits
 # machine code for all it calls once more (numba links callees into each caller's module), so
 # each level of calls between the deal loop and the players is paid on a cold compile
@@ -180,12 +193,8 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
         kind = kinds[seat]
         if kind == KIND_RANDOM:
             code = random_giveback(st, u, seat)
-        elif kind == KIND_GREEDY:
-            code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
-        elif kind == KIND_SCRIPT:
-            code = script_decide(st, seat, buf)
         else:
-            code = other_decide(kind, params, st, u, rules, seat, buf, fws, uws)
+            code = seat_decide(kind, st, u, rules, seat, params, buf, fws, uws)
         apply_giveback(st, u, code_first(code), code_second(code))  # play_calling advances
 
 
@@ -270,12 +279,7 @@ def play_calling(st, u, rules, kinds, params, buf, fws, uws):
             u[i] = ctr
         else:
             _calling_back(st, r, chance, passrun, seat, decisions)
-            if kind == KIND_GREEDY:
-                code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
-            elif kind == KIND_SCRIPT:  # a record played back (sim.harness.swings)
-                code = script_decide(st, seat, buf)
-            else:
-                code = other_decide(kind, params, st, u, rules, seat, buf, fws, uws)
+            code = seat_decide(kind, st, u, rules, seat, params, buf, fws, uws)
         if code >= 0:  # a show (R6, R8), on the state
             _calling_back(st, r, chance, passrun, seat, decisions)
             apply_show(st, u, code)
@@ -327,12 +331,7 @@ def play_tricks(st, u, rules, kinds, params, buf, fws, uws):
                 code = _random_play(u, seat, o, w, lead_a, lead_b)
         else:  # the state as apply_play leaves it before this play, then the kernel
             _tricks_back(st, u, seat, pos, leader, ntricks, left, att, decisions, po, pt)
-            if kind == KIND_GREEDY:
-                code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
-            elif kind == KIND_SCRIPT:  # a record played back (sim.harness.swings)
-                code = script_decide(st, seat, buf)
-            else:
-                code = other_decide(kind, params, st, u, rules, seat, buf, fws, uws)
+            code = seat_decide(kind, st, u, rules, seat, params, buf, fws, uws)
             o = u[U_ONCE + seat]
             w = u[U_TWICE + seat]
         a = code & CODE_FIRST_MASK  # apply_play on the locals
