@@ -103,10 +103,13 @@ def keep(out: str, cfg: Any, state: dict[str, Any], n: int = SWINGS_SHOWN) -> No
 
     records: list[dict[str, Any]] = []
     loops = {}
+    matchups = cfg.matchups()
     for m in range(len(state["matchups"])):
-        a, b = cfg.matchups()[m]
-        loops[m] = run_loops(cfg.players[a], cfg.players[b])
-        for rank, row in enumerate(top(state, m, n), 1):
+        rows = top(state, m, n)
+        if rows:  # the loops its records play in (a matchup without swings needs none)
+            a, b = matchups[m]
+            loops[m] = run_loops(cfg.players[a], cfg.players[b])
+        for rank, row in enumerate(rows, 1):
             pair = pair_records(cfg, m, row["deal"])
             for rec in pair:
                 rec["tournament"]["swing"] = rank
