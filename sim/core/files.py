@@ -68,3 +68,69 @@ def read_received(path: str | os.PathLike, limit: int, what: str = "file") -> by
             want = 1 << 20
     raise OSError(errno.EFBIG, f"larger than {_size(limit)}, the most a {what} may be",
                   os.fspath(path))
+
+
+# --- JSON someone else wrote: nesting and size capped before the parser sees it ---------------
+
+MAX_JSON_DEPTH = 64  # no file the product writes nests deeper than 8; a received one may not pass 64
+
+_STRING = None  # compiled on first use (re is cheap, but this module stays import-light)
+
+
+def json_depth(data: bytes | str) -> int:
+    """The deepest nesting of ``[``/``{`` in a JSON text, strings skipped, in one linear pass
+    (no recursion, so a text nested 100,000 deep is measured, not a ``RecursionError``)."""
+    global _STRING
+    import re
+    if _STRING is None:
+        _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    brackets = re.sub(rb"[^\[\]{}]", b"", _STRING.sub(b"", data))
+    depth = best = 0
+    for ch in brackets.translate(bytes.maketrans(b"[{]}", b"(())")).decode("ascii"):
+        if ch == "(":
+            depth += 1
+            if depth > best:
+                best = depth
+        else:
+            depth -= 1
+    return best
+
+
+def decode_json(data: bytes | str, type=None, *, where: str,
+                max_depth: int = MAX_JSON_DEPTH):
+    """``data`` decoded as JSON (into the declared msgspec ``type`` where given: every field's
+    type and range checked, unknown fields refused where the type says so).
+
+    Raises ``ValueError`` with one line naming ``where`` (the file, and the part of it), the
+    field (``$.pairs``) and what was expected: never ``RecursionError``, never a traceback from
+    the parser. Nesting deeper than ``max_depth`` is refused before parsing.
+    """
+    import msgspec
+    depth = json_depth(data)
+    if depth > max_depth:
+        raise ValueError(f"{where}: JSON nested {depth} deep, more than the {max_depth} "
+                         "any file of this kind may be")
+    try:
+        if type is None:
+            return msgspec.json.decode(data)
+        return msgspec.json.decode(data, type=type)
+    except msgspec.ValidationError as e:
+        raise ValueError(f"{where}: {e}") from None
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise ValueError(f"{where}: not valid JSON ({e})") from None
+
+
+def check_regular(path: str | os.PathLike, what: str = "file") -> None:
+    """Refuse (``OSError``) a ``path`` that exists and is not a regular file — a FIFO, a device,
+    a socket, a folder — without opening it for reading (a FIFO never blocks this check).
+    A missing path passes: the caller reports that in its own words."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a plain file")
+        raise OSError(errno.EINVAL, f"not a regular file: {kind} (a {what} must be one)",
+                      os.fspath(path))
