@@ -685,6 +685,50 @@ def _ladder_open(args: argparse.Namespace, create: bool = False, write: bool = T
     return Ladder.open(args.db, create=create, seed=seed, rules=rules, write=write)
 
 
+def _ladder_count(hi: int, what: str) -> Any:
+    """An argparse type: an integer 1 … ``hi`` (the documented bound, named when refused)."""
+    def parse(text: str) -> int:
+        v = _int_at_least(text, 1)
+        if v > hi:
+            raise argparse.ArgumentTypeError(f"{_quoted_arg(text)} is more than {hi:,}, the "
+                                              f"most {what} (1 … {hi:,})")
+        return v
+    return parse
+
+
+def _quoted_arg(text: str) -> str:
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text):,} characters)"
+
+
+def _ladder_anchor(lad: Any, text: str | None) -> tuple[str | None, float]:
+    """``--anchor PLAYER[=ELO]`` (``mean[=ELO]``: the mean of the rated players): the player's
+    spec as stored and its Elo; without the option ``random`` at 0 when it is on the ladder,
+    else the mean at 0."""
+    from sim.harness.ladder import DEFAULT_ANCHOR, MAX_ANCHOR_ELO
+
+    if text is None:
+        names = [p.spec for p in lad.players()]
+        return (DEFAULT_ANCHOR if DEFAULT_ANCHOR in names else None), 0.0
+    spec, elo = text.strip(), 0.0
+    head, eq, tail = spec.rpartition("=")
+    if eq and head.count("(") == head.count(")"):  # PLAYER=ELO (a spec's own = is inside ())
+        try:
+            elo = float(tail)
+        except ValueError:
+            raise ConfigError(f"--anchor {_quoted_arg(text)}: {_quoted_arg(tail)} is not a "
+                              f"number: give PLAYER or PLAYER=ELO, e.g. random=0") from None
+        if not abs(elo) <= MAX_ANCHOR_ELO:
+            raise ConfigError(f"--anchor {_quoted_arg(text)}: the Elo must be within "
+                              f"-{MAX_ANCHOR_ELO:,} … {MAX_ANCHOR_ELO:,}")
+        spec = head.strip()
+    if spec == "mean":
+        return None, elo
+    try:
+        return lad.player(spec).spec, elo
+    except ConfigError as e:
+        raise ConfigError(f"--anchor {_quoted_arg(text)}: {e} (or mean)") from None
+
+
 def _ladder_creation(args: argparse.Namespace) -> tuple[int | None, dict[str, int] | None]:
     """``--seed`` and ``--rule`` of a command that may create the ladder: checked against an
     existing ladder's (they are fixed when it is made)."""
@@ -768,8 +812,9 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
 def _ladder_show_text(lad: Any) -> None:
     from sim.analysis import ladder as model
 
+    anchor, elo = _ladder_anchor(lad, None)
     data = lad.data()
-    print(clean(model.show_text(data, model.fit(data))))
+    print(clean(model.show_text(data, model.fit(data, anchor=anchor, anchor_elo=elo))))
 
 
 def cmd_ladder_import(args: argparse.Namespace) -> int:
@@ -815,8 +860,9 @@ def cmd_ladder_show(args: argparse.Namespace) -> int:
     from sim.analysis import ladder as model
 
     with _ladder_open(args, write=False) as lad:
+        anchor, elo = _ladder_anchor(lad, args.anchor)
         data = lad.data(times=False)
-    fit = model.fit(data)
+    fit = model.fit(data, anchor=anchor, anchor_elo=elo)
     if args.html:
         html = model.show_html(data, fit)
         _ladder_output(args, args.html, "ladder page")
@@ -835,8 +881,10 @@ def cmd_ladder_history(args: argparse.Namespace) -> int:
 
     with _ladder_open(args, write=False) as lad:
         spec = lad.player(args.spec).spec
+        anchor, elo = _ladder_anchor(lad, args.anchor)
         data = lad.data()
-    rows = model.history(data, data.names.index(spec), points=args.points)
+    rows = model.history(data, data.names.index(spec), points=args.points, anchor=anchor,
+                         anchor_elo=elo)
     if not rows:
         print(f"{clean(spec)}: no pairs yet")
         return 0
@@ -864,7 +912,8 @@ def cmd_ladder_export(args: argparse.Namespace) -> int:
 
     _ladder_output(args, args.out, "Parquet file")
     with _ladder_open(args, write=False) as lad:
-        n = export_parquet(lad, args.out)
+        anchor, elo = _ladder_anchor(lad, args.anchor)
+        n = export_parquet(lad, args.out, anchor=anchor, anchor_elo=elo)
     print(f"wrote {n:,} pairs to {clean(args.out)}")
     return 0
 
@@ -1169,7 +1218,22 @@ def build_parser() -> argparse.ArgumentParser:
                     help=PLUGIN_HELP)
     es.set_defaults(func=cmd_estimate)
 
-    from sim.harness.ladder import CHUNK_FIRST, CHUNK_SECONDS, DEFAULT_DB
+    from sim.harness.ladder import (
+        CHUNK_FIRST,
+        CHUNK_MAX,
+        CHUNK_SECONDS,
+        DEFAULT_ANCHOR,
+        DEFAULT_DB,
+        MAX_ANCHOR_ELO,
+        MAX_JOBS,
+        MAX_POINTS,
+        MAX_RUN_PAIRS,
+        MAX_TIMEOUT,
+    )
+
+    anchor_help = (f"the player held at ELO (default 0), or mean[=ELO] for the mean of the "
+                   f"rated players (default: {DEFAULT_ANCHOR} at 0 when it is on the ladder, "
+                   f"else the mean; |ELO| <= {MAX_ANCHOR_ELO:,})")
 
     la = sub.add_parser("ladder", help="a rating list kept in one database: add players, "
                                         "play pairs where the ranking is least certain, show "
@@ -1186,19 +1250,22 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a rules variant of the ladder, fixed at creation (repeatable)")
     ad.set_defaults(func=cmd_ladder_add)
     ru = lsub.add_parser("run", help="play more pairs where the ranking is least certain")
-    ru.add_argument("--pairs", type=_pos_int, required=True, help="pairs to play")
-    ru.add_argument("--jobs", type=_pos_int, default=1, help="parallel workers (default 1)")
+    ru.add_argument("--pairs", type=_ladder_count(MAX_RUN_PAIRS, "pairs a run plays"),
+                    required=True, help=f"pairs to play (1 … {MAX_RUN_PAIRS:,})")
+    ru.add_argument("--jobs", type=_ladder_count(MAX_JOBS, "workers of a run"), default=1,
+                    help=f"parallel workers (default 1; at most {MAX_JOBS:,})")
     ru.add_argument("--force-jobs", action="store_true",
                     help="run --jobs workers even when there are more than CPUs")
     ru.add_argument("--backend", choices=BACKENDS, help="what runs the chunks (as tournament)")
     ru.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address")
     ru.add_argument("--matchup", metavar="A,B", help="play only this matchup")
-    ru.add_argument("--chunk", type=_pos_int, default=None,
+    ru.add_argument("--chunk", type=_ladder_count(CHUNK_MAX, "pairs of a chunk"), default=None,
                     help=f"pairs per chunk: the unit of scheduling and of commits (default: "
                          f"sized to about {CHUNK_SECONDS:g} s of play per chunk, the first "
-                         f"{CHUNK_FIRST})")
+                         f"{CHUNK_FIRST}; at most {CHUNK_MAX:,})")
     ru.add_argument("--timeout", type=float, default=0.0,
-                    help="seconds per Python-strategy decision (0: no limit)")
+                    help=f"seconds per Python-strategy decision (0: no limit; at most "
+                         f"{MAX_TIMEOUT:,.0f})")
     ru.add_argument("--no-progress", action="store_true", help="no progress bar")
     ru.add_argument("--quiet", action="store_true",
                     help="no progress bar or ranking: print only errors and the final line")
@@ -1210,16 +1277,22 @@ def build_parser() -> argparse.ArgumentParser:
     sh = lsub.add_parser("show", help="the ranking with intervals, crosstable and fit")
     sh.add_argument("--json", action="store_true", help="print it as JSON")
     sh.add_argument("--html", metavar="OUT.html", help="write a self-contained page")
+    sh.add_argument("--anchor", metavar="PLAYER[=ELO]", help=anchor_help)
     sh.set_defaults(func=cmd_ladder_show)
     rm = lsub.add_parser("remove", help="stop scheduling and rating a player (pairs kept)")
     rm.add_argument("spec", metavar="SPEC")
     rm.set_defaults(func=cmd_ladder_remove)
     hi = lsub.add_parser("history", help="a player's rating over time")
     hi.add_argument("spec", metavar="SPEC")
-    hi.add_argument("--points", type=_pos_int, default=20, help="points in time (default 20)")
+    hi.add_argument("--points", type=_ladder_count(MAX_POINTS, "points of a history"),
+                    default=20, help=f"points in time (default 20; at most {MAX_POINTS:,})")
+    hi.add_argument("--anchor", metavar="PLAYER[=ELO]", help=anchor_help)
     hi.set_defaults(func=cmd_ladder_history)
     ex = lsub.add_parser("export", help="every pair as a Parquet file (pandas, polars, duckdb)")
     ex.add_argument("out", metavar="OUT.parquet")
+    ex.add_argument("--anchor", metavar="PLAYER[=ELO]",
+                    help="the anchor of the rating list kept in the file's metadata "
+                         "(as show's: " + anchor_help + ")")
     ex.set_defaults(func=cmd_ladder_export)
 
     tu = sub.add_parser("tune", help="tune a strategy's numeric parameters by SPSA on "

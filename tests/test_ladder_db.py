@@ -581,7 +581,7 @@ def test_a_crashing_bot_is_an_incident_and_one_line(tmp_path, capsys):
     assert con.execute("SELECT spec, plugin FROM players").fetchall() == [
         (G, None), ("ladderbad(at=25)", str(bot))]
     con.close()
-    p = sub("--db", db, "run", "--pairs", 40, "--chunk", 10, "--no-progress")
+    p = sub("--db", db, "run", "--pairs", 40, "--chunk", 10, "--no-progress", "--plugin", bot)
     assert p.returncode == 2
     one_line(p.stderr, "ladderbad(at=25)", "raised RuntimeError: boom", "deal 25",
              "shuangkou ladder remove 'ladderbad(at=25)'")  # the way out: it is scheduled first
@@ -732,21 +732,21 @@ def test_an_output_file_that_is_the_database_is_refused(db, capsys, tmp_path, ac
     assert check_whole(db, 20) == 20
 
 
-def test_a_stored_plugin_file_gone_is_one_line_with_the_way_out(tmp_path, capsys):
-    """A plug-in file moved after `add`: `run` names the player, the stored path and the two
-    ways out (add it again with its new path, or remove it); both work."""
+def test_a_plugin_player_needs_plugin_on_run_the_database_only_names_it(tmp_path):
+    """The database names a plug-in player's file; `run` never loads it from there: without
+    --plugin it is one line naming the flag to add (the file `add` was given) and the way to
+    take the player off; with --plugin (the file, wherever it is now) it plays."""
     bot = tmp_path / "ladderbad_bot.py"
     bot.write_text(BAD)
     db = str(tmp_path / "m.sqlite")
-    assert run_cli(capsys, "--db", db, "add", R, "ladderbad(at=999)", "--plugin", bot)[0] == 0
+    p = sub("--db", db, "add", R, "ladderbad(at=999)", "--plugin", bot)
+    assert p.returncode == 0, p.stderr
+    p = sub("--db", db, "run", "--pairs", 10, "--no-progress")
+    assert p.returncode == 2
+    one_line(p.stderr, "ladderbad(at=999)", f"--plugin {bot}", "never loads",
+             "ladder remove 'ladderbad(at=999)'")
     moved = tmp_path / "moved_bot.py"
     bot.rename(moved)
-    code, _, err = run_cli(capsys, "--db", db, "run", "--pairs", 10, "--no-progress")
-    assert code == 2
-    one_line(err, "ladderbad(at=999)", str(bot), "ladder add 'ladderbad(at=999)' --plugin",
-             "ladder remove 'ladderbad(at=999)'")
-    # (new processes: this one has loaded the file under its old path)
-    p = sub("--db", db, "add", "ladderbad(at=999)", "--plugin", moved)
-    assert p.returncode == 0, p.stderr
-    p = sub("--db", db, "run", "--pairs", 10, "--chunk", 10, "--no-progress", "--quiet")
+    p = sub("--db", db, "run", "--pairs", 10, "--chunk", 10, "--no-progress", "--quiet",
+            "--plugin", moved)
     assert p.returncode == 0, p.stderr

@@ -47,6 +47,8 @@ GOF_MAX_WORK = 4e9  # ... and above this many deals x matchups^2 (the clustered 
 GUARD_PAIRS = 10.0  # virtual pairs of variance p (1 - p) added to each matchup's meat
 DOUBT_SE = 4.0  # schedule: a neighbours' gap counts fully up to this many SEs, then fades
 MISFITS_SHOWN = 5  # matchups named by the goodness-of-fit line
+NAME_WIDTH = 28  # a longer spec is shown abbreviated in the text tables, with a legend
+SVG_NAME = 40  # characters of a spec the HTML page's ranking plot draws (all: its tooltip)
 _MEAT_CELLS = 1 << 25  # deal-by-matchup cells summed at once for the clustered covariance
 
 # statuses of a player's rating
@@ -100,6 +102,8 @@ class LadderFit:
     clusters: int  # deals (clusters) behind the covariance
     conf: float = CONF
     info: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # Fisher info (nats)
+    anchor_elo: float = 0.0  # the anchor's rating (the mean's without an anchor)
+    anchor_asked: str | None = None  # the anchor asked for (``anchor`` is None if not rated)
 
     def order(self) -> list[int]:
         """Player indices in ranking order: the bounded-above, the rated by rating, the
@@ -302,21 +306,26 @@ def _components(p: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         lab = new
 
 
-def fit(data: LadderData, anchor: str | None = None, conf: float = CONF) -> LadderFit:
+def fit(data: LadderData, anchor: str | None = None, conf: float = CONF,
+        anchor_elo: float = 0.0) -> LadderFit:
     """The joint Bradley-Terry fit of every pair in ``data`` (module docstring).
 
-    ``anchor``: a player's spec held at rating 0 (its interval is then empty and every other
-    interval is the one of the difference to it); default None: the mean rating of the rated
-    players is 0 (intervals are against that mean). An anchor that is not rated itself (no
-    pairs yet, or a one-sided bound) falls back to the mean (``LadderFit.anchor`` is then
-    None). Players with no path of games to the rated group are ``"unrated"``; a player that
-    every path of results puts above (below) the rated group without bound, e.g. one that won
-    (lost) every pair, gets a one-sided bound.
+    ``anchor``: a player's spec held at rating ``anchor_elo`` (its interval is then empty and
+    every other interval is the one of the difference to it); default None: the mean rating
+    of the rated players is ``anchor_elo`` (intervals are against that mean). ``anchor_elo``
+    moves every number by the same amount: differences and their intervals do not change.
+    An anchor that is not rated itself (no pairs yet, or a one-sided bound) falls back to the
+    mean (``LadderFit.anchor`` is then None). Players with no path of games to the rated
+    group are ``"unrated"``; a player that every path of results puts above (below) the rated
+    group without bound, e.g. one that won (lost) every pair, gets a one-sided bound.
     """
     p = _check(data)
     if anchor is not None and anchor not in data.names:
         raise ConfigError(f"anchor {anchor!r} is not a player of the ladder; players: "
                           f"{', '.join(data.names) or '(none)'}")
+    if isinstance(anchor_elo, bool) or not isinstance(anchor_elo, (int, float, np.number)) \
+            or not math.isfinite(anchor_elo):
+        raise ConfigError(f"anchor Elo {anchor_elo!r} must be a finite number")
     a = np.asarray(data.a)
     b = np.asarray(data.b)
     s2 = np.asarray(data.score2)
@@ -441,10 +450,13 @@ def fit(data: LadderData, anchor: str | None = None, conf: float = CONF) -> Ladd
                 and reach[idx[0], i] and not reach[i, idx[0]]]
         if up or down:
             _bounds(p, agg, comp == ci, main, rating, up, down, lo, hi, status, z)
+    if anchor_elo:  # the anchor (or the mean) at anchor_elo: every number moves alike
+        for v in (rating, lo, hi):
+            v += float(anchor_elo)
     return LadderFit(names=list(data.names), rating=rating, se=se, lo=lo, hi=hi, status=status,
                      cov=cov, cov_naive=cov_n, anchor=held, pairs=pairs, wdl=wdl,
                      margin=margin, cross=cross, gof=gof, misfits=misfits, clusters=clusters,
-                     conf=conf, info=info)
+                     conf=conf, info=info, anchor_elo=float(anchor_elo), anchor_asked=anchor)
 
 
 def _bounds(p: int, agg: _Agg, comp: np.ndarray, main: np.ndarray, rating: np.ndarray,
@@ -650,7 +662,7 @@ def rating_text(fit: LadderFit, i: int) -> str:
     if st == UNRATED:
         return "unrated"
     if fit.anchor is not None and fit.names[i] == fit.anchor:
-        return "0 (anchor)"
+        return f"{_fmt(fit.anchor_elo) if fit.anchor_elo else '0'} (anchor)"
     return f"{_fmt(fit.rating[i])} [{_fmt(fit.lo[i])}, {_fmt(fit.hi[i])}]"
 
 
@@ -677,9 +689,29 @@ def gof_text(fit: LadderFit) -> str:
 
 
 def _anchor_text(fit: LadderFit) -> str:
+    at = _fmt(fit.anchor_elo) if fit.anchor_elo else "0"
     if fit.anchor is not None:
-        return f"Elo with {fit.anchor} held at 0"
-    return "Elo with the mean of the rated players at 0"
+        return f"Elo with {fit.anchor} held at {at}"
+    why = (f" ({fit.anchor_asked} is not rated yet, so it cannot be the anchor)"
+           if fit.anchor_asked is not None else "")
+    return f"Elo with the mean of the rated players at {at}{why}"
+
+
+def short_names(names: list[str], order: list[int], width: int = NAME_WIDTH
+                ) -> tuple[dict[int, str], list[str]]:
+    """Each player's name as the text tables show it, and the legend: a spec longer than
+    ``width`` is cut to ``width`` characters ending ``…[k]`` (k numbers the long ones in
+    ranking order) and the legend line ``[k] SPEC`` gives it whole."""
+    out, legend = {}, []
+    for i in order:
+        name = names[i]
+        if len(name) <= width:
+            out[i] = name
+            continue
+        tag = f"…[{len(legend) + 1}]"
+        out[i] = name[:width - len(tag)] + tag
+        legend.append(f"  [{len(legend) + 1}] {name}")
+    return out, legend
 
 
 def show_text(data: LadderData, fit: LadderFit) -> str:
@@ -691,16 +723,19 @@ def show_text(data: LadderData, fit: LadderFit) -> str:
             "crash/timeout/illegal", "last pair"]
     rows = []
     inc = np.asarray(data.incidents)
+    short, legend = short_names(fit.names, order)
     for n, i in enumerate(order):
         w, d, lo_ = (int(x) for x in fit.wdl[i])
         mg = fit.margin[i]
-        rows.append([str(rank[i]), fit.names[i], rating_text(fit, i),
+        rows.append([str(rank[i]), short[i], rating_text(fit, i),
                      _gap_text(next_gap(fit, order, n)), f"{int(fit.pairs[i]):,}",
                      f"{w}-{d}-{lo_}", f"{mg:+.3f}" if math.isfinite(mg) else "-",
                      "/".join(str(int(x)) for x in inc[i]), data.last_time[i] or "-"])
     lines = [f"ladder: {len(order)} players, {int(fit.pairs.sum() // 2):,} pairs; "
              f"{_anchor_text(fit)}; {pct}% intervals clustered by deal", ""]
     lines += _table(head, rows, right={0, 4, 6})
+    if legend:
+        lines += ["", "players shown abbreviated:", *legend]
     if len(order) >= 2:
         lines += ["", "W-D-L of pairs, row against column (columns by rank):"]
         chead = ["", "player"] + [str(rank[j]) for j in order]
@@ -713,7 +748,7 @@ def show_text(data: LadderData, fit: LadderFit) -> str:
                 else:
                     w, d, lo_ = (int(x) for x in fit.cross[i, j])
                     cells.append(f"{w}-{d}-{lo_}" if w + d + lo_ else "")
-            crow.append([str(rank[i]), fit.names[i]] + cells)
+            crow.append([str(rank[i]), short[i]] + cells)
         lines += _table(chead, crow, right=set(range(2, len(chead))) | {0})
     lines += ["", gof_text(fit)]
     if fit.gof.get("warning"):
@@ -763,6 +798,7 @@ def show_json(data: LadderData, fit: LadderFit) -> dict[str, Any]:
     for key in ("chi2", "p"):
         g[key] = _num(float(g.get(key, math.nan)))
     return {"model": "bradley-terry", "scale": "elo", "conf": fit.conf, "anchor": fit.anchor,
+            "anchor_elo": fit.anchor_elo,
             "pairs": int(fit.pairs.sum() // 2), "clusters": fit.clusters,
             "players": players, "order": [fit.names[i] for i in order], "crosstable": cross,
             "cov": cov, "goodness_of_fit": g, "misfits": fit.misfits}
@@ -773,7 +809,9 @@ def _svg(fit: LadderFit, order: list[int]) -> str:
     shown = [i for i in order if fit.status[i] != UNRATED]
     row, width, right = 26, 560, 40
     # room for the longest label ("12. spec" at font size 12: at most ~7.5 px a character)
-    left = max(230, 16 + round(7.5 * max((len(f"{len(shown)}. {fit.names[i]}") for i in shown),
+    label = {i: fit.names[i] if len(fit.names[i]) <= SVG_NAME
+             else fit.names[i][:SVG_NAME - 1] + "…" for i in shown}  # whole in the tooltip
+    left = max(230, 16 + round(7.5 * max((len(f"{len(shown)}. {label[i]}") for i in shown),
                                          default=0)))
     height = row * max(len(shown), 1) + 50
     vals = [v for i in shown for v in (fit.lo[i], fit.hi[i], fit.rating[i]) if math.isfinite(v)]
@@ -805,7 +843,7 @@ def _svg(fit: LadderFit, order: list[int]) -> str:
         y = 30 + n * row
         name = html.escape(fit.names[i])
         out.append(f'<text x="{left - 8}" y="{y + 4}" font-size="12" text-anchor="end">'
-                   f'{n + 1}. {name}</text>')
+                   f'<title>{name}</title>{n + 1}. {html.escape(label[i])}</text>')
         lo_i = fit.lo[i] if math.isfinite(fit.lo[i]) else lo_v
         hi_i = fit.hi[i] if math.isfinite(fit.hi[i]) else hi_v
         cls = "bar" if fit.status[i] == RATED else "bound"
@@ -830,11 +868,13 @@ def show_html(data: LadderData, fit: LadderFit) -> str:
     for n, i in enumerate(order):
         w, d, lo_ = (int(x) for x in fit.wdl[i])
         mg = fit.margin[i]
-        rows.append("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in (
-            rank[i], fit.names[i], rating_text(fit, i), _gap_text(next_gap(fit, order, n)),
-            f"{int(fit.pairs[i]):,}",
-            f"{w}-{d}-{lo_}", f"{mg:+.3f}" if math.isfinite(mg) else "-",
-            "/".join(str(int(x)) for x in inc[i]), data.last_time[i] or "-")) + "</tr>")
+        rows.append(f'<tr><td>{rank[i]}</td><td class="player">{esc(fit.names[i])}</td>'
+                    + "".join(f"<td>{esc(str(c))}</td>" for c in (
+                        rating_text(fit, i), _gap_text(next_gap(fit, order, n)),
+                        f"{int(fit.pairs[i]):,}",
+                        f"{w}-{d}-{lo_}", f"{mg:+.3f}" if math.isfinite(mg) else "-",
+                        "/".join(str(int(x)) for x in inc[i]), data.last_time[i] or "-"))
+                    + "</tr>")
     cross = []
     for i in order:
         cells = []
@@ -844,14 +884,16 @@ def show_html(data: LadderData, fit: LadderFit) -> str:
             else:
                 w, d, lo_ = (int(x) for x in fit.cross[i, j])
                 cells.append(f"<td>{w}-{d}-{lo_}</td>" if w + d + lo_ else "<td></td>")
-        cross.append(f"<tr><th>{rank[i]}. {esc(fit.names[i])}</th>{''.join(cells)}</tr>")
+        cross.append(f'<tr><th class="player">{rank[i]}. {esc(fit.names[i])}</th>'
+                     f"{''.join(cells)}</tr>")
     warn = (f'<p class="warning">warning: {esc(fit.gof["warning"])}</p>'
             if fit.gof.get("warning") else "")
     mis = ""
     if fit.misfits:
         mis = ("<h2>Matchups furthest from the ratings</h2><table><tr><th>A</th><th>B</th>"
                "<th>pairs</th><th>A's score</th><th>expected</th><th>z</th></tr>"
-               + "".join(f"<tr><td>{esc(x['player_a'])}</td><td>{esc(x['player_b'])}</td>"
+               + "".join(f'<tr><td class="player">{esc(x["player_a"])}</td>'
+                         f'<td class="player">{esc(x["player_b"])}</td>'
                          f"<td>{x['pairs']:,}</td><td>{x['observed']:.3f}</td>"
                          f"<td>{x['expected']:.3f}</td><td>{x['z']:+.1f}</td></tr>"
                          for x in fit.misfits) + "</table>")
@@ -862,6 +904,10 @@ body {{ font-family: sans-serif; margin: 1.5em; color: #222; }}
 table {{ border-collapse: collapse; margin: 0.5em 0 1.5em; }}
 td, th {{ border: 1px solid #ccc; padding: 3px 8px; text-align: right; white-space: nowrap; }}
 td:nth-child(2), th:first-child {{ text-align: left; }}
+/* a long spec wraps inside its cell (at its commas, else anywhere) instead of widening the
+   table past the window or being cut */
+.player {{ white-space: normal; overflow-wrap: anywhere; text-align: left; min-width: 10em;
+           max-width: 22em; }}
 .warning {{ color: #9b2c2c; font-weight: bold; }}
 </style></head><body>
 <h1>Ladder</h1>
@@ -893,7 +939,7 @@ def _subset(data: LadderData, keep: np.ndarray) -> LadderData:
 
 
 def history(data: LadderData, player: int, points: int = 20,
-            anchor: str | None = None) -> list[dict[str, Any]]:
+            anchor: str | None = None, anchor_elo: float = 0.0) -> list[dict[str, Any]]:
     """``player``'s rating over time: refits on growing prefixes of the pairs in time order
     (``data.times``; without them, the arrays' order), from its first pair on (``[]`` for a
     player with no pairs). The ``points`` cut-offs are about equal numbers of pairs apart (a
@@ -924,7 +970,7 @@ def history(data: LadderData, player: int, points: int = 20,
                                        side="right")) for q in range(1, points + 1)})
     out = []
     for c in cuts:
-        f = fit(_subset(data, order[:c]), anchor=anchor)
+        f = fit(_subset(data, order[:c]), anchor=anchor, anchor_elo=anchor_elo)
         out.append({"time": float(ts[c - 1]), "pairs": c, "player_pairs": int(f.pairs[player]),
                     "status": f.status[player], "rating": float(f.rating[player]),
                     "lo": float(f.lo[player]), "hi": float(f.hi[player])})

@@ -78,6 +78,19 @@ LOCK_SUFFIX = ".lock"
 # before COMMIT (tests/test_ladder.py: a kill during a commit leaves the file as before it)
 KILL_IN_COMMIT = "SHUANGKOU_LADDER_KILL_IN_COMMIT"
 KINDS = ("crash", "timeout", "illegal")
+# upper bounds of what a run may be asked for and of what a received database may hold
+# (docs/ladder.md "Limits"): a request past one is refused up front, a value past one in a
+# database is one LadderError line
+MAX_RUN_PAIRS = 10**9  # pairs of one `ladder run` (the run keeps every pair in memory)
+MAX_JOBS = 1024  # workers of one run
+MAX_TIMEOUT = 86_400.0  # seconds per decision (a day)
+MAX_POINTS = 1000  # points of `ladder history`
+MAX_ANCHOR_ELO = 10_000  # |ELO| of `--anchor PLAYER=ELO`
+MAX_PLAYERS = 1000  # players in one ladder (the fit is players x players)
+MAX_SPEC = 2000  # characters of a player's spec
+MAX_TEXT = 4096  # characters of any other text column (a path, a time, a source)
+MAX_CHUNK_N = 2**31 - 1  # pairs in one stored chunk
+DEFAULT_ANCHOR = "random"  # held at 0 when it is on the ladder (as rating lists fix an engine)
 
 _SCHEMA_SQL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -186,12 +199,7 @@ class Ladder:
         self.con = con
         self.writable = writable
         meta = dict(con.execute("SELECT key, value FROM meta"))
-        try:
-            self.seed = int(meta["seed"])
-            self.rules: dict[str, int] = json.loads(meta["rules"])
-        except (KeyError, ValueError) as e:
-            raise LadderError(f"ladder database {path!r} is corrupt (its meta table lacks "
-                              f"{e}): restore it from a copy") from None
+        self.seed, self.rules = _meta_values(path, meta)
 
     # --- opening --------------------------------------------------------------------------
     @classmethod
@@ -233,6 +241,9 @@ class Ladder:
                     _create(con, seed or 0, rules or {})
                 else:
                     _check_version(path, app, ver)
+                    _check_schema(path, con)
+                    _check_integrity(path, con)
+                    _check_columns(path, con)
                 return cls(path, con, writable)
             except BaseException:
                 con.close()
@@ -495,8 +506,10 @@ def _from_plugin(spec: str) -> bool:
 
 def _check_header(path: str) -> None:
     """A file that is not SQLite at all is named as such before sqlite3 sees it."""
+    from sim.core.files import open_received
+
     try:
-        with open(path, "rb") as f:
+        with open_received(path, 1 << 50, "ladder database") as f:  # never a FIFO's wait
             head = f.read(100)
     except OSError as e:
         raise LadderError(f"ladder database {path!r} cannot be read: {e.strerror or e}") \
@@ -519,10 +532,225 @@ def _check_version(path: str, app: int, ver: int) -> None:
                           f"restore it from a copy")
 
 
+# --- a received database: checked before anything of it is used ----------------------------
+# A ladder file may come from someone else. It names plug-ins but never loads them (``run``
+# takes them from --plugin), and it never runs SQL of its own: every connection has
+# ``trusted_schema`` off, and a file whose schema is not exactly the one ``_SCHEMA_SQL`` writes
+# (a trigger, a view, a table, an index or a column more, fewer or changed) is refused before
+# any statement touches its tables; then ``quick_check`` (the b-trees whole) and every column's
+# type and range (``_COLUMNS``), so a wrong value is one line naming the table, the row and
+# the column, never a traceback later.
+_REFERENCE: list[tuple[str, str, str, str]] = []
+_STAT_TABLES = ("sqlite_stat1", "sqlite_stat4")  # ANALYZE's statistics: harmless, allowed
+
+
+def _norm(sql: str | None) -> str:
+    return " ".join((sql or "").split())
+
+
+def _reference_schema() -> list[tuple[str, str, str, str]]:
+    """``(type, name, tbl_name, sql)`` of every schema entry a new ladder has."""
+    if not _REFERENCE:
+        con = sqlite3.connect(":memory:")
+        try:
+            for statement in _SCHEMA_SQL.split(";"):
+                if statement.strip():
+                    con.execute(statement)
+            _REFERENCE.extend(sorted((t, n, tb, _norm(q)) for t, n, tb, q in con.execute(
+                "SELECT type, name, tbl_name, sql FROM sqlite_master")))
+        finally:
+            con.close()
+    return _REFERENCE
+
+
+def _check_schema(path: str, con: sqlite3.Connection) -> None:
+    """The file's schema is the one this code writes (no trigger, view, table, index or
+    column of anyone else's), else one ``LadderError`` line naming the first difference."""
+    got = {}
+    for t, n, tb, q in con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"):
+        if not all(isinstance(v, str) for v in (t, n, tb)):
+            raise LadderError(f"ladder database {path!r} is corrupt (a schema entry of "
+                              f"non-text name): restore it from a copy")
+        if t == "table" and n in _STAT_TABLES:
+            continue
+        got[(t, n)] = (tb, _norm(q))
+    want = {(t, n): (tb, q) for t, n, tb, q in _reference_schema()}
+    way = "a ladder database never runs SQL of its own: use a copy made by shuangkou"
+    for (t, n), (tb, q) in sorted(got.items()):
+        if (t, n) not in want:
+            on = f" on table {tb!r}" if t in ("trigger", "index") else ""
+            raise LadderError(f"ladder database {path!r} has a {t} {n!r}{on} that a ladder "
+                              f"does not have: refused ({way})")
+        if want[(t, n)] != (tb, q):
+            raise LadderError(f"ladder database {path!r}: {t} {n!r} is not defined as a "
+                              f"ladder's ({_quote(q, 120)}): refused ({way})")
+    for t, n in sorted(set(want) - set(got)):
+        raise LadderError(f"ladder database {path!r} lacks the {t} {n!r} of a ladder: "
+                          f"restore it from a copy")
+
+
+def _quote(text: Any, most: int = 80) -> str:
+    """``repr`` of a value from the file, cut short with its length (one readable line)."""
+    r = repr(text)
+    if len(r) <= most:
+        return r
+    size = f"{len(text):,} characters" if isinstance(text, (str, bytes)) else "long"
+    return f"{r[:most - 20]}… ({size})"
+
+
+def _check_integrity(path: str, con: sqlite3.Connection) -> None:
+    """``PRAGMA quick_check``: every page and b-tree of the file whole (a truncated or
+    overwritten file is one line here, before any of its rows is read)."""
+    rows = [r[0] for r in con.execute("PRAGMA quick_check(3)")]
+    if rows != ["ok"]:
+        raise LadderError(f"ladder database {path!r} is corrupt (quick_check: "
+                          f"{_quote('; '.join(map(str, rows)), 160)}): restore it from a copy")
+
+
+_INT, _REAL = "typeof({c}) = 'integer'", "typeof({c}) IN ('integer', 'real')"
+_TEXT, _BLOB = "typeof({c}) = 'text' AND length({c}) <= {t}", "typeof({c}) = 'blob'"
+_OR_NULL = "({c} IS NULL OR {x})"
+# every column of every table the product reads: (column, SQL condition it must meet, what
+# was expected). ``{c}`` is the column; ``{t}``, ``{s}``, ``{d}``, ``{n}``: MAX_TEXT,
+# MAX_SPEC, MAX_DEAL, MAX_CHUNK_N. The ``pairs`` table is for SQL users (the product reads
+# the chunks' arrays): its millions of rows are not scanned on every open.
+_COLUMNS: dict[str, list[tuple[str, str, str]]] = {
+    "players": [
+        ("id", _INT + " AND {c} > 0", "a positive integer"),
+        ("spec", "typeof({c}) = 'text' AND length({c}) BETWEEN 1 AND {s}",
+         "text of 1 … {s} characters"),
+        ("plugin", _OR_NULL.replace("{x}", _TEXT), "NULL or text (a file name)"),
+        ("added", _TEXT, "text (an ISO time)"),
+        ("removed", _INT + " AND {c} IN (0, 1)", "0 or 1")],
+    "matchups": [
+        ("id", _INT + " AND {c} > 0", "a positive integer"),
+        ("a", _INT + " AND {c} IN (SELECT id FROM players)", "a player's id"),
+        ("b", _INT + " AND {c} IN (SELECT id FROM players) AND {c} > a",
+         "a player's id above a's"),
+        ("next_deal", _INT + " AND {c} BETWEEN 0 AND {d}", "an integer 0 … 2**63-1")],
+    "chunks": [
+        ("id", _INT + " AND {c} > 0", "a positive integer"),
+        ("matchup", _INT + " AND {c} IN (SELECT id FROM matchups)", "a matchup's id"),
+        ("n", _INT + " AND {c} BETWEEN 0 AND {n}", "a pair count 0 … {n}"),
+        ("first_deal", _OR_NULL.replace("{x}", _INT + " AND {c} BETWEEN 0 AND {d} - n"),
+         "NULL or a deal number 0 … 2**63-1 - n"),
+        ("time", _TEXT, "text (an ISO time)"),
+        ("unix", _REAL + " AND {c} BETWEEN 0 AND 1e11", "seconds since 1970, 0 … 1e11"),
+        ("source", _TEXT, "text ('run' or 'import:RUNID')"),
+        ("source_chunk", _OR_NULL.replace("{x}", _INT + " AND {c} >= 0"),
+         "NULL or an integer >= 0"),
+        ("seconds", _OR_NULL.replace("{x}", _REAL + " AND {c} BETWEEN 0 AND 1e9"),
+         "NULL or seconds 0 … 1e9"),
+        ("deals", _BLOB + " AND (length({c}) = 0 OR length({c}) = 8 * n) AND "
+         "(length({c}) > 0 OR n = 0 OR first_deal IS NOT NULL)",
+         "a BLOB of 8 bytes a pair, or empty with first_deal set"),
+        ("x2", _BLOB + " AND length({c}) IN (2 * n, 4 * n)", "a BLOB of 2 or 4 bytes a pair")],
+    "incidents": [
+        ("id", _INT, "an integer"),
+        ("player", _INT + " AND {c} IN (SELECT id FROM players)", "a player's id"),
+        ("kind", "{c} IN ('crash', 'timeout', 'illegal')", "'crash', 'timeout' or 'illegal'"),
+        ("matchup", _OR_NULL.replace("{x}", _INT), "NULL or an integer"),
+        ("deal", _OR_NULL.replace("{x}", _INT), "NULL or an integer"),
+        ("time", _TEXT, "text (an ISO time)"),
+        ("message", _TEXT, "text")],
+    "imports": [(c, _TEXT, "text") for c in ("source", "path", "config_hash", "time")],
+}
+_META_KEYS = ("application", "schema", "seed", "rules", "created")
+
+
+def _check_columns(path: str, con: sqlite3.Connection) -> None:
+    """Every value of every column the product reads has its type and range (one scan per
+    table, a few thousand rows for millions of pairs), else one line naming the table, the
+    row, the column and what was expected."""
+    from sim.core.limits import MAX_DEAL
+
+    fill = {"t": MAX_TEXT, "s": MAX_SPEC, "d": MAX_DEAL, "n": MAX_CHUNK_N}
+    n_players = con.execute("SELECT count(*) FROM players").fetchone()[0]
+    if n_players > MAX_PLAYERS:
+        raise LadderError(f"ladder database {path!r}: table players has {n_players:,} rows, "
+                          f"more than the {MAX_PLAYERS:,} a ladder may hold")
+    for table, cols in _COLUMNS.items():
+        cases = " ".join(f"WHEN NOT coalesce({cond.format(c=c, **fill)}, 0) THEN {k}"
+                         for k, (c, cond, _) in enumerate(cols))
+        key = "rowid" if table != "imports" else "source"
+        row = con.execute(f"SELECT {key}, bad FROM (SELECT {key}, CASE {cases} END AS bad "
+                          f"FROM {table}) WHERE bad IS NOT NULL LIMIT 1").fetchone()
+        if row is not None:
+            col, _, expected = cols[row[1]]
+            value = con.execute(f"SELECT typeof({col}), {col} FROM {table} WHERE {key} = ?",
+                                (row[0],)).fetchone()
+            shown = (f"a BLOB of {len(value[1]):,} bytes" if value[0] == "blob" and
+                     col not in ("deals", "x2") else
+                     f"{len(value[1]):,} bytes" if value[0] == "blob" else
+                     f"{value[0]} {_quote(value[1])}")
+            raise LadderError(f"ladder database {path!r}: {table}.{col} of row "
+                              f"{_quote(row[0])} is {shown}, expected "
+                              f"{expected.format(**fill)}: restore it from a copy")
+    rows = con.execute("SELECT key, typeof(value), value FROM meta").fetchall()
+    keys = [r[0] for r in rows]
+    for k, kind, v in rows:
+        if k not in _META_KEYS:
+            raise LadderError(f"ladder database {path!r}: meta has the key {_quote(k)}, not "
+                              f"one of a ladder's ({', '.join(_META_KEYS)}): refused")
+        if kind != "text" or len(v) > (1 << 16):
+            raise LadderError(f"ladder database {path!r}: meta.{k} is {kind}"
+                              f"{'' if kind != 'text' else ' of ' + format(len(v), ',')}"
+                              f"{' characters' if kind == 'text' else ''}, expected text "
+                              f"(at most 65,536 characters): restore it from a copy")
+    for k in _META_KEYS:
+        if k not in keys:
+            raise LadderError(f"ladder database {path!r} is corrupt (its meta table lacks "
+                              f"{k!r}): restore it from a copy")
+
+
+def _meta_values(path: str, meta: dict[str, str]) -> tuple[int, dict[str, int]]:
+    """The ladder's seed and rules from its (type-checked) meta table."""
+    from sim.core.files import decode_json
+    from sim.core.limits import MAX_SEED
+    from sim.rules import Rules
+
+    if meta["application"] != "shuangkou-ladder" or meta["schema"] != str(SCHEMA):
+        raise LadderError(f"ladder database {path!r}: meta.application/meta.schema are "
+                          f"{_quote(meta['application'])}/{_quote(meta['schema'])}, expected "
+                          f"'shuangkou-ladder'/'{SCHEMA}': restore it from a copy")
+    seed = meta["seed"]
+    if not (seed.isascii() and seed.isdigit() and len(seed) <= 20 and int(seed) <= MAX_SEED):
+        raise LadderError(f"ladder database {path!r}: meta.seed is {_quote(seed)}, expected "
+                          f"an integer 0 … 2**64-1: restore it from a copy")
+    try:
+        rules = decode_json(meta["rules"], dict[str, int],
+                            where=f"ladder database {path!r}: meta.rules")
+        full = Rules.from_dict(rules).to_dict()
+    except ValueError as e:
+        raise LadderError(f"{e}: restore it from a copy") from None
+    except ShuangkouError as e:
+        raise LadderError(f"ladder database {path!r}: meta.rules: {e}: restore it from a "
+                          f"copy") from None
+    if full != rules:
+        missing = sorted(set(full) - set(rules))
+        raise LadderError(f"ladder database {path!r}: meta.rules lacks {missing[0]!r} (a "
+                          f"ladder stores every rules variant): restore it from a copy")
+    return int(seed), rules
+
+
+def check_received_specs(path: str, specs: Sequence[str]) -> None:
+    """A spec stored in the database naming a module (``module:Class``, nested specs too) is
+    refused unless that module is imported already (by --plugin), as a config's is: reading a
+    spec never imports anything. This package's own modules are named freely."""
+    pattern = re.compile(r"([A-Za-z_][\w.]*):[A-Za-z_]")
+    for spec in specs:
+        for m in pattern.findall(spec):
+            if m not in sys.modules and m.partition(".")[0] not in ("sim", "strategies"):
+                raise LadderError(f"ladder database {path!r}: player {_quote(spec)} names "
+                                  f"module {m!r}, and a ladder database does not load "
+                                  f"modules: load it with --plugin {m}")
+
+
 def _connect(path: str, writable: bool) -> sqlite3.Connection:
     if writable:
         con = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None,
                               check_same_thread=False)
+        _distrust(con)
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("PRAGMA synchronous=NORMAL")
     else:
@@ -531,14 +759,26 @@ def _connect(path: str, writable: bool) -> sqlite3.Connection:
         uri = f"file:{quote(os.path.abspath(path))}?mode=ro"
         con = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None,
                               check_same_thread=False)
+        _distrust(con)
         try:
             con.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.OperationalError:  # WAL without write access to -shm: a snapshot
             con.close()
             con = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None,
                                   check_same_thread=False)
+        _distrust(con)
     con.execute("PRAGMA foreign_keys=ON")
     return con
+
+
+def _distrust(con: sqlite3.Connection) -> None:
+    """No SQL function with side effects may be called from the file's own schema (a view,
+    a trigger, a CHECK or a default: ``trusted_schema``), and no extension loaded; set before
+    the first statement reads the schema (``_check_schema`` then refuses any trigger or view
+    a ladder does not have)."""
+    con.execute("PRAGMA trusted_schema=OFF")
+    with contextlib.suppress(AttributeError, sqlite3.Error):
+        con.enable_load_extension(False)
 
 
 def _create(con: sqlite3.Connection, seed: int, rules: dict[str, int]) -> None:
@@ -668,23 +908,38 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
         raise ConfigError(f"ladder {lad.path!r} has {len(players)} player(s): add at least two "
                           f"with `shuangkou ladder add SPEC ...`")
     specs = [p.spec for p in players]
-    stored = [m for p in players if p.plugin for m in p.plugin.split(os.pathsep) if m]
-    for p in players:  # a stored file moved or deleted since: say whose it is and the way out
-        for m in (p.plugin or "").split(os.pathsep):
-            if m and not os.path.exists(m):
-                q = shlex.quote(p.spec)
-                raise ConfigError(f"player {p.spec!r}'s plug-in file {m!r} (stored in ladder "
-                                  f"{lad.path!r}) does not exist: give its new path with "
-                                  f"`shuangkou ladder add {q} --plugin FILE`, or take it off "
-                                  f"with `shuangkou ladder remove {q}`")
-    mods = tuple(dict.fromkeys([*stored, *plugins]))
+    from sim.core.limits import MAX_DEAL
+
+    if isinstance(pairs, bool) or not isinstance(pairs, int) or not 1 <= pairs <= MAX_RUN_PAIRS:
+        raise ConfigError(f"--pairs {pairs!r}: a run plays 1 … {MAX_RUN_PAIRS:,} pairs (run "
+                          f"again for more)")
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int)
+                              or not 1 <= chunk <= CHUNK_MAX):
+        raise ConfigError(f"--chunk {chunk!r}: a chunk is 1 … {CHUNK_MAX:,} pairs")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
+        raise ConfigError(f"--jobs {jobs!r}: a run has 1 … {MAX_JOBS:,} workers")
+    if not 0 <= timeout <= MAX_TIMEOUT:
+        raise ConfigError(f"--timeout {timeout!r}: seconds per decision are 0 (no limit) … "
+                          f"{MAX_TIMEOUT:g}")
+    # the database names plug-ins, it never loads them: a module a spec names must be loaded
+    # already (--plugin), and a plug-in player's file comes from --plugin, never from the file
+    check_received_specs(lad.path, specs)
+    mods = tuple(dict.fromkeys(plugins))
     load_plugins(mods, [os.getcwd()])
-    for s in specs:  # every player must be playable here before anything runs
+    for p in players:  # every player must be playable here before anything runs
         try:
-            _canonical(s)
+            _canonical(p.spec)
         except ConfigError as e:
-            raise ConfigError(f"{e} (a plug-in player needs its file: add it again with "
-                              f"--plugin FILE, or pass --plugin to run)") from None
+            named = [m for m in (p.plugin or "").split(os.pathsep) if m]
+            if not named:
+                raise ConfigError(f"{e} (a plug-in player needs its file: pass --plugin FILE "
+                                  f"to `ladder run`)") from None
+            flags = " ".join(f"--plugin {shlex.quote(m)}" for m in named)
+            raise ConfigError(f"player {p.spec!r} comes from a plug-in, and a ladder database "
+                              f"names plug-ins but never loads them: add {_quote(flags, 300)} "
+                              f"to `ladder run` (the file ladder add was given; check it is "
+                              f"the bot you mean), or `shuangkou ladder remove "
+                              f"{shlex.quote(p.spec)}`") from None
     forced = None
     if matchup is not None:
         i, j = (specs.index(lad.player(s).spec) for s in matchup)
@@ -712,6 +967,11 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
             for i, j in ([forced] if forced else all_pairs):
                 mids[(i, j)] = lad.matchup(players[i].id, players[j].id, con)
         nxt = lad.next_deals()
+        last = max((nxt.get(m, 0) for m in mids.values()), default=0)
+        if last + pairs - 1 > MAX_DEAL:
+            raise LadderError(f"ladder database {lad.path!r}: a matchup's next_deal is "
+                              f"{last:,}, and {pairs:,} more pairs would go past the last deal "
+                              f"number 2**63-1")
         backend_now = tm.resolve_backend(cfg)
         path = tuple(dict.fromkeys([os.getcwd(), *sys.path]))
         state = _RunState(data, model)
@@ -986,9 +1246,13 @@ def _table_cols(path: str, meta: dict[str, Any], deals_path: Any, read_table_byt
 
 
 # --- export -------------------------------------------------------------------------------
-def export_parquet(lad: Ladder, out: str) -> int:
+def export_parquet(lad: Ladder, out: str, anchor: str | None = None,
+                   anchor_elo: float = 0.0) -> int:
     """Every stored pair (removed players' too) as a Parquet file: ``matchup, a, b, deal,
-    score2, margin, x2, time, chunk, source``; returns the number of rows."""
+    score2, margin, x2, time, chunk, source``; returns the number of rows. The file's
+    metadata key ``shuangkou.ladder.ratings`` holds the rating list of the active players
+    (``show --json``'s ``anchor``, ``anchor_elo`` and per player ``player``, ``status``,
+    ``rating``, ``se``, ``lo``, ``hi``), ``anchor`` held at ``anchor_elo``."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -1019,16 +1283,15 @@ def export_parquet(lad: Ladder, out: str) -> int:
     x2 = cat["x2"].astype(np.int32)
     names = sorted(specs)
     pos = {pid: k for k, pid in enumerate(names)}
-    mid = np.array(sorted(ms), dtype=np.int64)
-    a_of = np.zeros(int(mid.max()) + 1 if mid.size else 1, np.int32)
-    b_of = np.zeros_like(a_of)
-    for m, (a, b) in ms.items():
-        a_of[m], b_of[m] = pos[a], pos[b]
+    mid = np.array(sorted(ms), dtype=np.int64)  # ids as stored: looked up, never an index
+    a_of = np.array([pos[ms[m][0]] for m in mid.tolist()], np.int32)
+    b_of = np.array([pos[ms[m][1]] for m in mid.tolist()], np.int32)
+    at = np.searchsorted(mid, matchup) if mid.size else np.zeros(0, np.int64)
     dict_names = pa.array([specs[p] for p in names], pa.string())
     table = pa.table({
         "matchup": pa.array(matchup),
-        "a": pa.DictionaryArray.from_arrays(pa.array(a_of[matchup]), dict_names),
-        "b": pa.DictionaryArray.from_arrays(pa.array(b_of[matchup]), dict_names),
+        "a": pa.DictionaryArray.from_arrays(pa.array(a_of[at]), dict_names),
+        "b": pa.DictionaryArray.from_arrays(pa.array(b_of[at]), dict_names),
         "deal": pa.array(cat["deal"].astype(np.int64)),
         "score2": pa.array(score2_of(x2)),
         "margin": pa.array(x2 / 2.0),
@@ -1040,6 +1303,14 @@ def export_parquet(lad: Ladder, out: str) -> int:
             pa.array(np.concatenate(src_codes) if src_codes else np.zeros(0, np.int32)),
             pa.array(sources, pa.string())),
     })
+    from sim.analysis import ladder as model
+
+    data = lad.data(times=False)
+    listed = model.show_json(data, model.fit(data, anchor=anchor, anchor_elo=anchor_elo))
+    ratings = {"anchor": listed["anchor"], "anchor_elo": listed["anchor_elo"],
+               "players": [{k: p[k] for k in ("player", "status", "rating", "se", "lo", "hi")}
+                           for p in listed["players"]]}
+    table = table.replace_schema_metadata({"shuangkou.ladder.ratings": json.dumps(ratings)})
     from sim.harness.results import atomic_write
 
     folder = os.path.dirname(os.path.abspath(out))
