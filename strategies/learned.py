@@ -29,10 +29,14 @@ plain ``.npz`` read with ``allow_pickle=False``: loading weights never runs code
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
+import struct
 import zipfile
+import zlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -53,11 +57,12 @@ from sim.core.engine import (
     GIVEBACK,
     legal,
 )
+from sim.core.files import decode_json, open_received
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import code_first, code_second
 from sim.core.trick import beats
-from sim.errors import WeightsError
+from sim.errors import ShuangkouError, WeightsError
 from strategies.base import param
 from strategies.greedy import (
     FIVE_POINTS_MASK,
@@ -627,11 +632,148 @@ def save_weights(path: str, arrays: dict[str, Any] | list[dict[str, Any]],
     checked = [check_arrays(a, path) for a in nets]
     same_sizes(checked, path)
     flat = {member_key(k, name): a[name] for k, a in enumerate(checked) for name in a}
+    try:
+        text = json.dumps(meta, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise WeightsError(f"{path}: meta cannot be written as JSON ({e})") from None
     tmp = f"{path}.tmp{os.getpid()}.npz"
     np.savez_compressed(tmp, format=np.array(WEIGHTS_FORMAT), version=np.array(WEIGHTS_VERSION),
-                        feature_version=np.array(FEATURE_VERSION),
-                        meta=np.array(json.dumps(meta, sort_keys=True)), **flat)
+                        feature_version=np.array(FEATURE_VERSION), meta=np.array(text), **flat)
     os.replace(tmp, path)
+
+
+# --- an .npz someone else made, read as data ------------------------------------------------
+NPY_HEADER = 1 << 16  # the most an .npy member's header may take (numpy writes ~128 bytes)
+MAX_MEMBERS = 4096  # members of any .npz this package reads
+MAX_WEIGHTS_BYTES = 1 << 30  # a weights file on disk (the shipped ensemble of three: 1.4 MB)
+MAX_META_BYTES = 4 << 20  # its metadata, unpacked (the shipped file's: 11 KB)
+_SMALL = 4096  # format, version, feature_version: one short value each
+
+
+def _npy(raw: bytes) -> np.ndarray:
+    """The array of one ``.npy`` member's bytes: its header read by numpy (never a pickle),
+    its shape times its item size equal to the bytes that follow, else a ValueError."""
+    from numpy.lib import format as npy
+
+    buf = io.BytesIO(raw)
+    version = npy.read_magic(buf)
+    reader = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}.get(version)
+    if reader is None:
+        raise ValueError(f".npy version {version} (numpy writes 1.0 or 2.0)")
+    shape, fortran, dtype = reader(buf, max_header_size=NPY_HEADER)
+    if dtype.hasobject:
+        raise ValueError("it holds Python objects (a pickle), which are never loaded")
+    body = memoryview(raw)[buf.tell():]
+    count = math.prod(shape)
+    if count * dtype.itemsize != len(body):
+        raise ValueError(f"its header says shape {shape} of {dtype}, {count * dtype.itemsize:,}"
+                         f" bytes; {len(body):,} follow")
+    a = np.frombuffer(body, dtype=dtype, count=count)
+    return a.reshape(shape, order="F" if fortran else "C")
+
+
+def read_npz(path: str, caps: Callable[[str], int | None] | Mapping[str, int], what: str,
+             limit: int, error: type[ShuangkouError] = WeightsError) -> dict[str, np.ndarray]:
+    """The arrays of the ``.npz`` file ``path``, read as data someone else made.
+
+    ``path`` must be a regular file of at most ``limit`` bytes (never a FIFO or a device:
+    ``sim.core.files.open_received``); every member must be one ``caps`` names (member name
+    without ``.npy`` -> the most bytes it may unpack to; None: not expected), and its unpacked
+    size, as the zip's directory states it, within that cap, all checked before a byte is
+    unpacked (a member can never unpack past its stated size: the zip reader stops there and
+    checks the CRC), so a zip bomb or an extra array costs nothing. Each member is parsed
+    without pickles (``_npy``). Any failure: ``error`` with one line naming the file, the
+    member and what was expected."""
+    cap_of = caps.get if isinstance(caps, Mapping) else caps
+    try:
+        f = open_received(path, limit, what)
+    except FileNotFoundError:
+        raise error(f"{what} {path!r} does not exist") from None
+    except OSError as e:
+        raise error(f"{what} {path!r} cannot be read ({e.strerror or type(e).__name__})"
+                    ) from None
+    out: dict[str, np.ndarray] = {}
+    name = ""
+    try:
+        with f, zipfile.ZipFile(f) as z:
+            infos = z.infolist()
+            if len(infos) > MAX_MEMBERS:
+                raise error(f"{what} {path!r} holds {len(infos):,} members; at most "
+                            f"{MAX_MEMBERS:,} are expected")
+            plan = []
+            for info in infos:
+                name = info.filename
+                key = name[:-4] if name.endswith(".npy") else None
+                cap = cap_of(key) if key is not None else None
+                if cap is None:
+                    raise error(f"{what} {path!r}: unexpected member {name!r} (not an array "
+                                f"this kind of file holds)")
+                if key in out or any(key == k for k, _ in plan):
+                    raise error(f"{what} {path!r}: member {name!r} is there twice")
+                if info.file_size > cap:
+                    raise error(f"{what} {path!r}: member {name!r} unpacks to "
+                                f"{info.file_size:,} bytes, more than the {cap:,} it may")
+                plan.append((key, info))
+            for key, info in plan:
+                name = info.filename
+                with z.open(info) as m:
+                    raw = m.read(info.file_size + 1)
+                if len(raw) != info.file_size:
+                    raise ValueError(f"{len(raw):,} bytes unpacked; the zip says "
+                                     f"{info.file_size:,}")
+                out[key] = _npy(raw)
+    except ShuangkouError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, struct.error, OSError,
+            EOFError, ValueError, NotImplementedError, RuntimeError, KeyError) as e:
+        part = f": member {name!r}" if name else ""
+        why = " ".join(str(e).split()) or type(e).__name__
+        raise error(f"{what} {path!r} is not a readable .npz file (corrupt or truncated?)"
+                    f"{part}: {why}") from None
+    return out
+
+
+def _weights_caps() -> dict[str, int]:
+    """Every member a weights file may hold and the most bytes each may unpack to (a network
+    of ``MAX_HIDDEN`` everywhere, float64)."""
+    big = weight_shapes(MAX_HIDDEN, MAX_HIDDEN, MAX_HIDDEN)
+    caps = {"format": _SMALL, "version": _SMALL, "feature_version": _SMALL,
+            "meta": MAX_META_BYTES}
+    for k in range(MAX_NETS):
+        for name, shape in big.items():
+            caps[member_key(k, name)] = 8 * math.prod(shape) + NPY_HEADER
+    return caps
+
+
+def _finite(x: Any) -> bool:
+    """No infinite number anywhere in decoded JSON (its nesting is capped at 64)."""
+    if isinstance(x, float):
+        return math.isfinite(x)
+    if isinstance(x, dict):
+        return all(_finite(v) for v in x.values())
+    if isinstance(x, list):
+        return all(_finite(v) for v in x)
+    return True
+
+
+def read_meta(a: Any, path: str) -> dict[str, Any]:
+    """A weights file's ``meta`` member: a JSON object (no NaN, no infinity, nesting capped),
+    else a WeightsError."""
+    if a is None:
+        return {}
+    a = np.asarray(a)
+    if a.shape != () or a.dtype.kind not in "US":
+        raise WeightsError(f"weights file {path!r}: meta is an array of {a.dtype} and shape "
+                           f"{a.shape}; expected one JSON text")
+    text = a.item()
+    try:
+        meta = decode_json(text, dict[str, Any], where=f"weights file {path!r}: meta")
+    except ValueError as e:
+        raise WeightsError(f"{e} (expected a JSON object, without NaN)") from None
+    if not _finite(meta):
+        raise WeightsError(f"weights file {path!r}: meta holds an infinite number; expected "
+                           f"a JSON object of finite numbers")
+    return meta
 
 
 def load_weights(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -644,16 +786,7 @@ def load_weights(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
 def load_networks(path: str) -> tuple[list[dict[str, np.ndarray]], dict[str, Any]]:
     """Every network of the weights file ``path`` (one, or an ensemble's) and its metadata,
     checked (never unpickles: a file that needs it is refused)."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
-    except FileNotFoundError:
-        raise WeightsError(f"weights file {path!r} does not exist") from None
-    except IsADirectoryError:
-        raise WeightsError(f"weights file {path!r} is a folder, not a .npz file") from None
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
-        raise WeightsError(f"weights file {path!r} is not a readable .npz weights file "
-                           f"(corrupt or truncated?): {e}") from None
+    data = read_npz(path, _weights_caps(), "weights file", MAX_WEIGHTS_BYTES)
     fmt = str(data.get("format", ""))
     if fmt != WEIGHTS_FORMAT:
         raise WeightsError(f"{path}: not a learned player's weights file (format {fmt!r}; "
@@ -666,10 +799,7 @@ def load_networks(path: str) -> tuple[list[dict[str, np.ndarray]], dict[str, Any
         if got != want:
             raise WeightsError(f"{path}: weights file {key} {got}; this version of shuangkou "
                                f"reads {key} {want} only")
-    try:
-        meta = json.loads(str(data.get("meta", "{}")))
-    except ValueError:
-        raise WeightsError(f"{path}: its metadata is not JSON") from None
+    meta = read_meta(data.get("meta"), path)
     nets = [check_arrays(data, path)]
     while any(k.startswith(f"m{len(nets)}/") for k in data):
         k = len(nets)

@@ -33,10 +33,13 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any, Literal
 
+import msgspec
 import numpy as np
 
+from sim.core.files import decode_json, open_received, read_received
+from sim.core.limits import refuse_eval_seed
 from sim.errors import ConfigError
 
 FORMAT = "shuangkou-tune/1"
@@ -49,6 +52,15 @@ R_END = 0.05  # default r_end (1/points): see docs/tuning.md
 CONFIRM_FIRST = 2 ** 62  # first deal of the confirmation match: tuning never gets there
 FIELD = ("random", "greedy", "expert")  # --against field
 _SIGNS = 0x5350_5341  # "SPSA": the sign stream's tag
+# upper bounds of the numeric options (docs/cli.md): a request past one is refused up front
+MAX_PAIRS = 100_000  # --pairs: duplicate pairs per iteration
+MAX_ITERATIONS = 1_000_000  # --iterations
+MAX_CONFIRM = 10_000_000  # --confirm: pairs of the confirmation match
+MAX_JOBS = 256  # --jobs
+MAX_PARAMS = 64  # --param: parameters tuned at once
+MAX_CHECKPOINT_BYTES = 16 << 20  # checkpoint.json (a few KB: the key, theta, counts)
+MAX_ROW_BYTES = 64 << 10  # one line of trajectory.jsonl (theta of at most MAX_PARAMS values)
+MAX_ROWS_BYTES = (MAX_ITERATIONS + 1) * MAX_ROW_BYTES  # trajectory.jsonl (read line by line)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,70 +219,131 @@ def make_config(spec: str, params: Sequence[str], against: str | None = None,
         opponents = FIELD if against.strip() == "field" else tuple(split_specs(against))
         for o in opponents:
             make(o)
-    for what, v in (("--pairs", pairs), ("--iterations", iterations)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ConfigError(f"{what} {v!r} must be an integer >= 1")
+    check_counts(pairs=pairs, iterations=iterations)
+    why = refuse_eval_seed(int(seed), "--seed")
+    if why:
+        raise ConfigError(why)
+    if len(out) > MAX_PARAMS:
+        raise ConfigError(f"{len(out)} --param options: at most {MAX_PARAMS} parameters are "
+                          f"tuned at once")
     cfg = TuneConfig(start.spec_target or target, fixed, tuple(out), opponents,
                      pairs, iterations, int(seed), tuple(plugins))
     make(cfg.spec(cfg.played([p.start for p in out])))  # the specs it will play are valid
     return cfg
 
 
-# --- the checkpoint ---------------------------------------------------------------------
+def check_counts(pairs: Any = 1, iterations: Any = 1, confirm: Any = 0, jobs: Any = 1
+                 ) -> None:
+    """Each count an integer within its bounds (``MAX_*``), or a one-line ConfigError that
+    names the bound: checked before anything is played or written."""
+    for what, v, lo, hi in (("--pairs", pairs, 1, MAX_PAIRS),
+                            ("--iterations", iterations, 1, MAX_ITERATIONS),
+                            ("--confirm", confirm, 0, MAX_CONFIRM), ("--jobs", jobs, 1, MAX_JOBS)):
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            shown = v if not isinstance(v, int) or abs(v) < 10 ** 12 else f"{v:.3g}"
+            raise ConfigError(f"{what} {shown!r} must be an integer in {lo} … {hi:,}")
+
+
+# --- the checkpoint: received data, read against a declared schema ------------------------
+Finite = Annotated[float, msgspec.Meta(ge=-1e300, le=1e300)]  # JSON has no NaN; no infinity
+Count = Annotated[int, msgspec.Meta(ge=0, le=2 ** 62)]
+
+
+class _Checkpoint(msgspec.Struct, forbid_unknown_fields=True):
+    """``checkpoint.json``: what ``_save`` writes."""
+
+    format: Literal["shuangkou-tune/1"]
+    key: dict[str, Any]
+    iteration: Annotated[int, msgspec.Meta(ge=0, le=MAX_ITERATIONS)]
+    theta: Annotated[list[Finite], msgspec.Meta(max_length=MAX_PARAMS)]
+    pairs: Count
+    seconds: Annotated[float, msgspec.Meta(ge=0, le=1e12)]
+
+
+class _Row(msgspec.Struct, forbid_unknown_fields=True):
+    """One line of ``trajectory.jsonl``: what ``_row`` writes."""
+
+    iteration: Annotated[int, msgspec.Meta(ge=0, le=MAX_ITERATIONS)]
+    theta: Annotated[list[Finite], msgspec.Meta(max_length=MAX_PARAMS)]
+    margin: Finite | None
+    pairs: Count
+
+
+def _corrupt(file: str, why: str) -> ConfigError:
+    return ConfigError(f"checkpoint {file!r} is corrupt ({why}): remove it or choose another "
+                       f"--out")
+
+
+def _in_ranges(cfg: TuneConfig, theta: Sequence[float], file: str, where: str) -> None:
+    """Each value of ``theta`` within its parameter's range (a run only ever clips into it)."""
+    if len(theta) != len(cfg.params):
+        raise _corrupt(file, f"{where} holds {len(theta)} values; this run tunes "
+                             f"{len(cfg.params)} parameter(s)")
+    for i, (p, x) in enumerate(zip(cfg.params, theta)):
+        if not p.lo <= x <= p.hi:
+            raise _corrupt(file, f"{where}[{i}] = {x!r}: {p.name} must be in "
+                                 f"{_fmt(p.lo)} … {_fmt(p.hi)}")
+
+
 def load_checkpoint(path: str, cfg: TuneConfig) -> dict[str, Any] | None:
     """The checkpoint in ``path`` (None: none there), or a ConfigError for a corrupt one or one
-    of other settings."""
+    of other settings. The files are data: a regular file of bounded size (never a FIFO or a
+    device), nesting capped, every field's type and range checked (``_Checkpoint``, ``_Row``),
+    theta within the parameters' ranges."""
     file = os.path.join(path, CHECKPOINT)
-    if not os.path.exists(file):
+    if not os.path.lexists(file):
         return None
     try:
-        with open(file, encoding="utf-8") as f:
-            state = json.load(f)
-        ok = (isinstance(state, dict) and state.get("format") == FORMAT
-              and isinstance(state.get("iteration"), int)
-              and isinstance(state.get("theta"), list) and isinstance(state.get("key"), dict))
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise ConfigError(f"checkpoint {file!r} is corrupt ({type(e).__name__}): remove it "
-                          f"or choose another --out") from None
-    if not ok:
-        raise ConfigError(f"checkpoint {file!r} is corrupt (not a {FORMAT} checkpoint): "
-                          f"remove it or choose another --out")
+        data = read_received(file, MAX_CHECKPOINT_BYTES, "tune checkpoint")
+    except OSError as e:
+        raise _corrupt(file, e.strerror or type(e).__name__) from None
+    try:
+        got = decode_json(data, _Checkpoint, where="checkpoint.json")
+    except ValueError as e:
+        raise _corrupt(file, str(e).removeprefix("checkpoint.json: ")) from None
+    state = msgspec.to_builtins(got)
     if state["key"] != json.loads(json.dumps(cfg.key())):
         diff = sorted(k for k in cfg.key() if state["key"].get(k) != json.loads(
             json.dumps(cfg.key()[k])))
         raise ConfigError(f"checkpoint {file!r} is from another tuning run (its "
                           f"{', '.join(diff) or 'settings'} differ): use another --out, or "
                           f"the same spec, --param ranges, --seed, --pairs and --iterations")
-    n = len(cfg.params)
-    state["rows"] = _read_rows(os.path.join(path, ROWS), state.get("iteration"), n)
-    if not (0 <= state["iteration"] <= cfg.iterations and len(state["theta"]) == n
-            and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                    and math.isfinite(x) for x in state["theta"])
-            and state["rows"] is not None):
-        raise ConfigError(f"checkpoint {file!r} is corrupt (inconsistent iteration, theta or "
-                          f"trajectory): remove it or choose another --out")
+    _in_ranges(cfg, got.theta, file, "theta")
+    if state["iteration"] > cfg.iterations:
+        raise _corrupt(file, f"iteration {state['iteration']} is past this run's "
+                             f"--iterations {cfg.iterations}")
+    state["rows"] = _read_rows(cfg, os.path.join(path, ROWS), state["iteration"], file)
     return state
 
 
-def _read_rows(file: str, iteration: Any, n: int) -> list[dict[str, Any]] | None:
+def _read_rows(cfg: TuneConfig, rows_file: str, iteration: int, file: str
+               ) -> list[dict[str, Any]]:
     """The trajectory's rows 0 … ``iteration`` (rows past the checkpoint, appended by a run
-    killed before its checkpoint, are left out), or None when they are not all there."""
-    if not isinstance(iteration, int) or iteration < 0:
-        return None
+    killed before its checkpoint, are left out), each checked (``_Row``, theta in range), or a
+    ConfigError naming the line and the field."""
     rows: list[dict[str, Any]] = []
     try:
-        with open(file, encoding="utf-8") as f:
-            for line in f:
-                if len(rows) > iteration:
-                    break
-                r = json.loads(line)
-                if not (isinstance(r, dict) and r.get("iteration") == len(rows)
-                        and isinstance(r.get("theta"), list) and len(r["theta"]) == n):
-                    return None
-                rows.append(r)
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    return rows if len(rows) == iteration + 1 else None
+        with open_received(rows_file, MAX_ROWS_BYTES, "trajectory") as f:
+            while len(rows) <= iteration:
+                line = f.readline(MAX_ROW_BYTES + 1)
+                where = f"{ROWS} line {len(rows) + 1}"
+                if not line:
+                    raise _corrupt(file, f"{ROWS} holds {len(rows)} row(s); its iteration "
+                                         f"{iteration} needs {iteration + 1}")
+                if len(line) > MAX_ROW_BYTES:
+                    raise _corrupt(file, f"{where} is longer than {MAX_ROW_BYTES:,} bytes")
+                try:
+                    r = decode_json(line, _Row, where=where)
+                except ValueError as e:
+                    raise _corrupt(file, str(e)) from None
+                if r.iteration != len(rows):
+                    raise _corrupt(file, f"{where}: iteration {r.iteration}, expected "
+                                         f"{len(rows)}")
+                _in_ranges(cfg, r.theta, file, f"{where}: theta")
+                rows.append(msgspec.to_builtins(r))
+    except OSError as e:
+        raise _corrupt(file, f"{ROWS}: {e.strerror or type(e).__name__}") from None
+    return rows
 
 
 def _save(path: str, state: dict[str, Any]) -> None:
@@ -339,6 +412,7 @@ def run(cfg: TuneConfig, out: str, jobs: int = 1, backend: str = "auto",
     from sim.harness.tournament import pair_player
 
     say = say or (lambda text: print(text, file=sys.stderr))
+    check_counts(pairs=cfg.pairs, iterations=cfg.iterations, confirm=confirm, jobs=jobs)
     os.makedirs(out, exist_ok=True)
     state = load_checkpoint(out, cfg)
     if state is not None and not resume:
