@@ -8,13 +8,49 @@ loop runs a ~1,000-deal slice of the same comparison instead.
 from __future__ import annotations
 
 import os
+import stat
 import sys
+import tempfile
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+
+TEST_CACHE_ENV = "SHUANGKOU_TEST_CACHE_DIR"
+
+
+def pick_test_cache() -> str:
+    """The kernel cache the tests use, never the user's (``~/.cache/shuangkou``): the folder
+    named by ``$SHUANGKOU_TEST_CACHE_DIR`` (CI points it wherever it keeps caches), else
+    ``shuangkou-test-cache-<uid>`` in the system's temporary folder, which outlives the run so
+    that the next run loads the kernels instead of compiling them. numba loads pickled code
+    from there: a shared folder that is not ours alone (another user made it, or others may
+    write into it) is not used, and the run gets a fresh private folder instead (cold)."""
+    chosen = os.environ.get(TEST_CACHE_ENV)
+    if chosen:
+        os.makedirs(chosen, exist_ok=True)
+        return os.path.abspath(chosen)
+    path = os.path.join(tempfile.gettempdir(), f"shuangkou-test-cache-{os.getuid()}")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022:
+            return path
+    except OSError:
+        pass
+    return tempfile.mkdtemp(prefix="shuangkou-test-cache-")
+
+
+# before anything imports sim (sim.core._cache picks the folder at import) or numba: the tests,
+# and every process they start (which inherits the environment), compile into the test cache.
+# An inherited NUMBA_CACHE_DIR (the user's) goes too: configure() would fall back to it.
+TEST_CACHE = pick_test_cache()
+os.environ["SHUANGKOU_CACHE_DIR"] = TEST_CACHE
+os.environ.pop("NUMBA_CACHE_DIR", None)
+if "sim.core._cache" in sys.modules:  # pragma: no cover - imported by a plug-in of pytest
+    sys.modules["sim.core._cache"].CACHE_DIR = sys.modules["sim.core._cache"].configure()
 
 FULL_ENV = "SHUANGKOU_FULL"
 

@@ -4,6 +4,7 @@ scheduler, the --jobs cap, workers that outlive a killed parent, lazy chunk plan
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import subprocess
@@ -11,17 +12,61 @@ import sys
 import textwrap
 
 import pytest
-from conftest import sigint_default
+from conftest import TEST_CACHE, TEST_CACHE_ENV, sigint_default
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _env(**kw):
+    """The tests' environment for a child process; its kernel cache is the tests' own
+    (``TEST_CACHE``, set by conftest) unless ``kw`` names a cache folder."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("SHUANGKOU_CACHE_DIR", "NUMBA_CACHE_DIR")}
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    if kw.get("SHUANGKOU_CACHE_DIR") is None and kw.get("NUMBA_CACHE_DIR") is None:
+        env["SHUANGKOU_CACHE_DIR"] = TEST_CACHE
     env.update({k: v for k, v in kw.items() if v is not None})
     return env
+
+
+# --- issue 32 (4.1): the tests never write into the user's kernel cache ---------------------
+def test_a_test_run_leaves_the_users_kernel_cache_untouched(tmp_path):
+    """A user with no cache settings (HOME a fresh folder, no SHUANGKOU_CACHE_DIR or
+    NUMBA_CACHE_DIR) runs a test with this folder's conftest: the session's engine kernels and
+    a kernel the test compiles from its own tmp_path with numba's cache on (such kernels filled
+    ``~/.cache/shuangkou`` with ``test_edit_recompiles0_*``) go to the tests' own cache
+    folder; nothing appears under ``$HOME/.cache``."""
+    import time
+
+    home = tmp_path / "home"
+    home.mkdir()
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    (inner / "test_inner.py").write_text(
+        "import sys\n\n\ndef test_own_kernel(tmp_path):\n"
+        "    (tmp_path / 'own_kernel.py').write_text('import sim.core.jit  # noqa: F401\\n'\n"
+        "        'import numba\\n@numba.njit(cache=True)\\ndef f(x):\\n    return x + 1\\n')\n"
+        "    sys.path.insert(0, str(tmp_path))\n"
+        "    import own_kernel\n\n    assert own_kernel.f(41) == 42\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SHUANGKOU_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env.update(HOME=str(home), PYTHONPATH=os.path.join(ROOT, "tests") + os.pathsep + ROOT)
+    env[TEST_CACHE_ENV] = os.environ.get(TEST_CACHE_ENV) or TEST_CACHE
+    start = time.time() - 1
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "-p", "conftest", "--rootdir", str(inner), str(inner / "test_inner.py"),
+                        "--basetemp", str(tmp_path / "base")],
+                       env=env, cwd=inner, capture_output=True, text=True, timeout=600,
+                       check=False)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "1 passed" in r.stdout
+    left = [os.path.join(d, f) for d, _, files in os.walk(home) for f in files]
+    assert not os.path.exists(home / ".cache" / "shuangkou") and not left, left[:5]
+    # numba made the test's own folder (named after its tmp_path) in the tests' cache instead
+    made = [p for p in glob.glob(os.path.join(glob.escape(TEST_CACHE), "kernels-*", "*",
+                                              "own_kernel.f-*.nbi"))
+            if os.path.getmtime(p) >= start]
+    assert made
 
 
 def _py(code, env, timeout=60):
