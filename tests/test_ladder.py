@@ -81,6 +81,48 @@ def test_an_anchor_holds_a_player_at_zero_and_keeps_the_differences():
     assert "0 (anchor)" in L.show_text(d, g) and "y held at 0" in L.show_text(d, g)
 
 
+def test_an_anchor_at_a_given_elo_moves_every_number_alike():
+    """``anchor_elo``: the anchor shows that Elo, every rating and bound moves by it, the
+    differences and their intervals do not change; without an anchor the mean is at it."""
+    d = _data(seed=3)
+    d.names = ["w", "x", "y", "z"]
+    g, h = L.fit(d, anchor="y"), L.fit(d, anchor="y", anchor_elo=1500.0)
+    assert h.rating[2] == 1500.0 and np.allclose(h.rating, g.rating + 1500.0)
+    assert np.allclose(h.lo, g.lo + 1500.0) and np.allclose(h.hi, g.hi + 1500.0)
+    for i, j in ((0, 1), (1, 3), (0, 3)):
+        assert np.allclose(g.diff(i, j), h.diff(i, j))
+    text = L.show_text(d, h)
+    assert "+1500 (anchor)" in text and "y held at +1500" in text
+    assert L.show_json(d, h)["anchor_elo"] == 1500.0
+    m = L.fit(d, anchor_elo=-200.0)
+    assert math.isclose(m.rating.mean(), -200.0) and m.anchor is None
+    with pytest.raises(ConfigError, match="finite"):
+        L.fit(d, anchor_elo=math.nan)
+
+
+SPEC60 = "greedy(show_at=0.25, contest_at=100, min_cards=3, draw=0.50)"
+
+
+def test_a_long_spec_is_abbreviated_in_the_text_tables_with_a_legend():
+    """A 60-character spec does not widen the text tables: it is cut to ``NAME_WIDTH``
+    characters ending ``…[1]``, the same in the ranking and the crosstable, and a legend line
+    gives it whole; the tables are as wide as with a spec of exactly ``NAME_WIDTH``."""
+    assert len(SPEC60) == 60
+    d = _data(seed=3)
+    d.names = ["greedy", SPEC60, "random", "random(show_prob=0.9)"]
+    text = L.show_text(d, L.fit(d))
+    d.names[1] = "x" * L.NAME_WIDTH
+    plain = L.show_text(d, L.fit(d))
+    label = SPEC60[:L.NAME_WIDTH - 4] + "…[1]"
+    assert len(label) == L.NAME_WIDTH
+    rows = [line for line in text.splitlines() if label in line]
+    assert len(rows) == 2  # its ranking row and its crosstable row
+    assert "  [1] " + SPEC60 in text.splitlines()
+    widths = [len(line) for line in text.splitlines()[2:7]]
+    assert widths == [len(line) for line in plain.splitlines()[2:7]]  # header and 4 rows
+    assert SPEC60 not in text.split("players shown abbreviated:")[0]
+
+
 def test_disconnected_and_new_players_are_unrated_not_numbers():
     # players 0-2 play each other; 3 and 4 only each other; 5 never plays
     spec = [(0, 1, 2), (0, 1, 1), (1, 2, 2), (1, 2, 0), (0, 2, 1), (0, 2, 0),

@@ -88,3 +88,58 @@ def test_long_player_names_fit_in_the_plot(tmp_path, browser):
     assert len(facts["labels"]) == 3
     assert all(x0 >= 0 for x0, _ in facts["labels"]), facts
     assert max(x1 for _, x1 in facts["labels"]) < min(facts["bars"])
+
+
+SPEC60 = "greedy(show_at=0.25, contest_at=100, min_cards=3, draw=0.50)"
+
+
+def test_a_60_character_spec_keeps_the_layout_at_1280_px(tmp_path, browser):
+    """A 60-character spec in a 1280-px window: the page is no wider than the window, no
+    table cell's content overflows it or overlaps its neighbour, the spec is shown whole
+    (wrapped inside its cell), and the plot's labels stay inside the plot, left of its bars
+    (a long one cut with the whole spec in its tooltip)."""
+    assert len(SPEC60) == 60
+    rng = np.random.default_rng(5)
+    probs = bt_probs(np.array([0.0, 60.0, 120.0, 30.0]), 0.25)
+    a, b, d, s2 = simulate(rng, 4, probs, {m: 200 for m in probs})
+    data = ladder(4, a, b, d, s2)
+    data.names = ["greedy", SPEC60, "random(show_prob=0.9)", "random"]
+    data.last_time = ["2026-12-03T08:00:00Z"] * 4
+    page = tmp_path / "wide.html"
+    page.write_text(L.show_html(data, L.fit(data, anchor="random")), encoding="utf-8")
+    with Page(browser, str(page), str(tmp_path / "profile"), width=1280, height=900) as pg:
+        facts = json.loads(pg.js("""(() => {
+            const W = window.innerWidth, out = {W: W,
+                page: document.documentElement.scrollWidth, overflow: [], overlap: []};
+            for (const t of document.querySelectorAll('table')) {
+              for (const r of t.rows) {
+                let prev = null;
+                for (const c of r.cells) {
+                  const b = c.getBoundingClientRect();
+                  if (c.scrollWidth > c.clientWidth + 1 || b.right > W + 0.5)
+                    out.overflow.push([t.id, c.textContent]);
+                  if (prev && b.left < prev.right - 0.5) out.overlap.push([t.id, c.textContent]);
+                  prev = b;
+                }
+              }
+            }
+            out.names = Array.from(document.querySelectorAll('#ratings td.player'))
+                             .map(c => c.textContent);
+            const svg = document.querySelector('#ranking').getBoundingClientRect();
+            out.svg = [svg.left, svg.right];
+            out.labels = Array.from(document.querySelectorAll('#ranking text'))
+                .filter(t => t.getAttribute('text-anchor') === 'end')
+                .map(t => { const b = t.getBoundingClientRect(); return [b.left, b.right]; });
+            out.bars = Math.min(...Array.from(document.querySelectorAll('#ranking line.bar'))
+                .map(l => l.getBoundingClientRect().left));
+            out.tips = Array.from(document.querySelectorAll('#ranking text title'))
+                            .map(t => t.textContent);
+            return JSON.stringify(out); })()"""))
+        errors = pg.errors()
+    assert errors == []
+    assert facts["W"] == 1280 and facts["page"] <= 1280, facts
+    assert facts["overflow"] == [] and facts["overlap"] == [], facts
+    assert SPEC60 in facts["names"]  # whole, wrapped inside its cell
+    assert facts["svg"][0] >= 0 and facts["svg"][1] <= 1280, facts
+    assert all(facts["svg"][0] <= x0 and x1 < facts["bars"] for x0, x1 in facts["labels"]), facts
+    assert SPEC60 in facts["tips"]
