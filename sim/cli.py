@@ -602,12 +602,6 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
-# what a run writes into its results folder (sim.harness.tournament, sim.analysis.report); --force
-# removes these
-_RUN_FILES = ("config.json", "config.toml", "run.json", "summary.json", "summary.md",
-              "report.html", "records.jsonl")
-
-
 def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
     """Check the results folder before a run; returns whether to run as a resume, or None
     when the same run is already finished there (then only its report is written again).
@@ -617,9 +611,7 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
       nothing is replayed, the tables and report are written again from the saved chunks;
     - otherwise an existing run needs ``--resume`` (same config) or ``--force``.
     """
-    import glob
-
-    from sim.harness.results import CHUNK_DIR, DEALS_DIR, locked, read_config
+    from sim.harness.results import locked, read_config, remove_run_files
 
     out = cfg.out
     if os.path.exists(out) and not os.path.isdir(out):
@@ -638,14 +630,9 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
             raise ConfigError("--force and --resume exclude each other: --force starts the run "
                               "again, --resume finishes the one in the results folder")
         with locked(out):  # never under the feet of a run still writing there
-            for name in _RUN_FILES:
-                _remove_quietly(os.path.join(out, name))
-            for path in (glob.glob(os.path.join(out, CHUNK_DIR, "*.npz"))
-                         + glob.glob(os.path.join(out, CHUNK_DIR, ".tmp-*"))
-                         + glob.glob(os.path.join(out, DEALS_DIR, "*.parquet"))
-                         + glob.glob(os.path.join(out, DEALS_DIR, ".tmp-*"))
-                         + glob.glob(os.path.join(out, "plots", "*.png"))):
-                _remove_quietly(path)
+            # every file the previous run wrote (one list: sim.harness.results.RUN_FILES),
+            # swing deals and plots included; never a file of the user's
+            remove_run_files(out)
         return False
     if args.resume:
         return True

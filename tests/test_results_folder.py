@@ -494,3 +494,63 @@ def test_chunk_file_of_a_twin_run_is_refused(tmp_path):
         load_state(cfg.out)
     os.remove(os.path.join(cfg.out, "chunks", "c000001.npz"))
     assert run_tournament(cfg, resume=True)["complete"]  # as the message says
+
+
+# --- issue 32: summary.json on a full disk; --force leaves only this run's files ---------------
+def test_report_on_a_full_disk_names_the_file_and_leaves_no_temp_file(tmp_path, capsys,
+                                                                      monkeypatch):
+    import errno
+    import io
+
+    from sim.analysis import report
+
+    cfg = config(tmp_path)
+    run_tournament(cfg)
+    before = open(os.path.join(cfg.out, "summary.json"), "rb").read()
+
+    class Full(io.FileIO):
+        def write(self, b):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(report, "open", lambda path, mode="r": Full(path, "w"), raising=False)
+    assert main(["report", cfg.out, "--no-plots"]) == 2
+    path = os.path.join(cfg.out, "summary.json")
+    one_line_error(capsys.readouterr().err, repr(path), os.strerror(errno.ENOSPC))
+    assert not [f for f in os.listdir(cfg.out) if ".tmp-" in f]
+    assert open(path, "rb").read() == before  # the file as it was stays
+
+
+def test_force_removes_the_previous_runs_files_and_only_those(tmp_path, capsys):
+    from sim.harness.results import run_files
+
+    toml = tmp_path / "t.toml"
+    body = (f'players = ["{EAGER}", "{PLAIN}"]\ndeals = 20\nseed = 3\n[run]\nchunk_size = 10\n'
+            f'[output]\nplots = false\nrecords = 1\n')
+    toml.write_text(body)
+    out = tmp_path / "o"
+    assert main(["tournament", str(toml), "--out", str(out), "--no-progress", "--quiet"]) == 0
+    first = sorted(os.path.relpath(p, out) for p in run_files(str(out)))
+    # the list is complete: every file the run wrote is on it (the lock is gone)
+    written = sorted(os.path.relpath(os.path.join(d, f), out)
+                     for d, _, fs in os.walk(out) for f in fs)
+    assert first == written, (first, written)
+    assert "swings.jsonl" in first and "swings.html" in first and "records.jsonl" in first
+    os.makedirs(out / "plots")
+    for mine in ("notes.txt", "swings.jsonl.bak", "chunks/keep.npz", "plots/mine.png"):
+        (out / mine).write_text("the user's")
+    (out / "plots" / "scores_m7.png").write_bytes(b"an earlier run's plot")
+    (out / "deals" / ".tmp-999999999-c000009.parquet").write_bytes(b"torn")
+    # the same players without duplicate deals, no records: no swing deals, no records.jsonl
+    toml.write_text(body.replace("records = 1", "records = 0") + "")
+    toml.write_text(toml.read_text().replace("seed = 3\n", "seed = 3\nduplicate = false\n"))
+    assert main(["tournament", str(toml), "--out", str(out), "--no-progress", "--quiet",
+                 "--force"]) == 0
+    capsys.readouterr()
+    now = sorted(os.path.relpath(p, out) for p in run_files(str(out)))
+    for gone in ("swings.jsonl", "swings.html", "records.jsonl", "plots/scores_m7.png",
+                 "deals/.tmp-999999999-c000009.parquet"):
+        assert gone not in now and not (out / gone).exists(), gone
+    for mine in ("notes.txt", "swings.jsonl.bak", "chunks/keep.npz", "plots/mine.png"):
+        assert (out / mine).read_text() == "the user's", mine
+    state = json.load(open(out / "summary.json"))
+    assert state["config"]["duplicate"] is False

@@ -48,6 +48,7 @@ from sim.analysis.summary import (
     tally_of,
     verdict,
 )
+from sim.errors import OutputError
 
 FOLD_ROWS = 12  # report.html folds tables longer than this (<details>)
 
@@ -424,10 +425,21 @@ def _strict(x: Any) -> Any:
 
 
 def _write(path: str, data: bytes) -> None:
+    """Write ``path`` whole or not at all: through ``PATH.tmp-PID``, then ``os.replace``. A
+    failure (a full disk, no permission) leaves no temporary file behind and is one line that
+    names the file (``OutputError``); the file as it was stays."""
     tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise OutputError(f"cannot write {os.path.basename(path)} {path!r}: "
+                          f"{e.strerror or e}") from None
 
 
 def write_all(state: Mapping[str, Any], out: str, plots: bool = True,

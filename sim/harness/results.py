@@ -62,6 +62,64 @@ LOCK_FILE = ".lock"  # held (flock) by the one process writing a results folder;
 MAX_JSON_BYTES = 64 << 20  # config.json (a round robin of 1,000 players is ~100 KB), run.json
 MAX_DATA_BYTES = 1 << 36  # a chunk file or its per-deal table (64 GiB: far past any chunk)
 
+# Every file a run writes into its results folder (docs/results.md), listed once: the writers
+# (sim.harness.tournament, sim.harness.swings, sim.analysis.report) write these names and no
+# other, and `tournament --force` removes exactly these of the previous run, never a file of the
+# user's. Top-level names, then (folder, pattern) for the files inside its folders.
+SWINGS_FILE = "swings.jsonl"  # sim.harness.swings: the replayed swing deals
+SWINGS_PAGE = "swings.html"  # … and their deal-viewer page
+RUN_FILES = ("config.json", "config.toml", "run.json", "summary.json", "summary.md",
+             "report.html", "records.jsonl", SWINGS_FILE, SWINGS_PAGE)
+PLOTS_DIR = "plots"
+RUN_PATTERNS = ((CHUNK_DIR, r"c\d{6}\.npz"), (DEALS_DIR, r"c\d{6}\.parquet"),
+                (PLOTS_DIR, r"(scores_m\d+|settlement|ratings)\.png"))  # report.render_plots
+# temporary files of a write that was interrupted: atomic_write's ``.tmp-PID-NAME`` and
+# sim.analysis.report's ``NAME.tmp-PID``, of a name above
+_TEMP = r"(\.tmp-\d+-(?P<a>[^/]+)|(?P<b>[^/]+)\.tmp-\d+)"
+
+
+def run_files(out: str) -> list[str]:
+    """The paths in results folder ``out`` that a run writes (``RUN_FILES``, ``RUN_PATTERNS``
+    and interrupted writes' temporary files of those names): what ``--force`` removes. Links
+    count by their own name and are never followed; anything else is the user's."""
+    import re
+
+    def ours(name: str, pattern: str | None) -> bool:
+        def named(n: str) -> bool:
+            return n in RUN_FILES if pattern is None else re.fullmatch(pattern, n) is not None
+        if named(name):
+            return True
+        m = re.fullmatch(_TEMP, name)
+        return m is not None and named(m.group("a") or m.group("b"))
+
+    found = []
+    for folder, pattern in ((None, None), *RUN_PATTERNS):
+        where = out if folder is None else os.path.join(out, folder)
+        if folder is not None and (os.path.islink(where) or not os.path.isdir(where)):
+            continue
+        try:
+            names = sorted(os.listdir(where))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(where, name)
+            if ours(name, pattern) and (os.path.islink(path) or not os.path.isdir(path)):
+                found.append(path)
+    return found
+
+
+def remove_run_files(out: str) -> list[str]:
+    """Remove the previous run's files from ``out`` (``run_files``); returns their paths. The
+    caller holds the folder's lock. Emptied product folders go too; the user's files stay."""
+    gone = run_files(out)
+    for path in gone:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+    for folder, _ in RUN_PATTERNS:
+        with contextlib.suppress(OSError):  # not empty (a file of the user's), or absent
+            os.rmdir(os.path.join(out, folder))
+    return gone
+
 
 def atomic_write(path: str, write: Any, mode: str = "wb") -> None:
     """Write through a temporary file in the same folder, then ``os.replace`` it: a reader or

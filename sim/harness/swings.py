@@ -22,8 +22,10 @@ from sim.analysis.stats import SWINGS_KEPT, SWINGS_SHOWN, Swings
 from sim.analysis.summary import divergence_text
 from sim.errors import ConfigError
 
-SWINGS_FILE = "swings.jsonl"
-SWINGS_PAGE = "swings.html"  # the deal viewer (docs/viewer.md) of the kept swing deals
+# swings.jsonl and swings.html (the deal viewer, docs/viewer.md, of the kept swing deals) are
+# named with every other file of a results folder, once: sim.harness.results.RUN_FILES
+from sim.harness.results import SWINGS_FILE, SWINGS_PAGE
+
 VIEW_PAIRS = 100  # pairs on that page at most, the first matchups' (a few MB)
 
 __all__ = ["SWINGS_FILE", "SWINGS_KEPT", "SWINGS_PAGE", "SWINGS_SHOWN", "divergence",

@@ -747,6 +747,9 @@ def _keep_swings(cfg: Any, chunks: Sequence[Chunk], plugins: Sequence[str],
         _prepare(next(_tasks(cfg, chunks[:1], plugins)))  # the plug-ins, as a worker does
         swings.keep(cfg.out, cfg, state)
     except Exception as e:  # noqa: BLE001 - reported in one line; the tables still follow
+        for name in (swings.SWINGS_FILE, swings.SWINGS_PAGE):  # an earlier run's: not this one's
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(cfg.out, name))
         print(f"swing deals not kept: {type(e).__name__}: {' '.join(str(e).split())[:200]}",
               file=sys.stderr)
 
