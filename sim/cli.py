@@ -738,17 +738,6 @@ def _ladder_open(args: argparse.Namespace, create: bool = False, write: bool = T
     return Ladder.open(args.db, create=create, seed=seed, rules=rules, write=write)
 
 
-def _ladder_count(hi: int, what: str) -> Any:
-    """An argparse type: an integer 1 … ``hi`` (the documented bound, named when refused)."""
-    def parse(text: str) -> int:
-        v = _int_at_least(text, 1)
-        if v > hi:
-            raise argparse.ArgumentTypeError(f"{_quoted_arg(text)} is more than {hi:,}, the "
-                                              f"most {what} (1 … {hi:,})")
-        return v
-    return parse
-
-
 def _quoted_arg(text: str) -> str:
     return repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text):,} characters)"
 
@@ -1303,16 +1292,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a rules variant of the ladder, fixed at creation (repeatable)")
     ad.set_defaults(func=cmd_ladder_add)
     ru = lsub.add_parser("run", help="play more pairs where the ranking is least certain")
-    ru.add_argument("--pairs", type=_ladder_count(MAX_RUN_PAIRS, "pairs a run plays"),
+    ru.add_argument("--pairs", type=bounded_int("pairs a run plays", 1, MAX_RUN_PAIRS),
                     required=True, help=f"pairs to play (1 … {MAX_RUN_PAIRS:,})")
-    ru.add_argument("--jobs", type=_ladder_count(MAX_JOBS, "workers of a run"), default=1,
+    ru.add_argument("--jobs", type=bounded_int("workers of a run", 1, MAX_JOBS), default=1,
                     help=f"parallel workers (default 1; at most {MAX_JOBS:,})")
     ru.add_argument("--force-jobs", action="store_true",
                     help="run --jobs workers even when there are more than CPUs")
     ru.add_argument("--backend", choices=BACKENDS, help="what runs the chunks (as tournament)")
     ru.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address")
     ru.add_argument("--matchup", metavar="A,B", help="play only this matchup")
-    ru.add_argument("--chunk", type=_ladder_count(CHUNK_MAX, "pairs of a chunk"), default=None,
+    ru.add_argument("--chunk", type=bounded_int("pairs of a chunk", 1, CHUNK_MAX), default=None,
                     help=f"pairs per chunk: the unit of scheduling and of commits (default: "
                          f"sized to about {CHUNK_SECONDS:g} s of play per chunk, the first "
                          f"{CHUNK_FIRST}; at most {CHUNK_MAX:,})")
@@ -1337,7 +1326,7 @@ def build_parser() -> argparse.ArgumentParser:
     rm.set_defaults(func=cmd_ladder_remove)
     hi = lsub.add_parser("history", help="a player's rating over time")
     hi.add_argument("spec", metavar="SPEC")
-    hi.add_argument("--points", type=_ladder_count(MAX_POINTS, "points of a history"),
+    hi.add_argument("--points", type=bounded_int("points of a history", 1, MAX_POINTS),
                     default=20, help=f"points in time (default 20; at most {MAX_POINTS:,})")
     hi.add_argument("--anchor", metavar="PLAYER[=ELO]", help=anchor_help)
     hi.set_defaults(func=cmd_ladder_history)

@@ -526,6 +526,18 @@ def _canonical(spec: str, quiet: bool = False) -> str:
         raise ConfigError(f"player {spec!r}: {e}") from None
 
 
+def _parameters(spec: str) -> None:
+    """The compiled parameters of ``spec`` built once (a weights file read by its own checked
+    loader, which refuses a FIFO or a device): a bad one is one line before the kernels
+    compile or any chunk runs."""
+    from strategies.registry import make
+
+    try:
+        make(spec).compiled_params()
+    except ShuangkouError as e:
+        raise ConfigError(f"player {spec!r}: {e}") from None
+
+
 def _from_plugin(spec: str) -> bool:
     """Whether ``spec``'s strategy comes from a plug-in (not from this package): only then is
     the ``--plugin`` file stored with the player."""
@@ -615,7 +627,7 @@ def _check_schema(path: str, con: sqlite3.Connection) -> None:
         if want[(t, n)] != (tb, q):
             raise LadderError(f"ladder database {path!r}: {t} {n!r} is not defined as a "
                               f"ladder's ({_quote(q, 120)}): refused ({way})")
-    for t, n in sorted(set(want) - set(got)):
+    for t, n in sorted(set(want) - set(got), key=lambda k: (k[0] == "index", k)):
         raise LadderError(f"ladder database {path!r} lacks the {t} {n!r} of a ladder: "
                           f"restore it from a copy")
 
@@ -748,19 +760,20 @@ def _meta_values(path: str, meta: dict[str, str]) -> tuple[int, dict[str, int]]:
     if not (seed.isascii() and seed.isdigit() and len(seed) <= 20 and int(seed) <= MAX_SEED):
         raise LadderError(f"ladder database {path!r}: meta.seed is {_quote(seed)}, expected "
                           f"an integer 0 … 2**64-1: restore it from a copy")
+    import msgspec
+
+    # every variant, each an integer, nothing else (msgspec names the field that fails)
+    schema = msgspec.defstruct("LadderRules", [(n, int) for n in Rules.names()],
+                               forbid_unknown_fields=True)
+    where = f"ladder database {path!r}: meta.rules"
     try:
-        rules = decode_json(meta["rules"], dict[str, int],
-                            where=f"ladder database {path!r}: meta.rules")
-        full = Rules.from_dict(rules).to_dict()
+        rules = msgspec.structs.asdict(decode_json(meta["rules"], schema, where=where))
     except ValueError as e:
         raise LadderError(f"{e}: restore it from a copy") from None
+    try:
+        Rules.from_dict(rules)  # each variant's range
     except ShuangkouError as e:
-        raise LadderError(f"ladder database {path!r}: meta.rules: {e}: restore it from a "
-                          f"copy") from None
-    if full != rules:
-        missing = sorted(set(full) - set(rules))
-        raise LadderError(f"ladder database {path!r}: meta.rules lacks {missing[0]!r} (a "
-                          f"ladder stores every rules variant): restore it from a copy")
+        raise LadderError(f"{where}: {e}: restore it from a copy") from None
     return int(seed), rules
 
 
@@ -973,6 +986,8 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
                               f"to `ladder run` (the file ladder add was given; check it is "
                               f"the bot you mean), or `shuangkou ladder remove "
                               f"{shlex.quote(p.spec)}`") from None
+    for p in players:  # and its parameters readable (a weights file), before any compiling
+        _parameters(p.spec)
     forced = None
     if matchup is not None:
         i, j = (specs.index(lad.player(s).spec) for s in matchup)
