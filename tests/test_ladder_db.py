@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 import sqlite3
@@ -750,3 +751,48 @@ def test_a_plugin_player_needs_plugin_on_run_the_database_only_names_it(tmp_path
     p = sub("--db", db, "run", "--pairs", 10, "--chunk", 10, "--no-progress", "--quiet",
             "--plugin", moved)
     assert p.returncode == 0, p.stderr
+
+
+def test_anchor_option_of_show_html_history_and_export(db, capsys, tmp_path):
+    """`--anchor PLAYER=ELO`: that player shows ELO in `show`, `--json`, `--html`, `history`
+    and the exported file's rating list, every difference unchanged; the default is random
+    at 0 (it is on this ladder); `mean` the old zero; an unknown player or a bad Elo is one
+    line, exit code 2."""
+    import pyarrow.parquet as pq
+
+    assert run_cli(capsys, "--db", db, "run", "--pairs", 300, "--chunk", 50, "--matchup",
+                   f"{R},{R9}", "--no-progress", "--quiet")[0] == 0
+
+    def listed(*extra):
+        code, out, err = run_cli(capsys, "--db", db, "show", "--json", *extra)
+        assert code == 0, err
+        return json.loads(out)
+
+    default, held, mean = listed(), listed("--anchor", f"{R9}=1500"), listed("--anchor", "mean")
+    rating = {d: {p["player"]: p["rating"] for p in d_["players"]}
+              for d, d_ in (("default", default), ("held", held), ("mean", mean))}
+    assert default["anchor"] == R and rating["default"][R] == 0.0
+    assert held["anchor"] == R9 and held["anchor_elo"] == 1500.0 and rating["held"][R9] == 1500
+    assert mean["anchor"] is None and abs(rating["mean"][R] + rating["mean"][R9]) < 1e-9
+    for r in rating.values():  # the difference is the same whatever the anchor
+        assert math.isclose(r[R9] - r[R], rating["default"][R9] - rating["default"][R],
+                            abs_tol=1e-6)
+    code, out, _ = run_cli(capsys, "--db", db, "show", "--anchor", f"{R9}=1500")
+    assert code == 0 and "+1500 (anchor)" in out and f"{R9} held at +1500" in out
+    page = tmp_path / "p.html"
+    assert run_cli(capsys, "--db", db, "show", "--html", page, "--anchor", f"{R9}=1500")[0] == 0
+    assert "+1500 (anchor)" in page.read_text(encoding="utf-8")
+    code, out, _ = run_cli(capsys, "--db", db, "history", R, "--points", 2, "--anchor",
+                           f"{R9}=1500")
+    assert code == 0 and f"{rating['held'][R]:+.1f}" in out
+    pq_path = tmp_path / "x.parquet"
+    assert run_cli(capsys, "--db", db, "export", pq_path, "--anchor", f"{R9}=1500")[0] == 0
+    meta = json.loads(pq.read_schema(pq_path).metadata[b"shuangkou.ladder.ratings"])
+    assert meta["anchor"] == R9 and meta["anchor_elo"] == 1500.0
+    assert {p["player"]: p["rating"] for p in meta["players"]}[R] == \
+        pytest.approx(rating["held"][R])
+    for bad, part in (("nobody", "is not in ladder"), (f"{R}=abc", "is not a number"),
+                      (f"{R}=1e9", "10,000")):
+        code, _, err = run_cli(capsys, "--db", db, "show", "--anchor", bad)
+        assert code == 2
+        one_line(err, "--anchor", part)
