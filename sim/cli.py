@@ -324,8 +324,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.html:
         from sim.reference import validator
 
-        for rec in found:  # a malformed record: one line, as replay says it
-            problems = validator.check_structure(rec)
+        for rec in found:  # a malformed or impossible record: one line, as replay says it
+            problems = validator.check_structure(rec) or validator.validate_record(
+                rec, check_shuffle=False)
             if problems:
                 raise RecordError(f"{args.file!r}: {problems[0]} (shuangkou validate lists "
                                   f"every problem)")
@@ -376,14 +377,18 @@ def _render_checked(rec: dict[str, Any], path: str) -> str:
     from sim.reference import validator
     from sim.replay import render
 
-    problems = validator.check_structure(rec)
+    # an impossible record (a deck that is not two packs, a hand, a play or a score that the
+    # deck and the calls do not give) is refused, never shown: the reference engine replays it
+    # (milliseconds; the shuffle itself is not checked: a record may hold a deck of its own)
+    problems = validator.check_structure(rec) or validator.validate_record(rec,
+                                                                           check_shuffle=False)
     if not problems:
         try:
             return render(rec)
         except ShuangkouError:
             raise
         except Exception:
-            problems = validator.validate_record(rec, check_shuffle=False) or problems
+            problems = []
     what = str(problems[0]) if problems else "malformed record"
     raise RecordError(f"{path!r}: {what} (shuangkou validate lists every problem)")
 

@@ -50,7 +50,7 @@ from sim.core.engine import (
     U_ONCE,
     U_TWICE,
 )
-from sim.core.files import open_received
+from sim.core.files import json_depth, open_received
 from sim.errors import RecordError
 from sim.rules import Rules
 
@@ -189,6 +189,73 @@ def write_records(path: str | os.PathLike, records: Iterable[dict[str, Any]],
 
 MAX_RECORD_LINE = 16 << 20  # bytes of one record's line (a record is a few KB)
 MAX_RECORD_FILE = 1 << 40  # a record file is read line by line: only its lines are bounded
+MAX_RECORD_DEPTH = 8  # a record nests 4 deep (tricks, a trick, its plays, a play): 8 is plenty
+MAX_SEAT_NAME = 4096  # characters of a seat's strategy spec
+
+
+@lru_cache(maxsize=None)
+def _schema() -> Any:
+    """The declared types and ranges of a record's fields (docs/record.md), as msgspec
+    Structs: a received record is decoded into them before anything reads it, so a value of
+    the wrong type, out of range or a 10,000-digit integer is one line naming the field
+    (``$.tricks[3].winner``), never a traceback further on. Fields a record may carry beyond
+    these (``tournament``, ``unfinished`` …) are kept; the consistency of the values (the
+    deck a permutation of two packs, every play legal, the scores) is the reference
+    validator's (``sim.reference.validator``), which ``replay`` and ``validate`` run."""
+    from typing import Annotated, Literal, Optional
+
+    import msgspec
+
+    def ints(lo: int, hi: int) -> Any:
+        return Annotated[int, msgspec.Meta(ge=lo, le=hi)]
+
+    def items(t: Any, lo: int, hi: int) -> Any:
+        return Annotated[list[t], msgspec.Meta(min_length=lo, max_length=hi)]
+
+    card = Literal[CARD_NAMES]  # type: ignore[valid-type]
+    seat = ints(0, 3)
+    big = ints(-2**31, 2**31 - 1)
+    call = msgspec.defstruct("Call", [
+        ("round", ints(0, 27)), ("seat", seat), ("pair", card),
+        ("took_from", Optional[seat], None), ("gave", Optional[items(card, 2, 2)], None)])
+    trick = msgspec.defstruct("Trick", [
+        ("leader", seat), ("plays", items(items(card, 1, 2), 4, 4)), ("winner", seat),
+        ("points", ints(0, 200))])
+    name = Annotated[str, msgspec.Meta(max_length=MAX_SEAT_NAME)]
+    key = Annotated[str, msgspec.Meta(max_length=64)]
+    return msgspec.defstruct("Record", [
+        # a seed is 0 … 2**64-1: msgspec refuses a larger integer by itself
+        ("format", Literal[FORMAT]), ("seed", Annotated[int, msgspec.Meta(ge=0)]),
+        ("deal", ints(0, 2**63 - 1)),
+        ("rules", Annotated[dict[key, big], msgspec.Meta(max_length=64)]),
+        ("seats", items(name, 4, 4)),
+        ("redeals", ints(0, 1000)),  # R11: max_redeals is at most 1000 (sim.rules.RANGES)
+        ("void", bool), ("deck", items(card, 108, 108)), ("calls", items(call, 0, 4096)),
+        ("caller", Optional[seat]), ("trump", Optional[Literal[tuple(SUITS)]]),
+        ("attackers", Optional[items(seat, 2, 2)]), ("hands", items(items(card, 0, 108), 4, 4)),
+        ("tricks", items(trick, 0, 27)), ("attacker_points", Optional[ints(0, 200)]),
+        ("last_trick_multiplier", Optional[ints(0, 31)]), ("attacker_score", Optional[big]),
+        ("settlement", items(big, 4, 4))])
+
+
+def check_record_types(line: str | bytes, where: str) -> None:
+    """Raise ``RecordError`` (one line: ``where``, the field, what was expected) unless the
+    record ``line`` has every field of docs/record.md with its type and range (``_schema``)."""
+    import msgspec
+
+    try:
+        msgspec.json.decode(line, type=_schema())
+    except msgspec.ValidationError as e:
+        msg = str(e)
+        path = msg.rpartition(" - at `")[2].rstrip("`") if " - at `" in msg else ""
+        import re
+
+        m = re.match(r"\$\.tricks\[(\d+)\]", path)
+        trick = f" (trick {int(m.group(1)) + 1})" if m else ""  # numbered as replay shows them
+        raise RecordError(f"{where}: {msg}{trick}; docs/record.md gives every field's type "
+                          f"and range") from None
+    except (msgspec.DecodeError, UnicodeDecodeError) as e:
+        raise RecordError(f"{where}: not JSON ({e})") from None
 
 
 def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
@@ -221,6 +288,12 @@ def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
                                       f"a record file holds one {FORMAT} object per line")
                 if not line.strip():
                     continue
+                depth = json_depth(line)
+                if depth > MAX_RECORD_DEPTH:  # measured without recursion, before parsing
+                    raise RecordError(
+                        f"{str(path)!r} line {lineno}: JSON nested too deeply to be a record "
+                        f"({depth} levels; a record nests at most {MAX_RECORD_DEPTH}); a "
+                        f"record file holds one {FORMAT} object per line")
                 try:
                     rec = json.loads(line)
                 except json.JSONDecodeError as e:
@@ -231,6 +304,11 @@ def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
                     raise RecordError(
                         f"{str(path)!r} line {lineno}: JSON nested too deeply to be a record; "
                         f"a record file holds one {FORMAT} object per line") from None
+                except ValueError:  # an integer of more than 4,300 digits
+                    raise RecordError(
+                        f"{str(path)!r} line {lineno}: not a record (an integer of thousands "
+                        f"of digits, far past every field's range: docs/record.md); a record "
+                        f"file holds one {FORMAT} object per line") from None
                 if not isinstance(rec, dict) or rec.get("format") != FORMAT:
                     got = rec.get("format") if isinstance(rec, dict) else type(rec).__name__
                     raise RecordError(f"{str(path)!r} line {lineno}: format {got!r} is not "
@@ -239,6 +317,7 @@ def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
                 if missing:
                     raise RecordError(f"{str(path)!r} line {lineno}: missing field(s) "
                                       f"{', '.join(missing)}")
+                check_record_types(line, f"{str(path)!r} line {lineno}")
                 yield rec
     except (OSError, EOFError, UnicodeDecodeError) as e:
         raise RecordError(f"{str(path)!r} cannot be read as a record file: {e}") from None

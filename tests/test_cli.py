@@ -390,7 +390,7 @@ def test_config_not_utf8(tmp_path, capsys):
 # --- replay: malformed records are one line -------------------------------------------------
 @pytest.mark.parametrize("mutate, message", [
     (lambda r: r.update(tricks=[{"leader": 0}]), "trick 1"),
-    (lambda r: r.update(hands="nope"), "hands is not 4 lists"),
+    (lambda r: r.update(hands="nope"), "Expected `array`, got `str` - at `$.hands`"),
     (lambda r: r.update(attackers=[0]), "attackers"),
     (lambda r: r["tricks"][2].update(points=None), "trick 3"),
 ])
@@ -424,6 +424,10 @@ def test_replay_and_validate_number_tricks_alike(tmp_path, capsys):
     capsys.readouterr()
     run("validate", out)
     assert "deal 0, trick 1: points" in capsys.readouterr().out
+    assert run("replay", out) == 2  # an impossible record is refused, naming trick 1 too
+    assert "deal 0, trick 1: points" in capsys.readouterr().err
+    rec["tricks"][0]["points"] -= 5
+    out.write_text(json.dumps(rec) + "\n")
     run("replay", out)
     assert "\n   1. " in capsys.readouterr().out  # replay's first trick is 1 too
 
