@@ -7,11 +7,15 @@ The database
 One file (default ``results/ladder.sqlite``), stdlib ``sqlite3``, WAL journal (readers never
 wait for the writer). ``PRAGMA application_id`` is ``APP_ID`` and ``PRAGMA user_version`` the
 schema version ``SCHEMA``; both are checked on every open, so a file that is not a ladder, a
-newer schema, a corrupt, read-only or locked file is one ``LadderError`` line. Tables:
+newer schema, a corrupt, read-only or locked file is one ``LadderError`` line; so is a file
+whose schema, pages or values are not what this code writes (``_check_schema``,
+``_check_integrity``, ``_check_columns``: a received file is data). Tables:
 
 - ``meta(key, value)``: ``application``, ``schema``, ``seed``, ``rules`` (JSON), ``created``;
-- ``players(id, spec, plugin, added, removed)``: ``removed`` players are not scheduled, not
-  shown and their pairs not rated (re-adding the spec brings them back, pairs included);
+- ``players(id, spec, plugin, added, removed)``: ``plugin`` is the file ``add --plugin`` was
+  given, a name only (a run loads plug-ins from its own --plugin, never from the database);
+  ``removed`` players are not scheduled, not shown and their pairs not rated (re-adding the
+  spec brings them back, pairs included);
 - ``matchups(id, a, b, next_deal)`` with ``a < b`` (player ids): ``next_deal`` is above every
   deal the matchup has stored, and a run plays its next pairs from there;
 - ``chunks(id, matchup, first_deal, n, time, unix, source, source_chunk, seconds, deals, x2)``:
