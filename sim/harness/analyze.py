@@ -3,10 +3,12 @@
 A record (docs/record.md) is replayed with the engine; at each decision of the chosen seats
 the state is masked to what that seat knew (``sim.view.mask_into``, R9) and every legal
 choice is valued by ``strategies.evaluate.evaluate_choices`` on the same sampled worlds,
-continued by the continuation policy. Then, on fresh worlds, the best other choice is
-compared with the one played (paired): that second stage gives ``loss`` and its 95%
-interval, free of the winner's-curse bias of picking the best of many noisy means on the
-same worlds. ``true_loss`` values every choice on the true deal (all hands known).
+continued by the continuation policy. A choice with many alternatives narrows them down on
+fresh worlds (successive halving); then the few best other choices (``Settings.top``) are
+compared with the one played on fresh worlds, paired: ``loss`` is measured against the best
+of them, and its 95% interval holds for all of them at once (Bonferroni over the candidates),
+so it covers the loss against the best choice even when the first stage ranked the best
+second or third. ``true_loss`` values every choice on the true deal (all hands known).
 
 Randomness: each decision's worlds come from a stream keyed by (``--seed``, deal, step), so
 the output is the same for any ``--jobs``.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -28,6 +31,7 @@ Z95 = 1.959963984540054
 MARK_Q = 0.25  # "?": a loss of at least this many settlement points, interval above 0
 MARK_QQ = 1.0  # "??": at least this many (docs/analysis.md: why)
 MAX_ROLLOUTS = 1536  # first-stage rollouts per decision at most (give-backs: ~400 choices)
+RECHECK_TOP = 4  # other choices re-checked against the one played (docs/analysis.md)
 KINDS = ("show", "giveback", "play")
 
 
@@ -38,6 +42,7 @@ class Settings:
     samples: int = DEFAULT_SAMPLES
     seed: int = 0
     policy: str = "expert"
+    top: int = RECHECK_TOP  # other choices re-checked (1: the first stage's pick alone)
 
     @property
     def recheck(self) -> int:  # second-stage worlds: two rollouts each, so many more
@@ -261,6 +266,72 @@ def _mean_ci(d: np.ndarray) -> tuple[float, float]:
     return m, Z95 * float(d.std(ddof=1)) / math.sqrt(d.shape[0])
 
 
+def z_simultaneous(k: int) -> float:
+    """The normal quantile of ``k`` two-sided 95% intervals that hold all at once
+    (Bonferroni: each at 1 - 0.05 / k); 1.96 for one."""
+    return Z95 if k <= 1 else NormalDist().inv_cdf(1.0 - 0.025 / k)
+
+
+def _max_interval(d: np.ndarray) -> tuple[float, float, float, int]:
+    """``d[w, c]``: paired differences (candidate c minus the choice played) in world w.
+    Returns the largest mean difference, the 95% interval of the largest *true* mean
+    difference (max over c of the simultaneous bounds: it covers max_c E[d_c] whenever
+    every candidate's interval covers its own, i.e. with probability >= 95%), unclipped,
+    and the index of the largest mean."""
+    w, k = d.shape
+    m = d.mean(axis=0)
+    if w < 2:
+        j = int(np.argmax(m))
+        return float(m[j]), -math.inf, math.inf, j
+    h = z_simultaneous(k) * d.std(axis=0, ddof=1) / math.sqrt(w)
+    j = int(np.argmax(m))
+    return float(m[j]), float(np.max(m - h)), float(np.max(m + h)), j
+
+
+def _values(idx: Sequence[int], worlds: int, codes: Sequence[int], mst: np.ndarray,
+            mu: np.ndarray, rules: np.ndarray, seat: int, params: np.ndarray, pol: int,
+            eps: float) -> np.ndarray:
+    """``out[w, i]``: the settlement after choice ``codes[idx[i]]`` in each of ``worlds``
+    worlds, the next worlds of the decision's stream (``mu`` keeps its place in it)."""
+    from strategies.evaluate import evaluate_choices
+
+    buf, fws, uws = _scratch()
+    out = np.zeros((worlds, len(idx)), dtype=np.float64)
+    evaluate_choices(mst, mu, rules, seat, params, buf, fws, uws,
+                     np.array([codes[i] for i in idx], dtype=np.int64), len(idx), worlds,
+                     pol, eps, 0, out)
+    return out
+
+
+def _candidates(out: np.ndarray, p: int, settings: Settings,
+                more: Any) -> tuple[list[int], int]:
+    """The other choices to re-check against ``p`` (at most ``settings.top``), best first by
+    their mean over every world they were valued on, and the rollouts spent narrowing.
+    ``out``: the first stage's values of every choice. While more than twice ``top``
+    remain, a quarter of them (at least ``2 top``) survive and get ``more(idx, worlds)``
+    fresh worlds each (successive halving, at most ``MAX_ROLLOUTS`` rollouts a round): a
+    give-back's ~400 pairs valued on 4 worlds each do not settle which pair is best."""
+    n = out.shape[1]
+    top = max(int(settings.top), 1)
+    sums = out.sum(axis=0)
+    cnt = np.full(n, out.shape[0], dtype=np.float64)
+
+    def ranked(pool: list[int]) -> list[int]:
+        return sorted(pool, key=lambda i: (-sums[i] / cnt[i], i))
+
+    pool = ranked([i for i in range(n) if i != p])
+    spent = 0
+    while len(pool) > 2 * top:
+        pool = pool[:max(2 * top, len(pool) // 4)]
+        w = min(settings.samples, max(MAX_ROLLOUTS // len(pool), 4))
+        o = more(pool, w)
+        sums[pool] += o.sum(axis=0)
+        cnt[pool] += w
+        spent += w * len(pool)
+        pool = ranked(pool)
+    return pool[:top], spent
+
+
 def mark_of(loss: float, lo: float) -> str:
     """``"??"``, ``"?"`` or ``""`` (docs/analysis.md): the loss is at least ``MARK_QQ`` /
     ``MARK_Q`` settlement points and its 95% interval excludes 0."""
@@ -294,7 +365,7 @@ def analyze_decision(dec: Decision, rules: np.ndarray, settings: Settings,
         "played": names[p], "best": names[p], "forced": n == 1, "values": [],
         "loss": 0.0, "lo": 0.0, "hi": 0.0, "half_width": 0.0, "mark": "", "true_loss": 0.0,
         "true_best": names[p],
-        "worlds": 0, "recheck_worlds": 0,
+        "worlds": 0, "recheck_worlds": 0, "rechecked": [], "narrowing_rollouts": 0,
     }
     if n == 1:
         row["values"] = [{"choice": names[0], "value": None}]
@@ -312,21 +383,22 @@ def analyze_decision(dec: Decision, rules: np.ndarray, settings: Settings,
     evaluate_choices(mst, mu, rules, seat, params, buf, fws, uws, cands, n, w1, pol, eps, 0,
                      out)
     means = out.mean(axis=0)
-    others = [i for i in range(n) if i != p]
-    c = max(others, key=lambda i: (means[i], -i))
+    cand, narrowed = _candidates(out, p, settings,
+                                 lambda idx, w: _values(idx, w, codes, mst, mu, rules, seat,
+                                                        params, pol, eps))
+    k = len(cand)
     w2 = settings.recheck
-    out2 = np.zeros((w2, 2), dtype=np.float64)
-    evaluate_choices(mst, mu, rules, seat, params, buf, fws, uws,
-                     np.array([codes[c], codes[p]], dtype=np.int64), 2, w2, pol, eps, 0, out2)
-    dbar, half = _mean_ci(out2[:, 0] - out2[:, 1])
+    out2 = _values(cand + [p], w2, codes, mst, mu, rules, seat, params, pol, eps)
+    dbar, lo_u, hi_u, j = _max_interval(out2[:, :k] - out2[:, k:])
     loss = max(dbar, 0.0)
-    lo = max(dbar - half, 0.0)
-    hi = max(dbar + half, 0.0)
+    lo = max(lo_u, 0.0)
+    hi = max(hi_u, 0.0)
     row.update(values=[{"choice": names[i], "value": round(float(means[i]), 4)}
                        for i in range(n)],
-               best=names[c] if dbar > 0 else names[p], loss=round(loss, 4), lo=round(lo, 4),
-               hi=round(hi, 4), half_width=round(half, 4), mark=mark_of(loss, lo),
-               worlds=w1, recheck_worlds=w2)
+               best=names[cand[j]] if dbar > 0 else names[p], loss=round(loss, 4),
+               lo=round(lo, 4), hi=round(hi, 4), half_width=round((hi_u - lo_u) / 2, 4),
+               mark=mark_of(loss, lo), worlds=w1, recheck_worlds=w2,
+               rechecked=[names[i] for i in cand], narrowing_rollouts=narrowed)
     if truth:
         st_t = dec.st.copy()
         u_t = dec.u.copy()
