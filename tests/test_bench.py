@@ -58,3 +58,40 @@ def test_limit_failing(tmp_path):
     fake = _fake_limit(tmp_path, "sys.exit(3)")
     with pytest.raises(bench.ConfigError, match="exit code 3"):
         bench.limit_rate(fake, 0.1)
+
+
+# --- the header names the CPU; the counts have upper bounds --------------------------------
+def test_cpu_model_from_proc_cpuinfo_else_platform(tmp_path, monkeypatch):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: X\nmodel name\t:  Acme  Turbo 9000  \n"
+                    "processor\t: 1\nmodel name\t: Acme Turbo 9000\n")
+    assert bench.cpu_model(str(info)) == "Acme Turbo 9000"
+    import platform
+
+    monkeypatch.setattr(platform, "processor", lambda: "armv9-fallback")
+    assert bench.cpu_model(str(tmp_path / "missing")) == "armv9-fallback"
+    info.write_text("processor\t: 0\nFeatures\t: fp asimd\n")  # no model name line
+    assert bench.cpu_model(str(info)) == "armv9-fallback"
+
+
+def test_bench_header_names_the_cpu_model():
+    lines = []
+    res = bench.run(deals=20, repeats=1, reference_deals=0, python_deals=0, openspiel_games=0,
+                    strategies=False, echo=lines.append, greedy_deals=10)
+    assert lines[0] == f"CPU: {bench.cpu_model()} ({os.cpu_count()} logical CPUs)"
+    assert res["cpu"] == bench.cpu_model() and res["cpu"]
+    assert "cpu" in bench.to_json(res)
+
+
+@pytest.mark.parametrize("option, bound", [("--deals", "2,000,000"), ("--repeats", "100"),
+                                           ("--reference-deals", "1,000,000"),
+                                           ("--python-deals", "1,000,000"),
+                                           ("--openspiel-games", "1,000,000")])
+def test_counts_past_their_bound_are_refused_up_front(capsys, option, bound):
+    with pytest.raises(SystemExit) as e:
+        main(["bench", option, "1" + "0" * 30])
+    err = capsys.readouterr().err.strip()
+    assert e.value.code == 2 and len(err.splitlines()) == 1 and bound in err, err
+    assert option in err and "Traceback" not in err
+    with pytest.raises(bench.ConfigError, match=bound):  # the library refuses them too
+        bench.check_counts(**{option[2:].replace("-", "_"): 10 ** 30})

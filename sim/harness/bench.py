@@ -180,6 +180,42 @@ def _random_tables() -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(4, dtype=np.int64), param_table([[0.25]] * 4)
 
 
+# upper bounds of the counts (docs/cli.md): a request past one is refused before anything runs
+MAX_DEALS = 2_000_000  # --deals: compiled random deals per repeat (their results: 300 MB)
+MAX_REPEATS = 100  # --repeats
+MAX_SIDE_DEALS = 1_000_000  # --reference-deals, --python-deals, --openspiel-games, greedy deals
+
+
+def check_counts(deals: int = 1, repeats: int = 1, reference_deals: int = 0,
+                 python_deals: int = 0, openspiel_games: int = 0, greedy_deals: int = 0) -> None:
+    """Each count an integer within its bounds, or a one-line ConfigError naming the bound."""
+    for what, v, lo, hi in (("--deals", deals, 1, MAX_DEALS),
+                            ("--repeats", repeats, 1, MAX_REPEATS),
+                            ("--reference-deals", reference_deals, 0, MAX_SIDE_DEALS),
+                            ("--python-deals", python_deals, 0, MAX_SIDE_DEALS),
+                            ("--openspiel-games", openspiel_games, 0, MAX_SIDE_DEALS),
+                            ("greedy deals", greedy_deals, 0, MAX_SIDE_DEALS)):
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            shown = v if not isinstance(v, int) or abs(v) < 10 ** 12 else f"{v:.3g}"
+            raise ConfigError(f"{what} {shown!r} must be an integer in {lo} … {hi:,}")
+
+
+def cpu_model(cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The processor's model name (``/proc/cpuinfo``'s ``model name``, else
+    ``platform.processor()``): every speed figure names the CPU it was measured on."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, sep, value = line.partition(":")
+                if sep and key.strip() == "model name" and value.strip():
+                    return " ".join(value.split())
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
 def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
         python_deals: int = 300, openspiel_games: int = 2000, seed: int = 1,
         strategies: bool = True, echo: Callable[[str], None] = print,
@@ -189,9 +225,12 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
     ``limit``: path of the native yardstick (module docstring), run interleaved with the
     random and greedy deals; the ratios to it are reported.
     """
+    check_counts(deals, repeats, reference_deals, python_deals, openspiel_games, greedy_deals)
     if limit:
         check_limit(limit)
-    res: dict[str, Any] = {"deals": deals, "repeats": repeats}
+    res: dict[str, Any] = {"deals": deals, "repeats": repeats, "cpu": cpu_model(),
+                           "cpus": os.cpu_count()}
+    echo(f"CPU: {res['cpu']} ({res['cpus']} logical CPUs)")
     limit_rates: list[float] = []
     rules = DEFAULT_RULES.array()
     kinds, params = _random_tables()

@@ -33,14 +33,16 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, Literal
 
+import msgspec
 import numpy as np
 
 from sim.errors import ConfigError
@@ -60,6 +62,17 @@ OPTIONAL = ("q",)  # the teacher's value of each kept play (NaN: none), kept whe
 _SHUFFLE = 0x5348_5546  # "SHUF": the minibatch order's stream tag
 COLUMNS = ("round", "epoch", "labels", "train_loss", "heldout_loss", "heldout_top1",
            "onpolicy_agree", "margin", "lo", "hi", "pairs", "seconds")
+# upper bounds of the numeric options (docs/cli.md): a request past one is refused up front
+MAX_ROUNDS = 10_000  # --rounds
+MAX_HOURS = 10_000.0  # --hours (over a year)
+MAX_DEALS = 1_000_000  # --deals per round (round r labels deals r*D …: far below 2**50)
+MAX_EPOCHS = 1_000  # --epochs per round
+MAX_HOLDOUT = 1_000_000  # --holdout deals
+MAX_EVAL_PAIRS = 1_000_000  # --eval-pairs per epoch
+MAX_BATCH = 65_536  # --batch
+MAX_JOBS = 256  # --jobs
+MAX_HIDDEN = 1024  # each of --hidden H1,H2,G (strategies.learned.MAX_HIDDEN: what it plays)
+BUDGET_SLACK = 0.05  # --hours: the run stops within this share of its budget
 
 
 def _learned() -> Any:
@@ -159,23 +172,40 @@ def check_teacher(spec: str) -> str:
     return compiled_seat(spec, "--teacher").spec()
 
 
+def check_int(what: str, v: Any, least: int, most: int) -> int:
+    """``v`` if it is an integer in ``least … most``, else a one-line ConfigError naming the
+    bound (a 31-digit request is refused up front, not started)."""
+    if isinstance(v, bool) or not isinstance(v, int) or not least <= v <= most:
+        shown = v if not isinstance(v, int) or abs(v) < 10 ** 12 else f"{v:.3g}"
+        raise ConfigError(f"{what} {shown!r} must be an integer in {least} … {most:,}")
+    return v
+
+
 def make_config(teacher: str = "expert", seed: int = 0, deals: int = 2000, epochs: int = 2,
                 holdout: int = 200, eval_pairs: int = 500, eval_seed: int | None = None,
                 hidden: Sequence[int] | str = (128, 64, 64), batch: int = 256,
                 lr: float = 1e-3, dtype: str = "float32", soft: float = 1.0, tau: float = 0.3,
                 augment: bool = True, regret: float = 0.0) -> TrainConfig:
     """A ``TrainConfig`` checked, or a one-line ConfigError naming what is wrong."""
+    from sim.core.limits import EVAL_SEED, refuse_eval_seed
     from sim.core.rng import MAX_SEED, check_seed
 
     seed = check_seed(seed, "--seed")
-    if eval_seed is None:
+    if eval_seed is None:  # seed + 1, stepping over the evaluation seed
         eval_seed = seed + 1 if seed < MAX_SEED else seed - 1
+        if eval_seed == EVAL_SEED:
+            eval_seed = seed + 2
     eval_seed = check_seed(eval_seed, "--eval-seed")
-    for what, v, least in (("--deals", deals, 1), ("--epochs", epochs, 1),
-                           ("--holdout", holdout, 1), ("--eval-pairs", eval_pairs, 0),
-                           ("--batch", batch, 1)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < least:
-            raise ConfigError(f"{what} {v!r} must be an integer >= {least}")
+    for what, v in (("--seed", seed), ("--eval-seed", eval_seed)):
+        why = refuse_eval_seed(v, what)
+        if why:  # the per-epoch evaluation chooses best.npz: a selection seed
+            raise ConfigError(why)
+    for what, v, least, most in (("--deals", deals, 1, MAX_DEALS),
+                                 ("--epochs", epochs, 1, MAX_EPOCHS),
+                                 ("--holdout", holdout, 1, MAX_HOLDOUT),
+                                 ("--eval-pairs", eval_pairs, 0, MAX_EVAL_PAIRS),
+                                 ("--batch", batch, 1, MAX_BATCH)):
+        check_int(what, v, least, most)
     if isinstance(hidden, str):
         try:
             hidden = [int(x) for x in hidden.split(",")]
@@ -184,9 +214,9 @@ def make_config(teacher: str = "expert", seed: int = 0, deals: int = 2000, epoch
                               f"128,64,64") from None
     hidden = tuple(hidden)
     if len(hidden) != 3 or any(isinstance(h, bool) or not isinstance(h, int) or not
-                               1 <= h <= 4096 for h in hidden):
+                               1 <= h <= MAX_HIDDEN for h in hidden):
         raise ConfigError(f"--hidden {','.join(map(str, hidden))!r} is not three sizes "
-                          f"H1,H2,G in 1 … 4096, such as 128,64,64")
+                          f"H1,H2,G in 1 … {MAX_HIDDEN}, such as 128,64,64")
     if not (isinstance(lr, (int, float)) and math.isfinite(lr) and 0 < lr < 1):
         raise ConfigError(f"--lr {lr!r} must be a number in (0, 1)")
     if dtype not in ("float32", "float64"):
@@ -224,16 +254,27 @@ def save_data(path: str, data: Mapping[str, np.ndarray]) -> None:
                             compress=True))
 
 
-def load_data(path: str, cfg: TrainConfig) -> dict[str, np.ndarray]:
+def load_data(path: str, cfg: TrainConfig, deals: int | None = None) -> dict[str, np.ndarray]:
     """A round's labels as saved, checked against the spec's dtypes and the config's sizes,
-    or a ConfigError (one line) for a file that is missing, corrupt or of other sizes."""
+    or a ConfigError (one line) for a file that is missing, corrupt or of other sizes. Read as
+    data (``strategies.learned.read_npz``): a regular file, only the arrays a labels file
+    holds, each unpacking to at most the rows ``deals`` deals can give (default: a round's)."""
+    from sim.harness.labels import ROWS_PER_DEAL
+
     s = cfg.sizes
     want = {"sidx": (s["ns_max"],), "sden": (s["nd"],), "nmov": (), "label": (),
             "midx": (s["m_max"], s["nm_max"]), "mden": (s["m_max"], s["md"]), "deal": (),
             "seat": (), "agree": (), "q": (s["m_max"],)}
+    rows = ROWS_PER_DEAL * (cfg.deals if deals is None else deals) + 64
+    caps = {k: rows * np.dtype(DATA_DTYPES[k]).itemsize * math.prod(want[k]) + (1 << 16)
+            for k in DATA_DTYPES}
     try:
-        with np.load(path, allow_pickle=False) as z:
-            out = {k: z[k] for k in DATA_DTYPES if k not in OPTIONAL or k in z.files}
+        got = _learned().read_npz(path, caps, "labels file", 1 << 40, error=ConfigError)
+    except ConfigError as e:
+        raise ConfigError(f"{e}: the labels are missing or corrupt; remove the run's folder or "
+                          f"choose another --out") from None
+    try:
+        out = {k: got[k] for k in DATA_DTYPES if k not in OPTIONAL or k in got}
         n = out["label"].shape[0]
         ok = all(out[k].dtype == DATA_DTYPES[k] and out[k].shape == (n, *want[k])
                  for k in out)
@@ -305,8 +346,10 @@ def retrain(cfg: TrainConfig, src: str, out: str, say: Callable[[str], None] | N
 
     from sim.harness.jaxnet import Model, init_params, require_jax
 
-    files = sorted(glob.glob(os.path.join(glob.escape(src), "data", "round_*.npz")))
+    files = sorted(glob.glob(os.path.join(glob.escape(src), "data", "round_[0-9]*.npz")))
+    files = [f for f in files if not f.endswith(".part.npz")]
     if rounds is not None:
+        check_int("--rounds", rounds, 1, MAX_ROUNDS)
         if len(files) < rounds:
             raise ConfigError(f"--retrain {src!r} holds the labels of {len(files)} round(s), "
                               f"not --rounds {rounds}")
@@ -321,9 +364,9 @@ def retrain(cfg: TrainConfig, src: str, out: str, say: Callable[[str], None] | N
         os.makedirs(out, exist_ok=True)
     except OSError as e:
         raise ConfigError(f"--out {out!r} cannot be made a folder ({e.strerror})") from None
-    data = _concat([load_data(f, cfg) for f in files])
+    data = _concat([load_data(f, cfg, MAX_DEALS) for f in files])  # another run's rounds
     hold_file = os.path.join(src, "data", "holdout.npz")
-    hold = load_data(hold_file, cfg) if os.path.exists(hold_file) else None
+    hold = load_data(hold_file, cfg, MAX_HOLDOUT) if os.path.lexists(hold_file) else None
     n = int(data["label"].size)
     s = cfg.sizes
     model = Model(init_params(s["ds"], s["nd"], s["dm"], s["md"], cfg.hidden, s["ns_max"],
@@ -340,9 +383,8 @@ def retrain(cfg: TrainConfig, src: str, out: str, say: Callable[[str], None] | N
             f"{time.perf_counter() - t0:.0f} s")
     teacher = None
     try:
-        with np.load(os.path.join(src, CHECKPOINT), allow_pickle=False) as z:
-            teacher = json.loads(str(z["state"][()]))["key"]["teacher"]
-    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
+        teacher = str(_read_state(os.path.join(src, CHECKPOINT), None)[0]["key"]["teacher"])
+    except (ConfigError, KeyError, TypeError):
         pass
     command = " ".join(["shuangkou", "train", "--retrain",
                         shlex.quote(os.path.basename(os.path.normpath(src)))]
@@ -407,41 +449,126 @@ def merge(paths: Sequence[str], out: str) -> str:
 
 
 # --- the checkpoint ----------------------------------------------------------------------
+MAX_STATE_BYTES = 256 << 20  # the checkpoint's JSON state, unpacked (a row is ~1.5 KB)
+MAX_OPT_LEAVES = 64  # Adam's state: a step count and two moments per weight array
+
+
+_Count = Annotated[int, msgspec.Meta(ge=0, le=2 ** 62)]
+_Seconds = Annotated[float, msgspec.Meta(ge=0, le=1e12)]
+
+
+class _Row(msgspec.Struct):
+    """One row of the learning curve in the checkpoint's state (``add_row``)."""
+
+    round: Annotated[int, msgspec.Meta(ge=0, le=MAX_ROUNDS)]
+    epoch: Annotated[int, msgspec.Meta(ge=0, le=MAX_EPOCHS)]
+    labels: _Count
+    train_loss: float | None  # NaN where there is none (a JSON state may hold NaN)
+    heldout_loss: float | None
+    heldout_top1: float | None
+    onpolicy_agree: float | None
+    margin: float | None
+    lo: float | None
+    hi: float | None
+    pairs: Annotated[int, msgspec.Meta(ge=0, le=MAX_EVAL_PAIRS)]
+    seconds: _Seconds
+    weights: str = ""
+
+
+class _State(msgspec.Struct, forbid_unknown_fields=True):
+    """The checkpoint's JSON state as ``_save_checkpoint`` writes it: every field's type and
+    range declared."""
+
+    format: Literal["shuangkou-train/1"]
+    key: dict[str, Any]
+    digest: str
+    round: Annotated[int, msgspec.Meta(ge=0, le=MAX_ROUNDS)]
+    epoch: Annotated[int, msgspec.Meta(ge=0, le=MAX_EPOCHS)]
+    collected: bool
+    rows: list[_Row]
+    seconds: _Seconds
+    labels: _Count
+    rates: dict[str, _Seconds]
+    best: tuple[str, float] | None
+    last: str | None
+    agree: float | None = None
+    partial: Annotated[int, msgspec.Meta(ge=0, le=MAX_DEALS)] = 0  # a round's deals so far
+
+
+def _read_state(file: str, cfg: TrainConfig | None
+                ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The checkpoint ``file`` read as data: a regular file, only the arrays a checkpoint
+    holds (``state``, ``p/NAME``, ``opt/I``), each within the size ``cfg``'s network gives
+    (None: the largest network), the state's JSON nesting capped and every field checked
+    against ``_state_schema``; else a ConfigError naming the file and the field."""
+    from sim.core.files import MAX_JSON_DEPTH, json_depth
+
+    lm = _learned()
+    hidden = (MAX_HIDDEN,) * 3 if cfg is None else cfg.hidden
+    big = max(8 * math.prod(shape) for shape in lm.weight_shapes(*hidden).values()) + (1 << 16)
+    names = {f"p/{k}" for k in lm.WEIGHT_NAMES} | {f"opt/{i}" for i in range(MAX_OPT_LEAVES)}
+
+    def cap(name: str) -> int | None:
+        return MAX_STATE_BYTES if name == "state" else big if name in names else None
+
+    def corrupt(why: str) -> ConfigError:
+        return ConfigError(f"checkpoint {file!r} is corrupt ({why}): remove it or choose "
+                           f"another --out")
+
+    try:
+        arrays = lm.read_npz(file, cap, "checkpoint", MAX_STATE_BYTES + 2 * len(names) * big,
+                             error=ConfigError)
+    except ConfigError as e:
+        raise corrupt(str(e).replace(f"checkpoint {file!r}", "").strip(" :")) from None
+    a = arrays.pop("state", None)
+    if a is None or a.shape != () or a.dtype.kind not in "US":
+        raise corrupt("no JSON state")
+    text = str(a.item())
+    depth = json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise corrupt(f"its state is JSON nested {depth} deep, more than {MAX_JSON_DEPTH}")
+    try:
+        raw = json.loads(text)  # the state's numbers may be NaN (a curve's empty cells)
+    except (ValueError, RecursionError) as e:
+        raise corrupt(f"its state is not JSON: {e}") from None
+    try:
+        state = msgspec.to_builtins(msgspec.convert(raw, _State))
+    except msgspec.ValidationError as e:
+        raise corrupt(f"state: {e}") from None
+    return state, arrays
+
+
 def load_checkpoint(out: str, cfg: TrainConfig) -> tuple[dict[str, Any], dict[str, np.ndarray]
                                                          ] | None:
     """``(state, arrays)`` of the checkpoint in ``out`` (None: none there), or a ConfigError
-    for a corrupt one or one of another recipe."""
+    for a corrupt one or one of another recipe (``_read_state``). The weights files the state
+    names are looked for in ``out/weights`` whatever path it holds."""
     file = os.path.join(out, CHECKPOINT)
-    if not os.path.exists(file):
+    if not os.path.lexists(file):
         return None
-    try:
-        with np.load(file, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-        state = json.loads(str(arrays.pop("state")[()]))
-        ok = (isinstance(state, dict) and state.get("format") == FORMAT
-              and isinstance(state.get("key"), dict))
-    except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError,
-            zipfile.BadZipFile) as e:
-        raise ConfigError(f"checkpoint {file!r} is corrupt ({type(e).__name__}): remove it "
-                          f"or choose another --out") from None
-    if not ok:
-        raise ConfigError(f"checkpoint {file!r} is corrupt (not a {FORMAT} checkpoint): "
-                          f"remove it or choose another --out")
+    state, arrays = _read_state(file, cfg)
+    for name in ("last", "best"):
+        v = state[name]
+        path = v if name == "last" else (v[0] if v else None)
+        if path is None:
+            continue
+        base = os.path.basename(path)
+        if not re.fullmatch(r"r\d{3,}_e\d{2,}\.npz", base):
+            raise ConfigError(f"checkpoint {file!r} is corrupt (state.{name} names {base!r}, "
+                              f"not an epoch's weights file rRRR_eEE.npz): remove it or choose "
+                              f"another --out")
+        here = os.path.abspath(os.path.join(out, "weights", base))
+        state[name] = here if name == "last" else [here, v[1]]
     key = json.loads(json.dumps(cfg.key()))
     if state["key"] != key:
         diff = sorted(k for k in key if state["key"].get(k) != key[k])
         raise ConfigError(f"checkpoint {file!r} is from another recipe (its "
                           f"{', '.join(diff) or 'settings'} differ): use another --out, or the "
                           f"same --teacher, --seed, --deals, --epochs, --hidden and sizes")
-    good = (isinstance(state.get("round"), int) and state["round"] >= 0
-            and isinstance(state.get("epoch"), int) and 0 <= state["epoch"] <= cfg.epochs
-            and isinstance(state.get("collected"), bool)
-            and isinstance(state.get("rows"), list)
-            and all(isinstance(r, dict) and set(COLUMNS) <= set(r) for r in state["rows"])
-            and isinstance(state.get("seconds"), (int, float)))
-    if not good:
+    if state["epoch"] > cfg.epochs or state["partial"] > cfg.deals \
+            or (state["partial"] and state["collected"]):
         raise ConfigError(f"checkpoint {file!r} is corrupt (inconsistent round, epoch or "
-                          f"curve): remove it or choose another --out")
+                          f"labels so far): remove it or choose another --out")
     return state, arrays
 
 
@@ -458,8 +585,9 @@ class TrainResult:
     rows: list[dict[str, Any]]
     labels: int
     rounds: int  # rounds whose labels were collected and trained on
-    seconds: float
+    seconds: float  # wall time of the run, across resumes (what --hours counts)
     stopped: str  # "rounds" (all done), "budget" (--hours) or "stop_after" (testing)
+    budget: float | None = None  # --hours in seconds
 
 
 class _Log:
@@ -479,27 +607,17 @@ def labels_key(cfg: TrainConfig, weights: str | None, first: int, n: int, beta: 
     bytes), the deals, beta, the opponents and the feature sizes (``labels`` caches by it)."""
     wh = None
     if weights is not None:
-        with open(weights, "rb") as f:
-            wh = hashlib.sha256(f.read()).hexdigest()
+        from sim.core.files import read_received
+
+        try:
+            wh = hashlib.sha256(read_received(weights, _learned().MAX_WEIGHTS_BYTES,
+                                              "weights file")).hexdigest()
+        except OSError as e:
+            raise ConfigError(f"weights file {weights!r} cannot be read "
+                              f"({e.strerror or type(e).__name__})") from None
     key = {"teacher": cfg.teacher, "weights": wh, "seed": cfg.seed, "first": first, "n": n,
            "beta": beta, "opponents": OPPONENTS, "dims": list(cfg.dims), "version": 1}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
-
-
-def _cached_collect(cfg: TrainConfig, labels: str | None, weights: str | None, first: int,
-                    n: int, beta: float, jobs: int) -> dict[str, np.ndarray]:
-    """A round's labels: from the cache folder ``labels`` when it holds them (same key),
-    else collected (and added to the cache)."""
-    if labels is not None:
-        path = os.path.join(labels, f"labels-{labels_key(cfg, weights, first, n, beta)}.npz")
-        if os.path.exists(path):
-            return load_data(path, cfg)
-    data = _collect(cfg.teacher, weights, cfg.seed, first, n, beta, opponents=OPPONENTS,
-                    jobs=jobs)
-    if labels is not None:
-        os.makedirs(labels, exist_ok=True)
-        save_data(path, data)
-    return data
 
 
 def run(cfg: TrainConfig, out: str, rounds: int | None = None, hours: float | None = None,
@@ -516,12 +634,12 @@ def run(cfg: TrainConfig, out: str, rounds: int | None = None, hours: float | No
 
     if rounds is None and hours is None:
         raise ConfigError("give --rounds, --hours or both: a run needs somewhere to stop")
-    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int)
-                               or rounds < 1):
-        raise ConfigError(f"--rounds {rounds!r} must be an integer >= 1")
-    if hours is not None and not (isinstance(hours, (int, float)) and math.isfinite(hours)
-                                  and hours > 0):
-        raise ConfigError(f"--hours {hours!r} must be a number > 0")
+    if rounds is not None:
+        check_int("--rounds", rounds, 1, MAX_ROUNDS)
+    if hours is not None and not (isinstance(hours, (int, float)) and not isinstance(hours, bool)
+                                  and math.isfinite(hours) and 0 < hours <= MAX_HOURS):
+        raise ConfigError(f"--hours {hours!r} must be a number in (0, {MAX_HOURS:g}]")
+    check_int("--jobs", jobs, 1, MAX_JOBS)
     weights_spec(out)  # a folder name a spec can hold
     try:
         os.makedirs(os.path.join(out, "data"), exist_ok=True)
@@ -573,7 +691,7 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
         state: dict[str, Any] = {"format": FORMAT, "key": cfg.key(), "digest": cfg.digest(),
                                  "round": 0, "epoch": 0, "collected": False, "rows": [],
                                  "seconds": 0.0, "labels": 0, "rates": {}, "best": None,
-                                 "last": None}
+                                 "last": None, "partial": 0}
         log(f"training {cfg.teacher}'s play into a {'x'.join(map(str, cfg.hidden))} network "
             f"in {out!r} (recipe {cfg.digest()})")
     else:
@@ -605,12 +723,54 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
         _learned().save_weights(path, model.arrays(), meta(r, e))
         return path
 
+    budget = None if hours is None else hours * 3600.0
+    rates = state["rates"]
+
+    def over(need: float) -> bool:
+        return budget is not None and elapsed() + need > budget
+
+    def batches(weights: str | None, first: int, n: int, beta: float, done: int = 0,
+                pieces: list[dict[str, np.ndarray]] | None = None
+                ) -> tuple[list[dict[str, np.ndarray]], int]:
+        """Labels of deals ``first + done … first + n - 1``, collected in batches with the
+        clock checked between them (``--hours``: each batch a small share of the budget,
+        none started that would end past it): ``(pieces, deals done)``, short of ``n`` when
+        the budget stopped it. Each deal's labels do not depend on the batches: collected
+        at once or in pieces, a round's labels are the same."""
+        pieces = [] if pieces is None else pieces
+        while done < n:
+            k = n - done
+            if budget is not None:
+                rate = rates.get("collect_per_deal", 0.0)
+                if rate <= 0:  # a first measure, small
+                    k = min(k, max(8, 4 * jobs))
+                else:
+                    k = min(k, max(1, int(BUDGET_SLACK / 4 * budget / rate)))
+                    if over(rate * k):
+                        break
+                if over(0.0):
+                    break
+            t = time.perf_counter()
+            pieces.append(_collect(cfg.teacher, weights, cfg.seed, first + done, k, beta,
+                                   opponents=OPPONENTS, jobs=jobs))
+            rates["collect_per_deal"] = (time.perf_counter() - t) / k
+            done += k
+        return pieces, done
+
+    def joined(pieces: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        return pieces[0] if len(pieces) == 1 else {
+            k: np.concatenate([p[k] for p in pieces]) for k in pieces[0]}
+
     if hold is None:  # the held-out set: once, on the teacher's own trajectories
         t = time.perf_counter()
-        hold = _collect(cfg.teacher, None, cfg.seed, HOLDOUT_FIRST, cfg.holdout, 1.0,
-                        opponents=OPPONENTS, jobs=jobs)
-        save_data(hold_file, hold)
-        hold = load_data(hold_file, cfg)
+        pieces, done = batches(None, HOLDOUT_FIRST, cfg.holdout, 1.0)
+        if done < cfg.holdout:  # nothing to checkpoint yet: a run needs its held-out set
+            log(f"stopped (wall budget reached): {elapsed():.0f} s of the {budget:.0f} s "
+                f"budget spent collecting the held-out set ({done:,} of {cfg.holdout:,} "
+                f"deals); nothing trained: give more --hours")
+            return TrainResult("", [], 0, 0, elapsed(), "budget", budget)
+        save_data(hold_file, joined(pieces))
+        hold = load_data(hold_file, cfg, cfg.holdout)
         log(f"held-out set: {cfg.holdout:,} deals, {hold['label'].size:,} labels in "
             f"{time.perf_counter() - t:.1f} s")
 
@@ -642,13 +802,40 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
     if not state["rows"]:  # the untrained network: the curve's first point
         add_row(0, 0, math.nan, first, math.nan)
         _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
-    budget = None if hours is None else hours * 3600.0
     stopped = "rounds"
     epochs_here = 0
-    rates = state["rates"]
 
-    def over(need: float) -> bool:
-        return budget is not None and elapsed() + need > budget
+    def collect_round(r: int) -> dict[str, np.ndarray] | None:
+        """Round ``r``'s labels (from the ``labels`` cache where it holds them), or None when
+        the budget stopped their collection: the deals so far are kept in
+        ``data/round_RRR.part.npz`` (``state["partial"]``) and a resumed run goes on from
+        there."""
+        first, beta = r * cfg.deals, cfg.beta(r)
+        weights = None if r == 0 else state["last"]
+        cache = None
+        if labels is not None:
+            key = labels_key(cfg, weights, first, cfg.deals, beta)
+            cache = os.path.join(labels, f"labels-{key}.npz")
+            if os.path.lexists(cache):
+                return load_data(cache, cfg)
+        part = os.path.join(data_dir, f"round_{r:03d}.part.npz")
+        done = state["partial"]
+        pieces = [load_data(part, cfg)] if done else []
+        pieces, done = batches(weights, first, cfg.deals, beta, done, pieces)
+        if done < cfg.deals:
+            if done > state["partial"]:
+                save_data(part, joined(pieces))
+                state["partial"] = done
+            _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
+            log(f"round {r}: the wall budget stopped its labels after {done:,} of "
+                f"{cfg.deals:,} deals (kept in {os.path.basename(part)}; --resume with more "
+                f"--hours goes on from there)")
+            return None
+        data = joined(pieces)
+        if cache is not None:
+            os.makedirs(labels, exist_ok=True)
+            save_data(cache, data)
+        return data
 
     try:
         while rounds is None or state["round"] < rounds:
@@ -662,18 +849,19 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
                     stopped = "budget"
                     break
                 t = time.perf_counter()
-                weights = None if r == 0 else state["last"]
-                data = _cached_collect(cfg, labels, weights, r * cfg.deals, cfg.deals,
-                                       cfg.beta(r), jobs)
+                data = collect_round(r)
+                if data is None:
+                    stopped = "budget"
+                    break
                 file = os.path.join(data_dir, f"round_{r:03d}.npz")
                 save_data(file, data)
                 parts.append(load_data(file, cfg))
                 dt = time.perf_counter() - t
                 n = int(parts[-1]["label"].size)
-                rates["collect_per_deal"] = dt / cfg.deals
                 rates["labels_per_deal"] = n / cfg.deals
                 state["labels"] += n
                 state["collected"] = True
+                state["partial"] = 0
                 state["epoch"] = 0
                 agree = float(parts[-1]["agree"].mean()) if n else math.nan
                 state["agree"] = agree
@@ -681,6 +869,9 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
                     f"(learner agreed with {cfg.teacher} on {agree:.3f}) in {dt:.1f} s; "
                     f"{state['labels']:,} labels in all")
                 _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
+                part = os.path.join(data_dir, f"round_{r:03d}.part.npz")
+                if os.path.lexists(part):  # after the checkpoint that no longer names it
+                    os.remove(part)
             data = _concat(parts)
             parts = [data]  # one copy of the labels in memory
             n = int(data["label"].size)
@@ -688,8 +879,7 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
                 if stop_after is not None and epochs_here >= stop_after:
                     stopped = "stop_after"
                     break
-                if state["epoch"] and over(rates.get("epoch_per_label", 0.0) * n
-                                           + rates.get("eval", 0.0)):
+                if over(rates.get("epoch_per_label", 0.0) * n + rates.get("eval", 0.0)):
                     stopped = "budget"
                     break
                 e = state["epoch"] + 1
@@ -716,13 +906,17 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
             "--resume continues from the last checkpoint")
         raise
     state["seconds"] = elapsed()
+    if stopped == "budget":  # the checkpoint holds the time spent: a resume counts it
+        _save_checkpoint(out, state, model)
     finish(cfg, out, state, plot)
     rounds_done = state["round"] + (1 if state["collected"] else 0)
-    why = {"rounds": "all rounds done", "budget": "wall budget reached"}.get(stopped, stopped)
+    why = {"rounds": "all rounds done",
+           "budget": f"wall budget reached: {state['seconds']:.0f} s of the "
+                     f"{budget or 0:.0f} s budget, checkpoint written"}.get(stopped, stopped)
     log(f"stopped ({why}): {rounds_done} round(s), {state['labels']:,} labels, "
         f"{state['seconds']:.0f} s; weights in {os.path.join(out, 'learned.npz')}")
     return TrainResult(os.path.join(out, "learned.npz"), state["rows"], state["labels"],
-                       rounds_done, state["seconds"], stopped)
+                       rounds_done, state["seconds"], stopped, budget)
 
 
 def _signed(x: float) -> str:
