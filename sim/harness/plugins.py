@@ -268,7 +268,10 @@ class Loops:
             self.m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
             self.m_st[:, S_DECK:] = -1  # the deck and fixed cards: never shown
             self.m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
-            self.m_r = np.zeros((4, 64), dtype=np.int64)  # rows longer than any rules array
+            # the plug-in's copies of the rules and of its parameter row: ``_copies`` widens
+            # them to the arrays of each call (a learned seat's row holds its weights: far
+            # more than 64 values, and the kernel copies the whole row)
+            self.m_r = np.zeros((4, 64), dtype=np.int64)
             self.m_p = np.zeros((4, 64), dtype=np.float64)
             self.pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
             self.synced = np.zeros(4, dtype=np.int64)
@@ -458,12 +461,23 @@ class Loops:
         self._run(self.mod.play_deals_fixed, (seed, first, n, rules, kinds, params, fix_seat,
                                               fix_cards, status, out), status, seed, first)
 
+    def _copies(self, rules: np.ndarray, params: np.ndarray) -> None:
+        """Rows of ``m_r``/``m_p`` at least as wide as ``rules`` and ``params``' rows: the
+        compiled ``_plugin`` copies every value of both into its seat's row without a bounds
+        check, so a narrower row is a write past the end of the buffer (the heap corruption
+        of a compiled plug-in beside ``learned``, whose row carries its network's weights)."""
+        if self.m_r.shape[1] < rules.shape[0]:
+            self.m_r = np.zeros((4, rules.shape[0]), dtype=np.int64)
+        if self.m_p.shape[1] < params.shape[1]:
+            self.m_p = np.zeros((4, params.shape[1]), dtype=np.float64)
+
     def play_deal(self, st: np.ndarray, u: np.ndarray, rules: np.ndarray, seed: Any, deal: Any,
                   kinds: np.ndarray, params: np.ndarray, buf: np.ndarray, fws: np.ndarray,
                   uws: np.ndarray) -> None:
         if self.mod is None:  # the tournament's own compiled loop, for one deal
             self.builtin.play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws)
             return
+        self._copies(rules, params)
         self._run(self.mod.play_deal, (st, u, rules, seed, deal, kinds, params, buf, fws, uws,
                                        self.m_st, self.m_u, self.m_r, self.m_p, self.pbuf,
                                        self.synced, self.status),
@@ -477,6 +491,7 @@ class Loops:
         if self.mod is None or kind < N_BUILTIN:
             return int(self.builtin.decide(kind, params, st, u, rules, seat, buf, fws, uws))
         out = [0]
+        self._copies(rules, params)
 
         def call() -> None:
             out[0] = int(self.mod.decide(kind, params, st, u, rules, seat, buf, fws, uws,
