@@ -92,6 +92,34 @@ def bounded_int(what: str, lo: int, hi: int) -> Any:
     return parse
 
 
+def bounded_float(what: str, lo: float, hi: float) -> Any:
+    """An argparse ``type``: a finite number ``lo`` … ``hi`` (``bounded_int`` for seconds)."""
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{_quoted_arg(text)} is not a number") from None
+        if not lo <= v <= hi:  # NaN too
+            raise argparse.ArgumentTypeError(f"{_quoted_arg(text)} is not {lo:g} … {hi:,g}, "
+                                              f"the range of {what}")
+        return v
+    parse.__name__ = "float"
+    return parse
+
+
+# The upper bounds of the numeric options (docs/cli.md "Numeric bounds"): far past any real
+# request, and each finishes; a request past one is refused before any work starts.
+MAX_CLI_DEALS = 10**12  # play, tournament --deals (a million deals a second: 12 days)
+MAX_HUMAN_DEALS = 10_000  # human --deals
+MAX_CLI_JOBS = 1024  # --jobs of analyze, estimate
+MAX_TOURNAMENT_JOBS = 4096  # tournament --jobs, as run.jobs in a config
+MAX_CHUNK_SIZE = 10_000_000  # tournament --chunk-size, as run.chunk_size in a config
+MAX_SAMPLES = 4096  # analyze, human --samples: worlds per decision (sim.human.check_samples)
+MAX_ESTIMATE_DEALS = 10**11  # sim.harness.estimate.MAX_DEALS (no engine import here)
+MAX_SECONDS = 86_400.0  # --timeout of play and human: a day per decision
+MAX_DELAY = 60.0  # human --delay
+
+
 def _nonneg_int(text: str) -> int:
     return _int_at_least(text, 0)
 
@@ -1060,7 +1088,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("play", help="play seeded deals; print a summary or write records")
     pl.add_argument("--seed", default="0", help="master seed, 0 … 2**64-1 (default 0)")
-    pl.add_argument("--deals", type=_pos_int, default=10, help="number of deals (default 10)")
+    pl.add_argument("--deals", type=bounded_int("deals of a run", 1, MAX_CLI_DEALS), default=10,
+                    help=f"number of deals (default 10; at most {MAX_CLI_DEALS:,})")
     pl.add_argument("--first-deal", type=_nonneg_int, default=0,
                     help="index of the first deal (default 0): seed + deal fix a deal")
     pl.add_argument("--seats", default="random",
@@ -1072,7 +1101,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a rules variant, e.g. max_redeals=5 (repeatable)")
     pl.add_argument("--plugin", action="append", metavar="MODULE",
                     help=PLUGIN_HELP)
-    pl.add_argument("--timeout", type=float, default=None,
+    pl.add_argument("--timeout", type=bounded_float("seconds per decision", 0, MAX_SECONDS),
+                    default=None,
                     help="seconds a Python strategy or a compiled plug-in may take per "
                          "decision, enforced while it runs (0: no limit, the default)")
     pl.add_argument("--quiet", action="store_true",
@@ -1082,7 +1112,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("replay", help="show recorded deals as a person wants to read them")
     rp.add_argument("file", help="record file (JSONL, .gz), or with --swings a tournament's "
                                  "results folder")
-    rp.add_argument("--deal", type=_nonneg_int, default=None, help="only this deal index")
+    rp.add_argument("--deal", type=bounded_int("a deal index may be", 0, MAX_DEAL), default=None,
+                    help="only this deal index (0 … 2**63-1)")
     rp.add_argument("--html", metavar="OUT.html",
                     help="write the deals as the deal viewer page (docs/viewer.md) instead of "
                          "printing them")
@@ -1111,15 +1142,17 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the opponents' spec, or two comma-separated: the seat after you, "
                          "then the seat before you (default ismcts)")
     hu.add_argument("--seed", default=None, help="master seed (default: a random one, printed)")
-    hu.add_argument("--deals", type=_pos_int, default=1,
-                    help="deals in the match; skill values carry over (R25; default 1)")
+    hu.add_argument("--deals", type=bounded_int("deals of a match", 1, MAX_HUMAN_DEALS),
+                    default=1, help=f"deals in the match; skill values carry over (R25; "
+                                    f"default 1; at most {MAX_HUMAN_DEALS:,})")
     hu.add_argument("--rule", action="append", metavar="NAME=VALUE",
                     help="a rules variant, e.g. max_redeals=5 (repeatable)")
     hu.add_argument("--plugin", action="append", metavar="MODULE",
                     help=PLUGIN_HELP)
-    hu.add_argument("--delay", type=float, default=0.4,
+    hu.add_argument("--delay", type=bounded_float("seconds of pause", 0, MAX_DELAY), default=0.4,
                     help="seconds of pause after each bot move (default 0.4; 0 for none)")
-    hu.add_argument("--timeout", type=float, default=60.0,
+    hu.add_argument("--timeout", type=bounded_float("seconds per decision", 0, MAX_SECONDS),
+                    default=60.0,
                     help="seconds a bot may take per decision (default 60; 0: no limit)")
     hu.add_argument("--out", metavar="DIR",
                     help="folder for the records (default results/human/TIMESTAMP)")
@@ -1128,7 +1161,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "output is not a terminal)")
     hu.add_argument("--no-review", action="store_true",
                     help="no review of your decisions after each deal")
-    hu.add_argument("--samples", type=int, default=DEFAULT_ANALYZE_SAMPLES, metavar="N",
+    hu.add_argument("--samples", type=bounded_int("worlds per decision", 2, MAX_SAMPLES),
+                    default=DEFAULT_ANALYZE_SAMPLES, metavar="N",
                     help="worlds per decision for hint and the review (default "
                          f"{DEFAULT_ANALYZE_SAMPLES}, as analyze; fewer is faster and rougher)")
     hu.set_defaults(func=cmd_human)
@@ -1163,9 +1197,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     to = sub.add_parser("tournament", help="run a tournament from a TOML config")
     to.add_argument("config", help="config file, e.g. configs/quick.toml")
-    to.add_argument("--deals", type=_pos_int, help="deals per matchup (overrides the config)")
-    to.add_argument("--jobs", type=_pos_int,
-                    help="parallel workers (at most the CPU count unless --force-jobs)")
+    to.add_argument("--deals", type=bounded_int("deals per matchup", 1, MAX_CLI_DEALS),
+                    help=f"deals per matchup (overrides the config; at most {MAX_CLI_DEALS:,})")
+    to.add_argument("--jobs", type=bounded_int("parallel workers", 1, MAX_TOURNAMENT_JOBS),
+                    help=f"parallel workers (at most the CPU count unless --force-jobs; at most "
+                         f"{MAX_TOURNAMENT_JOBS:,})")
     to.add_argument("--force-jobs", action="store_true",
                     help="run --jobs workers even when there are more than CPUs")
     from sim.harness.config import BACKENDS
@@ -1176,7 +1212,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "dask)")
     to.add_argument("--scheduler", metavar="ADDRESS",
                     help="dask scheduler, e.g. tcp://10.0.0.5:8786 (implies --backend dask)")
-    to.add_argument("--chunk-size", type=_pos_int, help="deals per chunk")
+    to.add_argument("--chunk-size", type=bounded_int("deals per chunk", 1, MAX_CHUNK_SIZE),
+                    help=f"deals per chunk (at most {MAX_CHUNK_SIZE:,})")
     to.add_argument("--out", metavar="DIR", help="results folder (default results/NAME)")
     to.add_argument("--resume", action="store_true",
                     help="finish the run in the results folder (same config)")
@@ -1209,7 +1246,7 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--plugin", action="append", metavar="MODULE",
                     help="import MODULE and register its strategies (repeatable): --swings "
                          "replays plug-in players")
-    an.add_argument("--deal", type=_nonneg_int, action="append",
+    an.add_argument("--deal", type=bounded_int("a deal index may be", 0, MAX_DEAL), action="append",
                     help="only this deal index (repeatable; default all)")
     an.add_argument("--seat", type=int, choices=range(4), action="append",
                     help="only this seat's decisions (repeatable; default all four)")
@@ -1218,10 +1255,12 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--html", metavar="OUT.html",
                     help="also write the deal viewer page with the analysis beside each "
                          "decision (docs/viewer.md)")
-    an.add_argument("--samples", type=_int_at_least_2, default=DEFAULT_ANALYZE_SAMPLES,
+    an.add_argument("--samples", type=bounded_int("worlds per decision", 2, MAX_SAMPLES),
+                    default=DEFAULT_ANALYZE_SAMPLES,
                     help=f"worlds per decision (default {DEFAULT_ANALYZE_SAMPLES}; the loss "
                          f"re-check uses 4x as many)")
-    an.add_argument("--jobs", type=_pos_int, default=1, help="worker processes (default 1)")
+    an.add_argument("--jobs", type=bounded_int("worker processes", 1, MAX_CLI_JOBS), default=1,
+                    help=f"worker processes (default 1; at most {MAX_CLI_JOBS:,})")
     an.add_argument("--seed", default="0", help="analysis seed (default 0)")
     an.add_argument("--policy", default="expert",
                     help="continuation policy: expert (its egreedy rollouts, the default), "
@@ -1256,7 +1295,8 @@ def build_parser() -> argparse.ArgumentParser:
     es.add_argument("--seed", default="0", help="master seed (default 0)")
     es.add_argument("--rule", action="append", metavar="NAME=VALUE",
                     help="a rules variant, e.g. kou_di_pair=6 (repeatable)")
-    es.add_argument("--jobs", type=_pos_int, default=1, help="threads (default 1)")
+    es.add_argument("--jobs", type=bounded_int("threads", 1, MAX_CLI_JOBS), default=1,
+                    help=f"threads (default 1; at most {MAX_CLI_JOBS:,})")
     es.add_argument("--json", action="store_true", help="print the figures as JSON")
     es.add_argument("--quiet", action="store_true",
                     help="print only errors and the headline line (what the hand is worth "

@@ -198,8 +198,9 @@ def _schema() -> Any:
     """The declared types and ranges of a record's fields (docs/record.md), as msgspec
     Structs: a received record is decoded into them before anything reads it, so a value of
     the wrong type, out of range or a 10,000-digit integer is one line naming the field
-    (``$.tricks[3].winner``), never a traceback further on. Fields a record may carry beyond
-    these (``tournament``, ``unfinished`` …) are kept; the consistency of the values (the
+    (``$.tricks[3].winner``), never a traceback further on. A call or a trick holds exactly
+    its fields; fields a record may carry beyond these (``tournament``, ``unfinished`` …) are
+    kept; the consistency of the values (the
     deck a permutation of two packs, every play legal, the scores) is the reference
     validator's (``sim.reference.validator``), which ``replay`` and ``validate`` run."""
     from typing import Annotated, Literal, Optional
@@ -217,10 +218,11 @@ def _schema() -> Any:
     big = ints(-2**31, 2**31 - 1)
     call = msgspec.defstruct("Call", [
         ("round", ints(0, 27)), ("seat", seat), ("pair", card),
-        ("took_from", Optional[seat], None), ("gave", Optional[items(card, 2, 2)], None)])
+        ("took_from", Optional[seat], None), ("gave", Optional[items(card, 2, 2)], None)],
+        forbid_unknown_fields=True)
     trick = msgspec.defstruct("Trick", [
         ("leader", seat), ("plays", items(items(card, 1, 2), 4, 4)), ("winner", seat),
-        ("points", ints(0, 200))])
+        ("points", ints(0, 200))], forbid_unknown_fields=True)
     name = Annotated[str, msgspec.Meta(max_length=MAX_SEAT_NAME)]
     key = Annotated[str, msgspec.Meta(max_length=64)]
     return msgspec.defstruct("Record", [

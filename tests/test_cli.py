@@ -702,3 +702,62 @@ def test_bidirectional_controls_in_received_text_are_escaped():
     assert out == "bob\\u202etxt.exe\\u2066x\\u200f"
     assert clean("名字 ♥ ok") == "名字 ♥ ok"  # printable text, CJK and suits pass unchanged
     assert clean(name, newlines=False) == out
+
+
+# --- issue 32: every numeric option has a documented upper bound, refused up front ------------
+BOUNDED = [  # (argv before the option, option, the bound as docs/cli.md writes it, bound)
+    (["play"], "--deals", "1,000,000,000,000", 10**12),
+    (["play"], "--timeout", "86,400", 86_400),
+    (["replay", "x.jsonl"], "--deal", "9,223,372,036,854,775,807", 2**63 - 1),
+    (["analyze", "x.jsonl"], "--deal", "9,223,372,036,854,775,807", 2**63 - 1),
+    (["analyze", "x.jsonl"], "--samples", "4,096", 4096),
+    (["analyze", "x.jsonl"], "--jobs", "1,024", 1024),
+    (["human"], "--deals", "10,000", 10_000),
+    (["human"], "--samples", "4,096", 4096),
+    (["human"], "--delay", "60", 60),
+    (["human"], "--timeout", "86,400", 86_400),
+    (["tournament", "x.toml"], "--deals", "1,000,000,000,000", 10**12),
+    (["tournament", "x.toml"], "--jobs", "4,096", 4096),
+    (["tournament", "x.toml"], "--chunk-size", "10,000,000", 10_000_000),
+    (["estimate", "--hand", "BJ"], "--jobs", "1,024", 1024),
+]
+
+
+@pytest.mark.parametrize("before, option, shown, bound", BOUNDED,
+                         ids=[f"{b[0]} {o}" for b, o, _, _ in BOUNDED])
+@pytest.mark.parametrize("past", ["next", "10**30", "10,000 digits"])
+def test_numeric_options_are_bounded_up_front(before, option, shown, bound, past, capsys):
+    value = {"next": str(bound + 1), "10**30": str(10**30), "10,000 digits": "9" * 10_000}[past]
+    with pytest.raises(SystemExit) as e:
+        main([*before, option, value])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"argument {option}:" in err and shown in err, err
+    doc = {2**63 - 1: "0 … 2**63-1"}.get(bound, f"… {shown}")
+    assert doc in " ".join(_DOC_CLI.split()), f"docs/cli.md does not give {option}'s bound"
+
+
+_DOC_CLI = (__import__("pathlib").Path(__file__).resolve().parents[1] / "docs" / "cli.md"
+            ).read_text(encoding="utf-8")
+
+
+def test_bounds_in_the_cli_agree_with_the_code():
+    from sim import cli
+    from sim.harness import config, estimate
+    from sim.human import check_samples
+
+    assert cli.MAX_ESTIMATE_DEALS == estimate.MAX_DEALS
+    from sim.errors import ConfigError
+
+    check_samples(cli.MAX_SAMPLES)
+    with pytest.raises(ConfigError):
+        check_samples(cli.MAX_SAMPLES + 1)
+    for key, hi in (("run.jobs", cli.MAX_TOURNAMENT_JOBS),
+                    ("run.chunk_size", cli.MAX_CHUNK_SIZE)):
+        table, leaf = key.split(".")
+        raw = {"players": ["random", "greedy"], table: {leaf: hi}}
+        config.from_dict(raw, source="t")  # the bound is a config's too
+        raw[table][leaf] = hi + 1
+        with pytest.raises(ConfigError, match=f"{hi:,}|{hi}"):
+            config.from_dict(raw, source="t")

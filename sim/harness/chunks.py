@@ -278,6 +278,98 @@ def tally_from_json(d: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v if isinstance(v, int) else _TYPES[v["type"]].from_dict(v) for k, v in d.items()}
 
 
+MAX_VALUE = 10**6  # |a value| any accumulator of a tally holds (settlements are <= 25,000, R24)
+
+
+def tally_schema() -> Any:
+    """The declared types of a chunk tally's JSON (``tally_to_json``): each field an integer
+    count or one of the accumulators, tagged by its ``type``, with every field's type and range
+    (msgspec); a field an accumulator never writes is refused."""
+    from typing import Annotated, Literal, Optional, Union
+
+    import msgspec
+
+    global _TALLY_SCHEMA
+    if _TALLY_SCHEMA is not None:
+        return _TALLY_SCHEMA
+    count = Annotated[int, msgspec.Meta(ge=0, le=2**62)]
+    value = Annotated[int, msgspec.Meta(ge=-MAX_VALUE, le=MAX_VALUE)]
+    num = Annotated[float, msgspec.Meta(ge=-1e300, le=1e300)]  # finite
+    opts = {"tag_field": "type", "forbid_unknown_fields": True}
+    moments = msgspec.defstruct("Moments", [("n", count), ("total", num), ("total_sq", num)],
+                                tag="Moments", **opts)
+    wdl = msgspec.defstruct("WDL", [("wins", count), ("draws", count), ("losses", count)],
+                            tag="WDL", **opts)
+    hist = msgspec.defstruct("Histogram", [
+        ("lo", value), ("hi", value), ("width", Annotated[int, msgspec.Meta(ge=1, le=MAX_VALUE)]),
+        ("counts", Annotated[list[count], msgspec.Meta(max_length=100_000)]),
+        ("underflow", count), ("overflow", count),
+        ("min", Optional[num]), ("max", Optional[num]),  # noqa: UP045 - null while empty
+        ("lattice", bool), ("moments", moments)], tag="Histogram", **opts)
+    swings = msgspec.defstruct("Swings", [
+        ("k", Annotated[int, msgspec.Meta(ge=0, le=1000)]),
+        ("deals", list[count]), ("a0", list[value]), ("a1", list[value])], tag="Swings", **opts)
+    values = msgspec.defstruct("DealValues", [
+        ("dtype", Literal["<i2", "<i4"]), ("data", str)], tag="DealValues", **opts)
+    field = Union[count, moments, wdl, hist, swings, values]  # noqa: UP007
+    _TALLY_SCHEMA = Annotated[dict[Annotated[str, msgspec.Meta(max_length=64)], field],
+                              msgspec.Meta(max_length=256)]
+    return _TALLY_SCHEMA
+
+
+_TALLY_SCHEMA: Any = None
+
+
+def check_tally(tally: Mapping[str, Any], chunk: Chunk, games_per_deal: int) -> None:
+    """Raise ``ValueError`` (one line: the field and what was expected) unless ``tally``
+    (``tally_from_json`` of a chunk file) is the tally of ``chunk``'s pairs: exactly the fields
+    ``new_tally`` has, each of its type, and every count against the chunk's pairs and games —
+    a received chunk file's statistics are checked before anything merges them."""
+    want = new_tally()
+    extra = sorted(set(tally) - set(want) - {DEAL_VALUES})
+    missing = sorted(set(want) - set(tally))
+    if extra or missing:
+        what = [f"unknown field(s) {', '.join(extra)}"] if extra else []
+        what += [f"missing field(s) {', '.join(missing)}"] if missing else []
+        raise ValueError("; ".join(what))
+    games = chunk.n * games_per_deal
+    for k, w in want.items():
+        v = tally[k]
+        if type(v) is not type(w):
+            raise ValueError(f"{k}: a {type(v).__name__}, expected a {type(w).__name__}")
+        if isinstance(v, int) and not 0 <= v <= games:
+            raise ValueError(f"{k} = {v}: must be 0 … {games}, the chunk's games")
+        if isinstance(v, Histogram) and v.n and not (
+                v.min <= v.max and (v.underflow or v.min >= v.lo)
+                and (v.overflow or v.max < v.hi)):
+            raise ValueError(f"{k}: min {v.min!r} and max {v.max!r} do not fit its counts in "
+                             f"[{v.lo}, {v.hi})")
+        m = v.moments if isinstance(v, Histogram) else v
+        if isinstance(m, Moments):
+            d = m.to_dict()
+            total, sq = d["total"], d["total_sq"]
+            if not 0 <= m.n <= games or not (abs(total) <= MAX_VALUE * max(m.n, 1)
+                                             and 0 <= sq <= MAX_VALUE ** 2 * max(m.n, 1)):
+                raise ValueError(f"{k}: n = {m.n}, sums {total!r}, {sq!r}: n must be 0 … "
+                                 f"{games} and every value within ±{MAX_VALUE:,}")
+    if tally["games"] != games:
+        raise ValueError(f"games = {tally['games']}: the chunk's {chunk.n} deals are {games}")
+    pairs, wdl = tally["pairs"], tally["wdl"]
+    if pairs.n != chunk.n or wdl.wins + wdl.draws + wdl.losses != chunk.n:
+        raise ValueError(f"pairs (n = {pairs.n}) and wdl ({wdl.wins} + {wdl.draws} + "
+                         f"{wdl.losses}) must count the chunk's {chunk.n} pairs")
+    sw = tally["swings"]
+    if sw.deals.size > sw.k or sw.k > 1000 or sw.deals.size and (
+            sw.deals.min() < chunk.first or sw.deals.max() >= chunk.first + chunk.n
+            or np.abs(sw.a0).max() > MAX_VALUE or np.abs(sw.a1).max() > MAX_VALUE):
+        raise ValueError(f"swings: {sw.deals.size} deals of {sw.k} kept, deals "
+                         f"{chunk.first} … {chunk.first + chunk.n - 1} and values within "
+                         f"±{MAX_VALUE:,} expected")
+    vals = tally.get(DEAL_VALUES)
+    if vals is not None and (not isinstance(vals, DealValues) or vals.values.size != chunk.n):
+        raise ValueError(f"{DEAL_VALUES}: {chunk.n} per-pair results expected")
+
+
 @dataclasses.dataclass
 class ChunkResult:
     """A played chunk: its statistics (JSON-ready), per-deal table (Parquet bytes, empty when

@@ -573,9 +573,12 @@ class _Validator:
             if specs.index(spec) != i:
                 self.fail(f"players[{i}]", spec, f"the same player as players"
                           f"[{specs.index(spec)}]; list each player once")
-        if not (isinstance(stored, list) and len(stored) == len(specs)
-                and all(isinstance(x, bool) for x in stored)):
+        if stored is None:  # a folder written before the run stored it
             stored = [False] * len(specs)
+        elif not (isinstance(stored, list) and len(stored) == len(specs)
+                  and all(isinstance(x, bool) for x in stored)):
+            self.fail("_oracle", stored, f"must be a list of {len(specs)} booleans, one per "
+                                         f"player (the run writes it)")
         load_builtins()
         oracle = []
         for i, spec in enumerate(specs):

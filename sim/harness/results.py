@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import glob
 import hashlib
 import json
@@ -37,11 +38,13 @@ from sim.harness.chunks import (
     Aggregate,
     Chunk,
     ChunkResult,
+    check_tally,
     first_pairs,
     games_per_deal,
     plan_chunks,
     tally_from_json,
     tally_games,
+    tally_schema,
     tally_to_json,
 )
 
@@ -294,14 +297,77 @@ def open_chunk(path: str) -> Iterator[Any]:
         yield z
 
 
+HEX64 = r"^[0-9a-f]{64}$"  # a SHA-256 (config hash, per-deal table checksum)
+
+
+@functools.lru_cache(maxsize=None)
+def _schemas() -> tuple[Any, Any]:
+    """The declared fields of a chunk file's ``_meta`` and of ``run.json`` (msgspec: every
+    field's type and range; a field the product never writes is refused)."""
+    from typing import Annotated, Optional
+
+    import msgspec
+
+    from sim.core.limits import MAX_DEAL
+    from sim.harness.config import MAX_MATCHUPS
+
+    def ints(lo: int, hi: int) -> Any:
+        return Annotated[int, msgspec.Meta(ge=lo, le=hi)]
+
+    def text(pattern: str | None = None, n: int = 64) -> Any:
+        return Annotated[str, msgspec.Meta(max_length=n, pattern=pattern)]
+
+    count = ints(0, MAX_DEAL)
+    seconds = Annotated[float, msgspec.Meta(ge=0.0, le=1e12)]
+    meta = msgspec.defstruct("ChunkMeta", [
+        ("format", text()), ("config_hash", text(HEX64)), ("index", ints(0, 2**40)),
+        ("matchup", ints(0, MAX_MATCHUPS - 1)), ("first", count), ("n", ints(1, MAX_DEAL)),
+        ("seconds", seconds), ("run_id", text(r"^[0-9a-f]*$"), ""),
+        ("kept", Optional[ints(1, MAX_DEAL)], None),  # noqa: UP045
+        ("deals_sha256", Optional[text(HEX64)], None),  # noqa: UP045
+    ], forbid_unknown_fields=True)
+    run = msgspec.defstruct("RunInfo", [
+        ("wall_seconds", seconds), ("deals_this_session", count), ("games_this_session", count),
+        ("deals_per_second", Optional[seconds]),  # noqa: UP045 - null: no time passed
+        ("games_per_second", Optional[seconds]),  # noqa: UP045
+        ("chunks_this_session", ints(0, 2**40)), ("chunks_before", ints(0, 2**40)),
+        ("jobs", ints(1, 1 << 20)), ("backend", text(n=32)), ("finished", text(n=64)),
+    ], forbid_unknown_fields=True)
+    return meta, run
+
+
 def read_meta(path: str) -> dict[str, Any]:
+    """A chunk file's ``_meta``, each field's type and range checked (``_schemas``); raises
+    ``ValueError`` naming the field (callers say which file, in one line)."""
+    from sim.core.files import decode_json
+
     with open_chunk(path) as z:
-        return json.loads(str(z["_meta"]))
+        text = str(z["_meta"])
+    decode_json(text, _schemas()[0], where="_meta", max_depth=2)
+    return json.loads(text)
 
 
 def read_stats(path: str) -> dict[str, Any]:
+    """A chunk file's statistics, decoded into their declared schema (``tally_schema``: each
+    field's type and range) before the accumulators are built; raises ``ValueError``."""
+    from sim.core.files import decode_json
+
     with open_chunk(path) as z:
-        return tally_from_json(json.loads(str(z["_stats"])))
+        text = str(z["_stats"])
+    try:
+        decode_json(text, tally_schema(), where="_stats", max_depth=4)
+    except ValueError as e:  # name the field: msgspec shows a dict's key as [...]
+        import msgspec
+
+        raw = json.loads(text) if "not valid JSON" not in str(e) and "nested" not in str(e) \
+            else None
+        for k, v in (raw.items() if isinstance(raw, dict) else ()):
+            try:
+                msgspec.convert({k: v}, tally_schema())
+            except msgspec.ValidationError as f:
+                raise ValueError(f"_stats field {k!r}: {f}") from None
+        raise
+    return tally_from_json(json.loads(text))
 
 
 def _unreadable(path: str, e: BaseException, what: str = "chunk file",
@@ -355,6 +421,17 @@ def checked_chunks(run_dir: str, cfg: Any, chunks: Sequence[Chunk],
                 or dataclasses.asdict(chunks[i]) != plan:
             raise ConfigError(f"chunk file {path!r} belongs to another run (config hash or "
                               f"chunk plan differs): delete it, or choose another --out")
+        if meta.get("format") != FORMAT or rid and (
+                not meta.get("run_id") or cfg.deal_table and "deals_sha256" not in meta):
+            raise ConfigError(f"chunk file {path!r} is corrupt (format "
+                              f"{str(meta.get('format'))[:40]!r}, run id and per-deal "
+                              f"checksum must be those a run writes): delete it, then --resume "
+                              f"plays its chunk again")
+        if not rid and meta.get("run_id"):
+            raise ConfigError(f"chunk file {path!r} names run id {meta['run_id']!r}, but "
+                              f"config.json holds none: the folder's config.json is not the "
+                              f"one its run wrote (delete the folder's chunk files, or run "
+                              f"again with --force)")
         if rid and meta.get("run_id") and meta["run_id"] != rid:
             raise ConfigError(f"chunk file {path!r} was copied from another run of the same "
                               f"config (run id {meta['run_id']!r}, this folder's is {rid!r}): "
@@ -368,6 +445,13 @@ def checked_chunks(run_dir: str, cfg: Any, chunks: Sequence[Chunk],
                                  or not 1 <= kept <= chunks[i].n):
             raise ConfigError(f"chunk file {path!r} is corrupt (kept = {kept!r}): delete it, "
                               f"then --resume plays its chunk again")
+        if tally is not None:  # its statistics: every count against the chunk's pairs
+            try:
+                check_tally(tally, chunks[i] if kept is None else
+                            dataclasses.replace(chunks[i], n=kept), games_per_deal(cfg))
+            except ValueError as e:
+                raise ConfigError(f"chunk file {path!r} is corrupt (statistics: {e}): delete "
+                                  f"it, then --resume plays its chunk again") from None
         if tables and "deals_sha256" in meta:
             read_table_bytes(deals_path(path), path, meta)
         yield path, (chunks[i] if kept is None else dataclasses.replace(chunks[i], n=kept)), \
@@ -530,7 +614,12 @@ def read_run_id(run_dir: str) -> str:
     except FileNotFoundError:
         return ""
     rid = raw.get("_run_id") if isinstance(raw, dict) else None
-    return rid if isinstance(rid, str) else ""
+    if rid is not None and not (isinstance(rid, str) and len(rid) <= 64
+                                and all(c in "0123456789abcdef" for c in rid)):
+        raise ConfigError(f"{os.path.join(run_dir, 'config.json')}: key '_run_id' = "
+                          f"{str(rid)[:80]!r}: must be the run id the run writes (up to 64 "
+                          f"hexadecimal digits)")
+    return rid or ""
 
 
 def write_config(out: str, cfg: Any) -> str:
@@ -697,8 +786,26 @@ def load_state(run_dir: str) -> dict[str, Any]:
     load_done(run_dir, cfg, chunks, agg)
     state = agg.state()
     state["complete"] = agg.finished
-    try:
-        state["run"] = _read_json(run_dir, "run.json")
-    except (OSError, ConfigError):  # absent (an unfinished run) or unreadable: not needed
-        state["run"] = None
+    state["run"] = read_run_info(run_dir)
     return state
+
+
+def read_run_info(run_dir: str) -> dict[str, Any] | None:
+    """``run.json`` (the last session's figures), each field's type and range checked; None
+    when absent (an unfinished run). A damaged one is one line naming the field."""
+    from sim.core.files import decode_json
+
+    path = os.path.join(run_dir, "run.json")
+    try:
+        data = read_received(path, MAX_JSON_BYTES, "run.json")
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise ConfigError(f"{path!r} cannot be read: {e.strerror or e}: delete it (the report "
+                          f"then goes without the session's figures)") from None
+    try:
+        decode_json(data, _schemas()[1], where=repr(path), max_depth=2)
+        return json.loads(data)
+    except ValueError as e:
+        raise ConfigError(f"{' '.join(str(e).split())}: delete it (the report then goes "
+                          f"without the session's figures)") from None

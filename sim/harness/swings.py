@@ -173,18 +173,27 @@ def _details(records: Sequence[Mapping[str, Any]], page: bool,
 
 def load_details(run_dir: str) -> tuple[dict[str, Any], dict[str, str]] | None:
     """The divergences of the swing deals kept in ``swings.jsonl`` and their places in
-    ``swings.html`` (``shuangkou report``); None when the file is absent or cannot be read as
-    records of this engine."""
+    ``swings.html`` (``shuangkou report``); None when the file is absent. A file that is not
+    the records of this run's swing deals is one line (``RecordError``, ``ConfigError``)."""
     from sim.record import read_records
 
     path = os.path.join(run_dir, SWINGS_FILE)
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return None
+    redo = ("delete it (the report then goes without the swing deals' divergences; "
+            "tournament --force writes it again)")
+    recs = list(read_records(path))  # a damaged file: one line (RecordError), never ignored
     try:
-        return _details(list(read_records(path)),
-                        os.path.exists(os.path.join(run_dir, SWINGS_PAGE)))
-    except Exception:  # noqa: BLE001 - a damaged file: the report goes without divergences
-        return None
+        for rec in recs:
+            t = rec.get("tournament")
+            if not (isinstance(t, dict) and type(t.get("matchup")) is int
+                    and t.get("orientation") in (0, 1) and type(t.get("swing")) is int):
+                raise ValueError(f"deal {rec['deal']}: 'tournament' must say the matchup, "
+                                 f"orientation and swing rank")
+        return _details(recs, os.path.exists(os.path.join(run_dir, SWINGS_PAGE)))
+    except Exception as e:  # noqa: BLE001 - records of this engine, but not a run's swings
+        raise ConfigError(f"{path!r} is not the swing deals of this run "
+                          f"({' '.join(str(e).split())[:200]}): {redo}") from None
 
 
 def load_state(run_dir: str) -> dict[str, Any]:

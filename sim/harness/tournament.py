@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import math
 import os
 import sys
 import threading
@@ -723,8 +722,8 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     wall = time.perf_counter() - t0
     run_info = {"wall_seconds": wall, "deals_this_session": deals_now,
                 "games_this_session": deals_now * per_deal,
-                "deals_per_second": deals_now / wall if wall > 0 else math.nan,
-                "games_per_second": deals_now * per_deal / wall if wall > 0 else math.nan,
+                "deals_per_second": deals_now / wall if wall > 0 else None,
+                "games_per_second": deals_now * per_deal / wall if wall > 0 else None,
                 "chunks_this_session": written, "chunks_before": done_before,
                 "jobs": cfg.jobs, "backend": backend,
                 "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
