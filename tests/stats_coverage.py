@@ -4,6 +4,8 @@ Not a test (pytest collects only test_*.py): the tests in tests/test_stats.py as
 on smaller versions of these; this prints the figures quoted in docs/tournaments.md.
 
     python tests/stats_coverage.py elo            # 1.1: head-to-head Elo interval, exact
+    python tests/stats_coverage.py draws          # issue 32: the same with most pairs drawn
+    python tests/stats_coverage.py holm [REPS]    # issue 32: Holm's family-wise error, 30 pairs
     python tests/stats_coverage.py players [REPS] # 1.2: players' intervals, simulated
     python tests/stats_coverage.py ratings [REPS] # 1.2/1.3: ratings and the fit's false alarms
     python tests/stats_coverage.py blocks RUN_DIR BLOCK  # 1.2/1.3 on blocks of a real run
@@ -26,10 +28,13 @@ from sim.analysis.stats import (
     WDL,
     ClusterMoments,
     Moments,
+    _beta_ppf,
+    _critical,
+    _wdl_profile_draws,
     score_interval,
     stratified_ci,
 )
-from sim.analysis.summary import _ratings, deal_clustering
+from sim.analysis.summary import _cross, _ratings, deal_clustering
 
 TAU, SIGMA = 1.0, 0.88  # a player's results against two opponents correlate 0.36
 
@@ -87,26 +92,161 @@ def bt_sim(rng: np.random.Generator, k: int, deals: int, theta: np.ndarray,
 
 
 def elo() -> None:
-    """Exact coverage of ``score_interval`` (every outcome of the trinomial enumerated)."""
+    """Exact coverage of ``score_interval`` (every outcome of the trinomial enumerated), and
+    its mean width against the likelihood-ratio interval it replaced (issue 32)."""
     rows = []
+    widths: dict[int, list[tuple[float, float]]] = {}
     for n in (30, 50, 100, 200, 300, 500, 700, 1000):
+        w, d, l_ = outcomes(n)
+        lo, hi = score_interval(w, d, l_)
+        lo0, hi0 = lr_interval_before(w, d, l_)
         for mu in np.geomspace(0.004, 0.5, 25):
             for share in (0.0, 0.5, 1.0):
                 p_d = share * min(mu, 0.3)
                 probs = [mu - p_d / 2, p_d, 1 - mu - p_d / 2]
-                w, d = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
-                keep = w + d <= n
-                w, d = w[keep], d[keep]
-                l_ = n - w - d
-                pmf = np.exp(multinomial.logpmf(np.stack([w, d, l_], 1), n, probs))
-                big = pmf > 1e-12
-                lo, hi = score_interval(w[big], d[big], l_[big])
-                cover = pmf[big][(lo <= mu) & (mu <= hi)].sum() / pmf[big].sum()
+                cover, width = exact_coverage(lo, hi, w, d, l_, mu, probs)
+                width0 = exact_coverage(lo0, hi0, w, d, l_, mu, probs)[1]
                 rows.append((cover, n, mu, share))
+                widths.setdefault(n, []).append((width0, width))
     rows.sort()
     print(f"exact coverage over {len(rows)} cases (30-1,000 pairs, pair score 0.004-0.5, "
           f"draws none/half/all of the non-loss mass up to 0.3): min {rows[0][0]:.4f} "
           f"(n={rows[0][1]}, score={rows[0][2]:.4f}), max {rows[-1][0]:.4f}")
+    for n, v in widths.items():
+        b, a = np.mean(v, axis=0)
+        print(f"  {n} pairs: mean width {b:.5f} before (likelihood ratio), {a:.5f} now "
+              f"({100 * (a / b - 1):+.1f}%)")
+
+
+def outcomes(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (wins, draws, losses) with ``wins + draws + losses = n``."""
+    w, d = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+    keep = w + d <= n
+    return w[keep], d[keep], n - w[keep] - d[keep]
+
+
+def draw_heavy(mu: float, r: float) -> list[float]:
+    """Win/draw/loss probabilities of mean score ``mu`` whose draws are ``r`` of their
+    maximum, ``1 - |2 mu - 1|``."""
+    p_d = r * (1.0 - abs(2.0 * mu - 1.0))
+    return [mu - p_d / 2, p_d, 1.0 - mu - p_d / 2]
+
+
+def exact_coverage(lo: np.ndarray, hi: np.ndarray, w: np.ndarray, d: np.ndarray,
+                   l_: np.ndarray, mu: float, probs: list[float]) -> tuple[float, float]:
+    """Exact coverage of ``mu`` and mean width of intervals ``(lo, hi)`` given for every
+    outcome ``(w, d, l_)`` of ``n`` results drawn with ``probs`` (multinomial pmf)."""
+    pmf = multinomial.pmf(np.stack([w, d, l_], 1), w[0] + d[0] + l_[0], probs)
+    return float(pmf[(lo <= mu) & (mu <= hi)].sum()), float(pmf @ (hi - lo))
+
+
+def lr_interval_before(w: np.ndarray, d: np.ndarray, l_: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """``score_interval`` as it was before issue 32 (for the before/after table): the profile
+    likelihood-ratio interval, widened to Clopper-Pearson on the side of at most 20 wins plus
+    draws (upper bound) or losses plus draws (lower bound)."""
+    def xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = x * np.log(np.where(y > 0.0, y, 1.0))
+        return np.where(x > 0.0, np.where(y > 0.0, out, -np.inf), 0.0)
+
+    def lr(mu: np.ndarray) -> np.ndarray:
+        u = _wdl_profile_draws(w, d, l_, mu)
+        n = w + d + l_
+        return 2.0 * (xlogy(w, w / n) + xlogy(d, d / n) + xlogy(l_, l_ / n)
+                      - xlogy(w, mu - u) - xlogy(d, 2.0 * u) - xlogy(l_, 1.0 - mu - u))
+
+    w, d, l_ = (np.asarray(v, dtype=np.float64) for v in (w, d, l_))
+    crit, n = _critical(0.95) ** 2, w + d + l_
+    s = (w + 0.5 * d) / n
+    bounds = []
+    for side in (0, 1):
+        near, far = s.copy(), np.full_like(s, float(side))
+        for _ in range(64):
+            mid = 0.5 * (near + far)
+            inside = lr(mid) <= crit
+            near, far = np.where(inside, mid, near), np.where(inside, far, mid)
+        bounds.append(np.where(lr(np.full_like(s, float(side))) <= crit, float(side), near))
+    lo, hi = bounds
+    x = w + 0.5 * d
+    for i in np.nonzero((l_ + d <= 20) | (w + d <= 20))[0]:
+        if l_[i] + d[i] <= 20 and x[i] > 0:
+            lo[i] = min(lo[i], _beta_ppf(0.025, x[i], n[i] - x[i] + 1.0))
+        if w[i] + d[i] <= 20 and x[i] < n[i]:
+            hi[i] = max(hi[i], _beta_ppf(0.975, x[i] + 1.0, n[i] - x[i]))
+    return lo, hi
+
+
+DRAW_NS = (40, 100, 300)
+DRAW_MUS = np.round(np.arange(0.30, 0.70001, 0.01), 2)
+DRAW_SHARES = np.round(np.arange(0.80, 0.97001, 0.01), 2)
+
+
+def draws() -> None:
+    """Exact coverage of the head-to-head interval when most pairs are drawn, before (the
+    likelihood-ratio interval) and after issue 32 (the score interval)."""
+    shown_mu = (0.3, 0.4, 0.45, 0.5)
+    for name, fn in (("before (likelihood ratio)", lr_interval_before),
+                     ("after (score, continuity-corrected)", score_interval)):
+        print(f"{name}: exact coverage, mean score 0.30-0.70 by 0.01, draws 80-97% of their "
+              f"maximum by 1%")
+        print("| pairs | min coverage | at (score, draw share) | mean width | "
+              + " | ".join(f"{m:.2f}/{r:.2f}" for m in shown_mu for r in (0.8, 0.97)) + " |")
+        for n in DRAW_NS:
+            w, d, l_ = outcomes(n)
+            lo, hi = fn(w, d, l_)
+            cells = {(mu, r): exact_coverage(lo, hi, w, d, l_, mu, draw_heavy(mu, r))
+                     for mu in DRAW_MUS for r in DRAW_SHARES}
+            (mu0, r0), (c0, _) = min(cells.items(), key=lambda kv: kv[1][0])
+            width = np.mean([v[1] for v in cells.values()])
+            print(f"| {n} | {c0:.4f} | {mu0:.2f}, {r0:.2f} | {width:.4f} | "
+                  + " | ".join(f"{cells[(m, r)][0]:.3f}" for m in shown_mu for r in (0.8, 0.97))
+                  + " |")
+
+
+def null_round_robin(rng: np.random.Generator, k: int, pairs: int, shape: str) -> np.ndarray:
+    """Twice the pair results of a round robin of ``k`` equal players (mean 0 in every
+    matchup), correlated by deal: ``bt`` results of 1/2 to 5/2 points and about 25% drawn
+    pairs (``bt_sim``); ``round``, the rounded latent results (about 24% drawn); ``heavy``,
+    heavy-tailed ones (its square, about 45% drawn)."""
+    if shape == "bt":
+        return bt_sim(rng, k, pairs, np.zeros(k))
+    g = latent(rng, k, pairs)
+    return (np.rint(g) if shape == "round" else np.sign(g) * np.floor(g * g)).astype(np.int64)
+
+
+def holm_fwer(rng: np.random.Generator, k: int, pairs: int, shape: str,
+              reps: int) -> dict[str, float]:
+    """Family-wise error of the cross table's Holm marks over ``reps`` null round robins:
+    ``now`` (the summary's marks, ``Moments.p_value``), and Student's t with ``n - 1``
+    degrees of freedom or the normal as the reference of the t statistic."""
+    from scipy.stats import norm, t
+
+    hits = {"now": 0, "student t": 0, "normal (before)": 0}
+    m = k * (k - 1) // 2
+    for _ in range(reps):
+        x2 = null_round_robin(rng, k, pairs, shape)
+        cross = _cross(state_of(k, x2), k)
+        hits["now"] += any(c["holm"] for row in cross for c in row if c)
+        x = x2 / 2.0
+        sd = x.std(0, ddof=1)
+        tt = np.where(sd > 0, np.abs(x.mean(0)) * math.sqrt(pairs) / np.where(sd > 0, sd, 1), 0)
+        hits["student t"] += bool((2 * t.sf(tt, pairs - 1) <= 0.05 / m).any())
+        hits["normal (before)"] += bool((2 * norm.sf(tt) <= 0.05 / m).any())
+    return {key: v / reps for key, v in hits.items()}
+
+
+def holm_table(reps: int) -> None:
+    rng = np.random.default_rng(32)
+    print(f"family-wise error of the Holm marks, 30 pairs a matchup, {reps} null round robins "
+          f"a row (standard error <= {math.sqrt(0.06 * 0.94 / reps):.4f})")
+    print("| players | results | now (score statistic) | Student t | normal (before) |")
+    print("|---|---|---|---|---|")
+    for shape in ("bt", "round", "heavy"):
+        for k in (4, 5, 6):
+            f = holm_fwer(rng, k, 30, shape, reps)
+            print(f"| {k} | {shape} | {f['now']:.4f} | {f['student t']:.4f} | "
+                  f"{f['normal (before)']:.4f} |")
 
 
 def players(reps: int) -> None:
@@ -184,6 +324,10 @@ if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "elo"
     if what == "elo":
         elo()
+    elif what == "draws":
+        draws()
+    elif what == "holm":
+        holm_table(int(sys.argv[2]) if len(sys.argv) > 2 else 20000)
     elif what == "players":
         players(int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
     elif what == "ratings":
@@ -191,4 +335,4 @@ if __name__ == "__main__":
     elif what == "blocks":
         blocks(sys.argv[2], int(sys.argv[3]))
     else:
-        sys.exit(f"unknown figure {what!r}: elo, players, ratings or blocks")
+        sys.exit(f"unknown figure {what!r}: elo, draws, holm, players, ratings or blocks")

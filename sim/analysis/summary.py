@@ -554,7 +554,7 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
     out.append(("Matchups", ["A", "B", unit, "A's mean settlement per deal per player [95% CI]",
                              "A wins", "draws", "A loses", "Elo A−B [95% CI]"], rows,
                 f"W/D/L and Elo count {unit} by the sign of A's result; Elo's interval is "
-                f"the likelihood-ratio one of the {unit[:-1]} score (win 1, draw 1/2), one-sided "
+                f"the score (Wilson) one of the {unit[:-1]} score (win 1, draw 1/2), one-sided "
                 f"(> or <) when A won or lost every one"
                 + (" (each deal played twice, teams swapped)" if cfg["duplicate"] else "")
                 + ("; Elo A−B is the Elo difference this matchup's score implies on its own "
