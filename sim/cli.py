@@ -1058,7 +1058,11 @@ def cmd_train(args: argparse.Namespace) -> int:
               f"epoch vs {train.BASELINE} {last['margin']:+.3f} points per deal per player, 95% "
               f"interval [{last['lo']:+.3f}, {last['hi']:+.3f}] ({last['pairs']} pairs); "
               f"curve in {os.path.join(args.out, 'curve.csv')} and curve.png")
-    print(res.weights)
+    if res.stopped == "budget":
+        print(f"stopped by --hours: {res.seconds:.0f} s of the {res.budget:.0f} s budget, "
+              f"checkpoint written (--resume with more --hours goes on)")
+    if res.weights:
+        print(res.weights)
     return 0
 
 

@@ -196,6 +196,7 @@ def _curve(out) -> list[list[str]]:
     return [r[:-1] for r in rows]
 
 
+@pytest.mark.slow  # about a minute of the quick loop; the kill -9 test covers resuming too
 def test_resume_ends_where_an_uninterrupted_run_ends(tmp_path):
     cfg = train.make_config("greedy", **TINY)
     whole = train.run(cfg, str(tmp_path / "a"), rounds=2, say=lambda t: None, plot=False)
@@ -221,6 +222,7 @@ def test_resume_ends_where_an_uninterrupted_run_ends(tmp_path):
     assert more.rounds == 3 and len(more.rows) == 7 and more.labels > rest.labels
 
 
+@pytest.mark.slow  # the slowest of this file (over a minute): trains, retrains and plays
 def test_tiny_network_learns_greedy_and_beats_random(tmp_path):
     from sim.harness.tune import duel
 
@@ -375,3 +377,42 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
     a = np.load(os.path.join(out, "learned.npz"))
     b = np.load(os.path.join(tmp_path / "whole", "learned.npz"))
     assert all(np.array_equal(a[k], b[k]) for k in jaxnet.NAMES)
+
+
+def test_hours_stops_inside_a_round_within_its_budget_with_a_checkpoint(tmp_path, monkeypatch):
+    """``--hours`` is kept inside a round (issue 32): the labels are collected in batches with
+    the clock checked between them, the run stops within 5% of its budget with a checkpoint,
+    says so, and ``--resume`` ends the round with the labels an uninterrupted round has."""
+    import time
+
+    from sim.harness.labels import collect
+
+    collect("greedy", None, 5, 0, 1, 1.0)  # the collector compiled before the clock runs
+    real = train._collect
+
+    def slow_teacher(*args, **kw):  # a teacher that takes 20 ms a deal, as expert's ~100 ms
+        time.sleep(0.02 * args[4])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(train, "_collect", slow_teacher)
+    cfg = train.make_config("greedy", **{**TINY, "deals": 2000, "epochs": 1, "eval_pairs": 0})
+    out = tmp_path / "h"
+    said = []
+    # 30 s: the run's first steps (the held-out set, the untrained network's row, JAX
+    # compiling its measure: up to ~13 s on a loaded machine) are not interrupted
+    res = train.run(cfg, str(out), hours=30 / 3600, say=said.append, plot=False)
+    assert res.stopped == "budget" and res.budget == pytest.approx(30.0)
+    assert res.seconds <= res.budget * (1 + train.BUDGET_SLACK) + 1.0, res.seconds
+    assert "wall budget reached" in said[-1] and "checkpoint written" in said[-1], said[-1]
+    assert any("the wall budget stopped its labels" in t for t in said), said
+    state, _ = train.load_checkpoint(str(out), cfg)
+    assert state["round"] == 0 and not state["collected"] and 0 < state["partial"] < 2000
+    assert state["seconds"] == pytest.approx(res.seconds, abs=1.0)
+    assert (out / "data" / "round_000.part.npz").exists() and (out / "learned.npz").exists()
+    monkeypatch.setattr(train, "_collect", real)
+    more = train.run(cfg, str(out), rounds=1, resume=True, say=lambda t: None, plot=False)
+    assert more.stopped == "rounds" and not (out / "data" / "round_000.part.npz").exists()
+    whole = collect("greedy", None, cfg.seed, 0, 2000, 1.0)
+    with np.load(out / "data" / "round_000.npz", allow_pickle=False) as z:
+        for k in ("label", "sidx", "midx", "deal", "seat"):
+            assert np.array_equal(z[k], whole[k]), k

@@ -249,9 +249,9 @@ def _write(path: str, data: bytes) -> None:
     atomic_write(path, lambda f: f.write(data))
 
 
-def save_data(path: str, data: Mapping[str, np.ndarray]) -> None:
+def save_data(path: str, data: Mapping[str, np.ndarray], compress: bool = True) -> None:
     _write(path, _npz_bytes({k: np.asarray(data[k]) for k in DATA_DTYPES if k in data},
-                            compress=True))
+                            compress=compress))
 
 
 def load_data(path: str, cfg: TrainConfig, deals: int | None = None) -> dict[str, np.ndarray]:
@@ -738,24 +738,33 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
         the budget stopped it. Each deal's labels do not depend on the batches: collected
         at once or in pieces, a round's labels are the same."""
         pieces = [] if pieces is None else pieces
+        held = sum(int(p["label"].size) for p in pieces)
         while done < n:
             k = n - done
             if budget is not None:
                 rate = rates.get("collect_per_deal", 0.0)
+                per_deal = rates.get("labels_per_deal", 50.0)
+                save = rates.get("save_per_label", 0.0)  # keeping what was collected
                 if rate <= 0:  # a first measure, small
                     k = min(k, max(8, 4 * jobs))
                 else:
                     k = min(k, max(1, int(BUDGET_SLACK / 4 * budget / rate)))
-                    if over(rate * k):
-                        break
-                if over(0.0):
+                if over(rate * k + save * (held + per_deal * k)):
                     break
             t = time.perf_counter()
             pieces.append(_collect(cfg.teacher, weights, cfg.seed, first + done, k, beta,
                                    opponents=OPPONENTS, jobs=jobs))
             rates["collect_per_deal"] = (time.perf_counter() - t) / k
+            held += int(pieces[-1]["label"].size)
+            rates["labels_per_deal"] = held / (done + k)
             done += k
         return pieces, done
+
+    def keep(path: str, data: Mapping[str, np.ndarray], compress: bool = True) -> None:
+        """``save_data``, its time per label measured (what keeping labels costs at a stop)."""
+        t = time.perf_counter()
+        save_data(path, data, compress)
+        rates["save_per_label"] = (time.perf_counter() - t) / max(1, int(data["label"].size))
 
     def joined(pieces: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
         return pieces[0] if len(pieces) == 1 else {
@@ -769,7 +778,7 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
                 f"budget spent collecting the held-out set ({done:,} of {cfg.holdout:,} "
                 f"deals); nothing trained: give more --hours")
             return TrainResult("", [], 0, 0, elapsed(), "budget", budget)
-        save_data(hold_file, joined(pieces))
+        keep(hold_file, joined(pieces))  # and measures what keeping labels costs at a stop
         hold = load_data(hold_file, cfg, cfg.holdout)
         log(f"held-out set: {cfg.holdout:,} deals, {hold['label'].size:,} labels in "
             f"{time.perf_counter() - t:.1f} s")
@@ -824,7 +833,7 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
         pieces, done = batches(weights, first, cfg.deals, beta, done, pieces)
         if done < cfg.deals:
             if done > state["partial"]:
-                save_data(part, joined(pieces))
+                keep(part, joined(pieces), compress=False)  # quick: read back at --resume
                 state["partial"] = done
             _save_checkpoint(out, {**state, "seconds": elapsed()}, model)
             log(f"round {r}: the wall budget stopped its labels after {done:,} of "
