@@ -135,20 +135,15 @@ def _int_at_least_2(text: str) -> int:
 _BENCH, _TUNE, _TRAIN = "sim.harness.bench", "sim.harness.tune", "sim.harness.train"
 
 
-def _upto(module: str, bound: str, lo: int = 1) -> Callable[[str], int]:
-    """An integer option in ``lo`` … ``module.bound`` (the one definition of the bound;
-    docs/cli.md lists them): a request past it is refused before anything runs, the bound in
-    the message."""
+def _upto(module: str, bound: str, what: str, lo: int = 1) -> Callable[[str], int]:
+    """``bounded_int`` with the bound ``module.bound``, its one definition (bench, tune and
+    train check their counts from the Python API too), imported only when the option is
+    given: building the parser loads no engine."""
     def parse(text: str) -> int:
         import importlib
 
-        v = _int_at_least(text, lo)
-        hi = getattr(importlib.import_module(module), bound)
-        if v > hi:
-            shown = text if len(text) <= 24 else f"{text[:12]}…({len(text)} digits)"
-            raise argparse.ArgumentTypeError(f"{shown!r} is more than {hi:,}, the most it may be "
-                                             f"({lo:,} … {hi:,})")
-        return v
+        return bounded_int(what, lo, getattr(importlib.import_module(module), bound))(text)
+    parse.__name__ = "int"
     return parse
 
 
@@ -156,13 +151,9 @@ def _train_hours(text: str) -> float:
     """``train --hours``: a number in (0, sim.harness.train.MAX_HOURS]."""
     from sim.harness.train import MAX_HOURS
 
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < v <= MAX_HOURS:  # NaN fails too
-        raise argparse.ArgumentTypeError(f"{text!r} must be a number of hours in "
-                                         f"(0, {MAX_HOURS:g}]")
+    v = bounded_float("--hours (hours of wall time)", 0.0, MAX_HOURS)(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"{_quoted_arg(text)} must be more than 0 hours")
     return v
 
 
@@ -1172,15 +1163,21 @@ def build_parser() -> argparse.ArgumentParser:
     hu.set_defaults(func=cmd_human)
 
     be = sub.add_parser("bench", help="measure the compiled core's throughput")
-    be.add_argument("--deals", type=_upto(_BENCH, "MAX_DEALS"), default=200_000,
+    be.add_argument("--deals", type=_upto(_BENCH, "MAX_DEALS", "deals per repeat"), default=200_000,
                     help="compiled random deals per repeat (default 200000)")
-    be.add_argument("--repeats", type=_upto(_BENCH, "MAX_REPEATS"), default=3,
+    be.add_argument("--repeats", type=_upto(_BENCH, "MAX_REPEATS", "repeats"), default=3,
                     help="repeats; the best is reported (default 3)")
-    be.add_argument("--reference-deals", type=_upto(_BENCH, "MAX_SIDE_DEALS", 0), default=200,
+    be.add_argument("--reference-deals", type=_upto(_BENCH,
+                    "MAX_SIDE_DEALS", "deals or games of a side measure", 0),
+                    default=200,
                     help="deals through the reference engine (default 200)")
-    be.add_argument("--python-deals", type=_upto(_BENCH, "MAX_SIDE_DEALS", 0), default=300,
+    be.add_argument("--python-deals", type=_upto(_BENCH,
+                    "MAX_SIDE_DEALS", "deals or games of a side measure", 0),
+                    default=300,
                     help="deals through the Python step API (default 300)")
-    be.add_argument("--openspiel-games", type=_upto(_BENCH, "MAX_SIDE_DEALS", 0), default=2000,
+    be.add_argument("--openspiel-games", type=_upto(_BENCH,
+                    "MAX_SIDE_DEALS", "deals or games of a side measure", 0),
+                    default=2000,
                     help="OpenSpiel hearts games for the baseline, if installed (default 2000)")
     be.add_argument("--no-openspiel", action="store_true", help="skip the OpenSpiel baseline")
     be.add_argument("--no-strategies", action="store_true",
@@ -1396,14 +1393,15 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--against", metavar="SPEC|field",
                     help="score theta+ and theta- each against this opponent (specs separated "
                          "by commas, or field: random,greedy,expert) instead of head to head")
-    tu.add_argument("--pairs", type=_upto(_TUNE, "MAX_PAIRS"), default=250,
+    tu.add_argument("--pairs", type=_upto(_TUNE, "MAX_PAIRS", "pairs per iteration"), default=250,
                     help="duplicate pairs per iteration (default 250)")
-    tu.add_argument("--iterations", type=_upto(_TUNE, "MAX_ITERATIONS"), default=4000,
+    tu.add_argument("--iterations", type=_upto(_TUNE, "MAX_ITERATIONS", "iterations"), default=4000,
                     help="SPSA iterations (default 4000)")
-    tu.add_argument("--confirm", type=_upto(_TUNE, "MAX_CONFIRM", 0), default=20000,
+    tu.add_argument("--confirm", type=_upto(_TUNE, "MAX_CONFIRM", "pairs of the confirmation", 0),
+                    default=20000,
                     help="pairs of the confirmation match, tuned vs start, on fresh deals "
                          "(default 20000; 0: none)")
-    tu.add_argument("--jobs", type=_upto(_TUNE, "MAX_JOBS"), default=1,
+    tu.add_argument("--jobs", type=_upto(_TUNE, "MAX_JOBS", "workers"), default=1,
                     help="parallel workers (default 1)")
     tu.add_argument("--backend", choices=BACKENDS, help="what runs the chunks (as tournament)")
     tu.add_argument("--seed", default="0", help="the tuner's seed: deals and signs (default 0)")
@@ -1419,21 +1417,23 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--teacher", default="expert",
                     help="a compiled built-in player whose choices are the labels "
                          "(default expert)")
-    tr.add_argument("--rounds", type=_upto(_TRAIN, "MAX_ROUNDS"), default=None,
+    tr.add_argument("--rounds", type=_upto(_TRAIN, "MAX_ROUNDS", "rounds"), default=None,
                     help="DAgger rounds (default: until --hours is spent; 6 without --hours)")
     tr.add_argument("--hours", type=_train_hours, default=None,
                     help="wall-time budget: stop cleanly, weights exported, when it is spent")
-    tr.add_argument("--deals", type=_upto(_TRAIN, "MAX_DEALS"), default=2000,
+    tr.add_argument("--deals", type=_upto(_TRAIN, "MAX_DEALS", "deals per round"), default=2000,
                     help="deals whose labels each round collects (default 2000)")
-    tr.add_argument("--epochs", type=_upto(_TRAIN, "MAX_EPOCHS"), default=2,
+    tr.add_argument("--epochs", type=_upto(_TRAIN, "MAX_EPOCHS", "epochs per round"), default=2,
                     help="passes over all labels so far after each round (default 2)")
-    tr.add_argument("--holdout", type=_upto(_TRAIN, "MAX_HOLDOUT"), default=200,
+    tr.add_argument("--holdout", type=_upto(_TRAIN, "MAX_HOLDOUT", "held-out deals"), default=200,
                     help="deals of the held-out labels (teacher's play; default 200)")
-    tr.add_argument("--eval-pairs", type=_upto(_TRAIN, "MAX_EVAL_PAIRS", 0), default=500,
+    tr.add_argument("--eval-pairs", type=_upto(_TRAIN, "MAX_EVAL_PAIRS", "pairs per evaluation", 0),
+                    default=500,
                     help="duplicate pairs against greedy after each epoch (default 500; 0: none)")
     tr.add_argument("--hidden", default="128,64,64", metavar="H1,H2,G",
                     help="the network's sizes (default 128,64,64)")
-    tr.add_argument("--batch", type=_upto(_TRAIN, "MAX_BATCH"), default=256,
+    tr.add_argument("--batch", type=_upto(_TRAIN, "MAX_BATCH", "examples per minibatch"),
+                    default=256,
                     help="minibatch (default 256)")
     tr.add_argument("--lr", type=float, default=1e-3, help="Adam's step size (default 0.001)")
     tr.add_argument("--soft", type=float, default=1.0,
@@ -1457,7 +1457,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                 "(default 0)")
     tr.add_argument("--eval-seed", default=None,
                     help="the evaluation's seed (default: --seed + 1)")
-    tr.add_argument("--jobs", type=_upto(_TRAIN, "MAX_JOBS"), default=1,
+    tr.add_argument("--jobs", type=_upto(_TRAIN, "MAX_JOBS", "workers"), default=1,
                     help="parallel workers for labels and evaluation (default 1)")
     tr.add_argument("--out", default="train", metavar="DIR",
                     help="checkpoint, labels, weights, curve.csv/.md/.png, train.log "
