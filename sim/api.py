@@ -1,17 +1,36 @@
-"""The friendly functions: notation in, notation out, over the same kernels the engine runs."""
+"""The friendly functions: notation in, notation out, over the tables and kernels of the engine."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from sim.cards import CARD_NAMES, ID_OF_KEY, KEY_OF_ID, check_counts, parse_cards, parse_suit
+from sim.cards import (
+    CARD_NAMES,
+    FAST_ID,
+    FAST_SUIT,
+    GROUP,
+    ID_OF_KEY,
+    KEY_OF_ID,
+    STRENGTH,
+    TRUMP_GROUP,
+    check_counts,
+    parse_cards,
+    parse_suit,
+)
 from sim.core.movegen import MAX_CHOICES, gen_plays
 from sim.core.trick import trick_winner as _trick_winner
 from sim.errors import InvalidCardError
 from sim.observation import play_table
 from sim.record import mask_cards
+
+# the tables as Python ints, for the Python side of the helpers: no numpy scalar per card
+_KEY = KEY_OF_ID.tolist()  # [trump][card id] -> key
+_GROUP = GROUP.tolist()  # [key] -> group (TRUMP_GROUP: a trump)
+_STRENGTH = STRENGTH.tolist()  # [key] -> strength within its group
+_KEY_OF_SUIT = {text: _KEY[t] for text, t in FAST_SUIT.items()}  # a trump as written -> keys
 
 
 def _masks(keys: Sequence[int]) -> tuple[np.uint64, np.uint64]:
@@ -72,12 +91,73 @@ def legal_plays(hand: Sequence[str] | str, trump: str,
     return [table[c] for c in buf[:n].tolist()]
 
 
+_CARD_IDS = functools.partial(map, FAST_ID.__getitem__)  # a play's canonical names -> ids
+
+
 def trick_winner(plays: Sequence[Sequence[str] | str], trump: str) -> int:
     """Index of the winning play (R20, R21); ``plays[0]`` is the lead, the rest in turn.
 
     >>> trick_winner([["5d"], ["5c"], ["Ah"], ["5s"]], "h")
     0
     """
+    # the case bots meet, in one pass: a list of 1-4 plays of canonical card names (as
+    # observations give them) under a trump written s h d c (or ♠♥♦♣). Anything else (another
+    # spelling, a mistake) goes through _trick_winner_checked, which says what is wrong.
+    try:
+        key_of = _KEY_OF_SUIT[trump]
+        played = list(map(list, map(_CARD_IDS, plays))) if type(plays) is list else None
+    except (KeyError, TypeError):
+        played = None
+    if played and len(played) <= 4:
+        w = _winner(played, key_of)
+        if w >= 0:
+            return w
+    return _trick_winner_checked(plays, trump)
+
+
+def _winner(played: list[list[int]], key_of: list[int]) -> int:
+    """The winning play of a trick given as card ids, or -1 if it is not a valid trick (a lead
+    that is not a single or a pair, a play of another size, a card three times).
+    ``sim.core.trick.trick_winner``'s comparison over the same tables, in Python: for one
+    trick a kernel call (an array to build, a dispatch) costs more than the comparison
+    (tests/test_differential.py checks the result against the reference rules)."""
+    lead = played[0]
+    pair = len(lead) == 2
+    if not (pair and lead[0] == lead[1] or len(lead) == 1):
+        return -1
+    k = key_of[lead[0]]
+    lead_group = _GROUP[k]
+    best, best_s = 0, _STRENGTH[k]
+    cards: list[int] = []
+    i = 0
+    for ids in played:
+        try:  # exactly as many cards as the lead (R16)
+            if pair:
+                a, b = ids
+            else:
+                (a,) = ids
+                b = a
+        except ValueError:
+            return -1
+        cards += ids
+        # a pair lead is won only by a pair (R21); the led group or a trump (R20), stronger
+        # than the best so far (R13: equal strength does not win)
+        if i and a == b:
+            k = key_of[a]
+            g = _GROUP[k]
+            if (g == TRUMP_GROUP or g == lead_group) and _STRENGTH[k] > best_s:
+                best, best_s = i, _STRENGTH[k]
+        i += 1
+    cards.sort()
+    for j in range(len(cards) - 2):
+        if cards[j] == cards[j + 2]:  # three times (R1: two decks)
+            return -1
+    return best
+
+
+def _trick_winner_checked(plays: Sequence[Sequence[str] | str], trump: str) -> int:
+    """``trick_winner`` for any input: every spelling ``parse_cards`` reads, and one line
+    saying what is wrong with a trick that is not one."""
     t = parse_suit(trump)
     if isinstance(plays, str) or not isinstance(plays, Iterable):
         raise InvalidCardError(f"plays {plays!r} must be a list of the trick's plays, each "

@@ -49,12 +49,21 @@ CARD_NAMES: tuple[str, ...] = tuple(card_name(i) for i in range(N_TYPES))
 _NAME_TO_ID = {name.lower(): i for i, name in enumerate(CARD_NAMES)}
 
 
+# the spellings programs pass (canonical names, as observations and legal plays give them, and
+# their lower case) in one dict lookup: a bot's helpers parse cards in its inner loop
+FAST_ID = {**_NAME_TO_ID, **{name: i for i, name in enumerate(CARD_NAMES)}}
+
+
 def parse_card(text: str) -> int:
     """Card id of ``text``; lenient in (case, ``10``, suit symbols), strict about meaning (R2).
 
     >>> parse_card("kh"), parse_card("10♦"), parse_card("bj")
     (49, 38, 53)
     """
+    try:
+        return FAST_ID[text]
+    except (KeyError, TypeError):  # another spelling (or not a string: the message below)
+        pass
     if not isinstance(text, str):
         raise InvalidCardError(f"{text!r} is not a card: expected a string like 'Kh'; {_CARD_HELP}")
     t = text.strip()
@@ -71,6 +80,11 @@ def parse_card(text: str) -> int:
 
 def parse_cards(cards: str | Iterable[str]) -> list[int]:
     """Card ids of a space/comma separated string or an iterable of card strings."""
+    if type(cards) is list or type(cards) is tuple:
+        try:
+            return list(map(FAST_ID.__getitem__, cards))
+        except (KeyError, TypeError):  # another spelling, or not a card: parse_card says which
+            return [parse_card(c) for c in cards]
     if isinstance(cards, str):
         cards = cards.replace(",", " ").split()
     elif not isinstance(cards, Iterable):
@@ -79,8 +93,16 @@ def parse_cards(cards: str | Iterable[str]) -> list[int]:
     return [parse_card(c) for c in cards]
 
 
+FAST_SUIT = {**{c: i for i, c in enumerate(SUITS)}, **{c: i for i, c in enumerate(SUITS.upper())},
+              **{c: i for i, c in enumerate(SUIT_SYMBOLS)}}
+
+
 def parse_suit(text: str) -> int:
     """Suit index 0–3 of a trump suit written ``s h d c`` (or a symbol), case-insensitive."""
+    try:
+        return FAST_SUIT[text]
+    except (KeyError, TypeError):
+        pass
     if isinstance(text, str):
         t = text.strip().lower()
         if t in SUITS and len(t) == 1:
@@ -92,6 +114,8 @@ def parse_suit(text: str) -> int:
 
 def check_counts(ids: Iterable[int], what: str = "cards") -> None:
     """Raise unless no card type occurs more than twice (R1: two decks)."""
+    if type(ids) is list and len(set(ids)) == len(ids):  # no card twice: none three times
+        return
     counts = np.bincount(np.asarray(list(ids), dtype=np.int64), minlength=N_TYPES)
     over = np.flatnonzero(counts > 2)
     if over.size:
@@ -112,8 +136,19 @@ def _points_of_id(i: int) -> int:
 POINTS_ID = np.array([_points_of_id(i) for i in range(N_TYPES)], dtype=np.int64)
 
 
+_FAST_POINTS = {name: _points_of_id(i) for name, i in FAST_ID.items()}
+
+
 def card_points(cards: str | Iterable[str]) -> int:
     """Face points of some cards (R3): every 5 is 5, every 10 and K is 10."""
+    if type(cards) is list or type(cards) is tuple:
+        total = 0
+        try:
+            for c in cards:
+                total += _FAST_POINTS[c]
+            return total
+        except (KeyError, TypeError):  # another spelling, or not a card: parse_cards says
+            pass
     return int(sum(POINTS_ID[i] for i in parse_cards(cards)))
 
 
