@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -134,6 +135,8 @@ def load_page(browser, page, profile):
             h1: document.querySelector('h1') && document.querySelector('h1').textContent,
             tables: document.querySelectorAll('table').length,
             first: document.querySelector('li') && document.querySelector('li').textContent,
+            nocjk: document.documentElement.classList.contains('nocjk'),
+            r25: Array.from(document.querySelectorAll('.r25')).map(e => e.innerText),
             images: Array.from(document.images).map(i => ({alt: i.alt, complete: i.complete,
                 width: i.naturalWidth, height: i.naturalHeight,
                 left: i.getBoundingClientRect().left, top: i.getBoundingClientRect().top})),
@@ -201,10 +204,37 @@ def test_report_html_renders_every_plot_without_errors(tmp_path, browser, monkey
     assert sorted(i["alt"] for i in facts["images"]) == plots
     for img in facts["images"]:  # each embedded PNG decoded
         assert img["complete"] and img["width"] > 0 and img["height"] > 0, img
+    # the R25 titles (the "titles after a match" column): where no font has their characters
+    # (this machine, unless a CJK font is installed) the page shows each as its English gloss
+    # alone, as the plots do, never as boxes; with such a font, the title and its gloss
+    from sim.titles import GLOSS
+
+    assert facts["r25"], "no R25 title marked on the page"
+    if _cjk_font_installed():
+        assert not facts["nocjk"]
+        assert all(re.fullmatch(r"(\S+) \((.+)\)", t) for t in facts["r25"]), facts["r25"]
+    else:
+        assert facts["nocjk"]
+        assert set(facts["r25"]) <= set(GLOSS.values()), facts["r25"]
     # the run in one line first; the matchups' score plots in a grid (two a row), not a column
     assert facts["first"].startswith("ranking by mean settlement per deal per player: 1. ")
     scores = [i for i in facts["images"] if i["alt"].startswith("scores_m")]
     assert len({i["left"] for i in scores}) == 2 and len({i["top"] for i in scores}) == 2
+
+
+def _cjk_font_installed() -> bool:
+    """Whether the browser can find a font with the R25 titles' characters: fontconfig's
+    answer (``fc-list :charset=…``), which Chromium on Linux asks too."""
+    from sim.titles import GLOSS
+
+    chars = sorted({ord(c) for t in GLOSS for c in t})
+    if shutil.which("fc-list") is None:
+        from sim.analysis.report import cjk_font
+
+        return cjk_font() is not None
+    r = subprocess.run(["fc-list", ":charset=" + " ".join(f"{c:x}" for c in chars), "family"],
+                       capture_output=True, text=True, timeout=60, check=False)
+    return bool(r.stdout.strip())
 
 
 def test_a_broken_image_and_a_console_error_are_caught(tmp_path, browser):

@@ -342,7 +342,44 @@ th{background:#f0f0f0}td:first-child,th:first-child,td.w{text-align:left}
 .note{color:#666;font-size:.8em;margin:0 0 1.5em}img{max-width:100%;margin:.5em 0}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(34em,1fr));gap:0 1em}
 li strong{font-size:1.15em}
+.nocjk .r25 .zh,.nocjk .r25 .zp{display:none}
 """
+
+# Where no font has the R25 titles' characters the browser draws boxes ("tofu"): a script
+# draws each title character on a canvas, and when one comes out as the box a character no
+# font has (U+0378, unassigned) comes out as, or two different characters as the same picture,
+# marks the page ``nocjk``, which shows the titles as their English gloss alone, as the plots
+# do (``_text``). Without scripts the page shows both, as before.
+_NOCJK_JS = """(function(){var t=document.querySelectorAll('.r25 .zh');if(!t.length)return;
+var c=document.createElement('canvas');c.width=c.height=48;var x=c.getContext('2d');if(!x)return;
+var f='32px '+getComputedStyle(t[0]).fontFamily;
+function px(s){x.clearRect(0,0,48,48);x.font=f;x.textBaseline='top';x.fillText(s,4,4);
+return Array.prototype.join.call(x.getImageData(0,0,48,48).data,'');}
+var box=px('\u0378'),seen={},chars={};
+for(var i=0;i<t.length;i++){var s=t[i].textContent.trim();
+for(var j=0;j<s.length;j++)chars[s[j]]=1;}
+for(var ch in chars){var p=px(ch);
+if(p===box||seen[p]){document.documentElement.classList.add('nocjk');return;}
+seen[p]=1;}})();"""
+
+
+@functools.lru_cache(maxsize=1)
+def _r25_pattern() -> re.Pattern[str]:
+    from sim.titles import GLOSS
+
+    titles = sorted(GLOSS, key=len, reverse=True)  # 博士导师 before 博士
+    return re.compile("|".join(re.escape(html.escape(f"{t} ({GLOSS[t]})")) for t in titles))
+
+
+def _r25(text: str) -> str:
+    """Escaped page text with each R25 title written ``TITLE (GLOSS)`` marked up, so that the
+    page can show the gloss alone where the title's characters have no font (``_NOCJK_JS``)."""
+    def mark(m: re.Match[str]) -> str:
+        title, _, gloss = m.group(0).partition(" (")
+        return (f"<span class='r25'><span class='zh' lang='zh-Hans'>{title} </span>"
+                f"<span class='zp'>(</span>{gloss[:-1]}<span class='zp'>)</span></span>")
+
+    return _r25_pattern().sub(mark, text) if "(" in text else text
 
 
 _FIGURE = re.compile(r"[-+−<>·–]?\s?[\d.]")  # a cell that is a number, an interval, a bound
@@ -350,8 +387,8 @@ _FIGURE = re.compile(r"[-+−<>·–]?\s?[\d.]")  # a cell that is a number, an 
 
 def _td(c: str) -> str:
     """A table cell: figures right-aligned, words (names, labels) left-aligned."""
-    return f"<td>{html.escape(c)}</td>" if _FIGURE.match(c) or c in "·–" else \
-        f"<td class='w'>{html.escape(c)}</td>"
+    return f"<td>{_r25(html.escape(c))}</td>" if _FIGURE.match(c) or c in "·–" else \
+        f"<td class='w'>{_r25(html.escape(c))}</td>"
 
 
 class _Html(str):
@@ -381,7 +418,7 @@ def to_html(summary: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
     name = e(summary["config"]["name"])
     parts = [(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Tournament {name}"
              f"</title><style>{_CSS}</style></head><body><h1>Tournament {name}</h1><ul>")]
-    parts += [f"<li>{_bold(e(x))}</li>" for x in _headline(summary)]
+    parts += [f"<li>{_r25(_bold(e(x)))}</li>" for x in _headline(summary)]
     parts.append("</ul>")
     for title, header, rows, note in tables(summary):
         fold = len(rows) > FOLD_ROWS  # long tables start folded
@@ -394,7 +431,7 @@ def to_html(summary: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
         parts += ["<tr>" + "".join(c.html if isinstance(c, _Html) else _td(c) for c in r)
                   + "</tr>" for r in rows]
         parts.append("</table>" + ("</details>" if fold else "")
-                     + f"<p class='note'>{e(note)}</p>")
+                     + f"<p class='note'>{_r25(e(note))}</p>")
     if images:
         parts.append("<h2 id='plots'>Plots</h2>")
 
@@ -406,7 +443,7 @@ def to_html(summary: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
     if scores:  # one per matchup: a grid, not a column of ten
         parts.append(f"<div class='grid'>{''.join(img(f) for f in scores)}</div>")
     parts += [img(f) for f in images if f not in scores]
-    parts.append("</body></html>")
+    parts.append(f"<script>{_NOCJK_JS}</script></body></html>")
     return "\n".join(parts)
 
 
