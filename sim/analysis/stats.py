@@ -388,7 +388,7 @@ class Moments:
 
         ``|T0| >= z`` is ``|t| >= z sqrt((n - 1) / (n - z^2))`` for Student's statistic ``t``:
         a critical value above Student's ``n - 1`` degrees of freedom one at every level below
-        8% (2.96 against 2.84 at 0.05/6 and 30 results; 2.72 against 2.69 at 100), so it
+        8% (2.96 against 2.83 at 0.05/6 and 30 results; 2.72 against 2.69 at 100), so it
         rejects only where Student's t would, and it holds the level on the lattice-valued,
         short-tailed pair results where Student's t does not quite (Holm over 10 matchups of
         30 pairs, equal players: a family-wise error of 0.035, against 0.052 with Student's t
