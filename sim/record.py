@@ -226,7 +226,7 @@ def _schema() -> Any:
     name = Annotated[str, msgspec.Meta(max_length=MAX_SEAT_NAME)]
     key = Annotated[str, msgspec.Meta(max_length=64)]
     return msgspec.defstruct("Record", [
-        # a seed is 0 … 2**64-1: msgspec refuses a larger integer by itself
+        # a seed is 0 … 2**64-1 (checked after: msgspec bounds only int64)
         ("format", Literal[FORMAT]), ("seed", Annotated[int, msgspec.Meta(ge=0)]),
         ("deal", ints(0, 2**63 - 1)),
         ("rules", Annotated[dict[key, big], msgspec.Meta(max_length=64)]),
@@ -246,7 +246,9 @@ def check_record_types(line: str | bytes, where: str) -> None:
     import msgspec
 
     try:
-        msgspec.json.decode(line, type=_schema())
+        rec = msgspec.json.decode(line, type=_schema())
+        if rec.seed > 2**64 - 1:  # msgspec bounds only int64: a seed is unsigned 64-bit
+            raise msgspec.ValidationError("Expected `int` <= 18446744073709551615 - at `$.seed`")
     except msgspec.ValidationError as e:
         msg = str(e)
         path = msg.rpartition(" - at `")[2].rstrip("`") if " - at `" in msg else ""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import functools
 import glob
 import hashlib
@@ -288,10 +289,24 @@ def chunk_files(run_dir: str) -> list[str]:
     return sorted(glob.glob(os.path.join(run_dir, CHUNK_DIR, "c[0-9]*.npz")))
 
 
+def check_own(path: str, root: str) -> None:
+    """Raise ``OSError`` if ``path`` is a link (or lies in a linked folder) whose regular file
+    is outside the results folder ``root``: a received folder's files are its own, never
+    another of the user's files it points at. A missing or special file passes: its reader
+    says so in its own words (``sim.core.files``)."""
+    real = os.path.realpath(path)
+    if not os.path.isfile(real):
+        return
+    if not real.startswith(os.path.realpath(root) + os.sep):
+        raise OSError(errno.EXDEV, f"a link to {real!r}, outside the results folder (a results "
+                                   f"folder's files must be its own: copy the file in)", path)
+
+
 @contextlib.contextmanager
 def open_chunk(path: str) -> Iterator[Any]:
     """``np.load`` of a chunk file, opened only if it is a regular file (never a FIFO or a
-    device: ``sim.core.files``); nothing in it is unpickled."""
+    device: ``sim.core.files``) of this results folder; nothing in it is unpickled."""
+    check_own(path, os.path.dirname(os.path.dirname(os.path.abspath(path))))
     with open_received(path, MAX_DATA_BYTES, "chunk file") as f, \
             np.load(f, allow_pickle=False) as z:
         yield z
@@ -385,6 +400,7 @@ def read_table_bytes(dpath: str, path: str, meta: Mapping[str, Any]) -> bytes:
     chunk file holds (runs before that check: none to compare)."""
     redo = f"delete it and {path!r}, then --resume plays the chunk again"
     try:
+        check_own(dpath, os.path.dirname(os.path.dirname(os.path.abspath(dpath))))
         data = read_received(dpath, MAX_DATA_BYTES, "per-deal file")
     except FileNotFoundError:
         raise ConfigError(f"per-deal file {dpath!r} of chunk file {path!r} is missing: delete "
@@ -577,6 +593,7 @@ def _read_json(run_dir: str, name: str) -> Any:
     """A JSON file of a results folder (``open_received``: a regular file, bounded)."""
     path = os.path.join(run_dir, name)
     try:
+        check_own(path, run_dir)
         data = read_received(path, MAX_JSON_BYTES, name)
         return json.loads(data.decode("utf-8"))
     except FileNotFoundError:
@@ -797,6 +814,7 @@ def read_run_info(run_dir: str) -> dict[str, Any] | None:
 
     path = os.path.join(run_dir, "run.json")
     try:
+        check_own(path, run_dir)
         data = read_received(path, MAX_JSON_BYTES, "run.json")
     except FileNotFoundError:
         return None

@@ -182,6 +182,12 @@ def load_details(run_dir: str) -> tuple[dict[str, Any], dict[str, str]] | None:
         return None
     redo = ("delete it (the report then goes without the swing deals' divergences; "
             "tournament --force writes it again)")
+    from sim.harness.results import check_own
+
+    try:
+        check_own(path, run_dir)
+    except OSError as e:
+        raise ConfigError(f"{path!r} cannot be read: {e.strerror}") from None
     recs = list(read_records(path))  # a damaged file: one line (RecordError), never ignored
     try:
         for rec in recs:
