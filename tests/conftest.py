@@ -71,6 +71,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # what this session collected, for tests/test_readme.py's check of the README's test count
+    config.shuangkou_collected = (  # type: ignore[attr-defined]
+        len(items), {os.path.basename(str(item.path)) for item in items})
     full = full_run(config)
     skip_slow = pytest.mark.skip(reason=f"slow: run with --runslow or {FULL_ENV}=1")
     skip_quick = pytest.mark.skip(reason="quick slice: the full run (slow) covers it")

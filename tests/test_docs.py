@@ -213,6 +213,49 @@ def test_option_defaults_in_the_docs_are_the_codes():
     assert not wrong, "\n".join(wrong)
 
 
+def _same_default(quoted: str, want: object) -> bool:
+    """Whether a doc's quoted default (``250``, ``20,000``, ``off``, ```./tune```) is ``want``."""
+    text = quoted.strip().strip("`").replace(",", "") if isinstance(want, (int, float)) \
+        else quoted.strip().strip("`")
+    if isinstance(want, bool):
+        return {"off": False, "on": True}.get(text) is want
+    if isinstance(want, (int, float)):
+        try:
+            return type(want)(text) == want
+        except ValueError:
+            return False
+    return text.removeprefix("./") == str(want)
+
+
+def test_tune_and_train_option_defaults_in_the_docs_are_the_codes():
+    """The option tables of docs/tuning.md (``| `--pairs N` | … (250) |``, the default in the
+    last brackets) and docs/learning.md (``| `--deals D` | 2000 | … |``, its own column; two
+    options in one row, ``| `--soft W`, `--tau T` | 1, 0.3 |``, one value each) quote the
+    defaults the command line has. A default the code computes (None: ``--rounds`` without
+    ``--hours``) is not checked."""
+    checked = 0
+    wrong = []
+    tune = _option_defaults("tune")
+    for opt, quoted in re.findall(r"^\| `(--[\w-]+)[^|]*\|.*\(([^()]+?)(?:; [^()]*)?\) \|$",
+                                  _doc("tuning.md"), re.M):
+        if tune.get(opt) is not None:
+            checked += 1
+            if not _same_default(quoted, tune[opt]):
+                wrong.append(f"docs/tuning.md: {opt} ({quoted}), the code's {tune[opt]!r}")
+    train = _option_defaults("train")
+    for opts, quoted in re.findall(r"^\| (`--[^|]*?) \| ([^|]+?) \|", _doc("learning.md"),
+                                   re.M):
+        names = re.findall(r"`(--[\w-]+)", opts)
+        values = quoted.split(", ") if len(names) > 1 else [quoted]
+        for opt, value in zip(names, values, strict=True):
+            if train.get(opt) is not None:
+                checked += 1
+                if not _same_default(value, train[opt]):
+                    wrong.append(f"docs/learning.md: {opt} {value}, the code's {train[opt]!r}")
+    assert checked >= 16, checked
+    assert not wrong, "\n".join(wrong)
+
+
 def test_sizes_in_the_docs_are_the_codes():
     """Sizes a doc quotes: a plug-in kernel's scratch, and the first compile's estimate the
     notice gives before any measurement."""

@@ -7,6 +7,8 @@ import glob
 import os
 import re
 import shlex
+import subprocess
+import sys
 
 import pytest
 
@@ -73,6 +75,26 @@ def test_ci_lints_and_runs_every_test():
     test_line = next(i for i, ln in enumerate(lines) if ln.endswith("python -m pytest -q -n 2"))
     assert lines.index("ruff check .") < test_line
     assert lines.index("export SHUANGKOU_FULL=1") < test_line
+
+
+def test_the_readmes_test_count_is_the_suites(request):
+    """The README quoted 1,329 tests while the suite had grown to 1,546: the count it gives
+    for today (``about N now``) is within 10% of what pytest collects: this session's
+    collection where it took every test file, else ``pytest --collect-only`` (about 15 s)."""
+    quoted = re.search(r"about ([\d,]+) now", " ".join(TEXT.split()))
+    assert quoted, "the README gives the suite's size as 'about N now'"
+    n, files = getattr(request.config, "shuangkou_collected", (0, set()))
+    every = {os.path.basename(p) for p in glob.glob(os.path.join(os.path.dirname(README),
+                                                                 "tests", "test_*.py"))}
+    if not every <= files:  # a part of the suite: collect all of it
+        r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                            "-p", "no:cacheprovider", "tests"], cwd=os.path.dirname(README),
+                           capture_output=True, text=True, timeout=600, check=False)
+        got = re.search(r"^(\d+) tests? collected", r.stdout, re.M)
+        assert got, r.stdout[-2000:] + r.stderr[-2000:]
+        n = int(got.group(1))
+    said = int(quoted.group(1).replace(",", ""))
+    assert abs(said - n) <= 0.1 * n, f"the README says about {said:,} tests, pytest collects {n:,}"
 
 
 ROOT = os.path.dirname(README)
