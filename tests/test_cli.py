@@ -748,6 +748,7 @@ def test_bounds_in_the_cli_agree_with_the_code():
     from sim.human import check_samples
 
     assert cli.MAX_ESTIMATE_DEALS == estimate.MAX_DEALS
+    assert cli.MAX_CLI_DEALS == config.MAX_CONFIG_DEALS
     from sim.errors import ConfigError
 
     check_samples(cli.MAX_SAMPLES)

@@ -76,6 +76,9 @@ MAX_CONFIG_BYTES = 1 << 20  # a config file is a few hundred bytes; 1 MiB is ple
 # 500 is a round robin of 32 players or a gauntlet of 501 (a round robin of 1,000 players,
 # 499,500 matchups, needed 12 GB before a deal was played)
 MAX_MATCHUPS = 500
+# deals per matchup: far past any real run (a million deals a second: 12 days), and one that
+# finishes; `tournament --deals` has the same bound (sim.cli.MAX_CLI_DEALS, docs/cli.md)
+MAX_CONFIG_DEALS = 10**12
 
 _TOP = ("name", "format", "players", "deals", "duplicate", "seed", "first_deal", "plugins",
         "timeout", "rules", "run", "output", "sprt")
@@ -377,7 +380,7 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
                           f"is {n_matchups} matchups; at most {MAX_MATCHUPS} are allowed (a "
                           f"round robin of 32 players, a gauntlet of {MAX_MATCHUPS + 1}): "
                           f"split the field into several runs")
-    deals = v.integer(raw, "deals", 10000, 1, MAX_DEAL)
+    deals = v.integer(raw, "deals", 10000, 1, MAX_CONFIG_DEALS)
     duplicate = v.boolean(raw, "duplicate", True)
     seed = v.integer(raw, "seed", 0, 0, MAX_SEED)
     first = v.integer(raw, "first_deal", 0, 0, MAX_DEAL)
@@ -486,6 +489,8 @@ class _Validator:
         v = t.get(key, default)
         if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
             rng = f">= {lo}" if hi >= MAX_DEAL else f"in {lo} … {hi}"
+            if isinstance(v, int) and not isinstance(v, bool) and v > hi:  # name the bound
+                rng = f"in {lo} … {'2**63-1' if hi == MAX_DEAL else hi}"
             self.fail(prefix + key, v, f"must be an integer {rng}")
         return int(v)
 
