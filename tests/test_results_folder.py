@@ -554,3 +554,20 @@ def test_force_removes_the_previous_runs_files_and_only_those(tmp_path, capsys):
         assert (out / mine).read_text() == "the user's", mine
     state = json.load(open(out / "summary.json"))
     assert state["config"]["duplicate"] is False
+
+
+def test_docs_list_every_file_a_run_writes():
+    """docs/results.md's file table names each of RUN_FILES and the plots RUN_PATTERNS allows."""
+    import re
+
+    from sim.harness.results import RUN_FILES, RUN_PATTERNS
+
+    with open(os.path.join(ROOT, "docs", "results.md"), encoding="utf-8") as f:
+        text = f.read()
+    table = text[text.index("| file | what |"):]
+    table = table[:table.index("\n\n")]
+    for name in RUN_FILES:
+        assert f"`{name}`" in table or f"`{name.rsplit('.', 1)[0]}." in table, name
+    plots = dict(RUN_PATTERNS)["plots"]
+    for name in re.findall(r"`plots/([\w.]+)`", table):
+        assert re.fullmatch(plots, name.replace("mN", "m0")), name
