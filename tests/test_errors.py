@@ -46,6 +46,10 @@ ALLOWED = {
         "a received file that is not a regular file: callers report it as their file's error",
     ("sim/core/files.py", "read_received", "OSError"):
         "a received file over its size limit: callers report it as their file's error",
+    ("sim/core/files.py", "decode_json", "ValueError"):
+        "a received file's JSON against its schema: callers report it as their file's error",
+    ("sim/core/files.py", "check_regular", "OSError"):
+        "a received path that is not a regular file: callers report it as their file's error",
     ("sim/core/layout.py", "layout", "ValueError"): "a programmer's layout table, at import",
     ("strategies/params.py", "param_row", "ValueError"):
         "a built-in strategy's row against its declared layout: a programmer's error",
