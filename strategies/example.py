@@ -14,6 +14,7 @@ Use it from the command line or a config without touching this package::
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import sim
@@ -28,10 +29,11 @@ def _trumps_if(cards: list[str], suit: str) -> int:
     return sum(c in ("BJ", "SJ") or c[0] in "235" or c[1] == suit for c in cards)
 
 
+@functools.lru_cache(maxsize=None)  # 54 cards under 5 trumps (None: none yet): compute once
 def _value(card: str, trump: str | None) -> int:
     """A rough value of a card to keep: trumps high, then rank; point cards cost extra."""
     if card in ("BJ", "SJ") or card[0] in "235" or (trump and card[1] == trump):
-        base = 20 + ("2 3 5".split().index(card[0]) * 2 if card[0] in "235" else 0)
+        base = 20 + ("235".index(card[0]) * 2 if card[0] in "235" else 0)
     else:
         base = _PLAIN.index(card[0])
     return base + 2 * sim.card_points([card])
