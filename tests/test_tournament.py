@@ -559,12 +559,22 @@ def test_deal_table_names_who_played_and_who_called(tmp_path):
     path = os.path.join(cfg.out, "deals", "c000000.parquet")
     old = pq.read_table(path)
     pq.write_table(old.drop_columns([*WHO_COLUMNS, "caller_settle"]), path)
-    chunk = os.path.join(cfg.out, "chunks", "c000000.npz")  # such runs kept no table checksum
-    with np.load(chunk) as z:
-        arrays = {k: z[k] for k in z.files}
-    meta = json.loads(str(arrays["_meta"]))
-    meta.pop("deals_sha256")
-    np.savez(chunk, **{**arrays, "_meta": np.array(json.dumps(meta))})
+    # such runs kept no table checksum, nor a run id (both came in the same version)
+    for name in sorted(os.listdir(os.path.join(cfg.out, "chunks"))):
+        chunk = os.path.join(cfg.out, "chunks", name)
+        with np.load(chunk) as z:
+            arrays = {k: z[k] for k in z.files}
+        meta = json.loads(str(arrays["_meta"]))
+        meta.pop("run_id")
+        if name == "c000000.npz":
+            meta.pop("deals_sha256")
+        np.savez(chunk, **{**arrays, "_meta": np.array(json.dumps(meta))})
+    conf = os.path.join(cfg.out, "config.json")
+    with open(conf) as f:
+        raw = json.load(f)
+    raw.pop("_run_id")
+    with open(conf, "w") as f:
+        json.dump(raw, f)
     again = load_deals(cfg.out, [*WHO_COLUMNS, "caller_settle"])
     for k in t:
         assert list(again[k]) == list(t[k]), k
@@ -608,6 +618,12 @@ def test_runs_with_the_table_in_the_chunk_file_still_load(tmp_path):
         rows = slice(40 * i, 40 * (i + 1))
         np.savez(path, **{k: v[rows] for k, v in new.items()}, **arrays)
     shutil.rmtree(os.path.join(cfg.out, "deals"))
+    conf = os.path.join(cfg.out, "config.json")  # nor did their config.json hold a run id
+    with open(conf) as f:
+        raw = json.load(f)
+    raw.pop("_run_id")
+    with open(conf, "w") as f:
+        json.dump(raw, f)
     assert same_tables(load_deals(cfg.out), new)
 
 
