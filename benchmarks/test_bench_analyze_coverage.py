@@ -109,7 +109,7 @@ def reference(dec: A.Decision, rules: np.ndarray, policy: str = "expert") -> dic
     mu[U_CTR + STREAM_SAMPLE + seat] = 0
 
     def values(idx, w):
-        return A._values(idx, w, codes, mst, mu, rules, seat, params, pol, eps)
+        return A.outcomes(idx, w, codes, mst, mu, rules, seat, params, pol, eps)
 
     others = [i for i in range(n) if i != p]
     if len(others) > REF_TOP:
@@ -272,10 +272,10 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seats", default="greedy,random")
     ap.add_argument("--seed", type=int, default=32)
-    ap.add_argument("--deals", type=int, default=80)
-    ap.add_argument("--plays", type=int, default=300)
-    ap.add_argument("--shows", type=int, default=60)
-    ap.add_argument("--givebacks", type=int, default=30)
+    ap.add_argument("--deals", type=int, default=200)
+    ap.add_argument("--plays", type=int, default=600)
+    ap.add_argument("--shows", type=int, default=300)
+    ap.add_argument("--givebacks", type=int, default=200)
     ap.add_argument("--analysis-seeds", type=int, default=3)
     ap.add_argument("--speed-deals", type=int, default=4)
     ap.add_argument("--old", default=None,

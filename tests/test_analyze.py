@@ -123,7 +123,7 @@ def _reference_values(dec, rules, worlds=1024):
     mu[U_KEY + STREAM_SAMPLE + dec.seat] = stream_key(np.uint64(99), np.uint64(dec.deal),
                                                       np.uint64(dec.step))
     mu[U_CTR + STREAM_SAMPLE + dec.seat] = 0
-    return A._values(list(range(len(dec.codes))), worlds, dec.codes, mst, mu, rules,
+    return A.outcomes(list(range(len(dec.codes))), worlds, dec.codes, mst, mu, rules,
                      dec.seat, params, pol, eps).mean(axis=0)
 
 
@@ -162,7 +162,7 @@ def test_simultaneous_interval_of_the_largest_difference():
     assert A.z_simultaneous(4) == pytest.approx(2.497705, abs=1e-5)
     rng = np.random.default_rng(0)
     d = rng.normal([0.0, 0.3, 0.1], 1.0, size=(400, 3))
-    m, lo, hi, j = A._max_interval(d)
+    m, lo, hi, j = A.max_interval(d)
     h = A.z_simultaneous(3) * d.std(axis=0, ddof=1) / 20.0
     assert j == 1 and m == pytest.approx(d[:, 1].mean())
     assert lo == pytest.approx(max(d.mean(axis=0) - h))

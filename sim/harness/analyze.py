@@ -32,6 +32,7 @@ MARK_Q = 0.25  # "?": a loss of at least this many settlement points, interval a
 MARK_QQ = 1.0  # "??": at least this many (docs/analysis.md: why)
 MAX_ROLLOUTS = 1536  # first-stage rollouts per decision at most (give-backs: ~400 choices)
 RECHECK_TOP = 4  # other choices re-checked against the one played (docs/analysis.md)
+NARROW_ROLLOUTS = 4 * MAX_ROLLOUTS  # rollouts per narrowing round at most
 KINDS = ("show", "giveback", "play")
 
 
@@ -272,7 +273,7 @@ def z_simultaneous(k: int) -> float:
     return Z95 if k <= 1 else NormalDist().inv_cdf(1.0 - 0.025 / k)
 
 
-def _max_interval(d: np.ndarray) -> tuple[float, float, float, int]:
+def max_interval(d: np.ndarray) -> tuple[float, float, float, int]:
     """``d[w, c]``: paired differences (candidate c minus the choice played) in world w.
     Returns the largest mean difference, the 95% interval of the largest *true* mean
     difference (max over c of the simultaneous bounds: it covers max_c E[d_c] whenever
@@ -288,7 +289,7 @@ def _max_interval(d: np.ndarray) -> tuple[float, float, float, int]:
     return float(m[j]), float(np.max(m - h)), float(np.max(m + h)), j
 
 
-def _values(idx: Sequence[int], worlds: int, codes: Sequence[int], mst: np.ndarray,
+def outcomes(idx: Sequence[int], worlds: int, codes: Sequence[int], mst: np.ndarray,
             mu: np.ndarray, rules: np.ndarray, seat: int, params: np.ndarray, pol: int,
             eps: float) -> np.ndarray:
     """``out[w, i]``: the settlement after choice ``codes[idx[i]]`` in each of ``worlds``
@@ -308,9 +309,10 @@ def _candidates(out: np.ndarray, p: int, settings: Settings,
     """The other choices to re-check against ``p`` (at most ``settings.top``), best first by
     their mean over every world they were valued on, and the rollouts spent narrowing.
     ``out``: the first stage's values of every choice. While more than twice ``top``
-    remain, a quarter of them (at least ``2 top``) survive and get ``more(idx, worlds)``
-    fresh worlds each (successive halving, at most ``MAX_ROLLOUTS`` rollouts a round): a
-    give-back's ~400 pairs valued on 4 worlds each do not settle which pair is best."""
+    remain, a third of them (at least ``2 top``) survive and get ``more(idx, worlds)``
+    fresh worlds each (successive halving, at most ``NARROW_ROLLOUTS`` rollouts a round,
+    ``--samples`` worlds a choice): a give-back's ~150 pairs valued on 10 worlds each do not
+    settle which pair is best."""
     n = out.shape[1]
     top = max(int(settings.top), 1)
     sums = out.sum(axis=0)
@@ -322,8 +324,8 @@ def _candidates(out: np.ndarray, p: int, settings: Settings,
     pool = ranked([i for i in range(n) if i != p])
     spent = 0
     while len(pool) > 2 * top:
-        pool = pool[:max(2 * top, len(pool) // 4)]
-        w = min(settings.samples, max(MAX_ROLLOUTS // len(pool), 4))
+        pool = pool[:max(2 * top, len(pool) // 3)]
+        w = min(settings.samples, max(NARROW_ROLLOUTS // len(pool), 4))
         o = more(pool, w)
         sums[pool] += o.sum(axis=0)
         cnt[pool] += w
@@ -384,12 +386,12 @@ def analyze_decision(dec: Decision, rules: np.ndarray, settings: Settings,
                      out)
     means = out.mean(axis=0)
     cand, narrowed = _candidates(out, p, settings,
-                                 lambda idx, w: _values(idx, w, codes, mst, mu, rules, seat,
-                                                        params, pol, eps))
+                                 lambda idx, w: outcomes(idx, w, codes, mst, mu, rules, seat,
+                                                         params, pol, eps))
     k = len(cand)
     w2 = settings.recheck
-    out2 = _values(cand + [p], w2, codes, mst, mu, rules, seat, params, pol, eps)
-    dbar, lo_u, hi_u, j = _max_interval(out2[:, :k] - out2[:, k:])
+    out2 = outcomes(cand + [p], w2, codes, mst, mu, rules, seat, params, pol, eps)
+    dbar, lo_u, hi_u, j = max_interval(out2[:, :k] - out2[:, k:])
     loss = max(dbar, 0.0)
     lo = max(lo_u, 0.0)
     hi = max(hi_u, 0.0)
