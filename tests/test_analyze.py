@@ -155,6 +155,26 @@ def test_loss_is_against_the_best_choice_when_the_first_stage_ranks_it_wrongly(r
         assert len(r["rechecked"]) == min(A.RECHECK_TOP, len(dec.codes) - 1)
 
 
+def test_narrowing_undoes_a_first_stage_that_ranked_the_best_low():
+    """Successive halving (docs/analysis.md, step 4): 20 choices, the best (5) ranked 7th by
+    the first stage's 4 worlds and a lucky one (3) first; the fresh worlds put 5 first among
+    the candidates re-checked, and the choice played (0) is never one of them."""
+    first = np.zeros((4, 20))
+    first[:, 3] = 0.6
+    first[:, [1, 2, 4, 6, 7]] = 0.1
+    first[:, 5] = 0.05
+    asked = []
+
+    def more(idx, w):
+        asked.append((list(idx), w))
+        return np.where(np.array(idx) == 5, 1.0, 0.0)[None, :].repeat(w, axis=0)
+
+    cand, spent = A._candidates(first, 0, A.Settings(samples=128), more)
+    assert cand[0] == 5 and len(cand) == A.RECHECK_TOP and 0 not in cand
+    assert len(asked) == 1 and len(asked[0][0]) == 2 * A.RECHECK_TOP and 5 in asked[0][0]
+    assert spent == asked[0][1] * 2 * A.RECHECK_TOP
+
+
 def test_simultaneous_interval_of_the_largest_difference():
     """The interval of max over candidates of the mean difference: each candidate's at the
     Bonferroni level (1 - 0.05 / k), the largest lower and the largest upper bound."""
