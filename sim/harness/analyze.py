@@ -290,8 +290,8 @@ def max_interval(d: np.ndarray) -> tuple[float, float, float, int]:
 
 
 def outcomes(idx: Sequence[int], worlds: int, codes: Sequence[int], mst: np.ndarray,
-            mu: np.ndarray, rules: np.ndarray, seat: int, params: np.ndarray, pol: int,
-            eps: float) -> np.ndarray:
+             mu: np.ndarray, rules: np.ndarray, seat: int, params: np.ndarray, pol: int,
+             eps: float) -> np.ndarray:
     """``out[w, i]``: the settlement after choice ``codes[idx[i]]`` in each of ``worlds``
     worlds, the next worlds of the decision's stream (``mu`` keeps its place in it)."""
     from strategies.evaluate import evaluate_choices
