@@ -650,24 +650,25 @@ MAX_META_BYTES = 4 << 20  # its metadata, unpacked (the shipped file's: 11 KB)
 _SMALL = 4096  # format, version, feature_version: one short value each
 
 
-def _npy(raw: bytes) -> np.ndarray:
+def _npy(raw: bytes) -> np.ndarray | str:
     """The array of one ``.npy`` member's bytes: its header read by numpy (never a pickle),
-    its shape times its item size equal to the bytes that follow, else a ValueError."""
+    its shape times its item size equal to the bytes that follow; else why not (a string;
+    numpy's header reader raises ValueError for a header it cannot read)."""
     from numpy.lib import format as npy
 
     buf = io.BytesIO(raw)
     version = npy.read_magic(buf)
     reader = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}.get(version)
     if reader is None:
-        raise ValueError(f".npy version {version} (numpy writes 1.0 or 2.0)")
+        return f".npy version {version} (numpy writes 1.0 or 2.0)"
     shape, fortran, dtype = reader(buf, max_header_size=NPY_HEADER)
     if dtype.hasobject:
-        raise ValueError("it holds Python objects (a pickle), which are never loaded")
+        return "it holds Python objects (a pickle), which are never loaded"
     body = memoryview(raw)[buf.tell():]
     count = math.prod(shape)
     if count * dtype.itemsize != len(body):
-        raise ValueError(f"its header says shape {shape} of {dtype}, {count * dtype.itemsize:,}"
-                         f" bytes; {len(body):,} follow")
+        return (f"its header says shape {shape} of {dtype}, {count * dtype.itemsize:,} bytes; "
+                f"{len(body):,} follow")
     a = np.frombuffer(body, dtype=dtype, count=count)
     return a.reshape(shape, order="F" if fortran else "C")
 
@@ -718,10 +719,12 @@ def read_npz(path: str, caps: Callable[[str], int | None] | Mapping[str, int], w
                 name = info.filename
                 with z.open(info) as m:
                     raw = m.read(info.file_size + 1)
-                if len(raw) != info.file_size:
-                    raise ValueError(f"{len(raw):,} bytes unpacked; the zip says "
-                                     f"{info.file_size:,}")
-                out[key] = _npy(raw)
+                got = _npy(raw) if len(raw) == info.file_size else \
+                    f"{len(raw):,} bytes unpacked; the zip says {info.file_size:,}"
+                if isinstance(got, str):
+                    raise error(f"{what} {path!r} is not a readable .npz file (corrupt or "
+                                f"truncated?): member {name!r}: {got}")
+                out[key] = got
     except ShuangkouError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, struct.error, OSError,
