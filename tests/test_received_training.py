@@ -507,3 +507,47 @@ def test_nothing_but_the_strength_configs_reads_the_evaluation_seed():
     assert f"seed = {EVAL_SEED}" in text
     docs = open(os.path.join(ROOT, "docs", "learning.md"), encoding="utf-8").read()
     assert f"evaluation seed {EVAL_SEED}" in docs and "EVAL_SEED" in docs
+
+
+# --- every count of tune and train has a documented upper bound, refused up front ----------
+BOUNDS = [  # (argv before the option, option, the bound as docs/cli.md writes it)
+    (["tune", "greedy"], "--pairs", "100,000"),
+    (["tune", "greedy"], "--iterations", "1,000,000"),
+    (["tune", "greedy"], "--confirm", "10,000,000"),
+    (["tune", "greedy"], "--jobs", "256"),
+    (["train"], "--rounds", "10,000"),
+    (["train"], "--deals", "1,000,000"),
+    (["train"], "--epochs", "1,000"),
+    (["train"], "--holdout", "1,000,000"),
+    (["train"], "--eval-pairs", "1,000,000"),
+    (["train"], "--batch", "65,536"),
+    (["train"], "--jobs", "256"),
+    (["train"], "--hours", "10,000"),
+]
+
+
+@pytest.mark.parametrize("before, option, shown", BOUNDS,
+                         ids=[f"{b[0]} {o}" for b, o, _ in BOUNDS])
+@pytest.mark.parametrize("value", ["1" + "0" * 30, "9" * 5000])
+def test_counts_past_their_bound_are_refused_up_front(capsys, before, option, shown, value):
+    from sim.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main([*before, option, value])
+    err = capsys.readouterr().err.strip()
+    assert e.value.code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"argument {option}:" in err and shown in err, err
+    doc = " ".join(open(os.path.join(ROOT, "docs", "cli.md"), encoding="utf-8").read().split())
+    assert f"`{option}` | " in doc and f"… {shown}" in doc, option
+
+
+def test_the_library_checks_the_same_bounds():
+    from sim.errors import ConfigError
+    from sim.harness import tune
+
+    with pytest.raises(ConfigError, match="1,000,000"):
+        tune.check_counts(iterations=10 ** 30)
+    with pytest.raises(ConfigError, match="10,000,000"):
+        tune.check_counts(confirm=10 ** 30)
+    with pytest.raises(ConfigError, match="evaluation seed"):
+        tune.make_config("greedy", ["show_at=0.2..0.8"], seed=EVAL_SEED)
