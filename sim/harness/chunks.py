@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from sim.analysis.stats import SPRT, WDL, ClusterMoments, Histogram, Moments, Swings
+from sim.errors import ConfigError
 
 FORMAT = "shuangkou-tournament/1"  # the format tag of chunk files and of summary.json
 
@@ -321,28 +322,29 @@ _TALLY_SCHEMA: Any = None
 
 
 def check_tally(tally: Mapping[str, Any], chunk: Chunk, games_per_deal: int) -> None:
-    """Raise ``ValueError`` (one line: the field and what was expected) unless ``tally``
-    (``tally_from_json`` of a chunk file) is the tally of ``chunk``'s pairs: exactly the fields
-    ``new_tally`` has, each of its type, and every count against the chunk's pairs and games —
-    a received chunk file's statistics are checked before anything merges them."""
+    """Raise ``ConfigError`` (the field and what was expected; the caller names the file)
+    unless ``tally`` (``tally_from_json`` of a chunk file) is the tally of ``chunk``'s pairs:
+    exactly the fields ``new_tally`` has, each of its type, and every count against the chunk's
+    pairs and games — a received chunk file's statistics are checked before anything merges
+    them."""
     want = new_tally()
     extra = sorted(set(tally) - set(want) - {DEAL_VALUES})
     missing = sorted(set(want) - set(tally))
     if extra or missing:
         what = [f"unknown field(s) {', '.join(extra)}"] if extra else []
         what += [f"missing field(s) {', '.join(missing)}"] if missing else []
-        raise ValueError("; ".join(what))
+        raise ConfigError("; ".join(what))
     games = chunk.n * games_per_deal
     for k, w in want.items():
         v = tally[k]
         if type(v) is not type(w):
-            raise ValueError(f"{k}: a {type(v).__name__}, expected a {type(w).__name__}")
+            raise ConfigError(f"{k}: a {type(v).__name__}, expected a {type(w).__name__}")
         if isinstance(v, int) and not 0 <= v <= games:
-            raise ValueError(f"{k} = {v}: must be 0 … {games}, the chunk's games")
+            raise ConfigError(f"{k} = {v}: must be 0 … {games}, the chunk's games")
         if isinstance(v, Histogram) and v.n and not (
                 v.min <= v.max and (v.underflow or v.min >= v.lo)
                 and (v.overflow or v.max < v.hi)):
-            raise ValueError(f"{k}: min {v.min!r} and max {v.max!r} do not fit its counts in "
+            raise ConfigError(f"{k}: min {v.min!r} and max {v.max!r} do not fit its counts in "
                              f"[{v.lo}, {v.hi})")
         m = v.moments if isinstance(v, Histogram) else v
         if isinstance(m, Moments):
@@ -350,24 +352,24 @@ def check_tally(tally: Mapping[str, Any], chunk: Chunk, games_per_deal: int) -> 
             total, sq = d["total"], d["total_sq"]
             if not 0 <= m.n <= games or not (abs(total) <= MAX_VALUE * max(m.n, 1)
                                              and 0 <= sq <= MAX_VALUE ** 2 * max(m.n, 1)):
-                raise ValueError(f"{k}: n = {m.n}, sums {total!r}, {sq!r}: n must be 0 … "
+                raise ConfigError(f"{k}: n = {m.n}, sums {total!r}, {sq!r}: n must be 0 … "
                                  f"{games} and every value within ±{MAX_VALUE:,}")
     if tally["games"] != games:
-        raise ValueError(f"games = {tally['games']}: the chunk's {chunk.n} deals are {games}")
+        raise ConfigError(f"games = {tally['games']}: the chunk's {chunk.n} deals are {games}")
     pairs, wdl = tally["pairs"], tally["wdl"]
     if pairs.n != chunk.n or wdl.wins + wdl.draws + wdl.losses != chunk.n:
-        raise ValueError(f"pairs (n = {pairs.n}) and wdl ({wdl.wins} + {wdl.draws} + "
+        raise ConfigError(f"pairs (n = {pairs.n}) and wdl ({wdl.wins} + {wdl.draws} + "
                          f"{wdl.losses}) must count the chunk's {chunk.n} pairs")
     sw = tally["swings"]
     if sw.deals.size > sw.k or sw.k > 1000 or sw.deals.size and (
             sw.deals.min() < chunk.first or sw.deals.max() >= chunk.first + chunk.n
             or np.abs(sw.a0).max() > MAX_VALUE or np.abs(sw.a1).max() > MAX_VALUE):
-        raise ValueError(f"swings: {sw.deals.size} deals of {sw.k} kept, deals "
+        raise ConfigError(f"swings: {sw.deals.size} deals of {sw.k} kept, deals "
                          f"{chunk.first} … {chunk.first + chunk.n - 1} and values within "
                          f"±{MAX_VALUE:,} expected")
     vals = tally.get(DEAL_VALUES)
     if vals is not None and (not isinstance(vals, DealValues) or vals.values.size != chunk.n):
-        raise ValueError(f"{DEAL_VALUES}: {chunk.n} per-pair results expected")
+        raise ConfigError(f"{DEAL_VALUES}: {chunk.n} per-pair results expected")
 
 
 @dataclasses.dataclass

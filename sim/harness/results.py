@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import functools
 import glob
 import hashlib
@@ -290,7 +289,7 @@ def chunk_files(run_dir: str) -> list[str]:
 
 
 def check_own(path: str, root: str) -> None:
-    """Raise ``OSError`` if ``path`` is a link (or lies in a linked folder) whose regular file
+    """Raise ``ConfigError`` if ``path`` is a link (or lies in a linked folder) whose regular file
     is outside the results folder ``root``: a received folder's files are its own, never
     another of the user's files it points at. A missing or special file passes: its reader
     says so in its own words (``sim.core.files``)."""
@@ -298,8 +297,9 @@ def check_own(path: str, root: str) -> None:
     if not os.path.isfile(real):
         return
     if not real.startswith(os.path.realpath(root) + os.sep):
-        raise OSError(errno.EXDEV, f"a link to {real!r}, outside the results folder (a results "
-                                   f"folder's files must be its own: copy the file in)", path)
+        raise ConfigError(f"{path!r} is a link to {real!r}, outside the results folder "
+                          f"{root!r}: a results folder's files must be its own (copy the file "
+                          f"in)")
 
 
 @contextlib.contextmanager
@@ -380,14 +380,18 @@ def read_stats(path: str) -> dict[str, Any]:
             try:
                 msgspec.convert({k: v}, tally_schema())
             except msgspec.ValidationError as f:
-                raise ValueError(f"_stats field {k!r}: {f}") from None
+                raise ConfigError(f"chunk file {path!r} is corrupt (_stats field {k!r}: {f}): "
+                                  f"delete it, then --resume plays its chunk again") from None
         raise
     return tally_from_json(json.loads(text))
 
 
 def _unreadable(path: str, e: BaseException, what: str = "chunk file",
                 redo: str = "delete it, then --resume plays its chunk again") -> ConfigError:
-    """One line for a file of a results folder that cannot be used."""
+    """One line for a file of a results folder that cannot be used (a ``ConfigError`` already
+    is one: it names the file)."""
+    if isinstance(e, ConfigError):
+        return e
     if isinstance(e, OSError) and e.strerror:
         why = f"cannot be read ({e.strerror})"
     else:
@@ -465,7 +469,7 @@ def checked_chunks(run_dir: str, cfg: Any, chunks: Sequence[Chunk],
             try:
                 check_tally(tally, chunks[i] if kept is None else
                             dataclasses.replace(chunks[i], n=kept), games_per_deal(cfg))
-            except ValueError as e:
+            except ConfigError as e:
                 raise ConfigError(f"chunk file {path!r} is corrupt (statistics: {e}): delete "
                                   f"it, then --resume plays its chunk again") from None
         if tables and "deals_sha256" in meta:

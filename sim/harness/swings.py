@@ -184,18 +184,16 @@ def load_details(run_dir: str) -> tuple[dict[str, Any], dict[str, str]] | None:
             "tournament --force writes it again)")
     from sim.harness.results import check_own
 
-    try:
-        check_own(path, run_dir)
-    except OSError as e:
-        raise ConfigError(f"{path!r} cannot be read: {e.strerror}") from None
+    check_own(path, run_dir)
     recs = list(read_records(path))  # a damaged file: one line (RecordError), never ignored
+    for rec in recs:
+        t = rec.get("tournament")
+        if not (isinstance(t, dict) and type(t.get("matchup")) is int
+                and t.get("orientation") in (0, 1) and type(t.get("swing")) is int):
+            raise ConfigError(f"{path!r} is not the swing deals of this run (deal {rec['deal']}: "
+                              f"'tournament' must say the matchup, orientation and swing "
+                              f"rank): {redo}")
     try:
-        for rec in recs:
-            t = rec.get("tournament")
-            if not (isinstance(t, dict) and type(t.get("matchup")) is int
-                    and t.get("orientation") in (0, 1) and type(t.get("swing")) is int):
-                raise ValueError(f"deal {rec['deal']}: 'tournament' must say the matchup, "
-                                 f"orientation and swing rank")
         return _details(recs, os.path.exists(os.path.join(run_dir, SWINGS_PAGE)))
     except Exception as e:  # noqa: BLE001 - records of this engine, but not a run's swings
         raise ConfigError(f"{path!r} is not the swing deals of this run "
