@@ -459,6 +459,23 @@ def test_a_fifo_as_weights_in_a_config_is_refused_at_once(tmp_path):
     assert r.returncode == 2 and len(lines) == 1 and "FIFO" in lines[0], r.stderr
 
 
+@needs_fifo
+def test_a_fifo_as_weights_in_a_ladder_is_refused_at_once(tmp_path):
+    """A ladder (received, or made here) naming ``learned(weights=FIFO)``: ``ladder run`` is one
+    line and exit 2 at once, never blocked."""
+    fifo = tmp_path / "w.npz"
+    os.mkfifo(fifo)
+    db = str(tmp_path / "l.sqlite")
+    run = [sys.executable, "-m", "sim.cli", "ladder", "--db", db]
+    r = subprocess.run([*run, "add", "greedy", f"learned(weights={fifo})"], capture_output=True,
+                       text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([*run, "run", "--pairs", "2"], capture_output=True, text=True, cwd=ROOT,
+                       timeout=120)
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert r.returncode == 2 and len(lines) == 1 and "FIFO" in lines[0], r.stderr
+
+
 # --- the evaluation seed ------------------------------------------------------------------
 @pytest.mark.parametrize("argv", [
     ["tune", "greedy", "--param", "show_at=0.2..0.8", "--seed", str(EVAL_SEED)],
