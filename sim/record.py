@@ -240,13 +240,15 @@ def _schema() -> Any:
         ("settlement", items(big, 4, 4))])
 
 
-def check_record_types(line: str | bytes, where: str) -> None:
+def check_record_types(record: Any, where: str) -> None:
     """Raise ``RecordError`` (one line: ``where``, the field, what was expected) unless the
-    record ``line`` has every field of docs/record.md with its type and range (``_schema``)."""
+    parsed ``record`` has every field of docs/record.md with its type and range (``_schema``).
+    The parsed object, not the text: a seat name with a lone surrogate is a name to show
+    escaped, not an error."""
     import msgspec
 
     try:
-        rec = msgspec.json.decode(line, type=_schema())
+        rec = msgspec.convert(record, type=_schema())
         if rec.seed > 2**64 - 1:  # msgspec bounds only int64: a seed is unsigned 64-bit
             raise msgspec.ValidationError("Expected `int` <= 18446744073709551615 - at `$.seed`")
     except msgspec.ValidationError as e:
@@ -258,8 +260,6 @@ def check_record_types(line: str | bytes, where: str) -> None:
         trick = f" (trick {int(m.group(1)) + 1})" if m else ""  # numbered as replay shows them
         raise RecordError(f"{where}: {msg}{trick}; docs/record.md gives every field's type "
                           f"and range") from None
-    except (msgspec.DecodeError, UnicodeDecodeError) as e:
-        raise RecordError(f"{where}: not JSON ({e})") from None
 
 
 def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
@@ -321,7 +321,7 @@ def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
                 if missing:
                     raise RecordError(f"{str(path)!r} line {lineno}: missing field(s) "
                                       f"{', '.join(missing)}")
-                check_record_types(line, f"{str(path)!r} line {lineno}")
+                check_record_types(rec, f"{str(path)!r} line {lineno}")
                 yield rec
     except (OSError, EOFError, UnicodeDecodeError) as e:
         raise RecordError(f"{str(path)!r} cannot be read as a record file: {e}") from None
