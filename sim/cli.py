@@ -117,7 +117,7 @@ MAX_CHUNK_SIZE = 10_000_000  # tournament --chunk-size, as run.chunk_size in a c
 MAX_SAMPLES = 4096  # analyze, human --samples: worlds per decision (sim.human.check_samples)
 MAX_ESTIMATE_DEALS = 10**11  # sim.harness.estimate.MAX_DEALS (no engine import here)
 MAX_SECONDS = 86_400.0  # --timeout of play and human: a day per decision
-MAX_DELAY = 60.0  # human --delay
+# human --delay (0 … 60) and --samples (2 … 4,096): sim.human.check_delay, check_samples
 
 
 def _nonneg_int(text: str) -> int:
@@ -1144,7 +1144,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a rules variant, e.g. max_redeals=5 (repeatable)")
     hu.add_argument("--plugin", action="append", metavar="MODULE",
                     help=PLUGIN_HELP)
-    hu.add_argument("--delay", type=bounded_float("seconds of pause", 0, MAX_DELAY), default=0.4,
+    hu.add_argument("--delay", type=float, default=0.4,  # 0 … 60: sim.human.check_delay
                     help="seconds of pause after each bot move (default 0.4; 0 for none)")
     hu.add_argument("--timeout", type=bounded_float("seconds per decision", 0, MAX_SECONDS),
                     default=60.0,
@@ -1156,8 +1156,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "output is not a terminal)")
     hu.add_argument("--no-review", action="store_true",
                     help="no review of your decisions after each deal")
-    hu.add_argument("--samples", type=bounded_int("worlds per decision", 2, MAX_SAMPLES),
-                    default=DEFAULT_ANALYZE_SAMPLES, metavar="N",
+    hu.add_argument("--samples", type=int, default=DEFAULT_ANALYZE_SAMPLES, metavar="N",
                     help="worlds per decision for hint and the review (default "
                          f"{DEFAULT_ANALYZE_SAMPLES}, as analyze; fewer is faster and rougher)")
     hu.set_defaults(func=cmd_human)

@@ -713,8 +713,6 @@ BOUNDED = [  # (argv before the option, option, the bound as docs/cli.md writes 
     (["analyze", "x.jsonl"], "--samples", "4,096", 4096),
     (["analyze", "x.jsonl"], "--jobs", "1,024", 1024),
     (["human"], "--deals", "10,000", 10_000),
-    (["human"], "--samples", "4,096", 4096),
-    (["human"], "--delay", "60", 60),
     (["human"], "--timeout", "86,400", 86_400),
     (["tournament", "x.toml"], "--deals", "1,000,000,000,000", 10**12),
     (["tournament", "x.toml"], "--jobs", "4,096", 4096),
