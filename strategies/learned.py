@@ -60,6 +60,7 @@ from sim.core.engine import (
 from sim.core.files import decode_json, open_received
 from sim.core.jit import kernel
 from sim.core.layout import layout
+from sim.core.limits import MAX_HIDDEN
 from sim.core.movegen import code_first, code_second
 from sim.core.trick import beats
 from sim.errors import ShuangkouError, WeightsError
@@ -246,7 +247,6 @@ W_MDEN = _W["W_MDEN"]
 W_SCORES = _W["W_SCORES"]
 W_SCORES2 = _W["W_SCORES2"]  # a further network's scores, before they are added
 MAX_NETS = 16  # networks in one weights file at most
-MAX_HIDDEN = 1024
 
 
 @kernel

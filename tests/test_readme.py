@@ -23,6 +23,11 @@ PY_BLOCKS = (re.findall(r"```python\n(.*?)```", TEXT, re.S)
              + re.findall(r"```python\n(.*?)```", API, re.S))
 COMMANDS = [line[2:] for block in re.findall(r"```console\n(.*?)```", CLI, re.S)
             for line in block.splitlines() if line.startswith("$ shuangkou ")]
+# a command the docs show refused: the line after it is the one-line error it prints
+REFUSED = {lines[i][2:]: lines[i + 1]
+           for block in re.findall(r"```console\n(.*?)```", CLI, re.S)
+           for lines in [block.splitlines()] for i in range(len(lines) - 1)
+           if lines[i].startswith("$ shuangkou ") and ": error: " in lines[i + 1]}
 
 
 def test_readme_has_examples():
@@ -38,7 +43,15 @@ def test_console_commands_in_order(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     for cmd in COMMANDS:
         argv = shlex.split(cmd)[1:]
-        assert main(argv) == 0, cmd
+        capsys.readouterr()
+        if cmd in REFUSED:  # exit 2 and exactly the one line the docs show
+            with pytest.raises(SystemExit) as stop:  # argparse refuses it: the option's bound
+                main(argv)
+            assert stop.value.code == 2, cmd
+            assert capsys.readouterr().err.strip() == REFUSED[cmd], cmd
+        else:
+            assert main(argv) == 0, cmd
+    assert REFUSED  # docs/cli.md shows a refused request (its "Numeric bounds")
 
 
 def test_quick_start_commands_are_first():

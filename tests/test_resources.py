@@ -548,7 +548,8 @@ def test_round_robin_of_1000_players_is_refused_in_one_line(tmp_path, capsys):
 
     stored = json.loads((out / "config.json").read_text())
     stored.update(format="round-robin", players=[f"random(show_prob={i / 1000})"
-                                                 for i in range(1000)])
+                                                 for i in range(1000)],
+                  _oracle=[False] * 1000)  # one per player, as a run writes it
     (out / "config.json").write_text(json.dumps(stored))
     assert main(["report", str(out), "--no-plots"]) == 2
     _one_line(capsys.readouterr().err, "499500 matchups")

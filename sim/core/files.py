@@ -72,7 +72,7 @@ def read_received(path: str | os.PathLike, limit: int, what: str = "file") -> by
 
 # --- JSON someone else wrote: nesting and size capped before the parser sees it ---------------
 
-MAX_JSON_DEPTH = 64  # no file the product writes nests deeper than 8; a received one may not pass 64
+MAX_JSON_DEPTH = 64  # the product writes no file nested deeper than 8; a received one stops at 64
 
 _STRING = None  # compiled on first use (re is cheap, but this module stays import-light)
 

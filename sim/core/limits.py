@@ -10,6 +10,8 @@ from __future__ import annotations
 
 MAX_SEED = 2**64 - 1  # a master seed is any unsigned 64-bit integer
 MAX_DEAL = 2**63 - 1  # deal numbers are 0 … 2**63-1
+MAX_JOBS = 1024  # workers of one tune, train or ladder run (docs/cli.md "Numeric bounds")
+MAX_HIDDEN = 1024  # units of a learned network's layer: what the player plays and train makes
 
 # The evaluation seed (docs/learning.md "The numbers", docs/tuning.md): the seed every strength
 # figure in the README and the docs is measured on (configs/strength/learned_*.toml). No

@@ -64,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from sim.core.limits import MAX_JOBS
 from sim.errors import ConfigError, LadderError, ShuangkouError, StrategyError
 
 APP_ID = 0x53484C44  # "SHLD": PRAGMA application_id of a shuangkou ladder
@@ -86,7 +87,6 @@ KINDS = ("crash", "timeout", "illegal")
 # (docs/ladder.md "Limits"): a request past one is refused up front, a value past one in a
 # database is one LadderError line
 MAX_RUN_PAIRS = 10**9  # pairs of one `ladder run` (the run keeps every pair in memory)
-MAX_JOBS = 1024  # workers of one run
 MAX_TIMEOUT = 86_400.0  # seconds per decision (a day)
 MAX_POINTS = 1000  # points of `ladder history`
 MAX_ANCHOR_ELO = 10_000  # |ELO| of `--anchor PLAYER=ELO`

@@ -45,6 +45,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 import numpy as np
 
+from sim.core.limits import MAX_HIDDEN, MAX_JOBS
 from sim.errors import ConfigError
 
 FORMAT = "shuangkou-train/1"
@@ -70,8 +71,6 @@ MAX_EPOCHS = 1_000  # --epochs per round
 MAX_HOLDOUT = 1_000_000  # --holdout deals
 MAX_EVAL_PAIRS = 1_000_000  # --eval-pairs per epoch
 MAX_BATCH = 65_536  # --batch
-MAX_JOBS = 256  # --jobs
-MAX_HIDDEN = 1024  # each of --hidden H1,H2,G (strategies.learned.MAX_HIDDEN: what it plays)
 BUDGET_SLACK = 0.05  # --hours: the run stops within this share of its budget
 
 

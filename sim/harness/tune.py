@@ -39,7 +39,7 @@ import msgspec
 import numpy as np
 
 from sim.core.files import decode_json, open_received, read_received
-from sim.core.limits import refuse_eval_seed
+from sim.core.limits import MAX_JOBS, refuse_eval_seed
 from sim.errors import ConfigError
 
 FORMAT = "shuangkou-tune/1"
@@ -56,7 +56,6 @@ _SIGNS = 0x5350_5341  # "SPSA": the sign stream's tag
 MAX_PAIRS = 100_000  # --pairs: duplicate pairs per iteration
 MAX_ITERATIONS = 1_000_000  # --iterations
 MAX_CONFIRM = 10_000_000  # --confirm: pairs of the confirmation match
-MAX_JOBS = 256  # --jobs
 MAX_PARAMS = 64  # --param: parameters tuned at once
 MAX_CHECKPOINT_BYTES = 16 << 20  # checkpoint.json (a few KB: the key, theta, counts)
 MAX_ROW_BYTES = 64 << 10  # one line of trajectory.jsonl (theta of at most MAX_PARAMS values)
