@@ -30,7 +30,6 @@ import importlib.util
 import io
 import math
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -42,6 +41,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from sim.harness import analyze as A  # noqa: E402
+from sim.harness.bench import cpu_model  # noqa: E402 (the one reader of the CPU model)
 
 REF_SEED = 0x5EEDC0DE  # the reference's stream (analysis seeds are 1..K)
 REF_TOP = 6  # candidates the reference's halving ends with
@@ -50,16 +50,6 @@ REF_ROUND = 12288  # rollouts per halving round of the reference
 REF_WORLDS = {"play": 8192, "show": 4096, "giveback": 4096}  # pick, then measure, each
 KINDS = ("play", "giveback", "show")
 
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def calibration_set(seats: str, seed: int, deals: int, want: dict[str, int]) -> list[tuple]:

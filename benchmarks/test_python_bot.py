@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import cProfile
-import platform
 import pstats
 import statistics
 import time
@@ -30,22 +29,13 @@ from sim import api, cards
 from sim.cards import CARD_NAMES, KEY_OF_ID, N_TYPES, POINTS_ID, SUIT_SYMBOLS, SUITS
 from sim.core.trick import trick_winner as _trick_winner
 from sim.errors import InvalidCardError
+from sim.harness.bench import cpu_model  # the one reader of the CPU model
 from sim.harness.runner import iter_records
 from strategies import example
 from strategies.example import Cautious
 
 DEALS = 60
 
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 class _Before:
