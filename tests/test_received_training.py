@@ -531,14 +531,14 @@ BOUNDS = [  # (argv before the option, option, the bound as docs/cli.md writes i
     (["tune", "greedy"], "--pairs", "100,000"),
     (["tune", "greedy"], "--iterations", "1,000,000"),
     (["tune", "greedy"], "--confirm", "10,000,000"),
-    (["tune", "greedy"], "--jobs", "256"),
+    (["tune", "greedy"], "--jobs", "1,024"),
     (["train"], "--rounds", "10,000"),
     (["train"], "--deals", "1,000,000"),
     (["train"], "--epochs", "1,000"),
     (["train"], "--holdout", "1,000,000"),
     (["train"], "--eval-pairs", "1,000,000"),
     (["train"], "--batch", "65,536"),
-    (["train"], "--jobs", "256"),
+    (["train"], "--jobs", "1,024"),
     (["train"], "--hours", "10,000"),
 ]
 
