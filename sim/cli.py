@@ -634,7 +634,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         from sim.analysis import report
         from sim.harness.swings import load_state
 
-        report.write_all(load_state(cfg.out), cfg.out, plots=cfg.plots,
+        report.write_all(load_state(cfg.out, cfg), cfg.out, plots=cfg.plots,
                          echo=None if quiet else _echo)
         print(f"results in {cfg.out}/ (already complete; summary.md, summary.json, "
               f"report.html and plots/ written again)")

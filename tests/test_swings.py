@@ -303,3 +303,27 @@ def test_scripted_steps_equal_the_replayed_steps():
     bad = dict(tables[0][0], settlement=[9, -9, 9, -9])  # not its deal's record: sim.Deal then
     assert _scripted_steps(bad, loops) is None
     assert list(decision_steps(bad, loops)) == list(decision_steps(tables[0][0]))
+
+
+def test_a_finished_run_rerendered_compares_its_swings_in_its_own_loops(tmp_path, monkeypatch):
+    """The same tournament command again re-renders the finished run: its swing deals are
+    compared in the compiled loops the run played in (cached: nothing compiles), never through
+    ``sim.Deal``'s kernels, which a second run of the main job used to compile (issue 33,
+    item 4). ``shuangkou report`` on a received folder still uses ``sim.Deal``."""
+    cfg = tmp_path / "again.toml"
+    cfg.write_text(f'name = "again"\nplayers = ["greedy", "random"]\ndeals = 40\nseed = 3\n'
+                   f'[output]\ndir = "{tmp_path / "again"}"\nplots = false\n')
+    assert main(["tournament", str(cfg), "--no-progress", "--quiet"]) == 0
+    seen = []
+    real = swings.divergence
+
+    def spy(rec0, rec1, loops=None):
+        seen.append(loops)
+        return real(rec0, rec1, loops)
+
+    monkeypatch.setattr(swings, "divergence", spy)
+    assert main(["tournament", str(cfg), "--no-progress", "--quiet"]) == 0  # re-rendered
+    assert seen and all(loops is not None for loops in seen), seen
+    first = len(seen)
+    assert main(["report", str(tmp_path / "again"), "--no-plots"]) == 0
+    assert all(loops is None for loops in seen[first:])  # a received folder: sim.Deal

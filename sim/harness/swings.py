@@ -104,13 +104,11 @@ def keep(out: str, cfg: Any, state: dict[str, Any], n: int = SWINGS_SHOWN) -> No
     from sim.harness.results import atomic_write
 
     records: list[dict[str, Any]] = []
-    loops = {}
-    matchups = cfg.matchups()
+    with_swings = []
     for m in range(len(state["matchups"])):
         rows = top(state, m, n)
         if rows:  # the loops its records play in (a matchup without swings needs none)
-            a, b = matchups[m]
-            loops[m] = run_loops(cfg.players[a], cfg.players[b])
+            with_swings.append(m)
         for rank, row in enumerate(rows, 1):
             pair = pair_records(cfg, m, row["deal"])
             for rec in pair:
@@ -119,7 +117,16 @@ def keep(out: str, cfg: Any, state: dict[str, Any], n: int = SWINGS_SHOWN) -> No
     lines = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
     atomic_write(os.path.join(out, SWINGS_FILE), lambda f: f.write(lines.encode()))
     _write_page(out, cfg.name, records)
-    state["swing_details"], state["swing_views"] = _details(records, True, loops)
+    state["swing_details"], state["swing_views"] = _details(records, True,
+                                                            matchup_loops(cfg, with_swings))
+
+
+def matchup_loops(cfg: Any, matchups: Sequence[int]) -> dict[int, Any]:
+    """The compiled loops each of ``matchups`` (indices into ``cfg.matchups()``) played in
+    (``run_loops``): a run's swing deals are compared there, at no compile beyond the run's."""
+    pairs = cfg.matchups()
+    return {m: run_loops(cfg.players[pairs[m][0]], cfg.players[pairs[m][1]])
+            for m in sorted(set(matchups)) if 0 <= m < len(pairs)}
 
 
 def run_loops(a_spec: str, b_spec: str) -> Any:
@@ -171,10 +178,14 @@ def _details(records: Sequence[Mapping[str, Any]], page: bool,
     return details, views
 
 
-def load_details(run_dir: str) -> tuple[dict[str, Any], dict[str, str]] | None:
+def load_details(run_dir: str, cfg: Any = None
+                 ) -> tuple[dict[str, Any], dict[str, str]] | None:
     """The divergences of the swing deals kept in ``swings.jsonl`` and their places in
     ``swings.html`` (``shuangkou report``); None when the file is absent. A file that is not
-    the records of this run's swing deals is one line (``RecordError``, ``ConfigError``)."""
+    the records of this run's swing deals is one line (``RecordError``, ``ConfigError``).
+    ``cfg``: the run's own config, given by the run that re-renders itself: the records are
+    compared in the loops the run played in (``matchup_loops``: cached, nothing compiles);
+    without it (a received folder) through ``sim.Deal``."""
     from sim.record import read_records
 
     path = os.path.join(run_dir, SWINGS_FILE)
@@ -193,20 +204,23 @@ def load_details(run_dir: str) -> tuple[dict[str, Any], dict[str, str]] | None:
             raise ConfigError(f"{path!r} is not the swing deals of this run (deal {rec['deal']}: "
                               f"'tournament' must say the matchup, orientation and swing "
                               f"rank): {redo}")
+    loops = None if cfg is None else matchup_loops(
+        cfg, [r["tournament"]["matchup"] for r in recs])
     try:
-        return _details(recs, os.path.exists(os.path.join(run_dir, SWINGS_PAGE)))
+        return _details(recs, os.path.exists(os.path.join(run_dir, SWINGS_PAGE)), loops)
     except Exception as e:  # noqa: BLE001 - records of this engine, but not a run's swings
         raise ConfigError(f"{path!r} is not the swing deals of this run "
                           f"({' '.join(str(e).split())[:200]}): {redo}") from None
 
 
-def load_state(run_dir: str) -> dict[str, Any]:
+def load_state(run_dir: str, cfg: Any = None) -> dict[str, Any]:
     """``results.load_state`` with the swing deals' divergences and viewer places read back
-    from ``swings.jsonl`` (nothing is replayed): what ``shuangkou report`` renders."""
+    from ``swings.jsonl`` (nothing is replayed): what ``shuangkou report`` renders. ``cfg``:
+    see ``load_details``."""
     from sim.harness import results
 
     state = results.load_state(run_dir)
-    details = load_details(run_dir)
+    details = load_details(run_dir, cfg)
     if details is not None:
         state["swing_details"], state["swing_views"] = details
     return state
