@@ -570,6 +570,14 @@ def _write_text_atomic(path: str, text: str, what: str) -> None:
         raise _output_error(what, path, e) from None
 
 
+def cmd_compile(args: argparse.Namespace) -> int:
+    from sim.harness import precompile
+
+    _load_plugins(args.plugin)
+    precompile.run(args.players, progress=False if args.no_progress else None)
+    return 0
+
+
 def cmd_strategies(args: argparse.Namespace) -> int:
     from strategies.registry import available, resolve
 
@@ -1186,6 +1194,15 @@ def build_parser() -> argparse.ArgumentParser:
                          "shuangkou_limit), run interleaved; reports the ratios to it")
     be.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     be.set_defaults(func=cmd_bench)
+
+    co = sub.add_parser("compile", help="compile the players' kernels now (all built-ins by "
+                        "default): later runs of any set of them start at once")
+    co.add_argument("players", nargs="*", metavar="PLAYER",
+                    help="strategy specs, e.g. expert cautious_c (default: every built-in)")
+    co.add_argument("--plugin", action="append", metavar="MODULE", help=PLUGIN_HELP)
+    co.add_argument("--no-progress", action="store_true",
+                    help="no progress bars (they are shown on a terminal only)")
+    co.set_defaults(func=cmd_compile)
 
     sl = sub.add_parser("strategies", help="list the available strategies and parameters")
     sl.add_argument("--plugin", action="append", metavar="MODULE",

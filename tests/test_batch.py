@@ -11,7 +11,7 @@ from sim.errors import ConfigError, IllegalPlayError
 from sim.harness.batch import Batch
 from sim.harness.runner import make_seats
 from sim.spaces import OBS_SIZE
-from strategies.compiled import decide, new_scratch
+from strategies.compiled import decide, entries, new_scratch
 from strategies.params import param_table
 
 _W = (np.arange(OBS_SIZE, dtype=np.int64) * 2654435761) % 1000003 + 1
@@ -30,6 +30,7 @@ def deal_records(seed, first, n, seats, rules=None):
     params = param_table([[] if s is None else s.compiled_params() for s in strats])
     names = ["python" if s is None else s.spec() for s in strats]
     scratch = new_scratch()
+    table = entries(kinds)
     out = []
     for d in range(first, first + n):
         deal = Deal(seed, d, rules, names)
@@ -38,7 +39,7 @@ def deal_records(seed, first, n, seats, rules=None):
             if kinds[seat] < 0:
                 deal.apply_action(policy(deal.obs_array(), deal.legal_mask()))
             else:
-                deal.apply_code(int(decide(kinds[seat], params, deal._st, deal._u,
+                deal.apply_code(int(decide(kinds[seat], table, params, deal._st, deal._u,
                                            deal._rules, seat, *scratch)))
         out.append(deal.record())
     return out

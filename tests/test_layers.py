@@ -22,7 +22,8 @@ LAYERS = {
     0: ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "strategies.kinds",
         "strategies.params", "sim.core", "sim.core._cache", "sim.core._cpu", "sim.core.jit",
         "sim.core.rng", "sim.core.limits", "sim.core.bits", "sim.core.tables", "sim.core.files",
-        "sim.core.layout", "sim.core.console", "sim.core.bind"),
+        "sim.core.layout", "sim.core.console", "sim.core.bind",
+        "sim.core.calls"),
     1: ("sim.core.state", "sim.core.step", "sim.core.engine", "sim.core.movegen",
         "sim.core.trick", "sim.core.scoring", "sim.view", "sim.spaces"),
     2: ("sim.api", "sim.observation", "sim.deal", "sim.record", "sim.replay"),
@@ -30,7 +31,7 @@ LAYERS = {
         "strategies.plugin", "strategies.random", "strategies.greedy", "strategies.sampler",
         "strategies.search", "strategies.expert", "strategies.compiled", "strategies.example",
         "strategies.example_compiled", "strategies.evaluate", "strategies.learned",
-        "strategies.script"),
+        "strategies.script", "strategies.plugin_entry"),
     4: ("sim.env", "sim.harness", "sim.harness.batch", "sim.harness.loop",
         "sim.harness.plugin_loop", "sim.harness.plugins",
         "sim.harness.runner", "sim.harness.helper", "sim.harness.config", "sim.harness.chunks",
@@ -38,7 +39,7 @@ LAYERS = {
         "sim.harness.estimate", "sim.harness.standings",
         "sim.harness.bench", "sim.harness.analyze", "sim.harness.swings", "sim.harness.ladder",
         "sim.harness.tune", "sim.harness.labels", "sim.harness.learn_loop",
-        "sim.harness.jaxnet", "sim.harness.train"),
+        "sim.harness.jaxnet", "sim.harness.train", "sim.harness.precompile"),
     5: ("sim.cli", "sim.human"),
 }
 # side modules: exactly what they may import

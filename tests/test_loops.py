@@ -1,11 +1,11 @@
-"""The deal loops are generated per set of strategy kinds a run uses (``sim.harness.plugins``),
-and the kernel cache is keyed by every source a kernel can be built from (``sim.core._cache``)."""
+"""The deal loops are compiled once for every set of players (``sim.core.calls``), and the
+kernel cache is keyed by every source a kernel can be built from (``sim.core._cache``)."""
 
 from __future__ import annotations
 
 import os
 
-from sim.core._cache import CACHE_DIR, kernel_sources
+from sim.core._cache import kernel_sources
 from sim.harness import plugins
 from sim.harness.runner import make_seats
 
@@ -15,29 +15,39 @@ def _bound(fn, name):
     return fn.py_func.__globals__[name]
 
 
-def test_a_run_compiles_only_its_kinds():
-    """sim.core.bind: the loops of a run are sim/harness/loop.py bound to a dispatch over the
-    run's kinds; every other strategy kernel is bound to ``absent``, never compiled there."""
-    from sim.harness import loop
-    from strategies import compiled, greedy, search
+def test_the_loops_are_one_module_for_every_set_of_players():
+    """Compiled once (sim.core.calls): every set of built-in players plays in the same loops,
+    which name no strategy kernel but greedy's (inlined) and reach every other through its
+    address in ``entries``; only the kinds seated get an address (only their kernels load or
+    compile), and a hook (``forced_show``) is one more verbatim copy of the same file."""
+    import numpy as np
 
-    mod = plugins.builtin_loops([0, 1])  # greedy vs random
-    decide = _bound(mod.play_calling, "decide")
-    assert _bound(decide, "greedy_decide") is greedy.greedy_decide
-    for name in ("pimc_decide", "ismcts_decide", "oracle_decide", "expert_decide"):
-        assert _bound(decide, name) is compiled.absent
-    assert _bound(mod.play_calling, "greedy_decide_inline") is greedy.greedy_decide_inline
-    every = plugins.builtin_loops([0, 1, 2, 3, 4, 5])
-    assert _bound(_bound(every.play_calling, "decide"), "pimc_decide") is search.pimc_decide
-    no_greedy = plugins.builtin_loops([2])
-    assert _bound(no_greedy.play_tricks, "greedy_decide_inline") is compiled.absent
-    # the loops are sim/harness/loop.py's, verbatim: a copy of the file, not edited text
+    from sim.harness import loop
+    from strategies import compiled, greedy
+    from strategies.kinds import KIND_EXPERT, KIND_GREEDY, KIND_PIMC, KIND_RANDOM, N_KINDS
+
+    assert plugins.builtin_loops([0, 1]) is loop
+    assert plugins.builtin_loops([0, 1, 2, 3, 4, 5, 6]) is loop
+    names = loop.play_calling.py_func.__globals__
+    assert names["greedy_decide_inline"] is greedy.greedy_decide_inline
+    assert names["call_kind"] is compiled.call_kind
+    for name in ("decide", "pimc_decide", "ismcts_decide", "oracle_decide", "expert_decide",
+                 "learned_decide"):
+        assert name not in names
+    t = compiled.entries([KIND_RANDOM, KIND_GREEDY])
+    assert t.shape == (N_KINDS,) and not t.any()  # written into the loops: no address
+    t = compiled.entries([KIND_RANDOM, KIND_PIMC])
+    assert t[KIND_PIMC] != 0 and np.count_nonzero(t) == 1
+    assert t[KIND_PIMC] == compiled.player_address(KIND_PIMC)  # one compile per process
+    assert compiled.player_address(KIND_GREEDY) == 0 and compiled.player_kernel(99) is None
+    assert compiled.player_kernel(KIND_EXPERT).py_func.__name__ == "expert_decide"
+    forced = plugins.builtin_loops([0, 1], forced_show=loop.forced_line)
+    assert forced is plugins.builtin_loops([2], forced_show=loop.forced_line)  # one copy
     with open(loop.__file__, encoding="utf-8") as f:
         template = f.read()
-    for m in (mod, every, no_greedy):
-        with open(m.__file__, encoding="utf-8") as f:
-            assert f.read() == template
-    assert loop.decide is compiled.decide  # imported as itself: every kind
+    with open(forced.__file__, encoding="utf-8") as f:
+        assert f.read() == template  # the loops are sim/harness/loop.py's, verbatim
+    assert _bound(forced.play_calling, "forced_show") is loop.forced_line
     assert _bound(loop.play_calling, "forced_show") is loop.forced_show
 
 
@@ -66,23 +76,21 @@ def test_no_module_writes_python_source():
                         assert "\ndef " not in node.value and "@jit(" not in node.value, path
 
 
-def test_each_set_of_kinds_is_its_own_cached_module():
+def test_every_set_of_kinds_shares_the_loops_and_a_kernel_loads_from_the_cache():
     import subprocess
     import sys
 
     a = plugins.Loops(make_seats("greedy,random"))
-    b = plugins.Loops(make_seats("random,greedy"))  # the same set of kinds
     c = plugins.Loops(make_seats("pimc(samples=2),random"))
-    assert a.builtin is b.builtin and a.builtin is not c.builtin and a.mod is None
-    assert os.path.dirname(a.builtin.__file__) == os.path.join(CACHE_DIR, "bound")
-    stem = os.path.splitext(os.path.basename(a.builtin.__file__))[0]
-    assert stem.startswith("loop_") and len(stem) == len("loop_") + 16  # a hash of the binding
-    assert a.kernel_name() == f"{stem}.run_deals" != c.kernel_name()
-    # a fresh process binding the same kinds finds the same file (and numba's cache of it)
-    out = subprocess.run([sys.executable, "-c", "from sim.harness import plugins; "
-                          "print(plugins.builtin_loops([1, 0]).__file__)"],
+    assert a.builtin is c.builtin and a.mod is None and a.key == c.key  # compiled once
+    assert a.kernel_name() == "loop.run_deals" == c.kernel_name()
+    assert not a.entries.any() and c.entries[2] != 0  # pimc's kernel, by its address
+    # a fresh process loading the same kernel finds numba's cache of it: nothing compiles
+    out = subprocess.run([sys.executable, "-c", "from strategies import compiled; "
+                          "from sim.core._cache import compile_watch; w = compile_watch(); "
+                          "compiled.player_address(2); print(w.count)"],
                          capture_output=True, text=True, check=True, timeout=120)
-    assert out.stdout.strip() == a.builtin.__file__
+    assert out.stdout.strip() == "0"
 
 
 def test_a_hook_is_bound_not_spliced():
@@ -122,19 +130,15 @@ def test_cache_key_covers_kernels_in_subfolders_and_what_they_import(tmp_path):
     assert "sim/cli.py" not in got
 
 
-def test_batch_compiles_only_its_seats_kinds():
-    from sim.harness.batch import Batch
-    from strategies import compiled, greedy
+def test_batch_steps_in_one_compiled_step_for_every_set_of_seats():
+    from sim.harness import batch
+    from strategies.kinds import KIND_PIMC
 
-    # the seat sets of tests/test_batch.py ({random, greedy} and {random}): their kernels are
-    # compiled there already, and a set of kinds no other test uses would compile its own
-    a = Batch(2, 1, seats=[None, "random", None, "greedy"], deals=2)
-    b = Batch(2, 1, seats=[None, "random", None, "random"], deals=2)
-    assert a._batch_step is not b._batch_step  # {random, greedy} and {random}
-    decide = _bound(a._batch_step, "decide")
-    assert _bound(decide, "greedy_decide") is greedy.greedy_decide
-    assert _bound(decide, "pimc_decide") is compiled.absent
-    assert _bound(_bound(b._batch_step, "decide"), "greedy_decide") is compiled.absent
+    # the seat sets of tests/test_batch.py ({random, greedy} and {random})
+    a = batch.Batch(2, 1, seats=[None, "random", None, "greedy"], deals=2)
+    b = batch.Batch(2, 1, seats=[None, "pimc(samples=2)", None, "random"], deals=2)
+    assert not a._entries.any() and b._entries[KIND_PIMC] != 0
+    assert "pimc_decide" not in batch.batch_step.py_func.__globals__
 
 
 def test_the_loops_leave_the_state_apply_code_leaves():
@@ -158,10 +162,11 @@ def test_the_loops_leave_the_state_apply_code_leaves():
     )
     from sim.harness.runner import compiled_tables
     from sim.rules import DEFAULT_RULES
+    from strategies.compiled import decide, entries
     from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH
 
     mod = plugins.builtin_loops([0, 1])
-    decide = mod.decide
+    table = entries([0, 1])
 
     @njit
     def stepped(st, u, rules, seed, deal, kinds, params, buf, fws, uws):
@@ -169,8 +174,8 @@ def test_the_loops_leave_the_state_apply_code_leaves():
         advance(st, u, rules)
         while st[S_PHASE] != DONE:
             seat = st[S_TO_ACT]
-            apply_code(st, u, rules, decide(kinds[seat], params, st, u, rules, seat, buf, fws,
-                                            uws))
+            apply_code(st, u, rules, decide(kinds[seat], table, params, st, u, rules, seat, buf,
+                                            fws, uws))
 
     rules = DEFAULT_RULES.array()
     buf = np.empty(INT_SCRATCH, np.int64)

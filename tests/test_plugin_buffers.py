@@ -57,8 +57,8 @@ def test_plugin_copies_are_as_wide_as_the_rows_they_copy(order, monkeypatch):
     seat = int(np.argmax(loops.kinds))  # a plug-in seat: its decision goes through _run
     loops.decide(int(loops.kinds[seat]), params, st, u, rules, seat, buf, fws, uws)
     assert len(seen) == 2
-    # play_deal's arguments: ..., m_st, m_u, m_r, m_p, pbuf, synced, status
-    m_r, m_p = seen[0][12], seen[0][13]
+    # play_deal's arguments: ..., kinds, entries, params, buf, fws, uws, m_st, m_u, m_r, m_p, ...
+    m_r, m_p = seen[0][13], seen[0][14]
     assert m_p.shape[1] >= params.shape[1]
     assert m_r.shape[1] >= rules.shape[0]
     assert loops.m_p.shape[1] >= params.shape[1]

@@ -169,24 +169,22 @@ def test_tournament_with_compiled_plugin_on_a_dask_cluster(tmp_path):
 
 
 def test_generated_module_is_reused(tmp_path):
+    import sim.harness.plugin_loop as loops
     from sim.harness import plugins
 
     a = plugins.Loops(make_seats([CautiousC(), make("random")]))
     b = plugins.Loops(make_seats([CautiousC(greed=3), make("random")]))
-    assert a.mod is b.mod and list(a.kinds) == [plugins.N_BUILTIN, 0] * 2
-    # beside other built-in kinds: another module (each run compiles only its kinds' kernels)
+    assert a.mod is b.mod is loops and list(a.kinds) == [plugins.N_BUILTIN, 0] * 2
+    # beside other built-in kinds: the same loops, the same entry (nothing compiles again)
     c = plugins.Loops(make_seats([CautiousC(greed=3), make("greedy")]))
-    # (greedy's inlined branch of the deal loop is bound to a stand-in there: not compiled)
-    from strategies import compiled, greedy
-
-    assert c.mod is not a.mod
-    assert a.mod.finish_deal.py_func.__globals__["greedy_decide_inline"] is compiled.absent
-    assert c.mod.finish_deal.py_func.__globals__["greedy_decide_inline"] \
-        is greedy.greedy_decide_inline
-    assert a.mod.plugin0.py_func is CautiousC.kernel.py_func  # the plug-in's kernel, bound
-    assert a.mod.plugin1 is compiled.absent  # the slots no seat's kind reaches
+    assert c.mod is loops and c.entries[plugins.N_BUILTIN] == a.entries[plugins.N_BUILTIN]
+    assert a.key == c.key
+    entry = plugins._entry_module(CautiousC, True)
+    assert entry.plugin.py_func is CautiousC.kernel.py_func  # the plug-in's kernel, bound
+    assert os.path.dirname(entry.__file__) == os.path.join(os.environ["NUMBA_CACHE_DIR"],
+                                                           "bound")
+    assert "plugin0" not in loops.finish_deal.py_func.__globals__  # no slots bound per run
     assert plugins.Loops(make_seats("random")).mod is None
-    assert os.path.dirname(a.mod.__file__).startswith(os.environ.get("NUMBA_CACHE_DIR", ""))
     np.testing.assert_equal(a.kinds, [7, 0, 7, 0])  # plug-ins after the 7 built-in kinds
 
 

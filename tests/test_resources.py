@@ -396,39 +396,42 @@ def notice_unsaid(monkeypatch, tmp_path):
     from sim.core import _cache
 
     monkeypatch.setenv(_cache.NOTICE_ENV, "1")
-    monkeypatch.setattr(_cache._watch(), "noticed", False)
+    monkeypatch.setattr(_cache.compile_watch(), "noticed", False)
     monkeypatch.setattr(_cache, "CACHE_DIR", str(tmp_path / "kernels-0123456789abcdef"))
     return _cache
 
 
-def test_compile_notice_once_with_the_measured_time(tmp_path, notice_unsaid):
+def test_compile_notice_names_each_kernel_with_the_measured_time(tmp_path, notice_unsaid):
     import io
 
     _cache = notice_unsaid
+    key = f"{__name__}._fresh_kernel.<locals>.f"
     out = io.StringIO()
     with _cache.compiling("play --seats x", stream=out) as c:
         _fresh_kernel()(1)
-        _fresh_kernel()(2)  # a second compile in the same run: no second notice
+        _fresh_kernel()(2)  # a second kernel: a line of its own, with the time just measured
     text = out.getvalue().splitlines()
-    assert len(text) == 2, text
-    assert text[0].startswith("compiling kernels for play --seats x (")
-    assert "not measured on this machine yet; 10-30 s on 2 cores" in text[0]
-    assert text[1].startswith("compiled in ") and _cache.CACHE_DIR in text[1]
+    assert len(text) == 3, text
+    assert text[0] == f"compiling {key} for play --seats x (not measured on this machine yet)…"
+    assert text[1].startswith(f"compiling {key} for play --seats x (measured ")
+    assert text[2].startswith("compiled in ") and _cache.CACHE_DIR in text[2]
     measured = _cache.measured_seconds("play --seats x")
     assert measured is not None and abs(measured - c.seconds) < 0.1
-    # later in the run: no notice again; the time it took still
-    out = io.StringIO()
-    with _cache.compiling("play --seats x", stream=out):
-        _fresh_kernel()(3)
-    assert [ln.split(" ")[0] for ln in out.getvalue().splitlines()] == ["compiled"]
-    # another run (process): the notice gives the time measured here
-    _cache.record_seconds("play --seats x", 48.2)
-    _cache._watch().noticed = False
+    assert _cache.measured_seconds(f"kernel {key}") is not None
+    # another run (process): the line gives the time measured here
+    _cache.record_seconds(f"kernel {key}", 48.2)
     out = io.StringIO()
     with _cache.compiling("play --seats x", stream=out):
         _fresh_kernel()(4)
-    assert "(first run on this machine, or after an edit or an update; measured 48 s last " \
-        "time on this machine)" in out.getvalue().splitlines()[0]
+    assert out.getvalue().splitlines()[0].endswith(
+        "(measured 48 s last time on this machine)…")
+    # outside any block (a library call): still a line, on stderr
+    err = io.StringIO()
+    import contextlib
+
+    with contextlib.redirect_stderr(err):
+        _fresh_kernel()(5)
+    assert err.getvalue().startswith(f"compiling {key} (measured ")
     # nothing compiled (a warm cache): not a word, nothing recorded
     out = io.StringIO()
     with _cache.compiling("estimate", stream=out):
@@ -438,6 +441,45 @@ def test_compile_notice_once_with_the_measured_time(tmp_path, notice_unsaid):
     with open(_cache._times_path(), "w") as f:
         f.write("{not json")
     assert _cache.measured_seconds("play --seats x") is None
+
+
+def test_compile_notice_names_the_player_and_counts_seconds_on_a_terminal(notice_unsaid):
+    import io
+
+    from sim.harness.plugins import _entry_module
+    from strategies.example_compiled import CautiousC
+    from strategies.expert import expert_decide
+
+    _cache = notice_unsaid
+    what, key = _cache.kernel_of({"dispatcher": expert_decide})
+    assert what == "the expert player's kernel strategies.expert.expert_decide"
+    assert _cache.kernel_estimate(key) == ("about 17 s on 2 cores; not measured on this "
+                                           "machine yet")
+    what, key = _cache.kernel_of({"dispatcher": _entry_module(CautiousC, True).entry})
+    k = CautiousC.kernel.py_func
+    assert what == f"the compiled plug-in {k.__module__}.{k.__qualname__}"
+    assert _cache.kernel_of({})[0] == "kernels"
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Tty()
+    w = _cache.compile_watch()
+    w.active.append(("play", out))
+    try:
+        w.on_start({"dispatcher": expert_decide})
+        import time
+
+        time.sleep(1.3)  # the ticker rewrites the line once a second
+        w.on_end()
+    finally:
+        w.active.remove(("play", out))
+    text = out.getvalue()
+    assert text.startswith("compiling the expert player's kernel strategies.expert."
+                           "expert_decide for play (about 17 s"), text
+    assert "… 1 s" in text  # counted while it worked
+    assert "\rcompiled the expert player's kernel" in text.replace("\x1b[K", "")
 
 
 def test_compile_first_still_says_nothing_on_a_warm_cache(tmp_path):
@@ -482,7 +524,7 @@ def test_round_robin_announces_compiling_once_and_leaves_it_out_of_deals_per_sec
     assert tournament.run_tournament(cfg) is not None
     err = capsys.readouterr().err
     assert err.count("compiling kernels for tournament random, greedy, "
-                     "random(show_prob=0.9) (") == 1, err
+                     "random(show_prob=0.9) (") == 1, err  # one set of loops for every pair
     assert len(re.findall(r"compiled in (\d+) s", err)) == 1
     assert re.search(r"compiled in [123]\d\d\d s", err), err
     with open(os.path.join(cfg.out, "run.json")) as f:
@@ -503,7 +545,8 @@ def test_play_with_a_python_bot_announces_compiling(monkeypatch, capsys, notice_
     assert cli.main(["play", "--deals", "3", "--seats", "strategies.example:Cautious"]) == 0
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2, err
-    assert err[0].startswith("compiling kernels for play --seats strategies.example:Cautious (")
+    assert err[0].startswith(f"compiling {__name__}._fresh_kernel.<locals>.f for "
+                             "play --seats strategies.example:Cautious (")
     assert err[1].startswith("compiled in ")
 
 

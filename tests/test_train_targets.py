@@ -109,11 +109,11 @@ def test_side_suit_renaming_maps_the_features_of_the_renamed_deal(seed):
 
 
 def greedy_choice(deal, params):
-    from strategies.compiled import decide
+    from strategies.compiled import decide, entries
 
     st, u, rules = deal.engine
     buf, fws, uws = new_scratch()
-    return decide(1, params, st, u, rules, int(st[S_TO_ACT]), buf, fws, uws)
+    return decide(1, entries(), params, st, u, rules, int(st[S_TO_ACT]), buf, fws, uws)
 
 
 def test_side_suit_maps_are_permutations_with_identity_first():

@@ -279,10 +279,99 @@ def estimate_text(label: str, path: str | None = None) -> str:
             f"search players")
 
 
+# what compiling each kernel took on the 2-core AMD EPYC of docs/speed.md (shuangkou compile,
+# empty cache, 2026-12-03): said until this machine has measured its own
+KERNEL_SECONDS = {
+    "sim.harness.loop.run_deals": 10.0,
+    "strategies.search.pimc_decide": 9.0,
+    "strategies.search.ismcts_decide": 9.0,
+    "strategies.search.oracle_decide": 9.0,
+    "strategies.expert.expert_decide": 17.0,
+    "strategies.learned.learned_decide": 10.0,
+}
+
+
+def kernel_of(data: Any) -> tuple[str, str]:
+    """(what, key) of the kernel a ``numba:compile`` event compiles: a phrase naming the
+    player or loop for the terminal, and the dotted name its measured time is kept by."""
+    disp = data.get("dispatcher") if isinstance(data, dict) else None
+    fn = getattr(disp, "py_func", None)
+    if fn is None:
+        return "kernels", "kernels"
+    mod, name = fn.__module__, fn.__qualname__
+    if mod.startswith("_shuangkou_plugin_entry"):  # a compiled plug-in's entry (bound copy)
+        k = fn.__globals__.get("plugin")
+        k = getattr(k, "py_func", k)
+        who = f"{getattr(k, '__module__', '?')}.{getattr(k, '__qualname__', '?')}"
+        return f"the compiled plug-in {who}", f"plugin {who}"
+    if mod.startswith("_shuangkou_"):  # another bound template copy: by its template
+        mod = mod[len("_shuangkou_"):].rsplit("_", 1)[0] + " (bound)"
+    key = f"{mod}.{name}"
+    from strategies.kinds import BUILTIN_NAMES
+
+    for kind, player in enumerate(BUILTIN_NAMES):
+        if name == f"{player}_decide" and mod.startswith("strategies."):
+            return f"the {player} player's kernel {key}", key
+    if name in ("run_deals", "play_deals", "play_deal", "run_deals_fixed", "play_deals_fixed"):
+        return f"the deal loop {key}", key
+    return key, key
+
+
+def kernel_estimate(key: str, path: str | None = None) -> str:
+    """How long compiling the kernel ``key`` should take (``kernel_of``)."""
+    t = measured_seconds(f"kernel {key}", path)
+    if t is not None:
+        return f"measured {t:.0f} s last time on this machine"
+    if key in KERNEL_SECONDS:
+        return f"about {KERNEL_SECONDS[key]:.0f} s on 2 cores; not measured on this machine yet"
+    return "not measured on this machine yet"
+
+
+class _Ticker:
+    """The line of a kernel compiling, kept up to date on a terminal (seconds so far)."""
+
+    def __init__(self, stream: TextIO, text: str) -> None:
+        import threading
+
+        self.stream, self.text = stream, text
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="shuangkou-compile-ticker",
+                                       daemon=True)
+        self.t0 = time.perf_counter()
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.wait(1.0):
+            try:
+                self.stream.write(f"\r{self.text} {time.perf_counter() - self.t0:.0f} s")
+                self.stream.flush()
+            except (OSError, ValueError):  # pragma: no cover - a closed terminal
+                return
+
+    def end(self, line: str) -> None:
+        self.stop.set()
+        self.thread.join(2.0)
+        try:
+            self.stream.write(f"\r\033[K{line}\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # pragma: no cover
+            pass
+
+
+def is_tty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
 class _Compiles:
     """Counts the seconds numba spends compiling (its ``numba:compile`` events, outermost
-    only: a kernel's callees compile inside it) and prints the one notice of a process the
-    first time it compiles inside ``compiling``."""
+    only: a kernel's callees compile inside it) and says, for every kernel it compiles, which
+    (the player or loop), for what (the innermost ``compiling`` block's label) and how long
+    it should take (measured here before, else docs/speed.md's figure); on a terminal the line
+    counts the seconds while it works and ends with the time it took. Every kernel's time is
+    recorded for the next estimate. Nothing is printed with ``SHUANGKOU_COMPILE_NOTICE=0``."""
 
     def __init__(self) -> None:
         import threading
@@ -293,34 +382,56 @@ class _Compiles:
         self.count = 0  # outermost compiles so far
         self.running = 0  # outermost compiles in progress (any thread)
         self.active: list[tuple[str, TextIO | None]] = []  # the open ``compiling`` blocks
-        self.noticed = False  # the notice is printed once per process
+        self.noticed = False  # a kernel compiled in this process (a line was printed)
 
-    def on_start(self) -> None:
+    def on_start(self, data: Any = None) -> None:
         depth = getattr(self.local, "depth", 0)
         self.local.depth = depth + 1
-        if depth == 0:
-            self.local.t0 = time.perf_counter()
-            with self.lock:
-                self.count += 1
-                self.running += 1
-                if self.active and not self.noticed:
-                    self.noticed = True
-                    label, stream = self.active[-1]
-                    notice(label, stream)
+        if depth != 0:
+            return
+        self.local.t0 = time.perf_counter()
+        self.local.ticker = None
+        with self.lock:
+            self.count += 1
+            self.running += 1
+            label, stream = self.active[-1] if self.active else ("", None)
+            self.noticed = True
+        what, key = kernel_of(data)
+        self.local.what = (what, key, stream)
+        if _quiet():
+            return
+        out = stream or sys.stderr
+        text = (f"compiling {what}" + (f" for {label}" if label else "")
+                + f" ({kernel_estimate(key)})…")
+        if is_tty(out):
+            self.local.ticker = _Ticker(out, text)
+            out.write(text)
+            out.flush()
+        else:
+            print(text, file=out, flush=True)
 
     def on_end(self) -> None:
         depth = getattr(self.local, "depth", 1) - 1
         self.local.depth = depth
-        if depth == 0:
-            with self.lock:
-                self.seconds += time.perf_counter() - getattr(self.local, "t0", 0.0)
-                self.running -= 1
+        if depth != 0:
+            return
+        took = time.perf_counter() - getattr(self.local, "t0", 0.0)
+        with self.lock:
+            self.seconds += took
+            self.running -= 1
+        what, key, stream = getattr(self.local, "what", ("kernels", "kernels", None))
+        if key != "kernels":
+            record_seconds(f"kernel {key}", took)
+        ticker = getattr(self.local, "ticker", None)
+        if ticker is not None:
+            self.local.ticker = None
+            ticker.end(f"compiled {what} in {took:.1f} s")
 
 
 _WATCH: _Compiles | None = None
 
 
-def _watch() -> _Compiles:
+def compile_watch() -> _Compiles:
     global _WATCH
     if _WATCH is None:
         from numba.core import event
@@ -329,7 +440,7 @@ def _watch() -> _Compiles:
 
         class _Listener(event.Listener):
             def on_start(self, ev: Any) -> None:
-                w.on_start()
+                w.on_start(getattr(ev, "data", None))
 
             def on_end(self, ev: Any) -> None:
                 w.on_end()
@@ -341,7 +452,7 @@ def _watch() -> _Compiles:
 
 def compiles_running() -> bool:
     """Whether numba is compiling now, in any thread (time limits leave compiling out)."""
-    return _watch().running > 0
+    return compile_watch().running > 0
 
 
 NOTICE_ENV = "SHUANGKOU_COMPILE_NOTICE"  # "0": no compile notice nor time line (scripts)
@@ -351,28 +462,19 @@ def _quiet() -> bool:
     return os.environ.get(NOTICE_ENV, "").strip() == "0"
 
 
-def notice(label: str, stream: TextIO | None = None, path: str | None = None) -> None:
-    if _quiet():
-        return
-    print(f"compiling kernels for {label} (first run on this machine, or after an edit or "
-          f"an update; {estimate_text(label, path)})…", file=stream or sys.stderr, flush=True)
-
-
 class compiling:  # noqa: N801 - used as a context manager
-    """``with compiling(label):`` around code that may compile kernels (a cold cache). The
-    first compile of the process prints one notice naming ``label`` (a command and its
-    players) and how long it should take: measured on this machine before
-    (``compile-seconds.json`` beside the ``kernels-<hash>`` folders), or docs/speed.md's figure.
-    At the end of the block, if anything compiled, one line says how long it took (``done``)
-    and the time is recorded for next time. Nothing is printed on a warm cache, nor with
-    ``SHUANGKOU_COMPILE_NOTICE=0`` in the environment."""
+    """``with compiling(label):`` around code that may compile kernels (a cold cache): every
+    kernel compiled inside is announced with ``label`` (a command and its players) and its
+    estimate (``_Compiles``); at the end of the block, if anything compiled, one line says how
+    long it all took (``done``) and the time is recorded for next time. Nothing is printed on
+    a warm cache, nor with ``SHUANGKOU_COMPILE_NOTICE=0`` in the environment."""
 
     def __init__(self, label: str, stream: TextIO | None = None, done: bool = True,
                  path: str | None = None) -> None:
         self.label, self.stream, self.done, self.path = label, stream, done, path
 
     def __enter__(self) -> compiling:
-        self.w = _watch()
+        self.w = compile_watch()
         with self.w.lock:
             self.s0, self.n0 = self.w.seconds, self.w.count
             self.w.active.append((self.label, self.stream))
@@ -386,6 +488,7 @@ class compiling:  # noqa: N801 - used as a context manager
         self.seconds = took if compiled else 0.0
         if compiled and et is None:
             record_seconds(self.label, took, self.path)
+            prune_after_compile()  # new kernels written: stale folders go (a size cap)
             if self.done and not _quiet():
                 print(f"compiled in {took:.0f} s; later runs load it from "
                       f"{self.path or CACHE_DIR}", file=self.stream or sys.stderr, flush=True)

@@ -46,6 +46,7 @@ def _load_numba_math() -> None:
 
 _load_numba_math()
 sim.core._cache.tolerate_broken_cache_files()  # a truncated cache file: compile again
+sim.core._cache.compile_watch()  # every kernel compiled says so on the terminal (sim.core._cache)
 
 
 def kernel(fn=None, **options):

@@ -191,7 +191,7 @@ def _scripted_steps(rec: dict[str, Any], loops: Any) -> list[Step] | None:
     from sim.core.engine import CALL, GIVEBACK, S_REDEALS, S_SETTLE, new_state
     from sim.core.tables import N_COLS
     from sim.rules import Rules
-    from strategies.kinds import KIND_SCRIPT
+    from strategies.kinds import KIND_SCRIPT, N_KINDS
     from strategies.params import N_PARAMS, PARAM_ROWS
     from strategies.script import (
         LG_CODE,
@@ -215,8 +215,8 @@ def _scripted_steps(rec: dict[str, Any], loops: Any) -> list[Step] | None:
         return None
     loops.run_deals(np.uint64(rec["seed"]), np.uint64(rec["deal"]), 1,
                     Rules.from_dict(rec["rules"]).array(), np.full(4, KIND_SCRIPT, np.int64),
-                    np.zeros((PARAM_ROWS, N_PARAMS)), np.zeros((1, N_COLS), np.int64), st, u,
-                    buf, fws, uws)
+                    np.zeros(N_KINDS, np.int64), np.zeros((PARAM_ROWS, N_PARAMS)),
+                    np.zeros((1, N_COLS), np.int64), st, u, buf, fws, uws)
     if (not script_done(buf) or int(st[S_REDEALS]) != rec["redeals"]
             or [int(x) for x in st[S_SETTLE:S_SETTLE + 4]] != list(rec["settlement"])):
         return None  # not this record's deal: replay it through sim.Deal instead

@@ -22,7 +22,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sim.core.bind import bindable
 from sim.core.bits import popcount, select
 from sim.core.engine import (
     CALL,
@@ -144,9 +143,6 @@ MAX_FREE = 64
 SHOWS = -1  # M_SMODE of a show decision: M_M1 holds the showable pairs
 
 
-bindable(globals(), "decide")  # a run's copy: the dispatch over its kinds (builtin_loops)
-
-
 @kernel(inline="always")
 def _describe(st, u, meta, i):
     """Store the legal-set description of the decision awaited in slot ``i`` (so that
@@ -182,7 +178,7 @@ def _kth_code(meta, i, k):
 
 
 @kernel(inline="always")
-def _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
+def _settle_slot(i, su, meta, ctl, entries, params, buf, fws, uws, fin):
     """Run slot ``i`` through compiled seats, finished deals and restarts until the policy
     must act (or the deal range is exhausted, or the finished queue is full). Returns 0, or
     1 when the slot's state is not one the engine makes (see MAX_RUN, MAX_FREE)."""
@@ -240,11 +236,11 @@ def _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
             meta[i, M_FREE] = 0
             return 0
         run += 1
-        apply_code(s, v, rules, decide(kind, params, s, v, rules, seat, buf, fws, uws))
+        apply_code(s, v, rules, decide(kind, entries, params, s, v, rules, seat, buf, fws, uws))
 
 
 @kernel
-def batch_step(su, meta, ctl, actions, mode, params, fin):
+def batch_step(su, meta, ctl, actions, mode, entries, params, fin):
     """One step of every slot (see the module docstring). ``mode``: ``actions`` are actions
     of ``sim.spaces`` (0), indices into the canonical legal list (1), or ignored (2: only
     start or finish pending slots). Returns ``(k, pending)``: ``k`` = -1 - i if slot i's
@@ -285,13 +281,13 @@ def batch_step(su, meta, ctl, actions, mode, params, fin):
     ctl[C_NFIN] = 0
     for i in range(n):
         if meta[i, M_PENDING]:
-            if _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
+            if _settle_slot(i, su, meta, ctl, entries, params, buf, fws, uws, fin):
                 return -1 - n - i, 0
         elif meta[i, M_SEAT] >= 0 and mode != MODE_NONE:
             code = _kth_code(meta, i, actions[i]) if mode == MODE_INDEX else meta[i, M_CODE]
             apply_code(su[i, U_SIZE:], su[i, :U_SIZE].view(np.uint64),
                        ctl[C_RULES:C_RULES + N_RULES], code)
-            if _settle_slot(i, su, meta, ctl, params, buf, fws, uws, fin):
+            if _settle_slot(i, su, meta, ctl, entries, params, buf, fws, uws, fin):
                 return -1 - n - i, 0
     pending = 0
     for i in range(n):
@@ -451,11 +447,11 @@ class Batch:
                               f"an integer in 0 … {last} (first_deal + deals <= 2**63, "
                               f"first_deal={self.first_deal})")
         self.kinds, self.params, self.seat_names, _ = _seat_tables(seats)
-        from sim.harness.plugins import builtin_loops
+        from strategies.compiled import entries
 
-        # a copy of this module with decide over the compiled seats' kinds only
-        self._batch_step = builtin_loops([k for k in self.kinds if k >= 0],
-                                         "sim.harness.batch").batch_step
+        # the compiled seats' kernels (each compiled once on this machine); the step is
+        # compiled once for every set of seats
+        self._entries = entries(k for k in self.kinds if k >= 0)
         self.records = bool(records)
         try:
             self._alloc(n, records)
@@ -554,8 +550,8 @@ class Batch:
         return self._call(a, mode)
 
     def _call(self, a: np.ndarray, mode: int) -> Finished:
-        k, pending = self._batch_step(self._su, self._meta, self._ctl, a, mode, self.params,
-                                      self._fin)
+        k, pending = batch_step(self._su, self._meta, self._ctl, a, mode, self._entries,
+                                self.params, self._fin)
         if k == 0 and not pending:
             return Finished(_NO_ROWS, [] if self.records else None)
         if k > 0 and not pending:
@@ -569,8 +565,8 @@ class Batch:
             if not pending:
                 break
             mode = MODE_NONE  # the queue filled up: finish and restart the pending slots
-            k, pending = self._batch_step(self._su, self._meta, self._ctl, a, mode, self.params,
-                                          self._fin)
+            k, pending = batch_step(self._su, self._meta, self._ctl, a, mode, self._entries,
+                                    self.params, self._fin)
         else:  # each round finishes 2n + 16 deals: honest play needs a few rounds at most
             self._corrupt(int(np.flatnonzero(self._meta[:, M_PENDING])[0]))
         if len(parts) == 1:

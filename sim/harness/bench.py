@@ -51,7 +51,7 @@ from strategies.params import param_table
 
 
 @njit(cache=True)
-def collect_situations(seed, n_deals, rules, kinds, params, once, twice, la, lb, tricks):
+def collect_situations(seed, n_deals, rules, kinds, entries, params, once, twice, la, lb, tricks):
     """Play random deals and keep every play decision's (hand, lead) and every trick.
 
     Returns (situations kept, tricks kept); stops when the output arrays are full.
@@ -74,7 +74,8 @@ def collect_situations(seed, n_deals, rules, kinds, params, once, twice, la, lb,
                 la[m] = st[S_TRICK_A] if st[S_POS] > 0 else -1
                 lb[m] = st[S_TRICK_B] if st[S_POS] > 0 else -1
                 m += 1
-            apply_code(st, u, rules, decide(kinds[seat], params, st, u, rules, seat, buf, fws, uws))
+            apply_code(st, u, rules, decide(kinds[seat], entries, params, st, u, rules, seat, buf,
+                                            fws, uws))
         for i in range(st[S_NTRICKS]):
             if t < tricks.shape[0]:
                 for k in range(8):
@@ -291,8 +292,10 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
     la = np.zeros(m, np.int64)
     lb = np.zeros(m, np.int64)
     tricks = np.zeros((50_000, 8), np.int64)
-    nm, nt = collect_situations(np.uint64(seed + 1), 4000, rules, kinds, params, once, twice,
-                                la, lb, tricks)
+    from strategies.compiled import entries
+
+    nm, nt = collect_situations(np.uint64(seed + 1), 4000, rules, kinds, entries(kinds), params,
+                                once, twice, la, lb, tricks)
     once, twice, la, lb, tricks = once[:nm], twice[:nm], la[:nm], lb[:nm], tricks[:nt]
     reps = 20
     dt, _ = _best(lambda: bench_legal(once, twice, la, lb, reps), repeats)
@@ -366,6 +369,9 @@ def decision_times(spec: str, deals: int, seed: int = 1) -> np.ndarray:
 
     seats = make_seats([spec, "greedy", "greedy", "greedy"])
     kinds, params = compiled_tables(seats)
+    from strategies.compiled import entries
+
+    table = entries(kinds)
     scratch = new_scratch()
     times = []
     for d in range(deals):
@@ -375,7 +381,7 @@ def decision_times(spec: str, deals: int, seed: int = 1) -> np.ndarray:
             seat = int(st[S_TO_ACT])
             searched = seat == 0 and st[S_PHASE] == PLAY and len(deal.legal_codes()) > 1
             t = time.perf_counter()
-            code = decide(kinds[seat], params, st, u, r, seat, *scratch)
+            code = decide(kinds[seat], table, params, st, u, r, seat, *scratch)
             if searched:
                 times.append(time.perf_counter() - t)
             deal.apply_code(int(code))

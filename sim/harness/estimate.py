@@ -509,17 +509,14 @@ def _chunk(seed: int, first: int, n: int, rules: np.ndarray, tables: Any, seat: 
 
 
 # --- the forced calling lines ----------------------------------------------------------------
-# sim.harness.loop's loops for the run's built-in kinds with its hook ``forced_show`` bound to
-# ``forced_line``: at a show decision of the fixed seat, rules[_R_FORCE] (one entry past the
-# rules) decides instead of its player. Give-backs and plays still go to the player.
-_FORCED: dict[tuple[int, ...], Any] = {}
-
-
+# sim.harness.loop's loops with its hook ``forced_show`` bound to ``forced_line`` (one copy,
+# compiled once for every set of players): at a show decision of the fixed seat,
+# rules[_R_FORCE] (one entry past the rules) decides instead of its player. Give-backs and
+# plays still go to the player.
 def _forced_loops(kinds: np.ndarray) -> Any:
+    """The loops with forced calling lines (``kinds``: the run's, whose kernels the loops
+    call through their addresses)."""
     from sim.harness.loop import forced_line
     from sim.harness.plugins import builtin_loops
 
-    key = tuple(sorted({int(k) for k in kinds}))
-    if key not in _FORCED:
-        _FORCED[key] = builtin_loops(key, forced_show=forced_line)
-    return _FORCED[key]
+    return builtin_loops(kinds, forced_show=forced_line)

@@ -78,7 +78,6 @@ def _chunk(args: tuple) -> dict[str, np.ndarray]:
     beta, rules_spec = args[6:]
     from sim.core.engine import new_state
     from sim.harness.learn_loop import LS_DEALS, N_LABEL_STATUS
-    from sim.harness.plugins import builtin_loops
     from sim.rules import as_rules
     from strategies.params import param_table
     from strategies.plugin import checked_params
@@ -88,14 +87,16 @@ def _chunk(args: tuple) -> dict[str, np.ndarray]:
     t, lr, op = make(teacher), make(learner), make(opponents)
     kinds, learners, (pe, po) = _tables(lr, op)
     tparams = param_table([checked_params(t)] * 4)
-    mod = builtin_loops(sorted({int(k) for k in kinds.ravel()} | {t.compiled_kind}),
-                        template="sim.harness.learn_loop")
+    import sim.harness.learn_loop as mod
+    from strategies.compiled import entries
+
+    table = entries({int(k) for k in kinds.ravel()} | {t.compiled_kind})
     cap = ROWS_PER_DEAL * n + 64
     out = {k: np.zeros((cap,) + shape, dtype=dt) for k, (dt, shape) in _fields().items()}
     st, u = new_state()
     buf, fws, uws = new_scratch()
     status = np.zeros(N_LABEL_STATUS, dtype=np.int64)
-    rows = mod.collect_deals(np.uint64(seed), np.int64(first), np.int64(n), kinds, learners,
+    rows = mod.collect_deals(np.uint64(seed), np.int64(first), np.int64(n), kinds, table, learners,
                              pe, po, np.int64(t.compiled_kind), tparams, float(beta),
                              as_rules(rules_spec).array(), *(out[k] for k in FIELDS),
                              st, u, buf, fws, uws, status)

@@ -2,9 +2,9 @@
 and, at every play decision of a learner seat with two or more legal plays, writes the
 learned player's features (``strategies.learned.features``) and the teacher's choice.
 
-A template like ``sim.harness.loop``: ``sim.harness.plugins.builtin_loops(kinds,
-template="sim.harness.learn_loop")`` loads a copy with ``decide`` bound to the dispatch over the
-kinds a run uses (teacher, learner, opponents), so only their kernels compile.
+Compiled once for every teacher, learner and opponents: their kernels are called through the
+table ``entries`` (``strategies.compiled.entries``, ``sim.core.calls``), so only kernels never
+compiled before compile.
 
 Which seat plays what: deal ``d`` uses row ``d % 2`` of ``kinds`` / ``learners`` and the
 parameter table ``params_even`` or ``params_odd`` (the learner's team sits at seats {0, 2} on
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.core.bind import bindable
 from sim.core.engine import DONE, PLAY, S_PHASE, S_TO_ACT, advance, apply_code, init_deal, legal
 from sim.core.jit import kernel
 from sim.core.layout import layout
@@ -27,8 +26,6 @@ from strategies.compiled import decide
 from strategies.expert import F_SUM, MAX_POOL, MAX_ROLLOUTS, P_ITERATIONS, P_SAMPLES
 from strategies.kinds import KIND_EXPERT
 from strategies.learned import B_MIDX, B_SIDX, M_MAX, MD, ND, NM_MAX, W_MDEN, W_SDEN, play_features
-
-bindable(globals(), "decide")
 
 # the collector's scratch, past the teacher's and the learner's (tests/test_state_layout.py):
 # in buf the legal plays, then the ones kept when a decision has more than M_MAX; in fws the
@@ -64,7 +61,7 @@ def _uniform(seed, deal, i):
 
 
 @kernel
-def collect_deals(seed, first, n, kinds, learners, params_even, params_odd, tkind, tparams,
+def collect_deals(seed, first, n, kinds, entries, learners, params_even, params_odd, tkind, tparams,
                   beta, rules, o_sidx, o_sden, o_nmov, o_midx, o_mden, o_label, o_q, o_deal,
                   o_seat, o_agree, st, u, buf, fws, uws, status):
     """Play deals ``first .. first + n - 1`` of ``seed`` (uint64) and write one row per label
@@ -88,7 +85,7 @@ def collect_deals(seed, first, n, kinds, learners, params_even, params_odd, tkin
             seat = st[S_TO_ACT]
             kind = kinds[par, seat]
             if st[S_PHASE] == PLAY and learners[par, seat] != 0:
-                tc = decide(tkind, tparams, st, u, rules, seat, buf, fws, uws)
+                tc = decide(tkind, entries, tparams, st, u, rules, seat, buf, fws, uws)
                 samples = min(np.int64(tparams[seat, P_SAMPLES]), np.int64(MAX_POOL // 2))
                 has_q = tkind == KIND_EXPERT and samples > 0 and \
                     tparams[seat, P_ITERATIONS] == 0
@@ -144,14 +141,14 @@ def collect_deals(seed, first, n, kinds, learners, params_even, params_odd, tkin
                     o_nmov[rows] = kept
                     o_deal[rows] = deal
                     o_seat[rows] = seat
-                    own = decide(kind, params, st, u, rules, seat, buf, fws, uws)
+                    own = decide(kind, entries, params, st, u, rules, seat, buf, fws, uws)
                     o_agree[rows] = 1 if own == tc else 0
                     rows += 1
                     code = tc if _uniform(seed, deal, 1000 * step + 999) < beta else own
                 else:
                     code = buf[0]
             else:
-                code = decide(kind, params, st, u, rules, seat, buf, fws, uws)
+                code = decide(kind, entries, params, st, u, rules, seat, buf, fws, uws)
             apply_code(st, u, rules, code)
             step += 1
         status[LS_DEALS] = i + 1

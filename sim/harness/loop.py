@@ -9,15 +9,12 @@ per-decision state in locals and hand it back to the state arrays before any ker
 random's reads them, and at the end; random's decisions are written out on those locals.
 The state after every deal is the one ``apply_code`` leaves, field for field (tests/test_loops.py).
 
-This module is the template of the loops a run uses (``sim.core.bind``):
-``sim.harness.plugins.builtin_loops`` loads a copy of it with ``decide`` bound to
-``strategies.compiled``'s dispatch made for the run's strategy kinds only (so a run compiles
-only the kernels of its players), ``other_decide`` (what the loops call for a kind they do not
-write out: all but random, greedy and the scripted seat) to that dispatch or, for a run of
-random and greedy seats only, to a stand-in, and ``greedy_decide_inline`` to a stand-in when
-no seat is greedy, one cached module per set of kinds; ``sim.harness.estimate`` binds
-``forced_show`` for its calling lines. Imported as itself, ``decide`` dispatches to every
-built-in kind (tests, benchmarks) and ``forced_show`` never forces.
+The loops are compiled once, whatever players sit in them (``sim.core.calls``): random's
+and greedy's decisions are written into them, the scripted seat's too, and every other kind is
+called through its address in the table ``entries`` (``strategies.compiled.entries``), so a new
+set of players compiles only the kernels of players never compiled before. This module is
+also a template (``sim.core.bind``): ``sim.harness.estimate`` binds ``forced_show`` for its
+calling lines (one more copy, compiled once); imported as itself, ``forced_show`` never forces.
 """
 
 from __future__ import annotations
@@ -111,7 +108,7 @@ from sim.core.tables import (  # noqa: F401  (re-exported: the summary row's col
     COLUMN_NAMES,
     N_COLS,
 )
-from strategies.compiled import decide
+from strategies.compiled import call_kind
 from strategies.greedy import greedy_decide_inline
 from strategies.kinds import (
     FLOAT_SCRATCH,
@@ -155,46 +152,41 @@ def forced_line(st, rules, seat, m):
     return np.int64(-1)
 
 
-# the dispatch for the kinds the loops do not write out themselves (all but random and greedy);
-# a loop of random and greedy seats only binds it to ``absent`` (``builtin_loops``), so that it
-# compiles no dispatch at all
-other_decide = decide
-
-bindable(globals(), "decide", "other_decide", "greedy_decide_inline", "forced_show")
+bindable(globals(), "forced_show")
 
 
 @kernel(inline="always")
-def seat_decide(kind, st, u, rules, seat, params, buf, fws, uws):
+def seat_decide(kind, entries, st, u, rules, seat, params, buf, fws, uws):
     """The choice of a seat whose decision the loops do not write out on their locals (all
     but random's shows and plays), on the state as ``apply_code`` leaves it: greedy inlined,
     the scripted seat (a record played back, ``strategies.script``), any other kind through
-    ``other_decide``."""
+    its address in ``entries`` (``strategies.compiled.call_kind``)."""
     if kind == KIND_GREEDY:
         return greedy_decide_inline(st, u, rules, seat, params, seat, buf)
     if kind == KIND_SCRIPT:
         return script_decide(st, seat, buf)
-    return other_decide(kind, params, st, u, rules, seat, buf, fws, uws)
+    return call_kind(kind, entries, params, st, u, rules, seat, buf, fws, uws)
 
 
 # inlined into ``run_deals``: every compiled function that calls others optimises and emits
 # machine code for all it calls once more (numba links callees into each caller's module), so
 # each level of calls between the deal loop and the players is paid on a cold compile
 @kernel(inline="always")
-def finish_deal(st, u, rules, kinds, params, buf, fws, uws):
+def finish_deal(st, u, rules, kinds, entries, params, buf, fws, uws):
     """Play an initialised deal to the end with the seats' compiled strategies."""
     while st[S_PHASE] != DONE:
         if st[S_PHASE] == PLAY:  # trick play runs to the end of the deal in its own loop
-            play_tricks(st, u, rules, kinds, params, buf, fws, uws)
+            play_tricks(st, u, rules, kinds, entries, params, buf, fws, uws)
             return
         if st[S_PHASE] == CALL:  # so does calling, up to a give-back, the first lead or a void
-            play_calling(st, u, rules, kinds, params, buf, fws, uws)
+            play_calling(st, u, rules, kinds, entries, params, buf, fws, uws)
             continue
         seat = st[S_TO_ACT]  # a give-back (R8), about one a deal
         kind = kinds[seat]
         if kind == KIND_RANDOM:
             code = random_giveback(st, u, seat)
         else:
-            code = seat_decide(kind, st, u, rules, seat, params, buf, fws, uws)
+            code = seat_decide(kind, entries, st, u, rules, seat, params, buf, fws, uws)
         apply_giveback(st, u, code_first(code), code_second(code))  # play_calling advances
 
 
@@ -242,7 +234,7 @@ def _random_play(u, seat, o, w, lead_a, lead_b):
 
 
 @kernel
-def play_calling(st, u, rules, kinds, params, buf, fws, uws):
+def play_calling(st, u, rules, kinds, entries, params, buf, fws, uws):
     """Calling (R5-R11) from a ``CALL`` state: ``advance`` and the seats' show decisions
     (``apply_call_pass``, ``apply_show``) with the round, chance, passes in a row, the pair on
     the table and decisions in locals, until a give-back is due (``GIVEBACK``), play starts
@@ -279,7 +271,7 @@ def play_calling(st, u, rules, kinds, params, buf, fws, uws):
             u[i] = ctr
         else:
             _calling_back(st, r, chance, passrun, seat, decisions)
-            code = seat_decide(kind, st, u, rules, seat, params, buf, fws, uws)
+            code = seat_decide(kind, entries, st, u, rules, seat, params, buf, fws, uws)
         if code >= 0:  # a show (R6, R8), on the state
             _calling_back(st, r, chance, passrun, seat, decisions)
             apply_show(st, u, code)
@@ -297,7 +289,7 @@ def play_calling(st, u, rules, kinds, params, buf, fws, uws):
 
 
 @kernel
-def play_tricks(st, u, rules, kinds, params, buf, fws, uws):
+def play_tricks(st, u, rules, kinds, entries, params, buf, fws, uws):
     """Trick play from the current play (``S_PHASE == PLAY``) to the end of the deal:
     ``apply_play`` (``sim.core.step``'s ``take_play``, ``lay_play``, ``close_trick``) driven by
     the seats' strategies, with the per-play state (seat, position,
@@ -331,7 +323,7 @@ def play_tricks(st, u, rules, kinds, params, buf, fws, uws):
                 code = _random_play(u, seat, o, w, lead_a, lead_b)
         else:  # the state as apply_play leaves it before this play, then the kernel
             _tricks_back(st, u, seat, pos, leader, ntricks, left, att, decisions, po, pt)
-            code = seat_decide(kind, st, u, rules, seat, params, buf, fws, uws)
+            code = seat_decide(kind, entries, st, u, rules, seat, params, buf, fws, uws)
             o = u[U_ONCE + seat]
             w = u[U_TWICE + seat]
         a = code & CODE_FIRST_MASK  # apply_play on the locals
@@ -380,40 +372,53 @@ def summarize(st, u, row):
 
 
 @njit(cache=True, nogil=True)
-def run_deals(seed, first, n, rules, kinds, params, out, st, u, buf, fws, uws):
+def run_deals(seed, first, n, rules, kinds, entries, params, out, st, u, buf, fws, uws):
     """Play deals ``first … first+n-1`` of ``seed`` (uint64) in the caller's state and
     scratch; row ``i`` of ``out`` summarises deal ``first + i``, and ``(st, u)`` end holding
     the last deal's final state (records are built from it: one compiled loop serves the
-    tournament's deals and its records). ``kinds``: int64[4]; ``params``:
-    float64[PARAM_ROWS, N_PARAMS] (``strategies.params.param_table``); ``out``: int64[n,
-    N_COLS]; ``buf``, ``fws``, ``uws``: scratch (``strategies.tier.new_scratch``).
+    tournament's deals and its records). ``kinds``: int64[4]; ``entries``: the kernels'
+    addresses (``strategies.compiled.entries``); ``params``: float64[PARAM_ROWS, N_PARAMS]
+    (``strategies.params.param_table``); ``out``: int64[n, N_COLS]; ``buf``, ``fws``,
+    ``uws``: scratch (``strategies.tier.new_scratch``).
     """
     for i in range(n):
         init_deal(st, u, seed, first + np.uint64(i))
-        finish_deal(st, u, rules, kinds, params, buf, fws, uws)
+        finish_deal(st, u, rules, kinds, entries, params, buf, fws, uws)
         summarize(st, u, out[i])
 
 
-def play_deals(seed, first, n, rules, kinds, params, out):
+def _entries(kinds, entries):
+    """``entries`` as given, or the table for the built-in ``kinds``."""
+    if entries is not None:
+        return entries
+    from strategies.compiled import entries as table
+
+    return table(int(k) for k in kinds)
+
+
+def play_deals(seed, first, n, rules, kinds, params, out, entries=None):
     """``run_deals`` in a new state and scratch: row ``i`` of ``out`` summarises deal
-    ``first + i`` of ``seed``."""
+    ``first + i`` of ``seed``; ``entries``: the table of the kinds' kernels (made for the
+    built-in ``kinds`` when None)."""
     st, u = new_state()
     buf = np.empty(INT_SCRATCH, dtype=np.int64)  # not zeroed: ~10 MB, mostly never touched
     fws = np.empty(FLOAT_SCRATCH, dtype=np.float64)  # (no kernel reads scratch unwritten)
     uws = np.empty(UINT_SCRATCH, dtype=np.uint64)
-    run_deals(seed, first, n, rules, kinds, params, out, st, u, buf, fws, uws)
+    run_deals(seed, first, n, rules, kinds, _entries(kinds, entries), params, out, st, u, buf,
+              fws, uws)
 
 
-def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws):
+def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws, entries=None):
     """Play deal ``deal`` of ``seed`` (uint64) to the end in ``(st, u)`` (its record's
     state) with the seats' compiled strategies: ``run_deals`` of one deal."""
-    run_deals(seed, deal, 1, rules, kinds, params, np.zeros((1, N_COLS), dtype=np.int64), st,
-              u, buf, fws, uws)
+    run_deals(seed, deal, 1, rules, kinds, _entries(kinds, entries), params,
+              np.zeros((1, N_COLS), dtype=np.int64), st, u, buf, fws, uws)
 
 
 @njit(cache=True, nogil=True)
-def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, out):
-    """``play_deals`` with the card ids ``fix_cards`` dealt to ``fix_seat`` in every deal."""
+def run_deals_fixed(seed, first, n, rules, kinds, entries, params, fix_seat, fix_cards, out):
+    """``run_deals`` in a state of its own, with the card ids ``fix_cards`` dealt to
+    ``fix_seat`` in every deal."""
     st = np.zeros(ST_SIZE, dtype=np.int64)
     u = np.zeros(U_SIZE, dtype=np.uint64)
     buf = np.empty(INT_SCRATCH, dtype=np.int64)  # not zeroed: ~10 MB, mostly never touched
@@ -421,5 +426,12 @@ def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, 
     uws = np.empty(UINT_SCRATCH, dtype=np.uint64)
     for i in range(n):
         init_deal_fixed(st, u, seed, first + np.uint64(i), fix_seat, fix_cards)
-        finish_deal(st, u, rules, kinds, params, buf, fws, uws)
+        finish_deal(st, u, rules, kinds, entries, params, buf, fws, uws)
         summarize(st, u, out[i])
+
+
+def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, out,
+                     entries=None):
+    """``play_deals`` with the card ids ``fix_cards`` dealt to ``fix_seat`` in every deal."""
+    run_deals_fixed(seed, first, n, rules, kinds, _entries(kinds, entries), params, fix_seat,
+                    fix_cards, out)

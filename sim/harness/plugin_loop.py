@@ -1,11 +1,11 @@
-"""The deal loops of a run with compiled plug-ins (docs/strategies.md), a template.
+"""The deal loops of a run with compiled plug-ins (docs/strategies.md), compiled once.
 
-``sim.harness.plugins`` loads a copy of this module per set of plug-in kernels a run uses
-(``sim.core.bind``), with ``plugin0`` … ``plugin3`` bound to those kernels (kinds
-``N_BUILTIN`` … ``N_BUILTIN + 3``: a deal has four seats, so at most four plug-ins) and
-``builtin_decide``, ``summarize``, ``greedy_decide_inline`` to the built-in loops made for the
-run's built-in kinds (``sim.harness.plugins.builtin_loops``). Slots left unbound are never
-reached (no seat has their kind).
+A plug-in's kernel is compiled once, alone, inside its entry (``strategies.plugin_entry``,
+signature ``PLUGIN_SIG``), and these loops call it through its address in the table
+``entries`` at its kind (``N_BUILTIN`` … ``N_BUILTIN + 3``: a deal has four seats, so at most
+four plug-ins), as they call the built-in kinds beyond random and greedy
+(``strategies.compiled.decide``, ``sim.core.calls``): any set of plug-ins and built-ins plays in
+the same compiled loops.
 
 A plug-in seat decides on its own masked copy of the state (``sim.view.mask_into``: what its
 seat may know, R9), kept in step trick by trick (``mask_update``), with copies of the rules
@@ -20,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 from numba import jit, njit
 
-from sim.core.bind import bindable
 from sim.core.engine import (
     DONE,
     PLAY,
@@ -41,7 +40,6 @@ from sim.core.movegen import code_first, code_second
 from sim.harness.loop import summarize
 from sim.view import is_legal, mask_into, unmask_streams
 from sim.view import mask_update as _mask_update
-from strategies.compiled import absent
 from strategies.compiled import decide as builtin_decide
 from strategies.greedy import greedy_decide_inline
 from strategies.kinds import (
@@ -53,9 +51,8 @@ from strategies.kinds import (
     PLUGIN_SCRATCH,
     UINT_SCRATCH,
 )
+from strategies.plugin_entry import call_plugin
 from strategies.random import P_SHOW_PROB, random_decide_inline
-
-MAX_PLUGINS = 4  # plug-in kernels one set of loops can hold: one per seat
 
 # status of the loops (int64[N_STATUS], one per call): the deal being played (its offset from
 # the first), the seat deciding, 1 after an illegal code, that code, and the decisions started
@@ -69,31 +66,19 @@ ST_ERROR = _STATUS["ST_ERROR"]
 ST_CODE = _STATUS["ST_CODE"]
 ST_CALLS = _STATUS["ST_CALLS"]
 
-plugin0 = plugin1 = plugin2 = plugin3 = absent
-bindable(globals(), "plugin0", "plugin1", "plugin2", "plugin3", "builtin_decide", "summarize",
-         "greedy_decide_inline")
-
 mask_update = jit(nopython=True, nogil=True, _nrt=False, inline="always")(_mask_update.py_func)
 
 
 @kernel(inline="always")
-def _plugin(kind, st, u, rules, seat, params, m_st, m_u, m_r, m_p, pbuf, status):
+def _plugin(kind, entries, st, u, rules, seat, params, m_st, m_u, m_r, m_p, pbuf, status):
     status[ST_SEAT] = seat
-    for i in range(rules.shape[0]):  # its own copies: a kernel cannot change the rules
-        m_r[i] = rules[i]                # nor its parameters for later decisions
-    r = m_r[:rules.shape[0]]
-    p = m_p[:params.shape[1]]
-    for i in range(params.shape[1]):
-        p[i] = params[seat, i]
-    slot = kind - N_BUILTIN
-    if slot == 0:
-        code = np.int64(plugin0(m_st, m_u, r, seat, p, pbuf))
-    elif slot == 1:
-        code = np.int64(plugin1(m_st, m_u, r, seat, p, pbuf))
-    elif slot == 2:
-        code = np.int64(plugin2(m_st, m_u, r, seat, p, pbuf))
-    else:
-        code = np.int64(plugin3(m_st, m_u, r, seat, p, pbuf))
+    nr = rules.shape[0]
+    npar = params.shape[1]
+    for i in range(nr):  # its own copies: a kernel cannot change the rules
+        m_r[i] = rules[i]  # nor its parameters for later decisions
+    for i in range(npar):
+        m_p[i] = params[seat, i]
+    code = call_plugin(entries[kind], (m_st, m_u, m_r[:nr], seat, m_p[:npar], pbuf))
     unmask_streams(u, m_u, seat)
     if not is_legal(st, u, code):
         status[ST_ERROR] = 1
@@ -102,18 +87,18 @@ def _plugin(kind, st, u, rules, seat, params, m_st, m_u, m_r, m_p, pbuf, status)
 
 
 @kernel(nogil=True)
-def decide(kind, params, st, u, rules, seat, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
+def decide(kind, entries, params, st, u, rules, seat, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
            synced, status):
     """The code of seat ``seat``'s strategy (``kind``) at the state's decision."""
     if kind < N_BUILTIN:
-        return builtin_decide(kind, params, st, u, rules, seat, buf, fws, uws)
+        return builtin_decide(kind, entries, params, st, u, rules, seat, buf, fws, uws)
     mask_into(st, u, seat, m_st[seat], m_u[seat])
-    return _plugin(kind, st, u, rules, seat, params, m_st[seat], m_u[seat], m_r[seat],
+    return _plugin(kind, entries, st, u, rules, seat, params, m_st[seat], m_u[seat], m_r[seat],
                    m_p[seat], pbuf[seat], status)
 
 
 @kernel(nogil=True)
-def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
+def finish_deal(st, u, rules, kinds, entries, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
                 synced, status):
     """Play an initialised deal to the end (or to a plug-in's first illegal code)."""
     for s in range(4):  # each plug-in seat's own masked copy, synced trick by trick
@@ -129,11 +114,11 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p,
         elif kind == KIND_GREEDY:
             code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)
         elif kind < N_BUILTIN:
-            code = builtin_decide(kind, params, st, u, rules, seat, buf, fws, uws)
+            code = builtin_decide(kind, entries, params, st, u, rules, seat, buf, fws, uws)
         else:
             mask_update(st, u, seat, m_st[seat], m_u[seat], synced)
-            code = _plugin(kind, st, u, rules, seat, params, m_st[seat], m_u[seat], m_r[seat],
-                           m_p[seat], pbuf[seat], status)
+            code = _plugin(kind, entries, st, u, rules, seat, params, m_st[seat], m_u[seat],
+                           m_r[seat], m_p[seat], pbuf[seat], status)
             if status[ST_ERROR] != 0:
                 return
         if st[S_PHASE] == PLAY:
@@ -143,11 +128,11 @@ def finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p,
 
 
 @kernel(nogil=True)
-def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p,
+def play_deal(st, u, rules, seed, deal, kinds, entries, params, buf, fws, uws, m_st, m_u, m_r, m_p,
               pbuf, synced, status):
     """Deal ``deal`` of ``seed`` into ``st``/``u`` and play it to the end."""
     init_deal(st, u, seed, deal)
-    finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
+    finish_deal(st, u, rules, kinds, entries, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
                 synced, status)
 
 
@@ -168,11 +153,11 @@ def _work(rules, params):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _finish(rules, kinds, params, w, status, row):
+def _finish(rules, kinds, entries, params, w, status, row):
     """Play the deal dealt into ``w`` to the end and summarise it into ``row``: False when a
     plug-in stopped it with an illegal code (``status`` says where)."""
     st, u, m_st, m_u, m_r, m_p, pbuf, synced, buf, fws, uws = w
-    finish_deal(st, u, rules, kinds, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
+    finish_deal(st, u, rules, kinds, entries, params, buf, fws, uws, m_st, m_u, m_r, m_p, pbuf,
                 synced, status)
     if status[ST_ERROR] != 0:
         return False
@@ -181,25 +166,26 @@ def _finish(rules, kinds, params, w, status, row):
 
 
 @njit(cache=True, nogil=True)
-def play_deals(seed, first, n, rules, kinds, params, status, out):
+def play_deals(seed, first, n, rules, kinds, entries, params, status, out):
     """Play deals ``first`` … ``first + n - 1`` of ``seed``, row ``i`` of ``out`` summarising
     deal ``first + i``; ``status[ST_DEAL]`` ends at ``n``, or at the deal a plug-in stopped."""
     w = _work(rules, params)
     for i in range(n):
         status[ST_DEAL] = i
         init_deal(w[0], w[1], seed, first + np.uint64(i))
-        if not _finish(rules, kinds, params, w, status, out[i]):
+        if not _finish(rules, kinds, entries, params, w, status, out[i]):
             return
     status[ST_DEAL] = n
 
 
 @njit(cache=True, nogil=True)
-def play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat, fix_cards, status, out):
+def play_deals_fixed(seed, first, n, rules, kinds, entries, params, fix_seat, fix_cards, status,
+                     out):
     """``play_deals`` with the card ids ``fix_cards`` dealt to ``fix_seat`` in every deal."""
     w = _work(rules, params)
     for i in range(n):
         status[ST_DEAL] = i
         init_deal_fixed(w[0], w[1], seed, first + np.uint64(i), fix_seat, fix_cards)
-        if not _finish(rules, kinds, params, w, status, out[i]):
+        if not _finish(rules, kinds, entries, params, w, status, out[i]):
             return
     status[ST_DEAL] = n

@@ -1,14 +1,14 @@
 """Compiled plug-ins: a user's numba kernel inside the compiled deal loop (docs/strategies.md).
 
 A strategy class with a ``kernel`` attribute (a numba-compiled function
-``kernel(st, u, rules, seat, params, buf) -> code``) runs compiled. numba cannot dispatch over
-an open set of functions from a cached loop, so for each *set* of plug-in kernels a run uses
-this module binds them into a copy of the template ``sim.harness.plugin_loop``
-(``sim.core.bind``: its names ``plugin0`` … ``plugin3``, kinds numbered after the built-ins),
-cached by numba. The copy is named by a hash of the plug-ins' source files (the kernel's
-module and the modules of the numba functions it calls), their names and the template, inside
-a folder keyed by the engine's sources: workers that bind the same kernels find numba's
-cache, and an edited plug-in gets a new copy, compiled afresh (never stale code).
+``kernel(st, u, rules, seat, params, buf) -> code``) runs compiled. Its kernel is compiled
+once, alone (``plugin_address``): a copy of the template ``strategies.plugin_entry`` with the
+kernel bound (``sim.core.bind``), named by a hash of its source files (the kernel's module and
+the modules of the numba functions it calls) and its name, inside a folder keyed by the
+engine's sources, compiled for one signature and cached by numba. Workers that load the same
+kernel find numba's cache; an edited plug-in gets a new copy, compiled afresh (never stale
+code). The loops (``sim.harness.plugin_loop``), compiled once, call it through its address
+(``sim.core.calls``), so any set of plug-ins and built-ins plays without compiling again.
 
 The loops hand a plug-in a masked copy of the state (``sim.view.mask_into``: what its seat may
 know, R9), check the code it returns with ``sim.view.is_legal`` and stop at the first illegal
@@ -32,7 +32,6 @@ from sim.core._cache import CACHE_DIR
 from sim.errors import ConfigError, StrategyError
 from sim.harness.helper import HelperThread
 from sim.harness.plugin_loop import (  # the status array of the plug-in loops
-    MAX_PLUGINS,
     N_STATUS,
     ST_CALLS,
     ST_CODE,
@@ -40,7 +39,13 @@ from sim.harness.plugin_loop import (  # the status array of the plug-in loops
     ST_ERROR,
     ST_SEAT,
 )
-from strategies.kinds import KIND_GREEDY, KIND_RANDOM, N_BUILTIN, PLUGIN_SCRATCH  # noqa: F401
+from strategies.kinds import (  # noqa: F401
+    KIND_GREEDY,
+    KIND_RANDOM,
+    MAX_PLUGINS,
+    N_BUILTIN,
+    PLUGIN_SCRATCH,
+)
 from strategies.plugin import (  # noqa: F401  (re-exported)
     choose_with_kernel,
     compile_error,
@@ -117,70 +122,72 @@ def plugin_digest(classes: Sequence[type]) -> str:
 _MODULES: dict[Any, Any] = {}
 
 
-def builtin_loops(kinds: Sequence[int], template: str = "sim.harness.loop",
+def builtin_loops(kinds: Sequence[int] = (), template: str = "sim.harness.loop",
                   **hooks: Any) -> Any:
     """The compiled loops of ``template`` (``sim.harness.loop``'s deal loops, or
-    ``sim.harness.batch``'s step) for the built-in ``kinds`` a run uses: ``decide`` bound to
-    ``strategies.compiled``'s dispatch with every other kind's kernel bound to ``absent`` (so
-    only these players' kernels compile), and greedy's inlined hot path too where no seat is
-    greedy; ``hooks``: more of the template's bindable names (``forced_show``). One copy per
-    set of kinds, cached apart (``sim.core.bind``)."""
-    from sim.core.bind import bound_module
-    from strategies import compiled
+    ``sim.harness.batch``'s step, ``sim.harness.learn_loop``'s collector): compiled once for
+    every set of players (``kinds`` is only what the caller will seat: their kernels are
+    called through ``strategies.compiled.entries``); ``hooks``: the template's bindable names
+    (``forced_show``), one bound copy per set of hooks, cached apart (``sim.core.bind``)."""
+    import importlib
 
-    kinds = sorted({int(k) for k in kinds})
-    key = (template, tuple(kinds), tuple(sorted(hooks.items())))
-    if key in _MODULES:
-        return _MODULES[key]
-    absent = {name: compiled.absent for k, name in compiled.KERNEL_NAMES.items()
-              if k not in kinds}
-    bindings = {"decide": bound_module("strategies.compiled", absent).decide, **hooks}
-    if template == "sim.harness.loop":
-        if KIND_GREEDY not in kinds:
-            bindings["greedy_decide_inline"] = compiled.absent
-        bindings["other_decide"] = (compiled.absent if set(kinds) <= {KIND_GREEDY, KIND_RANDOM}
-                                    else bindings["decide"])
-    mod = bound_module(template, bindings)
-    _MODULES[key] = mod
-    return mod
-
-
-ALLOCATES = ".standalone"  # marker beside a generated module whose kernels must not inline
-
-
-def _module(classes: Sequence[type], kinds: Sequence[int] = (), inline: bool | None = None
-            ) -> Any:
-    """The plug-in loops for this set of plug-in classes and the built-in ``kinds`` beside
-    them (``sim.harness.plugin_loop`` with their kernels bound). ``inline`` None: the kernels
-    inlined, unless an earlier run found that they do not compile so (a marker file says so).
-    """
     from sim.core.bind import bound_module
 
-    if len(classes) > MAX_PLUGINS:  # pragma: no cover - a deal has four seats
-        raise ConfigError(f"at most {MAX_PLUGINS} plug-in kernels in one set of loops")
-    builtin = builtin_loops(kinds)
-    digest = plugin_digest(classes)
-    if inline is None:
-        inline = not os.path.exists(_marker(digest, builtin))
-    key = (tuple(classes), builtin.__name__, inline)
-    if key in _MODULES:  # the same class objects: their source was hashed already
-        return _MODULES[key]
-    bindings = {f"plugin{i}": kernel_of(c, inline) for i, c in enumerate(classes)}
-    bindings.update(builtin_decide=builtin.decide, summarize=builtin.summarize,
-                    greedy_decide_inline=builtin.greedy_decide_inline)
-    mod = bound_module("sim.harness.plugin_loop", bindings, salt=f"{digest}:{inline}")
-    mod.inline = inline
-    _MODULES[key] = mod
-    return mod
+    if not hooks:
+        return importlib.import_module(template)
+    key = (template, tuple(sorted(hooks.items())))
+    if key not in _MODULES:
+        _MODULES[key] = bound_module(template, hooks)
+    return _MODULES[key]
 
 
-def _marker(digest: str, builtin: Any) -> str:
-    """The file that says these plug-ins' kernels compile only as functions of their own."""
-    return os.path.join(CACHE_DIR, "plugins", f"{digest}_{builtin.__name__}{ALLOCATES}")
+ALLOCATES = ".standalone"  # marker beside a plug-in entry whose kernel must not inline
 
 
+def _entry_module(cls: type, inline: bool) -> Any:
+    """The copy of ``strategies.plugin_entry`` with ``cls``'s kernel bound: inlined into the
+    entry (no runtime, as the built-ins), or a function of its own that may allocate."""
+    from sim.core.bind import bound_module
 
-_CHECKED: set[str] = set()  # generated modules whose first deal a child has played
+    digest = plugin_digest([cls])
+    key = (cls, digest, inline)
+    if key not in _MODULES:
+        _MODULES[key] = bound_module("strategies.plugin_entry",
+                                     {"plugin": kernel_of(cls, inline)},
+                                     salt=f"{digest}:{inline}")
+    return _MODULES[key]
+
+
+def plugin_address(cls: type) -> int:
+    """The address of plug-in class ``cls``'s entry (``strategies.plugin_entry``), compiled
+    once per edit of its sources and then loaded from the kernel cache: its kernel inlined,
+    unless it does not compile so (it allocates: numba's runtime is off in the loops), then
+    as a function of its own with bounds checks (a marker file remembers which). A kernel
+    that does not compile either way is one ``ConfigError``."""
+    from numba.core.errors import NumbaError
+
+    from sim.core.calls import native_address
+    from strategies.plugin_entry import PLUGIN_SIG
+
+    digest = plugin_digest([cls])
+    marker = os.path.join(CACHE_DIR, "plugins", f"{digest}{ALLOCATES}")
+    if not os.path.exists(marker):
+        try:
+            return native_address(_entry_module(cls, True).entry, PLUGIN_SIG)
+        except NumbaError:  # it allocates (or fails anyway: the standalone one says why)
+            try:
+                os.makedirs(os.path.dirname(marker), exist_ok=True)
+                with open(marker, "w") as f:
+                    f.write("this plug-in's kernel compiles only as a function of its own\n")
+            except OSError:
+                pass
+    try:
+        return native_address(_entry_module(cls, False).entry, PLUGIN_SIG)
+    except NumbaError as e:
+        raise compile_error(getattr(cls, "name", cls.__name__), e, [plugin_kernel(cls)]) from e
+
+
+_CHECKED: set[Any] = set()  # sets of plug-ins (digests) whose first deal a child has played
 
 
 def _interruptible() -> bool:
@@ -251,15 +258,27 @@ class Loops:
         classes = sorted({type(s) for s in seats if plugin_kernel(type(s)) is not None
                           and s.runs_compiled()},
                          key=lambda c: (c.__module__, c.__qualname__))
+        if len(classes) > MAX_PLUGINS:  # pragma: no cover - a deal has four seats
+            raise ConfigError(f"at most {MAX_PLUGINS} plug-in kernels in one run")
         self.classes = classes
         kind = {c: N_BUILTIN + i for i, c in enumerate(classes)}
         self.kinds = np.array([kind[type(s)] if type(s) in kind
                                else (s.compiled_kind if s.runs_compiled() else -1)
                                for s in seats], dtype=np.int64)
-        builtin = sorted({int(k) for k in self.kinds if 0 <= k < N_BUILTIN})
-        self.builtin = builtin_loops(builtin)
-        self.mod = _module(classes, builtin) if classes else None
-        self.key = (self.builtin, self.mod)  # one compiled loop per key (tournament warm-up)
+        from strategies.compiled import entries
+
+        # the players' kernels: each compiled once on this machine, then loaded from the cache
+        self.entries = entries(self.kinds, {N_BUILTIN + i: plugin_address(c)
+                                            for i, c in enumerate(classes)})
+        self.builtin = builtin_loops()
+        self.mod: Any = None
+        if classes:
+            import sim.harness.plugin_loop as mod
+
+            self.mod = mod
+        # what a first call compiles (the tournament's warm-up): the loops, never the players
+        self.key = (self.builtin, self.mod)
+        self.check_key = tuple(plugin_digest([c]) for c in classes)
         self.status = np.zeros(N_STATUS, dtype=np.int64)
         self.timeout: float | None = None  # seconds a plug-in kernel may take per decision
         if self.mod is not None:
@@ -276,25 +295,24 @@ class Loops:
             self.pbuf = np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64)
             self.synced = np.zeros(4, dtype=np.int64)
 
+    def table(self, kinds: np.ndarray) -> np.ndarray:
+        """``entries`` with an address for every built-in kind of ``kinds`` (a caller may
+        seat kinds beyond the run's own: a scripted seat, a swing deal's players)."""
+        for k in kinds:
+            k = int(k)
+            if 1 < k < N_BUILTIN and self.entries[k] == 0:
+                from strategies.compiled import player_address
+
+                self.entries[k] = player_address(k)
+        return self.entries
+
     def kernel_name(self) -> str:
         """The name numba's cache knows these loops' deal loop by (``run_deals`` of the
-        built-in loops, ``play_deals`` of a plug-in module; ``sim._cache.kernels_cached``):
-        whether this set of kinds is compiled yet."""
+        built-in loops, ``play_deals`` of the plug-in loops; ``sim._cache.kernels_cached``):
+        whether they are compiled yet."""
         mod, fn = (self.mod, "play_deals") if self.mod is not None else (self.builtin,
                                                                         "run_deals")
         return os.path.splitext(os.path.basename(mod.__file__))[0] + "." + fn
-
-    def _standalone(self) -> None:
-        marker = _marker(plugin_digest(self.classes), self.builtin)
-        self.mod = _module(self.classes, sorted({int(k) for k in self.kinds
-                                                  if 0 <= k < N_BUILTIN}), inline=False)
-        self.key = (self.builtin, self.mod)
-        try:
-            os.makedirs(os.path.dirname(marker), exist_ok=True)
-            with open(marker, "w") as f:
-                f.write("the kernels of this module compile only as functions of their own\n")
-        except OSError:
-            pass
 
     # --- errors --------------------------------------------------------------------------
     def _fail(self, status: np.ndarray, seed: int, deal: int,
@@ -311,20 +329,13 @@ class Loops:
         over ``timeout`` is reported (and abandoned: compiled code cannot be stopped)."""
         status[:] = 0
         try:
-            if self.mod is not None and self.mod.__name__ not in _CHECKED:
+            if self.mod is not None and self.check_key not in _CHECKED:
                 self._check(fn, args, status, seed, first)
             if self.mod is not None and (self.timeout is not None or _interruptible()):
                 self._watched(fn, args, status, seed, first)
             else:
                 fn(*args)
-        except NumbaError as e:  # a kernel that does not compile: its first cause says why
-            if self.mod is not None and self.mod.inline:
-                # inlined into the loops, without numba's runtime: a kernel that allocates
-                # fails there; compile it as a function of its own (and remember that)
-                self._standalone()
-                self._run(getattr(self.mod, fn.py_func.__name__) if hasattr(fn, "py_func")
-                          else fn, args, status, seed, first)
-                return
+        except NumbaError as e:  # pragma: no cover - the loops compile; a kernel did not
             raise compile_error(", ".join(c.name for c in self.classes), e,
                                 [plugin_kernel(c) for c in self.classes]) from e
         except StrategyError:
@@ -352,7 +363,7 @@ class Loops:
         else:  # the step API's one decision (it advances the seat's random stream: never
             return  # played twice); checked by the first deal played whole
         if not hasattr(os, "fork") or sys.platform == "emscripten":  # pragma: no cover
-            _CHECKED.add(self.mod.__name__)
+            _CHECKED.add(self.check_key)
             return
         import signal
         import time
@@ -401,7 +412,7 @@ class Loops:
                 f"deal {int(first)} (seed {int(seed)}): a write out of bounds, or another "
                 f"memory error (replay with shuangkou play --seed {int(seed)} --first-deal "
                 f"{int(first)} --deals 1)")
-        _CHECKED.add(self.mod.__name__)
+        _CHECKED.add(self.check_key)
 
     def _watched(self, fn: Any, args: tuple, status: np.ndarray, seed: Any,
                  first: Any) -> None:
@@ -443,23 +454,26 @@ class Loops:
     def play_deals(self, seed: Any, first: Any, n: int, rules: np.ndarray, kinds: np.ndarray,
                    params: np.ndarray, out: np.ndarray) -> None:
         """Rows ``0 … k-1`` of ``out`` are final even when deal ``first + k`` fails."""
+        entries = self.table(kinds)
         if self.mod is None:
-            self.builtin.play_deals(seed, first, n, rules, kinds, params, out)
+            self.builtin.play_deals(seed, first, n, rules, kinds, params, out, entries)
             return
         status = np.zeros(N_STATUS, dtype=np.int64)  # one per call: estimate runs threads
-        self._run(self.mod.play_deals, (seed, first, n, rules, kinds, params, status, out),
-                  status, seed, first)
+        self._run(self.mod.play_deals, (seed, first, n, rules, kinds, entries, params, status,
+                                        out), status, seed, first)
 
     def play_deals_fixed(self, seed: Any, first: Any, n: int, rules: np.ndarray,
                          kinds: np.ndarray, params: np.ndarray, fix_seat: int,
                          fix_cards: np.ndarray, out: np.ndarray) -> None:
+        entries = self.table(kinds)
         if self.mod is None:
             self.builtin.play_deals_fixed(seed, first, n, rules, kinds, params, fix_seat,
-                                          fix_cards, out)
+                                          fix_cards, out, entries)
             return
         status = np.zeros(N_STATUS, dtype=np.int64)
-        self._run(self.mod.play_deals_fixed, (seed, first, n, rules, kinds, params, fix_seat,
-                                              fix_cards, status, out), status, seed, first)
+        self._run(self.mod.play_deals_fixed, (seed, first, n, rules, kinds, entries, params,
+                                              fix_seat, fix_cards, status, out),
+                  status, seed, first)
 
     def _copies(self, rules: np.ndarray, params: np.ndarray) -> None:
         """Rows of ``m_r``/``m_p`` at least as wide as ``rules`` and ``params``' rows: the
@@ -474,13 +488,15 @@ class Loops:
     def play_deal(self, st: np.ndarray, u: np.ndarray, rules: np.ndarray, seed: Any, deal: Any,
                   kinds: np.ndarray, params: np.ndarray, buf: np.ndarray, fws: np.ndarray,
                   uws: np.ndarray) -> None:
+        entries = self.table(kinds)
         if self.mod is None:  # the tournament's own compiled loop, for one deal
-            self.builtin.play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws)
+            self.builtin.play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws,
+                                   entries)
             return
         self._copies(rules, params)
-        self._run(self.mod.play_deal, (st, u, rules, seed, deal, kinds, params, buf, fws, uws,
-                                       self.m_st, self.m_u, self.m_r, self.m_p, self.pbuf,
-                                       self.synced, self.status),
+        self._run(self.mod.play_deal, (st, u, rules, seed, deal, kinds, entries, params, buf,
+                                       fws, uws, self.m_st, self.m_u, self.m_r, self.m_p,
+                                       self.pbuf, self.synced, self.status),
                   self.status, seed, deal)
 
     def decide(self, kind: int, params: np.ndarray, st: np.ndarray, u: np.ndarray,
@@ -488,15 +504,18 @@ class Loops:
                seed: int = 0, deal: int = 0) -> int:
         """One decision of the seat to act (the step API); ``seed``/``deal`` name it in an
         error."""
+        entries = self.table([kind])
         if self.mod is None or kind < N_BUILTIN:
-            return int(self.builtin.decide(kind, params, st, u, rules, seat, buf, fws, uws))
+            from strategies.compiled import decide
+
+            return int(decide(kind, entries, params, st, u, rules, seat, buf, fws, uws))
         out = [0]
         self._copies(rules, params)
 
         def call() -> None:
-            out[0] = int(self.mod.decide(kind, params, st, u, rules, seat, buf, fws, uws,
-                                         self.m_st, self.m_u, self.m_r, self.m_p, self.pbuf,
-                                         self.synced, self.status))
+            out[0] = int(self.mod.decide(kind, entries, params, st, u, rules, seat, buf, fws,
+                                         uws, self.m_st, self.m_u, self.m_r, self.m_p,
+                                         self.pbuf, self.synced, self.status))
 
         self._run(call, (), self.status, seed, deal)
         return out[0]
