@@ -20,6 +20,7 @@ import pytest
 from sim.harness import bench
 from sim.harness.loop import C_DECISIONS, N_COLS, play_deals
 from sim.rules import DEFAULT_RULES
+from strategies.compiled import entries
 
 RULES = DEFAULT_RULES.array()
 KINDS, PARAMS = bench._random_tables()
@@ -50,8 +51,8 @@ def situations():
     once, twice = np.zeros(m, np.uint64), np.zeros(m, np.uint64)
     la, lb = np.zeros(m, np.int64), np.zeros(m, np.int64)
     tricks = np.zeros((20_000, 8), np.int64)
-    nm, nt = bench.collect_situations(np.uint64(2), 2000, RULES, KINDS, PARAMS, once, twice,
-                                      la, lb, tricks)
+    nm, nt = bench.collect_situations(np.uint64(2), 2000, RULES, KINDS, entries(KINDS), PARAMS,
+                                      once, twice, la, lb, tricks)
     return once[:nm], twice[:nm], la[:nm], lb[:nm], tricks[:nt]
 
 

@@ -13,13 +13,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from numba import njit
 
+from sim.core._cache import NOTICE_ENV
 from sim.core.engine import (
     DONE,
     PLAY,
@@ -49,6 +51,7 @@ from sim.rules import DEFAULT_RULES
 from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH, decide
 from strategies.params import param_table
 
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 @njit(cache=True)
 def collect_situations(seed, n_deals, rules, kinds, entries, params, once, twice, la, lb, tricks):
@@ -392,6 +395,8 @@ def strategy_speeds(repeats: int, seed: int, echo: Callable[[str], None]) -> dic
     """The median decision time of the search players (greedy deals/s: ``run``)."""
     res: dict[str, Any] = {}
     res.update(plugin_speed(repeats, seed, 50_000, echo))
+    res.update(plugin_process_speed(repeats, echo))
+    res.update(new_combination_speed(echo))
     res.update(learned_speed(repeats, seed, 2_000, echo))
     for spec, deals in (("pimc", 3), ("ismcts", 2)):
         decision_times(spec, 1, seed + 99)  # compile / warm up
@@ -427,8 +432,95 @@ def plugin_speed(repeats: int, seed: int, n: int, echo: Callable[[str], None]) -
     res = {"plugin_cautious_deals_per_s": n / best["twin"], "plugin_ready_s": ready,
            "plugin_ratio_vs_greedy": best["greedy"] / best["twin"]}
     echo(f"compiled plug-in cautious_c {res['plugin_cautious_deals_per_s']:>13,.0f} deals/s   "
-         f"({res['plugin_ratio_vs_greedy']:.2f}x greedy vs greedy in turns with it, target "
-         f">= 0.3; loops ready in {ready:.1f} s)")
+         f"(in loop, start-up excluded: {res['plugin_ratio_vs_greedy']:.2f}x greedy vs greedy "
+         f"in turns with it, target >= 0.3; loops ready in {ready:.1f} s)")
+    return res
+
+
+def play_process(seats: str, deals: int, plugins: Sequence[str] = (),
+                 timeout: float = 900.0) -> dict[str, Any]:
+    """One whole ``python -m sim.cli play --deals DEALS --seats SEATS`` process (start-up,
+    imports, loading or compiling kernels, the deals, exit), in this environment (the same
+    kernel cache), with ``SHUANGKOU_COMPILE_NOTICE=1``: its wall seconds, its CPU seconds
+    (user + system, from ``RUSAGE_CHILDREN``) and whether it compiled anything (its stderr
+    says "compiling")."""
+    import resource
+
+    cmd = [sys.executable, "-m", "sim.cli", "play", "--deals", str(deals), "--seats", seats]
+    for p in plugins:
+        cmd += ["--plugin", p]
+    env = dict(os.environ, **{NOTICE_ENV: "1"})
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env,
+                          timeout=timeout, cwd=_ROOT)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise RuntimeError(f"play --seats {seats} failed (exit code {proc.returncode}): {last}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall_s": wall, "cpu_s": cpu, "compiled": "compiling" in proc.stderr}
+
+
+PLUGIN_PROCESS_DEALS = 200_000  # deals of each whole-process plug-in / greedy run
+
+
+def plugin_process_speed(repeats: int, echo: Callable[[str], None],
+                         deals: int = PLUGIN_PROCESS_DEALS) -> dict[str, Any]:
+    """The compiled plug-in ``cautious_c`` (strategies/example_compiled.py) against itself
+    and greedy against itself, each a whole ``play`` process of ``deals`` deals (start-up
+    included), in turns ``repeats`` times (the bench's default: 3) after one warm-up each:
+    deals per CPU second of each (the child's user + system time: one core) and the ratio of
+    their medians (issue 33's target: >= 0.5x)."""
+    runs = {"twin": ("cautious_c", ["strategies.example_compiled"]), "greedy": ("greedy", [])}
+    for seats, plugins in runs.values():  # compile or load, and warm the file cache
+        play_process(seats, 10, plugins)
+    rates: dict[str, list[float]] = {"twin": [], "greedy": []}
+    for _ in range(repeats):
+        for name in ("greedy", "twin"):
+            r = play_process(runs[name][0], deals, runs[name][1])
+            rates[name].append(deals / max(r["cpu_s"], 1e-9))
+    twin, greedy = float(np.median(rates["twin"])), float(np.median(rates["greedy"]))
+    res = {"plugin_process_deals_per_cpu_s": twin, "greedy_process_deals_per_cpu_s": greedy,
+           "plugin_process_ratio_vs_greedy": twin / greedy}
+    echo(f"  whole process, start-up in {twin:>11,.0f} deals per CPU s ("
+         f"{res['plugin_process_ratio_vs_greedy']:.2f}x greedy's {greedy:,.0f}: play --deals "
+         f"{deals:,}, medians of {len(rates['twin'])} runs each in turns, target >= 0.5)")
+    return res
+
+
+# pairs of players never seated together in the process that plays them (cheap searches, so
+# the 10 deals are short): each player has run (is compiled) before, the pair is new
+NEW_COMBINATIONS = (("expert(samples=2)", "learned"),
+                    ("pimc(samples=2)", "ismcts(iterations=20)"),
+                    ("oracle(samples=2)", "greedy"))
+
+
+def new_combination_speed(echo: Callable[[str], None], deals: int = 10,
+                          pairs: Sequence[tuple[str, str]] = NEW_COMBINATIONS
+                          ) -> dict[str, Any]:
+    """Whole ``play --deals 10`` processes seating a new combination of players that have
+    each been compiled before (``shuangkou compile`` of them first, here): the median wall
+    and CPU seconds over ``pairs`` (issue 33's target: <= 3 s), and whether any compiled."""
+    import io
+
+    from sim.harness import precompile
+
+    specs = list(dict.fromkeys(s for pair in pairs for s in pair))
+    rows = precompile.run(specs, out=io.StringIO(), progress=False)
+    runs = [play_process(",".join(pair), deals) for pair in pairs]
+    wall = float(np.median([r["wall_s"] for r in runs]))
+    cpu = float(np.median([r["cpu_s"] for r in runs]))
+    compiled = [",".join(p) for p, r in zip(pairs, runs, strict=True) if r["compiled"]]
+    res = {"new_combination_s": wall, "new_combination_cpu_s": cpu,
+           "new_combination_max_s": max(r["wall_s"] for r in runs),
+           "new_combination_compiled": compiled,
+           "new_combination_precompiled": sum(r["compiled"] for r in rows)}
+    echo(f"{'new combination, 10 deals':<27} {wall:>13.2f} s whole process, median of "
+         f"{len(runs)} pairs ({cpu:.2f} s of CPU; slowest {res['new_combination_max_s']:.2f} s;"
+         f" {'compiled: ' + '; '.join(compiled) if compiled else 'nothing compiled'}), "
+         f"target <= 3 s")
     return res
 
 
