@@ -6,10 +6,13 @@
   no such process may compile anything (its compile notice is on).
 - The compiled plug-in ``cautious_c`` (strategies/example_compiled.py) against itself >= 0.5x
   greedy vs greedy's deals per CPU second, each a whole ``play --deals 200000`` process (start-up
-  included, one core: the child's user + system time), 3 runs each in turns. The target is on
-  the ratio of the medians (``shuangkou bench`` reports it); as the other benchmarks check their
-  targets on the best round, this one asserts the ratio of the best runs, with a tenth off the
-  bar for the shared machine's drift (the medians measured 0.44-0.54x on the same day).
+  included, one core: the child's user + system time), 3 runs each in turns. ``shuangkou
+  bench`` reports the ratio of the medians; as the other benchmarks check their targets on the
+  best round, this one asserts the ratio of the best runs against the target itself. Not met on
+  2026-12-03 (AMD EPYC, 2 cores): 0.44-0.46x, about 0.43x before compile-once; the loop's own
+  part of a plug-in decision is about 20 ns (the call through its address 5 ns, the masked
+  copy 15 ns), the example's kernel 75-110 ns (it lists every legal play and values each)
+  against about 35 ns for a whole greedy decision.
   The in-loop ratio (start-up excluded, target 0.3x) is benchmarks/test_bench_strategies.py's.
 """
 
@@ -59,5 +62,5 @@ def test_compiled_plugin_vs_greedy_whole_process(benchmark):
                                 best_ratio=best)
     print(f"\ncautious_c vs greedy, whole processes of {deals:,} deals: {median:.2f}x (medians),"
           f" {best:.2f}x (best runs), target 0.5x")
-    assert best >= 0.45, f"compiled cautious_c at {best:.2f}x greedy's deals per CPU second " \
+    assert best >= 0.5, f"compiled cautious_c at {best:.2f}x greedy's deals per CPU second " \
         f"(best runs; medians {median:.2f}x), target 0.5x"
