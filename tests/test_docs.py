@@ -257,15 +257,23 @@ def test_tune_and_train_option_defaults_in_the_docs_are_the_codes():
 
 
 def test_sizes_in_the_docs_are_the_codes():
-    """Sizes a doc quotes: a plug-in kernel's scratch, and the first compile's estimate the
-    notice gives before any measurement."""
-    from sim.core._cache import COMPILE_SECONDS
+    """Sizes a doc quotes: a plug-in kernel's scratch, and the compile times measured by
+    ``shuangkou compile`` that the notice gives before this machine measured its own."""
+    from sim.core._cache import KERNEL_SECONDS
     from strategies.kinds import PLUGIN_SCRATCH
 
     slots = re.search(r"`buf`: `int64` scratch of ([\d,]+) slots", _doc("strategies.md"))
     assert slots and int(slots.group(1).replace(",", "")) == PLUGIN_SCRATCH
-    quoted = re.search(r"before any measurement it\s+gives (\d+)–(\d+) s", _doc("speed.md"))
-    assert quoted and "-".join(quoted.groups()) == COMPILE_SECONDS
+    text = " ".join(_doc("speed.md").split())
+    quoted = re.search(r"the deal loops ([\d.]+) s, pimc ([\d.]+) s, ismcts ([\d.]+) s, oracle "
+                       r"([\d.]+) s \(pimc compiled the sampler they share\), expert ([\d.]+) s, "
+                       r"learned ([\d.]+) s", text)
+    assert quoted
+    keys = ["sim.harness.loop.run_deals"] + [f"strategies.{m}.{p}_decide" for m, p in (
+        ("search", "pimc"), ("search", "ismcts"), ("search", "oracle"), ("expert", "expert"),
+        ("learned", "learned"))]
+    for key, figure in zip(keys, quoted.groups(), strict=True):
+        assert round(float(figure)) == KERNEL_SECONDS[key], key
 
 
 def test_rules_variant_defaults_in_the_docs_are_the_codes():

@@ -453,7 +453,7 @@ def test_compile_notice_names_the_player_and_counts_seconds_on_a_terminal(notice
     _cache = notice_unsaid
     what, key = _cache.kernel_of({"dispatcher": expert_decide})
     assert what == "the expert player's kernel strategies.expert.expert_decide"
-    assert _cache.kernel_estimate(key) == ("about 17 s on 2 cores; not measured on this "
+    assert _cache.kernel_estimate(key) == ("about 10 s on 2 cores; not measured on this "
                                            "machine yet")
     what, key = _cache.kernel_of({"dispatcher": _entry_module(CautiousC, True).entry})
     k = CautiousC.kernel.py_func
@@ -477,7 +477,7 @@ def test_compile_notice_names_the_player_and_counts_seconds_on_a_terminal(notice
         w.active.remove(("play", out))
     text = out.getvalue()
     assert text.startswith("compiling the expert player's kernel strategies.expert."
-                           "expert_decide for play (about 17 s"), text
+                           "expert_decide for play (about 10 s"), text
     assert "… 1 s" in text  # counted while it worked
     assert "\rcompiled the expert player's kernel" in text.replace("\x1b[K", "")
 

@@ -215,8 +215,6 @@ def _remove_quietly(path: str) -> None:
         pass
 
 
-COMPILE_SECONDS = "10-30"  # docs/speed.md's figure for a first compile of the engine with greedy
-# and random (2-core machines, quiet to loaded); said when this machine has not measured one
 TIMES_FILE = "compile-seconds.json"  # measured compile times, beside the kernels-<hash> folders
 _TIMES_MAX = 1 << 20  # bytes read of it at most
 
@@ -270,24 +268,17 @@ def record_seconds(label: str, seconds: float, path: str | None = None) -> None:
         pass
 
 
-def estimate_text(label: str, path: str | None = None) -> str:
-    """How long compiling ``label`` should take: measured here before, or docs/speed.md's figure."""
-    t = measured_seconds(label, path)
-    if t is not None:
-        return f"measured {t:.0f} s last time on this machine"
-    return (f"not measured on this machine yet; {COMPILE_SECONDS} s on 2 cores, longer with "
-            f"search players")
-
-
-# what compiling each kernel took on the 2-core AMD EPYC of docs/speed.md (shuangkou compile,
-# empty cache, 2026-12-03): said until this machine has measured its own
+# what compiling each kernel took on the quiet 2-core AMD EPYC of docs/speed.md (shuangkou
+# compile, empty cache, 2026-12-03; ismcts and oracle after pimc, whose sampler they share):
+# said until this machine has measured its own
 KERNEL_SECONDS = {
-    "sim.harness.loop.run_deals": 10.0,
-    "strategies.search.pimc_decide": 9.0,
-    "strategies.search.ismcts_decide": 9.0,
-    "strategies.search.oracle_decide": 9.0,
-    "strategies.expert.expert_decide": 17.0,
-    "strategies.learned.learned_decide": 10.0,
+    "sim.harness.loop.run_deals": 12.0,
+    "sim.harness.plugin_loop.play_deals": 14.0,
+    "strategies.search.pimc_decide": 13.0,
+    "strategies.search.ismcts_decide": 4.0,
+    "strategies.search.oracle_decide": 1.0,
+    "strategies.expert.expert_decide": 10.0,
+    "strategies.learned.learned_decide": 9.0,
 }
 
 
