@@ -36,7 +36,7 @@ PLAYERS = ["random", "random(show_prob=0.1)", "random(show_prob=0.3)",
 
 def make_db(path: str, pairs: int, chunk: int = 1000, seed: int = 1) -> float:
     """A ladder of ``pairs`` synthetic pairs at ``path``; returns the seconds it took."""
-    from sim.harness.ladder import Ladder
+    from sim.tools.ladder import Ladder
 
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -74,7 +74,7 @@ def make_folder(out: str, pairs: int, chunk: int = 10_000, seed: int = 2,
     """A round-robin results folder of about ``pairs`` pairs (3 players), written as a
     tournament writes it, with synthetic games; returns the seconds it took."""
     from sim.core.tables import DEAL_COLUMNS
-    from sim.harness.chunks import (
+    from sim.tournament.chunks import (
         DEAL_VALUES,
         ChunkResult,
         DealValues,
@@ -83,8 +83,8 @@ def make_folder(out: str, pairs: int, chunk: int = 10_000, seed: int = 2,
         tally_games,
         tally_to_json,
     )
-    from sim.harness.config import from_dict
-    from sim.harness.results import CHUNK_DIR, save_chunk, write_config
+    from sim.tournament.config import from_dict
+    from sim.tournament.results import CHUNK_DIR, save_chunk, write_config
 
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -130,7 +130,7 @@ def _cli(*args: str) -> tuple[float, str]:
 
 def scale(args: argparse.Namespace) -> None:
     from sim.analysis import ladder as model
-    from sim.harness.ladder import Ladder
+    from sim.tools.ladder import Ladder
 
     folder = args.dir or tempfile.mkdtemp(prefix="ladder-scale-")
     db = os.path.join(folder, "big.sqlite")

@@ -24,7 +24,7 @@ def main() -> None:
     ap.add_argument("--weights", default="", help="weights file (default: the shipped ones)")
     ap.add_argument("--jobs", type=int, default=1)
     a = ap.parse_args()
-    from sim.harness.tune import duel
+    from sim.tools.tune import duel
 
     for b in a.bias.split(","):
         w = f"weights={a.weights}, " if a.weights else ""

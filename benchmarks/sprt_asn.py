@@ -30,9 +30,9 @@ if ROOT not in sys.path:
 
 def real_pairs(deals: int = 400_000, seed: int = 12345) -> np.ndarray:
     """Per-pair results ``x`` of configs/sprt.toml's matchup over ``deals`` duplicate deals."""
-    from sim.harness.config import from_dict
-    from sim.harness.results import load_deals
-    from sim.harness.tournament import run_tournament
+    from sim.tournament.config import from_dict
+    from sim.tournament.results import load_deals
+    from sim.tournament.run import run_tournament
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = from_dict({"name": "pool", "players": ["random(show_prob=1.0)", "random"],

@@ -27,8 +27,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from sim.harness import analyze as A
-from sim.harness.runner import iter_records, make_seats
+from sim.loops.runner import iter_records, make_seats
+from sim.tools import analyze as A
 
 PLAYERS = ("random", "greedy", "pimc", "expert")
 SEED = 2026
@@ -87,7 +87,7 @@ def cpu_split(recs) -> tuple[float, dict[int, float]]:
     in half the time on two free cores: ``2 x one / (sum of the workers)`` is the ratio two
     free cores give, whatever else a shared machine runs (its wall-clock ratio measures the
     other load as much as the scaling)."""
-    from sim.harness.forkpool import ForkPool
+    from sim.tournament.forkpool import ForkPool
 
     work = [(t, A.Settings()) for t in A.tasks_of(recs, None)]
     t = time.thread_time()

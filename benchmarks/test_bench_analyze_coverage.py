@@ -18,7 +18,7 @@ deals of greedy against the expert (seed 2026, as benchmarks/test_bench_analyze.
     nice python benchmarks/test_bench_analyze_coverage.py      # the figures of docs/analysis.md
     python -m pytest benchmarks/test_bench_analyze_coverage.py -q -s   # a small set, asserted
 
-``--old PATH`` also measures another analyze module (an older sim/harness/analyze.py from
+``--old PATH`` also measures another analyze module (an older sim/tools/analyze.py from
 ``git show``) on the same set and references.
 """
 
@@ -40,8 +40,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from sim.harness import analyze as A  # noqa: E402
-from sim.harness.bench import cpu_model  # noqa: E402 (the one reader of the CPU model)
+from sim.tools import analyze as A  # noqa: E402
+from sim.tools.bench import cpu_model  # noqa: E402 (the one reader of the CPU model)
 
 REF_SEED = 0x5EEDC0DE  # the reference's stream (analysis seeds are 1..K)
 REF_TOP = 6  # candidates the reference's halving ends with
@@ -55,7 +55,7 @@ KINDS = ("play", "giveback", "show")
 def calibration_set(seats: str, seed: int, deals: int, want: dict[str, int]) -> list[tuple]:
     """``(decision, rules)`` pairs: up to ``want[kind]`` non-forced decisions of each kind,
     drawn uniformly (seeded) from every seat's decisions of ``deals`` deals."""
-    from sim.harness.runner import iter_records, make_seats
+    from sim.loops.runner import iter_records, make_seats
     from sim.rules import Rules
 
     pools: dict[str, list[tuple]] = {k: [] for k in KINDS}
@@ -177,7 +177,7 @@ def cpu_per_deal(deals: int, seed: int = 2026) -> float:
     """CPU seconds per deal of ``shuangkou analyze RECORD`` (defaults, one job, all four
     seats) on ``deals`` deals of greedy against the expert, kernels compiled first."""
     from sim.cli import main
-    from sim.harness.runner import iter_records, make_seats
+    from sim.loops.runner import iter_records, make_seats
     from sim.record import write_records
 
     recs = [r for r in iter_records(seed, 0, deals, make_seats("greedy,expert"))

@@ -2,7 +2,7 @@
 
 - A new combination of players that have each run before: <= 3 s for a whole ``play --deals
   10`` process (start-up, imports, loading the kernels, the deals, exit), the median over the
-  pairs of ``sim.harness.bench.NEW_COMBINATIONS`` after ``shuangkou compile`` of their players;
+  pairs of ``sim.tools.bench.NEW_COMBINATIONS`` after ``shuangkou compile`` of their players;
   no such process may compile anything (its compile notice is on).
 - The compiled plug-in ``cautious_c`` (strategies/example_compiled.py) against itself >= 0.5x
   greedy vs greedy's deals per CPU second, each a whole ``play --deals 200000`` process (start-up
@@ -22,7 +22,8 @@ import io
 
 import numpy as np
 
-from sim.harness import bench, precompile
+from sim.loops import precompile
+from sim.tools import bench
 
 
 def test_new_combination_play_whole_process(benchmark):

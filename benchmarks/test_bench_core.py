@@ -17,9 +17,9 @@ import os
 import numpy as np
 import pytest
 
-from sim.harness import bench
-from sim.harness.loop import C_DECISIONS, N_COLS, play_deals
+from sim.loops.loop import C_DECISIONS, N_COLS, play_deals
 from sim.rules import DEFAULT_RULES
+from sim.tools import bench
 from strategies.compiled import entries
 
 RULES = DEFAULT_RULES.array()
@@ -123,7 +123,7 @@ def test_random_deals_vs_native_yardstick():
 
 def test_greedy_deals_vs_native_yardstick():
     """Greedy vs greedy deals per CPU second >= 0.25x the yardstick's random deals (issue 21)."""
-    from sim.harness.runner import compiled_tables, make_seats
+    from sim.loops.runner import compiled_tables, make_seats
 
     limit = _limit()
     kinds, params = compiled_tables(make_seats("greedy"))

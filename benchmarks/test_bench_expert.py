@@ -15,7 +15,7 @@ import numpy as np
 
 from sim.core.engine import S_PHASE, S_TO_ACT
 from sim.deal import Deal
-from sim.harness.runner import compiled_tables, make_seats
+from sim.loops.runner import compiled_tables, make_seats
 from strategies.compiled import new_scratch
 from strategies.expert import expert_decide
 from strategies.greedy import greedy_decide

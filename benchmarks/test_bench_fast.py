@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim.harness import bench
+from sim.tools import bench
 
 
 def _best_rate(benchmark, fn, rounds=5):

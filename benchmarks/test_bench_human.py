@@ -15,8 +15,8 @@ import sys
 import time
 
 from sim.deal import Deal
-from sim.harness import analyze as A
 from sim.observation import Observation
+from sim.tools import analyze as A
 from strategies.registry import make
 
 SPECS = ["greedy", "random", "greedy", "random"]

@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.ladder_scale import make_db, make_folder
 from sim.analysis import ladder as model
-from sim.harness.ladder import Ladder, import_folder
+from sim.tools.ladder import Ladder, import_folder
 
 PAIRS = int(os.environ.get("SHUANGKOU_BENCH_LADDER_PAIRS", "200000"))
 

@@ -2,7 +2,7 @@
 
 Targets on one core after compilation: greedy-vs-greedy whole deals >= 100,000 deals/s;
 pimc(samples=64) <= 5 ms and ismcts(iterations=1000) <= 20 ms per decision (median over the
-searched decisions, see ``sim.harness.bench.decision_times``); the Python-tier random player
+searched decisions, see ``sim.tools.bench.decision_times``); the Python-tier random player
 (step API) >= 2,000 deals/s; the compiled plug-in ``cautious_c`` (strategies/example_compiled.py)
 against itself >= 0.3x the deals/s of greedy vs greedy measured in the same run.
 
@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 from sim.deal import Deal
-from sim.harness import bench
-from sim.harness.loop import N_COLS, play_deals
-from sim.harness.runner import Asker, compiled_tables, make_seats
+from sim.loops.loop import N_COLS, play_deals
+from sim.loops.runner import Asker, compiled_tables, make_seats
 from sim.rules import DEFAULT_RULES
+from sim.tools import bench
 from strategies.random import RandomStrategy
 
 RULES = DEFAULT_RULES.array()

@@ -8,7 +8,7 @@ per run (default 200,000, i.e. 400,000 games; the issue's figure is 1,000,000).
 
 Targets on the 2-core machine, after compilation: two jobs give at least 1.8x the one-job
 throughput; the tournament (chunking, per-deal table, statistics, chunk files) adds less than
-10% to the time of ``sim.harness.loop.play_deals`` playing the same games. Worker processes are
+10% to the time of ``sim.loops.loop.play_deals`` playing the same games. Worker processes are
 started and warmed before timing, as they are once per run of a long tournament.
 """
 
@@ -19,11 +19,11 @@ import os
 import numpy as np
 import pytest
 
-from sim.harness import runner
-from sim.harness.config import from_dict
-from sim.harness.loop import N_COLS, play_deals
-from sim.harness.tournament import run_tournament
+from sim.loops import runner
+from sim.loops.loop import N_COLS, play_deals
 from sim.rules import DEFAULT_RULES
+from sim.tournament.config import from_dict
+from sim.tournament.run import run_tournament
 from strategies.registry import available
 
 PLAYERS = ["greedy", "random"] if "greedy" in available() else ["random(show_prob=0.9)",

@@ -29,8 +29,8 @@ from sim import api, cards
 from sim.cards import CARD_NAMES, KEY_OF_ID, N_TYPES, POINTS_ID, SUIT_SYMBOLS, SUITS
 from sim.core.trick import trick_winner as _trick_winner
 from sim.errors import InvalidCardError
-from sim.harness.bench import cpu_model  # the one reader of the CPU model
-from sim.harness.runner import iter_records
+from sim.loops.runner import iter_records
+from sim.tools.bench import cpu_model  # the one reader of the CPU model
 from strategies import example
 from strategies.example import Cautious
 

@@ -8,7 +8,7 @@ start, each confirmed on 20,000 fresh duplicate pairs.
 ``defaults``: the gain of the tuned spec over greedy's defaults (the run's own confirmation
 match, tuned vs start). ``bad``: from ``greedy(show_at=0.9,min_cards=3)``; the recovery is
 ``1 - m(tuned vs defaults) / m(bad vs defaults)``, both matches on the same 20,000 fresh pairs
-(deals from ``sim.harness.tune.CONFIRM_FIRST``, never used by tuning). Each prints one JSON
+(deals from ``sim.tools.tune.CONFIRM_FIRST``, never used by tuning). Each prints one JSON
 line with the figures, the duplicate pairs the tuning played and its wall time.
 """
 
@@ -32,7 +32,7 @@ CONFIRM = 20_000
 
 
 def main(argv: list[str] | None = None) -> int:
-    from sim.harness import tune
+    from sim.tools import tune
 
     ap = argparse.ArgumentParser()
     ap.add_argument("start", choices=sorted(STARTS))

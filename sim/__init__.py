@@ -5,11 +5,11 @@ The public API (see README.md and docs/):
 - ``Rules``: the rules variant (docs/rules.md "Variants").
 - ``legal_plays``, ``trick_winner``, ``card_points``, ``settle``, ``level``: rules as functions.
 - ``Deal``: one deal step by step for Python bots, people and RL loops.
-- many deals through the compiled loop: ``sim.harness.runner.iter_records`` (records) and
+- many deals through the compiled loop: ``sim.loops.runner.iter_records`` (records) and
   the ``shuangkou play`` and ``shuangkou tournament`` commands.
 - ``obs_spec``, ``action_of``, ``choice_of_action``: the fixed observation vector and action
   space of the fast tier (``sim.spaces``); ``Batch``: many deals stepped at once
-  (``sim.harness.batch``).
+  (``sim.loops.batch``).
 
 Every name is loaded on first use (PEP 562): ``import sim`` or ``import sim.analysis.stats`` loads
 neither numba nor the engine; ``sim.Deal`` does. The layers are described in
@@ -29,7 +29,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "CACHE_DIR": "sim.core._cache",
     "legal_plays": "sim.api", "trick_winner": "sim.api",
-    "Batch": "sim.harness.batch",
+    "Batch": "sim.loops.batch",
     "card_points": "sim.cards",
     "Deal": "sim.deal", "ToAct": "sim.deal",
     "Observation": "sim.observation",

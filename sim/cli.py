@@ -115,7 +115,7 @@ MAX_CLI_JOBS = 1024  # --jobs of analyze, estimate
 MAX_TOURNAMENT_JOBS = 4096  # tournament --jobs, as run.jobs in a config
 MAX_CHUNK_SIZE = 10_000_000  # tournament --chunk-size, as run.chunk_size in a config
 MAX_SAMPLES = 4096  # analyze, human --samples: worlds per decision (sim.human.check_samples)
-MAX_ESTIMATE_DEALS = 10**11  # sim.harness.estimate.MAX_DEALS (no engine import here)
+MAX_ESTIMATE_DEALS = 10**11  # sim.tools.estimate.MAX_DEALS (no engine import here)
 MAX_SECONDS = 86_400.0  # --timeout of play and human: a day per decision
 # human --delay (0 … 60) and --samples (2 … 4,096): sim.human.check_delay, check_samples
 
@@ -132,7 +132,7 @@ def _int_at_least_2(text: str) -> int:
     return _int_at_least(text, 2)
 
 
-_BENCH, _TUNE, _TRAIN = "sim.harness.bench", "sim.harness.tune", "sim.harness.train"
+_BENCH, _TUNE, _TRAIN = "sim.tools.bench", "sim.tools.tune", "sim.learn.train"
 
 
 def _upto(module: str, bound: str, what: str, lo: int = 1) -> Callable[[str], int]:
@@ -148,8 +148,8 @@ def _upto(module: str, bound: str, what: str, lo: int = 1) -> Callable[[str], in
 
 
 def _train_hours(text: str) -> float:
-    """``train --hours``: a number in (0, sim.harness.train.MAX_HOURS]."""
-    from sim.harness.train import MAX_HOURS
+    """``train --hours``: a number in (0, sim.learn.train.MAX_HOURS]."""
+    from sim.learn.train import MAX_HOURS
 
     v = bounded_float("--hours (hours of wall time)", 0.0, MAX_HOURS)(text)
     if v <= 0:
@@ -157,9 +157,9 @@ def _train_hours(text: str) -> float:
     return v
 
 
-DEFAULT_ANALYZE_SAMPLES = 128  # sim.harness.analyze.DEFAULT_SAMPLES (no engine import here)
-DEFAULT_ESTIMATE_SEATS = "greedy"  # sim.harness.estimate.DEFAULT_SEATS (tests check they agree)
-DEFAULT_ESTIMATE_DEALS = 100_000  # sim.harness.estimate.DEFAULT_DEALS
+DEFAULT_ANALYZE_SAMPLES = 128  # sim.tools.analyze.DEFAULT_SAMPLES (no engine import here)
+DEFAULT_ESTIMATE_SEATS = "greedy"  # sim.tools.estimate.DEFAULT_SEATS (tests check they agree)
+DEFAULT_ESTIMATE_DEALS = 100_000  # sim.tools.estimate.DEFAULT_DEALS
 SWINGS_MAX = 10  # sim.analysis.stats.SWINGS_KEPT: swing deals a run keeps per matchup
 
 
@@ -269,7 +269,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     from sim.core.rng import check_seed
     from sim.core.tables import C_SCORE, C_SETTLE0, C_VOID
-    from sim.harness import runner
+    from sim.loops import runner
 
     _load_plugins(args.plugin)
     seed = check_seed(args.seed)
@@ -358,7 +358,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def _swing_pairs(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The swing deals of the results folder ``args.file``/``args.records`` (``--swings``)."""
-    from sim.harness import swings
+    from sim.tournament import swings
 
     if args.deal is not None:
         raise ConfigError("--swings chooses the deals itself: drop --deal")
@@ -368,7 +368,7 @@ def _swing_pairs(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def _replay_swings(args: argparse.Namespace) -> int:
     """``replay RESULTS --swings N``: both tables of each swing deal, side by side."""
-    from sim.harness import swings
+    from sim.tournament import swings
 
     found = _swing_pairs(args)
     if args.html:  # the deal viewer: the two tables of each pair side by side
@@ -439,8 +439,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 # --- analyze ------------------------------------------------------------------------------
 def cmd_analyze(args: argparse.Namespace) -> int:
     from sim.core.rng import check_seed
-    from sim.harness import analyze
     from sim.reference import validator
+    from sim.tools import analyze
 
     settings = analyze.Settings(samples=args.samples, seed=check_seed(args.seed),
                                 policy=args.policy)
@@ -529,7 +529,7 @@ def cmd_human(args: argparse.Namespace) -> int:
 
 # --- bench --------------------------------------------------------------------------------
 def cmd_bench(args: argparse.Namespace) -> int:
-    from sim.harness import bench
+    from sim.tools import bench
 
     if args.json:  # refuse a path that cannot be written before measuring for minutes
         _check_output_file(args.json, "JSON file")
@@ -571,7 +571,7 @@ def _write_text_atomic(path: str, text: str, what: str) -> None:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from sim.harness import precompile
+    from sim.loops import precompile
 
     _load_plugins(args.plugin)
     precompile.run(args.players, progress=False if args.no_progress else None)
@@ -606,8 +606,8 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
-    from sim.harness.config import load_config
-    from sim.harness.tournament import run_tournament
+    from sim.tournament.config import load_config
+    from sim.tournament.run import run_tournament
 
     _load_plugins(args.plugin)
     overrides: dict[str, Any] = {}
@@ -631,7 +631,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.no_plots:
         overrides["output.plots"] = False
     cfg = load_config(args.config, overrides)
-    from sim.harness.tournament import cap_jobs
+    from sim.tournament.run import cap_jobs
 
     cfg, capped = cap_jobs(cfg, force=args.force_jobs)
     if capped:
@@ -640,7 +640,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     quiet = getattr(args, "quiet", False)
     if resume is None:  # this very run is already finished there: only re-render it
         from sim.analysis import report
-        from sim.harness.swings import load_state
+        from sim.tournament.swings import load_state
 
         report.write_all(load_state(cfg.out, cfg), cfg.out, plots=cfg.plots,
                          echo=None if quiet else _echo)
@@ -677,7 +677,7 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
       nothing is replayed, the tables and report are written again from the saved chunks;
     - otherwise an existing run needs ``--resume`` (same config) or ``--force``.
     """
-    from sim.harness.results import locked, read_config, remove_run_files
+    from sim.tournament.results import locked, read_config, remove_run_files
 
     out = cfg.out
     if os.path.exists(out) and not os.path.isdir(out):
@@ -696,7 +696,7 @@ def _prepare_results_folder(cfg: Any, args: argparse.Namespace) -> bool | None:
             raise ConfigError("--force and --resume exclude each other: --force starts the run "
                               "again, --resume finishes the one in the results folder")
         with locked(out):  # never under the feet of a run still writing there
-            # every file the previous run wrote (one list: sim.harness.results.RUN_FILES),
+            # every file the previous run wrote (one list: sim.tournament.results.RUN_FILES),
             # swing deals and plots included; never a file of the user's
             remove_run_files(out)
         return False
@@ -724,7 +724,7 @@ def _echo(*parts: Any, **kw: Any) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from sim.analysis import report
-    from sim.harness.swings import load_state
+    from sim.tournament.swings import load_state
 
     _load_plugins(args.plugin)
     state = load_state(args.run_dir)
@@ -738,7 +738,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     import json
 
     from sim.core.rng import check_seed
-    from sim.harness.estimate import check_deals, estimate, parse_hand
+    from sim.tools.estimate import check_deals, estimate, parse_hand
 
     if args.json and args.quiet:
         raise ConfigError("--json and --quiet contradict each other: give one (--json prints "
@@ -765,7 +765,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 # --- ladder -------------------------------------------------------------------------------
 def _ladder_open(args: argparse.Namespace, create: bool = False, write: bool = True,
                  seed: int | None = None, rules: dict[str, int] | None = None) -> Any:
-    from sim.harness.ladder import Ladder
+    from sim.tools.ladder import Ladder
 
     return Ladder.open(args.db, create=create, seed=seed, rules=rules, write=write)
 
@@ -778,7 +778,7 @@ def _ladder_anchor(lad: Any, text: str | None) -> tuple[str | None, float]:
     """``--anchor PLAYER[=ELO]`` (``mean[=ELO]``: the mean of the rated players): the player's
     spec as stored and its Elo; without the option ``random`` at 0 when it is on the ladder,
     else the mean at 0."""
-    from sim.harness.ladder import DEFAULT_ANCHOR, MAX_ANCHOR_ELO
+    from sim.tools.ladder import DEFAULT_ANCHOR, MAX_ANCHOR_ELO
 
     if text is None:
         names = [p.spec for p in lad.players()]
@@ -807,7 +807,7 @@ def _ladder_creation(args: argparse.Namespace) -> tuple[int | None, dict[str, in
     """``--seed`` and ``--rule`` of a command that may create the ladder: checked against an
     existing ladder's (they are fixed when it is made)."""
     from sim.core.rng import check_seed
-    from sim.harness.ladder import Ladder
+    from sim.tools.ladder import Ladder
 
     seed = check_seed(args.seed) if args.seed is not None else None
     rules = _rules_from_args(args.rule).to_dict() if args.rule else None
@@ -854,12 +854,12 @@ def _ladder_matchup(text: str | None) -> tuple[str, str] | None:
 
 
 def cmd_ladder_run(args: argparse.Namespace) -> int:
-    from sim.harness import ladder
+    from sim.tools import ladder
 
     if args.scheduler and args.backend not in (None, "dask"):
         raise ConfigError("--scheduler needs --backend dask")
     backend = args.backend or ("dask" if args.scheduler else "auto")
-    from sim.harness.runner import check_timeout
+    from sim.loops.runner import check_timeout
 
     timeout = check_timeout(args.timeout) or 0.0  # a negative or NaN limit: one line
     _load_plugins(args.plugin)
@@ -892,8 +892,8 @@ def _ladder_show_text(lad: Any) -> None:
 
 
 def cmd_ladder_import(args: argparse.Namespace) -> int:
-    from sim.harness.ladder import Ladder, import_folder
-    from sim.harness.results import read_config
+    from sim.tools.ladder import Ladder, import_folder
+    from sim.tournament.results import read_config
 
     if not os.path.lexists(args.db):  # a new ladder takes the first folder's seed and rules
         cfg = read_config(args.results[0])
@@ -912,7 +912,7 @@ def _ladder_output(args: argparse.Namespace, path: str, what: str) -> None:
     """An output file of ``show --html`` or ``export``: writable, and not the ladder's own
     database or one of its side files (writing there would destroy every pair)."""
     _check_output_file(path, what)
-    from sim.harness.ladder import LOCK_SUFFIX
+    from sim.tools.ladder import LOCK_SUFFIX
 
     out = os.path.realpath(path)
     for suffix in ("", "-wal", "-shm", "-journal", LOCK_SUFFIX):
@@ -962,7 +962,7 @@ def cmd_ladder_history(args: argparse.Namespace) -> int:
     if not rows:
         print(f"{clean(spec)}: no pairs yet")
         return 0
-    from sim.harness.ladder import iso_time
+    from sim.tools.ladder import iso_time
 
     keys = list(rows[0])
 
@@ -982,7 +982,7 @@ def cmd_ladder_history(args: argparse.Namespace) -> int:
 
 
 def cmd_ladder_export(args: argparse.Namespace) -> int:
-    from sim.harness.ladder import export_parquet
+    from sim.tools.ladder import export_parquet
 
     _ladder_output(args, args.out, "Parquet file")
     with _ladder_open(args, write=False) as lad:
@@ -1011,7 +1011,7 @@ def _compiling(args: argparse.Namespace, done: bool = True) -> Any:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     from sim.core.rng import check_seed
-    from sim.harness import tune
+    from sim.tools import tune
 
     _load_plugins(args.plugin)
     cfg = tune.make_config(args.spec, args.param or [], against=args.against,
@@ -1033,7 +1033,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from sim.harness import jaxnet, train
+    from sim.learn import jaxnet, train
 
     if args.merge:  # an ensemble of trained networks: no training, no JAX
         print(train.merge(args.merge, args.out))
@@ -1221,7 +1221,7 @@ def build_parser() -> argparse.ArgumentParser:
                          f"{MAX_TOURNAMENT_JOBS:,})")
     to.add_argument("--force-jobs", action="store_true",
                     help="run --jobs workers even when there are more than CPUs")
-    from sim.harness.config import BACKENDS
+    from sim.tournament.config import BACKENDS
 
     to.add_argument("--backend", choices=BACKENDS,
                     help="what runs the chunks: auto (default: processes forked from the run "
@@ -1322,7 +1322,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help=PLUGIN_HELP)
     es.set_defaults(func=cmd_estimate)
 
-    from sim.harness.ladder import (
+    from sim.tools.ladder import (
         CHUNK_FIRST,
         CHUNK_MAX,
         CHUNK_SECONDS,
@@ -1529,7 +1529,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command not in _COMPILING_COMMANDS:
             return int(args.func(args) or 0)
         # `kill PID` stops like Ctrl-C (one line, exit 130), also inside compiled code
-        # (sim.harness.plugins runs it on a helper thread while this one waits)
+        # (sim.loops.plugins runs it on a helper thread while this one waits)
         main_thread = threading.current_thread() is threading.main_thread()
         term = args.command in ("play", "estimate", "bench") and main_thread
         previous = signal.signal(signal.SIGTERM, _raise_interrupt) if term else None

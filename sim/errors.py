@@ -74,10 +74,10 @@ class WorkerError(ShuangkouError):
 
 class LadderError(ShuangkouError):
     """A ladder database that cannot be used: not one of ours, a newer schema version,
-    corrupt, read-only or locked, or held by another ``ladder run`` (``sim.harness.ladder``)."""
+    corrupt, read-only or locked, or held by another ``ladder run`` (``sim.tools.ladder``)."""
 
 
 class WeightsError(ShuangkouError):
     """A learned player's weights file or a trainer's checkpoint that cannot be used: missing,
     corrupt or truncated, of another format or version, or with arrays of the wrong shape
-    (``strategies.learned``, ``sim.harness.train``)."""
+    (``strategies.learned``, ``sim.learn.train``)."""

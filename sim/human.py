@@ -3,7 +3,7 @@
 One person sits in one seat, three bots (any specs, plug-ins included) in the others. The deal
 runs through the step API (``sim.deal.Deal``): the person answers at their own decisions, each
 bot is asked through ``choose`` on its observation, with the per-decision time limit of
-``sim.harness.runner`` (the same ``Asker`` machinery ``shuangkou play --timeout`` uses). The screen
+``sim.loops.runner`` (the same ``Asker`` machinery ``shuangkou play --timeout`` uses). The screen
 shows only what the person's seat may know (R9): it is drawn from that seat's Observation.
 
 Two screens: a full-screen one that redraws in place with plain ANSI codes when standard
@@ -43,12 +43,12 @@ from sim.errors import (
     ShuangkouError,
     StrategyError,
 )
-from sim.harness.analyze import DEFAULT_SAMPLES  # worlds per decision for hint and review
-from sim.harness.runner import Asker, check_timeout, use_alarm
+from sim.loops.runner import Asker, check_timeout, use_alarm
 from sim.observation import Observation
 from sim.record import FORMAT, call_dicts, dumps, hands_of, trick_dicts
 from sim.rules import Rules
 from sim.titles import level_text
+from sim.tools.analyze import DEFAULT_SAMPLES  # worlds per decision for hint and review
 from strategies.base import Strategy
 from strategies.registry import make, split_specs
 
@@ -927,7 +927,7 @@ class Session:
         """``analyze.choice_values`` of the decision awaited, computed from the person's
         seat's masked state (R9: the others' hands are removed before anything is read)."""
         from sim.core.engine import ST_SIZE, U_SIZE
-        from sim.harness.analyze import Decision, Settings, choice_values
+        from sim.tools.analyze import Decision, Settings, choice_values
         from sim.view import mask_into
 
         deal = self.deal
@@ -1012,7 +1012,7 @@ class Session:
             self.write(f"\nreview skipped (Ctrl-C); deal {rec['deal']} is saved\n")
 
     def _review(self, rec: dict[str, Any], path: str) -> None:
-        from sim.harness import analyze as A
+        from sim.tools import analyze as A
 
         settings = A.Settings(samples=self.samples)
         rows: list[dict[str, Any]] = []
@@ -1050,7 +1050,7 @@ class Session:
 
     def review_lines(self, rec: dict[str, Any], rows: list[dict[str, Any]],
                      settings: Any) -> list[str]:
-        from sim.harness.analyze import summarize
+        from sim.tools.analyze import summarize
 
         p = self.p
         out = [p.c(f"Review of your decisions, deal {rec['deal']}", _BOLD)

@@ -6,7 +6,7 @@ after an override which two cards to give back (R8), and every play of every tri
 the list of legal choices in canonical order, and returns one element of that list.
 
 Strategies that also have a numba kernel (``compiled_kind`` set for the built-ins, a
-``kernel`` attribute for a user's compiled plug-in, ``sim.harness.plugins``) can run inside the
+``kernel`` attribute for a user's compiled plug-in, ``sim.loops.plugins``) can run inside the
 compiled deal loop; the rest run through the Python step API, and one deal may mix both tiers.
 """
 

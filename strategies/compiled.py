@@ -91,7 +91,7 @@ def player_address(kind: int) -> int:
 def entries(kinds: Iterable[int] = (), extra: dict[int, int] | None = None) -> np.ndarray:
     """The table of addresses (``int64[N_KINDS]``, by kind) for a run of the built-in
     ``kinds`` (others are skipped) and the plug-in addresses ``extra`` (kind -> address,
-    ``sim.harness.plugins``); a kind left at 0 plays as random would."""
+    ``sim.loops.plugins``); a kind left at 0 plays as random would."""
     t = np.zeros(N_KINDS, dtype=np.int64)
     for k in sorted({int(k) for k in kinds}):
         if 0 <= k < N_BUILTIN:
@@ -111,7 +111,7 @@ def absent(*args):
 def call_kind(kind, entries, params, st, u, rules, seat, buf, fws, uws):
     """The choice code of ``kind`` through its address in ``entries``: what the loops call for
     every kind they do not write out themselves. Every caller fills the address of each kind
-    it seats (``entries``; ``sim.harness.loop.play_deals``, ``sim.harness.plugins.Loops``):
+    it seats (``entries``; ``sim.loops.loop.play_deals``, ``sim.loops.plugins.Loops``):
     a kind without one passes (-1), which no seat ever meets (a random fallback here would
     compile random's kernel once more into every loop: 1.8 s of every cold start)."""
     if 0 <= kind < entries.shape[0]:

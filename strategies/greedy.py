@@ -418,7 +418,7 @@ def greedy_decide(st, u, rules, seat, params, prow, buf):
     return greedy_follow(st, u, rules, seat, params, prow, buf)
 
 
-# ``greedy_decide`` inlined into the compiled deal loop (``sim.harness.loop.finish_deal``): the two
+# ``greedy_decide`` inlined into the compiled deal loop (``sim.loops.loop.finish_deal``): the two
 # dispatch calls (``decide``, ``greedy_decide``) cost greedy deals almost a fifth of their time
 greedy_decide_inline = kernel(inline="always")(getattr(greedy_decide, "py_func", greedy_decide))
 

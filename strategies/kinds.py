@@ -9,7 +9,7 @@ KIND_ISMCTS = 3
 KIND_ORACLE = 4
 KIND_EXPERT = 5
 KIND_LEARNED = 6
-N_BUILTIN = 7  # plug-in kernels are numbered from here (sim.harness.plugins)
+N_BUILTIN = 7  # plug-in kernels are numbered from here (sim.loops.plugins)
 MAX_PLUGINS = 4  # plug-in kernels one run can hold: one per seat
 N_KINDS = N_BUILTIN + MAX_PLUGINS  # the kinds of a run's table of kernel addresses
 # not a player: a seat that plays a record's choices back in the built-in deal loops

@@ -8,7 +8,7 @@ What it decides
     and give-backs are not learned: they use expert's default calling rule (greedy's show rule
     with ``show_at``, ``min_cards``, ``partner_margin``) and greedy's give-back.
 
-The network (the trainer, ``sim.harness.jaxnet``, computes exactly this)::
+The network (the trainer, ``sim.learn.jaxnet``, computes exactly this)::
 
     h1  = relu(b1 + sum_k W1[sidx_k] + sden @ Wd)        state: active binary features sidx,
     h2  = relu(b2 + h1 @ W2)                            dense features sden
@@ -899,7 +899,7 @@ def side_suit_maps() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     (``DM + 1`` columns). Side keys ``10 g + r`` and the 付2/付3/付5 of side suit ``g`` (keys
     40 + g, 44 + g, 48 + g) follow their group. A two-card play keeps its cards' slots (its
     first card stays in ``MV_A``) even where the renaming reverses their key order: the
-    trainer's data augmentation (``sim.harness.jaxnet``) accepts that approximation."""
+    trainer's data augmentation (``sim.learn.jaxnet``) accepts that approximation."""
     n = len(SIDE_PERMUTATIONS)
     state = np.tile(np.arange(DS + 1), (n, 1))
     dense = np.tile(np.arange(ND), (n, 1))

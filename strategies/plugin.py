@@ -1,6 +1,6 @@
 """Compiled plug-ins on the strategy side: a class's ``kernel``, its parameters as floats, and
 ``choose`` from an observation (the kernel run on the masked state). The compiled deal loops
-that call plug-in kernels are generated on the harness side (``sim.harness.plugins``)."""
+that call plug-in kernels are generated on the harness side (``sim.loops.plugins``)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def fresh_kernel(k: Any, inline: bool = False) -> Any:
     allocate as numba allows) and bounds checks on its own indexing (``boundscheck``: a read
     or write out of bounds raises ``IndexError``, reported in one line, instead of corrupting
     memory): the generated loops fall back to it when the inlined kernel does not compile
-    (``sim.harness.plugins.Loops``), and ``choose`` uses it."""
+    (``sim.loops.plugins.Loops``), and ``choose`` uses it."""
     from numba import jit
 
     if inline:

@@ -1,9 +1,9 @@
 """A compiled plug-in's entry: its kernel compiled once, alone, called through its address.
 
-A template (``sim.core.bind``): ``sim.harness.plugins`` loads a copy per plug-in kernel with
+A template (``sim.core.bind``): ``sim.loops.plugins`` loads a copy per plug-in kernel with
 ``plugin`` bound to it, named by a hash of the kernel's source files, and compiles ``entry``
 for ``PLUGIN_SIG`` (``sim.core.calls.native_address``), cached by numba like any kernel; the
-plug-in loops (``sim.harness.plugin_loop``) call it with ``call_plugin``. So a plug-in compiles
+plug-in loops (``sim.loops.plugin_loop``) call it with ``call_plugin``. So a plug-in compiles
 once per edit of its source, never again for the players beside it.
 
 ``entry(st, u, rules, seat, params, pbuf)``: the seat's masked state, a copy of the rules, its

@@ -71,7 +71,7 @@ def random_decide(st, u, seat, show_prob, buf):
     return buf[bounded(next_draw(u, stream), n)]
 
 
-# ``random_decide`` inlined into the compiled deal loop (``sim.harness.loop.finish_deal``), its
+# ``random_decide`` inlined into the compiled deal loop (``sim.loops.loop.finish_deal``), its
 # hot path
 random_decide_inline = kernel(inline="always")(getattr(random_decide, "py_func", random_decide))
 

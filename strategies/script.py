@@ -1,13 +1,13 @@
 """The scripted seat: a finished deal's recorded choices played back inside the compiled deal
-loops (``sim.harness.loop``), with every decision logged.
+loops (``sim.loops.loop``), with every decision logged.
 
-A tournament's swing deals are compared decision by decision (``sim.harness.swings``): the
+A tournament's swing deals are compared decision by decision (``sim.tournament.swings``): the
 first decision at which a duplicate pair's two tables differ. The records say every show,
 give-back and play but not the passes between the shows, so finding that decision means
 replaying the calling through the engine. Seated in all four seats of the loop the run has
 already compiled (``KIND_SCRIPT``), this kernel does that at no extra compile: at a show
 decision it shows the recorded pair when the record has one for this dealing (redeal),
-round and seat, else passes (as ``sim.harness.analyze.decisions`` reads a record); at a
+round and seat, else passes (as ``sim.tools.analyze.decisions`` reads a record); at a
 give-back or a play it takes the next recorded one. Each decision goes into a log of
 ``LOG_FIELDS`` rows: its step (decisions before it), seat, phase, code, dealing round and
 redeal.

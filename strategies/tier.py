@@ -30,7 +30,7 @@ class CompiledStrategy(Strategy):
     """Base of the strategies that have a numba kernel (``compiled_kind``).
 
     A subclass runs its own kernel in ``kernel_decide`` (only that kernel compiles when a Python bot
-    asks it); the compiled deal loops (``sim.harness.loop``) call the same kernel by
+    asks it); the compiled deal loops (``sim.loops.loop``) call the same kernel by
     ``compiled_kind``.
     """
 

@@ -94,8 +94,8 @@ def _engine_compiled() -> None:
     """Compile (or load) the deal loops before any test, so that no test's stderr depends on
     whether the kernel cache was cold: ``sim.core._cache.compile_first`` prints its first-run notice
     only then, and tests that expect a one-line error would see it in front."""
-    from sim.harness import runner
-    from sim.harness.estimate import estimate
+    from sim.loops import runner
+    from sim.tools.estimate import estimate
 
     runner.summaries(0, 0, 1, runner.make_seats("random"))
     estimate("Kh", seat=0, deals=1)

@@ -288,7 +288,7 @@ def ratings(reps: int) -> None:
 
 
 def blocks(run_dir: str, block: int) -> None:
-    from sim.harness.results import load_deals
+    from sim.tournament.results import load_deals
 
     t = load_deals(run_dir, ["matchup", "deal", "orientation", "settle0", "settle1"])
     own = np.where(t["orientation"] == 0, t["settle0"], t["settle1"]).astype(np.int64)

@@ -11,10 +11,10 @@ import pytest
 
 from sim.cli import main
 from sim.core.engine import ST_SIZE, U_ONCE, U_SIZE, U_TWICE
-from sim.harness import analyze as A
-from sim.harness.runner import iter_records, make_seats
+from sim.loops.runner import iter_records, make_seats
 from sim.record import write_records
 from sim.rules import Rules
+from sim.tools import analyze as A
 from sim.view import mask_into
 
 FAST = A.Settings(samples=8, seed=3)

@@ -8,8 +8,8 @@ import pytest
 import sim
 from sim.deal import Deal
 from sim.errors import ConfigError, IllegalPlayError
-from sim.harness.batch import Batch
-from sim.harness.runner import make_seats
+from sim.loops.batch import Batch
+from sim.loops.runner import make_seats
 from sim.spaces import OBS_SIZE
 from strategies.compiled import decide, entries, new_scratch
 from strategies.params import param_table
@@ -145,7 +145,7 @@ def test_observe_matches_deal_obs_array():
 def test_a_full_finished_queue_loses_no_deal():
     """Deals that end when the step's queue of finished deals is full finish on a further
     call within the same step: none is lost or reported twice."""
-    from sim.harness.batch import N_FIN
+    from sim.loops.batch import N_FIN
 
     def run(tiny):
         b = Batch(6, 8, seats=[None, "random", "random", "random"], deals=30)
@@ -220,7 +220,7 @@ def test_a_tampered_step_ends_with_an_error():
     """Private arrays written so that no seat is the policy's (every deal then plays to the
     end inside the step, forever): the step stops with one line instead of never returning."""
     from sim.errors import UsageError
-    from sim.harness.batch import C_KINDS
+    from sim.loops.batch import C_KINDS
 
     b = Batch(4, 1, seats=[None, "random", "random", "random"])
     b._ctl[C_KINDS:C_KINDS + 4] = b.kinds[1]

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from sim.cli import main
-from sim.harness import bench
+from sim.tools import bench
 
 
 def _fake_limit(tmp_path, body):

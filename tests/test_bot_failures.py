@@ -17,9 +17,9 @@ import pytest
 
 from sim.cli import main
 from sim.errors import ConfigError, StrategyError
-from sim.harness.config import from_dict
-from sim.harness.runner import iter_records, make_seats, summaries
-from sim.harness.tournament import run_tournament
+from sim.loops.runner import iter_records, make_seats, summaries
+from sim.tournament.config import from_dict
+from sim.tournament.run import run_tournament
 from strategies.registry import load_plugin, make, resolve
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -79,7 +79,7 @@ def test_plugin_edit_names_another_entry_copy(tmp_path, monkeypatch):
     """A compiled plug-in's entry copy (sim.core.bind) is named by a hash of the plug-in's
     source files: an edit that keeps the file's size and modification time (numba's own
     check) still gives another copy, compiled afresh."""
-    from sim.harness import plugins
+    from sim.loops import plugins
 
     mod = tmp_path / "hygiene_bot.py"
     src = ("import numba\nfrom strategies.base import Strategy\n\n"

@@ -342,13 +342,13 @@ def test_record_file_errors_one_line(case, tmp_path, capsys, monkeypatch):
 def test_bench_json_errors_one_line(case, tmp_path, capsys, monkeypatch):
     import errno
 
-    import sim.harness.bench
+    import sim.tools.bench
 
     (tmp_path / "afile").write_text("x")
     target = {"directory": tmp_path, "under_a_file": tmp_path / "afile" / "b.json",
               "disk_full": tmp_path / "b.json"}[case]
     measured = []
-    monkeypatch.setattr(sim.harness.bench, "run", lambda **k: measured.append(1) or {"x": 1})
+    monkeypatch.setattr(sim.tools.bench, "run", lambda **k: measured.append(1) or {"x": 1})
     if case == "disk_full":
         def full(res):
             raise OSError(errno.ENOSPC, "No space left on device")
@@ -486,8 +486,8 @@ def test_tournament_second_run_rerenders_then_force_reruns(tmp_path, capsys):
 
 
 def test_tournament_unfinished_run_names_resume_and_force(tmp_path, capsys):
-    from sim.harness.config import load_config
-    from sim.harness.tournament import run_tournament
+    from sim.tournament.config import load_config
+    from sim.tournament.run import run_tournament
 
     cfg, out = _tiny(tmp_path, deals=40), tmp_path / "r"
     run_tournament(load_config(cfg, {"output.dir": str(out)}), progress=False, stop_after=1)
@@ -742,8 +742,9 @@ _DOC_CLI = (__import__("pathlib").Path(__file__).resolve().parents[1] / "docs" /
 
 def test_bounds_in_the_cli_agree_with_the_code():
     from sim import cli
-    from sim.harness import config, estimate
     from sim.human import check_samples
+    from sim.tools import estimate
+    from sim.tournament import config
 
     assert cli.MAX_ESTIMATE_DEALS == estimate.MAX_DEALS
     assert cli.MAX_CLI_DEALS == config.MAX_CONFIG_DEALS

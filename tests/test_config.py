@@ -9,7 +9,7 @@ import pytest
 
 from sim.cli import main
 from sim.errors import ConfigError
-from sim.harness.config import BACKENDS, FORMATS, from_dict, load_config, parse_filter, tomllib
+from sim.tournament.config import BACKENDS, FORMATS, from_dict, load_config, parse_filter, tomllib
 from strategies.registry import available, parse_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -27,7 +27,7 @@ SKIPPED = {"sim/reference/": "the independent reference engine: shares no code w
                              "product, its tables included"}
 # the constants issue 21 found defined more than once: now in exactly one module each
 ONCE = {"MAX_SEED": "sim/core/limits.py", "MAX_DEAL": "sim/core/limits.py",
-        "SPRT_SAFE_MIN_PAIRS": "sim/analysis/stats.py", "DEFAULT_SAMPLES": "sim/harness/analyze.py",
+        "SPRT_SAFE_MIN_PAIRS": "sim/analysis/stats.py", "DEFAULT_SAMPLES": "sim/tools/analyze.py",
         "RANKS": "sim/cards.py", "SUITS": "sim/cards.py", "U_WORLD": "strategies/search.py",
         "U_ROLL": "strategies/search.py"}
 
@@ -107,7 +107,8 @@ def test_the_scan_sees_a_second_definition():
 
 def test_the_shared_ranges_are_the_engine_s():
     from sim.core import limits, rng
-    from sim.harness import batch, config
+    from sim.loops import batch
+    from sim.tournament import config
 
     assert rng.MAX_DEAL is limits.MAX_DEAL and config.MAX_DEAL is limits.MAX_DEAL
     assert batch.MAX_DEAL == 2**63 - 1 and config.MAX_SEED == rng.MAX_SEED == 2**64 - 1
@@ -115,7 +116,7 @@ def test_the_shared_ranges_are_the_engine_s():
 
 def test_the_command_line_and_config_reader_stay_light():
     """The one home of the ranges imports nothing: the CLI and config reader load no numpy."""
-    code = ("import sys, sim.cli, sim.harness.config, sim.core.limits\n"
+    code = ("import sys, sim.cli, sim.tournament.config, sim.core.limits\n"
             "print('numpy' in sys.modules, 'numba' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                        timeout=120, check=True)
@@ -127,7 +128,7 @@ def test_the_cli_mirrors_of_defaults_agree():
     must agree with the modules that own them (estimate's: tests/test_estimate.py)."""
     from sim import cli
     from sim.analysis.stats import SWINGS_KEPT
-    from sim.harness.analyze import DEFAULT_SAMPLES
+    from sim.tools.analyze import DEFAULT_SAMPLES
 
     assert cli.DEFAULT_ANALYZE_SAMPLES == DEFAULT_SAMPLES
     assert cli.SWINGS_MAX == SWINGS_KEPT
@@ -136,7 +137,7 @@ def test_the_cli_mirrors_of_defaults_agree():
 # --- one spec parser ----------------------------------------------------------------------
 def test_one_parser_splits_spec_lists():
     from sim import human
-    from sim.harness import runner
+    from sim.loops import runner
     from strategies import registry
 
     assert runner.split_specs is registry.split_specs is human.split_specs

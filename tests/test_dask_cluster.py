@@ -110,8 +110,8 @@ def test_resume_on_a_cluster_of_a_run_stopped_part_way(tmp_path, cluster):
     """A session on this machine stopped after 2 of its 9 chunks (as if killed), finished with
     ``--resume --scheduler ADDRESS``: the cluster plays only the missing chunks, and the results
     equal one uninterrupted run's."""
-    from sim.harness.config import load_config
-    from sim.harness.tournament import run_tournament
+    from sim.tournament.config import load_config
+    from sim.tournament.run import run_tournament
 
     path = _config(tmp_path, "part", "jobs = 1\n")
     cfg = load_config(path, {"output.dir": str(tmp_path / "part")})

@@ -7,7 +7,7 @@ import pytest
 import sim
 from sim import Deal, IllegalPlayError, Rules
 from sim.deal import play_python
-from sim.harness.runner import iter_records, make_seats
+from sim.loops.runner import iter_records, make_seats
 from strategies.random import RandomStrategy
 
 

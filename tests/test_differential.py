@@ -16,7 +16,7 @@ import random
 import pytest
 from joblib import Parallel, delayed
 
-from sim.harness.runner import iter_records, make_seats
+from sim.loops.runner import iter_records, make_seats
 from sim.reference import oracle as ref
 from sim.rules import Rules
 

@@ -108,7 +108,8 @@ def _test_layers():
     return mod
 
 
-PACKAGES = ("sim.core", "sim.harness", "strategies")  # their __init__s: in LAYERS, not the docs
+# their __init__s: in LAYERS, not the docs
+PACKAGES = ("sim.core", "sim.loops", "sim.tournament", "sim.tools", "sim.learn", "strategies")
 
 
 def _module(name: str) -> str:
@@ -122,7 +123,8 @@ def test_architecture_layer_table_is_test_layers():
     tests/test_layers.py (`strategies/*`: every strategies module not named elsewhere)."""
     layers = _test_layers()
     rows = re.findall(r"^\| (L\d|beside) [^|]*\| (.*) \|$", _doc("architecture.md"), re.M)
-    assert [r[0] for r in rows] == ["L0", "L1", "L2", "L3", "L4", "L5", "beside"]
+    assert [r[0] for r in rows] == ["L0", "L1", "L2", "L3", "L4", "L5", "L6", "L7", "L8",
+                                    "beside"]
     named = {key: {_module(n) for n in re.findall(r"`([\w/*]+)`", cells)} for key, cells in rows}
     everything = set().union(*named.values())
     wrong = []
@@ -144,7 +146,7 @@ def test_architecture_layer_table_is_test_layers():
 def test_results_columns_are_the_codes():
     """docs/results.md's column table names exactly the per-deal table's columns."""
     from sim.core.tables import DEAL_COLUMNS
-    from sim.harness.results import NAMED_COLUMNS
+    from sim.tournament.results import NAMED_COLUMNS
 
     text = _doc("results.md")
     table = text[text.index("| column | meaning |"):]
@@ -166,7 +168,7 @@ def test_results_columns_are_the_codes():
 
 def test_config_defaults_in_the_docs_are_the_codes():
     """docs/tournaments.md's annotated config gives each optional key its default value."""
-    from sim.harness.config import Sprt, TournamentConfig
+    from sim.tournament.config import Sprt, TournamentConfig
 
     block = re.search(r"```toml\n(.*?)```", _doc("tournaments.md"), re.S).group(1)
     doc = tomllib.loads(block)
@@ -269,7 +271,7 @@ def test_sizes_in_the_docs_are_the_codes():
                        r"([\d.]+) s \(pimc compiled the sampler they share\), expert ([\d.]+) s, "
                        r"learned ([\d.]+) s", text)
     assert quoted
-    keys = ["sim.harness.loop.run_deals"] + [f"strategies.{m}.{p}_decide" for m, p in (
+    keys = ["sim.loops.loop.run_deals"] + [f"strategies.{m}.{p}_decide" for m, p in (
         ("search", "pimc"), ("search", "ismcts"), ("search", "oracle"), ("expert", "expert"),
         ("learned", "learned"))]
     for key, figure in zip(keys, quoted.groups(), strict=True):
@@ -288,8 +290,8 @@ def test_rules_variant_defaults_in_the_docs_are_the_codes():
 
 
 def test_format_tags_in_the_docs_are_the_codes():
-    from sim.harness.chunks import FORMAT as RESULTS
     from sim.record import FORMAT as RECORD
+    from sim.tournament.chunks import FORMAT as RESULTS
 
     assert f"format `{RECORD}`" in _doc("record.md")
     assert f"`format` (`{RESULTS}`)" in _doc("results.md")
@@ -303,10 +305,10 @@ def test_limits_in_the_docs_are_the_codes():
     """Limits docs/tournaments.md quotes (matchups, the sizes a received file may have, the SPRT's
     and the scheduler's bounds) are the code's constants."""
     from sim.analysis.stats import SPRT_SAFE_MIN_PAIRS
-    from sim.harness.config import MAX_CONFIG_BYTES, MAX_MATCHUPS, Sprt
-    from sim.harness.results import MAX_JSON_BYTES
-    from sim.harness.tournament import SCHEDULER_TIMEOUT
     from sim.record import MAX_RECORD_LINE
+    from sim.tournament.config import MAX_CONFIG_BYTES, MAX_MATCHUPS, Sprt
+    from sim.tournament.results import MAX_JSON_BYTES
+    from sim.tournament.run import SCHEDULER_TIMEOUT
 
     text = " ".join(_doc("tournaments.md").split())
     k = next(k for k in range(2, 100) if k * (k - 1) // 2 > MAX_MATCHUPS) - 1
@@ -323,7 +325,7 @@ def test_limits_in_the_docs_are_the_codes():
 
 
 def test_analysis_marks_in_the_docs_are_the_codes():
-    from sim.harness.analyze import MARK_Q, MARK_QQ
+    from sim.tools.analyze import MARK_Q, MARK_QQ
 
     text = _doc("analysis.md")
     assert f"| `??` | a blunder: loss ≥ {MARK_QQ:.1f} point" in text

@@ -87,7 +87,7 @@ def _policy(obs, mask):
 def test_greedy_opponents_play_between_the_agents_turns_as_in_batch():
     """Seats 1 and 3 greedy: the agents seat_0 and seat_2 get every turn of the episode (and
     only those), and each episode's rewards and record are sim.Batch's for the same deal."""
-    from sim.harness.batch import Batch
+    from sim.loops.batch import Batch
 
     n = 12
     e = env(seed=9, opponents={1: "greedy", 3: "greedy"})

@@ -32,7 +32,7 @@ BUILTIN_ERRORS = {n for n in dir(builtins) if isinstance(getattr(builtins, n), t
 
 # (file, enclosing function, exception) -> why it is not an input error of the user
 ALLOWED = {
-    ("sim/harness/bench.py", "play_process", "RuntimeError"):
+    ("sim/tools/bench.py", "play_process", "RuntimeError"):
         "a bench child process of the project's own play command failed: a bug, not input",
     ("strategies/greedy.py", "<module>", "AssertionError"):
         "an import-time check of the card tables greedy's mask follow relies on: a bug, not input",
@@ -58,18 +58,18 @@ ALLOWED = {
     ("sim/cli.py", "_raise_interrupt", "KeyboardInterrupt"): "a signal handler's Ctrl-C",
     ("sim/cli.py", "_write_records", "IsADirectoryError"):
         "caught three lines below and reported as an OutputError",
-    ("sim/harness/bench.py", "limit_rate", "ValueError"):
+    ("sim/tools/bench.py", "limit_rate", "ValueError"):
         "caught in the same function and reported as a ConfigError",
-    ("sim/harness/results.py", "atomic_write", "OSError"):
+    ("sim/tournament/results.py", "atomic_write", "OSError"):
         "names the file a failed write lost; callers report an OutputError",
-    ("sim/harness/config.py", "_toml_value", "TypeError"):
+    ("sim/tournament/config.py", "_toml_value", "TypeError"):
         "writes values load_config already checked: a programmer's error",
-    ("sim/harness/chunks.py", "ChunkPlan.__getitem__", "IndexError"):
+    ("sim/tournament/chunks.py", "ChunkPlan.__getitem__", "IndexError"):
         "the sequence protocol (a plan indexed past its end)",
-    ("sim/harness/chunks.py", "DealValues.from_dict", "ValueError"):
+    ("sim/tournament/chunks.py", "DealValues.from_dict", "ValueError"):
         "reading a chunk file: results.py reports it as a ConfigError naming the file",
-    ("sim/harness/chunks.py", "Aggregate.add", "ValueError"): "an internal invariant",
-    ("sim/harness/chunks.py", "Aggregate._look", "ValueError"): "an internal invariant",
+    ("sim/tournament/chunks.py", "Aggregate.add", "ValueError"): "an internal invariant",
+    ("sim/tournament/chunks.py", "Aggregate._look", "ValueError"): "an internal invariant",
     ("sim/core/bind.py", "bindable", "RuntimeError"):
         "a template module's bindable names: a programmer's error, at import",
     ("sim/core/bind.py", "_label", "TypeError"): "a binding the harness made: a programmer's",

@@ -11,7 +11,7 @@ import pytest
 
 from sim.cli import main
 from sim.errors import ConfigError, InvalidCardError
-from sim.harness.estimate import estimate, parse_hand, wilson
+from sim.tools.estimate import estimate, parse_hand, wilson
 
 KINGS = "Kh Kh Ks Ks Kd Kd"  # three pairs of the highest show rank: nobody can override
 
@@ -149,7 +149,7 @@ def test_strong_hand_is_positive_and_paired():
     assert e.headline() == (f"this hand is worth {m:+.2f} [{lo:+.2f}, {hi:+.2f}] points per "
                             f"deal over an average hand for seat 1")
     # the baseline is the ordinary deals of the same numbers: what play_deals plays
-    from sim.harness import runner
+    from sim.loops import runner
 
     rows = runner.summaries(3, 0, 20_000, runner.make_seats("greedy"))
     from sim.core.tables import C_SETTLE0
@@ -161,7 +161,7 @@ def test_default_players_are_documented_and_shown(capsys):
     import pathlib
 
     from sim import cli
-    from sim.harness import estimate as est_mod
+    from sim.tools import estimate as est_mod
 
     assert est_mod.DEFAULT_SEATS == cli.DEFAULT_ESTIMATE_SEATS == "greedy"
     assert est_mod.DEFAULT_DEALS == cli.DEFAULT_ESTIMATE_DEALS
@@ -206,9 +206,9 @@ def test_forced_loops_leave_play_alone_when_not_forced():
     # the generated loops of --compare-calls with the line off (-1) play exactly what the
     # ordinary loops play: only the fixed seat's show decisions are ever forced
     from sim.core.tables import N_COLS
-    from sim.harness import runner
-    from sim.harness.estimate import _forced_loops
+    from sim.loops import runner
     from sim.rules import DEFAULT_RULES
+    from sim.tools.estimate import _forced_loops
 
     # greedy in every seat (estimate's default, as in test_compare_calls_lists_each_line_...):
     # its forced loops compile once for both tests (the three other seats show unforced here
@@ -366,8 +366,8 @@ def test_second_copy_has_its_exact_probability():
 def test_calling_rate_matches_rejection_sampling():
     # with max_redeals = 0 an ordinary deal is played from its first shuffle, so keeping the
     # ordinary deals in which seat 0 holds a Kh is exactly estimate's distribution
-    from sim.harness import runner
-    from sim.harness.loop import C_CALLER, C_VOID, N_COLS, play_deals
+    from sim.loops import runner
+    from sim.loops.loop import C_CALLER, C_VOID, N_COLS, play_deals
     from sim.rules import Rules
 
     rules = Rules(max_redeals=0)

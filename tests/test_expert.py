@@ -26,7 +26,7 @@ from sim.core.engine import (
     U_SIZE,
     U_TWICE,
 )
-from sim.harness.runner import iter_records, make_seats
+from sim.loops.runner import iter_records, make_seats
 from sim.view import mask_into
 from strategies import make
 from strategies.expert import R_SAMPLER, R_WST, play_loglik, sample_calling_world

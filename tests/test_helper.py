@@ -1,4 +1,4 @@
-"""sim.harness.helper: the one helper thread behind runner's timed Python bots and the
+"""sim.loops.helper: the one helper thread behind runner's timed Python bots and the
 compiled plug-in loops' watched calls (tests/test_bot_failures.py covers both uses end to end)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from sim.harness import helper as helper_mod
-from sim.harness import plugins, runner
-from sim.harness.helper import HelperThread
+from sim.loops import helper as helper_mod
+from sim.loops import plugins, runner
+from sim.loops.helper import HelperThread
 
 
 class _Stop(BaseException):

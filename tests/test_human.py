@@ -125,7 +125,7 @@ class Mirror:
 def warm():
     """Compile (or load) the bots' and the analysis' kernels here, into the cache the program
     shares."""
-    from sim.harness import analyze as A
+    from sim.tools import analyze as A
 
     m = Mirror()
     while m.to_person() is not None:
@@ -785,7 +785,7 @@ def test_fair_a_hint_is_the_same_from_the_full_state_and_the_masked_one(tmp_path
     the person's seat's masked knowledge, or another truth the seat cannot tell apart (a hidden
     card swapped between the two opponents); and the session computes exactly that."""
     from sim.core.engine import ST_SIZE, U_ONCE, U_SIZE, U_TWICE
-    from sim.harness import analyze as A
+    from sim.tools import analyze as A
     from sim.view import mask_into
 
     settings = A.Settings(samples=8)
@@ -831,7 +831,7 @@ def test_fair_a_hint_is_the_same_from_the_full_state_and_the_masked_one(tmp_path
 def test_a_review_follows_the_deal_with_the_persons_decisions_and_the_viewer(tmp_path, warm):
     """After the deal: the person's decisions with losses and marks (analyze's rows for the
     person's seat), the total, and the deal viewer page of the deal with that analysis."""
-    from sim.harness import analyze as A
+    from sim.tools import analyze as A
 
     child = spawn(tmp_path, "--plain", color=False)
     while child.expect(["\n> ", "Reviewing your"]) == 0:

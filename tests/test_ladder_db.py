@@ -21,10 +21,10 @@ import pytest
 
 from sim.cli import main
 from sim.errors import ConfigError, LadderError
-from sim.harness import ladder
-from sim.harness.config import from_dict
-from sim.harness.ladder import Ladder
-from sim.harness.tournament import run_tournament
+from sim.tools import ladder
+from sim.tools.ladder import Ladder
+from sim.tournament.config import from_dict
+from sim.tournament.run import run_tournament
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 G, R, R9 = "greedy", "random", "random(show_prob=0.9)"
@@ -438,7 +438,7 @@ def test_import_twice_changes_nothing_and_keeps_deals(tmp_path, capsys, db):
 
 
 def test_import_matches_the_tournament_results(tmp_path, capsys):
-    from sim.harness.results import load_deals
+    from sim.tournament.results import load_deals
 
     folder = _tournament(tmp_path, "h", players=(R, G), fmt="head-to-head")
     db = str(tmp_path / "new.sqlite")  # a new ladder takes the folder's seed and rules
@@ -695,7 +695,7 @@ def test_the_cli_docs_ladder_example_runs_as_written(tmp_path, capsys, monkeypat
     takes the folder's pairs (the ladder's seed must be the folder's)."""
     import shlex
 
-    from sim.harness.config import load_config
+    from sim.tournament.config import load_config
 
     text = open(os.path.join(ROOT, "docs", "cli.md"), encoding="utf-8").read()
     block = text.split("## The ladder", 1)[1].split("```bash", 1)[1].split("```", 1)[0]

@@ -32,15 +32,17 @@ LAYERS = {
         "strategies.search", "strategies.expert", "strategies.compiled", "strategies.example",
         "strategies.example_compiled", "strategies.evaluate", "strategies.learned",
         "strategies.script", "strategies.plugin_entry"),
-    4: ("sim.env", "sim.harness", "sim.harness.batch", "sim.harness.loop",
-        "sim.harness.plugin_loop", "sim.harness.plugins",
-        "sim.harness.runner", "sim.harness.helper", "sim.harness.config", "sim.harness.chunks",
-        "sim.harness.results", "sim.harness.forkpool", "sim.harness.tournament",
-        "sim.harness.estimate", "sim.harness.standings",
-        "sim.harness.bench", "sim.harness.analyze", "sim.harness.swings", "sim.harness.ladder",
-        "sim.harness.tune", "sim.harness.labels", "sim.harness.learn_loop",
-        "sim.harness.jaxnet", "sim.harness.train", "sim.harness.precompile"),
-    5: ("sim.cli", "sim.human"),
+    4: ("sim.env", "sim.loops", "sim.loops.batch", "sim.loops.loop", "sim.loops.plugin_loop",
+        "sim.loops.plugins", "sim.loops.runner", "sim.loops.helper", "sim.loops.precompile",
+        "sim.loops.steps"),
+    5: ("sim.tournament", "sim.tournament.config", "sim.tournament.chunks",
+        "sim.tournament.results", "sim.tournament.forkpool", "sim.tournament.run",
+        "sim.tournament.standings", "sim.tournament.swings"),
+    6: ("sim.tools", "sim.tools.estimate", "sim.tools.bench", "sim.tools.analyze",
+        "sim.tools.ladder", "sim.tools.tune"),
+    7: ("sim.learn", "sim.learn.labels", "sim.learn.learn_loop", "sim.learn.jaxnet",
+        "sim.learn.train"),
+    8: ("sim.cli", "sim.human"),
 }
 # side modules: exactly what they may import
 PURE_TABLES = ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "sim.core.tables")
@@ -52,7 +54,7 @@ SIDE = {"sim.analysis": (), "sim.analysis.stats": PURE_TABLES,
         "sim.reference": (), "sim.reference.oracle": PURE_TABLES,
         "sim.reference.validator": PURE_TABLES + ("sim.reference.oracle",)}
 # the modules at the top of sim/: the public API only, each for a stated reason; everything
-# internal lives in a subpackage by layer (sim.Batch is sim.harness.batch through the facade)
+# internal lives in a subpackage by layer (sim.Batch is sim.loops.batch through the facade)
 PUBLIC = {
     "sim": "the lazy facade: sim.Deal, sim.Rules, sim.Batch, ...",
     "sim.cards": "card notation (sim.card_points; plug-ins import it by path)",
@@ -71,7 +73,8 @@ PUBLIC = {
     "sim.human": "shuangkou human: play in the terminal",
 }
 # each subpackage of sim and the layers its modules may be in
-FOLDERS = {"sim.core": (0, 1), "sim.harness": (4,), "sim.analysis": ("side",),
+FOLDERS = {"sim.core": (0, 1), "sim.loops": (4,), "sim.tournament": (5,), "sim.tools": (6,),
+           "sim.learn": (7,), "sim.analysis": ("side",),
            "sim.reference": ("side",)}
 FACADE = "sim"  # sim/__init__.py: lazy, above everything
 
@@ -173,12 +176,12 @@ def test_imports_run_one_way():
         for d, (_, line) in sorted(deps.items()):
             ld = layer_of(d)
             if m == FACADE:
-                ok = d not in SIDE and ld != 5  # the facade re-exports the library layers
+                ok = d not in SIDE and ld != 8  # the facade re-exports the library layers
             elif m in SIDE:
                 ok = d in SIDE[m]
             elif d in SIDE:
-                ok = (not d.startswith("sim.reference") or lm == 5
-                      or m == "sim.harness.bench")
+                ok = (not d.startswith("sim.reference") or lm == 8
+                      or m == "sim.tools.bench")
             elif d == FACADE:
                 ok = True  # resolved through sim.NAME above
             else:
@@ -242,8 +245,8 @@ def test_the_checker_sees_function_level_and_facade_imports(tmp_path):
     deps = GRAPH["strategies.base"]
     assert "strategies.plugin" in deps and not deps["strategies.plugin"][0]
     assert GRAPH["strategies.example"].get("sim.api") is not None  # sim.trick_winner
-    assert "sim.analysis.stats" in GRAPH["sim.harness.chunks"]
-    assert "sim.harness.loop" in GRAPH["sim.harness.runner"]
+    assert "sim.analysis.stats" in GRAPH["sim.tournament.chunks"]
+    assert "sim.loops.loop" in GRAPH["sim.loops.runner"]
 
 
 def _loaded(code: str) -> list[str]:
@@ -291,8 +294,19 @@ def misplaced(modules, layer=layer_of) -> list[str]:
     return wrong
 
 
+def test_the_tools_never_import_each_other():
+    """sim/tools holds commands (ladder, tune, estimate, bench, analyze): each builds on the
+    floors below and none imports another, so a new command never reaches into one."""
+    tools = {m for m in MODULES if m.startswith("sim.tools.")}
+    assert len(tools) >= 5
+    wrong = [f"{m} imports {d} at line {line}" for m in sorted(tools)
+             for d, (_, line) in sorted(GRAPH.get(m, {}).items()) if d in tools and d != m]
+    assert not wrong, "a tool imports another:\n" + "\n".join(wrong)
+
+
 def test_the_folders_show_the_layers():
-    """sim/core holds only tables and kernels (L0-L1), sim/harness only the harness (L4),
+    """sim/core holds only tables and kernels (L0-L1), sim/loops, sim/tournament, sim/tools and
+    sim/learn only their floors (L4-L7),
     sim/analysis and sim/reference only side modules; the top of sim/ only the public modules;
     strategies/ only strategies (and their L0 tables)."""
     wrong = misplaced(MODULES)
@@ -305,10 +319,10 @@ def test_the_folders_show_the_layers():
 
 def test_the_folder_check_rejects_an_internal_module_at_the_top():
     """The check is not blind: harness code (the old sim/batch.py) or a new helper module at
-    the top of sim/ fails it, while the same module inside sim/harness/ passes."""
-    layers = {"sim.batch": 4, "sim.helpers": 2, "sim.harness.batch": 4, "sim.core.util": 0}
+    the top of sim/ fails it, while the same module inside sim/loops/ passes."""
+    layers = {"sim.batch": 4, "sim.helpers": 2, "sim.loops.batch": 4, "sim.core.util": 0}
     assert misplaced(layers, layers.get) == ["sim.batch (layer 4)", "sim.helpers (layer 2)"]
-    assert misplaced(["sim.core.engine", "sim.harness.loop", "sim.deal"]) == []
+    assert misplaced(["sim.core.engine", "sim.loops.loop", "sim.deal"]) == []
     assert misplaced(["sim.core.x"], {"sim.core.x": 4}.get) == ["sim.core.x (layer 4)"]
 
 
@@ -318,7 +332,7 @@ def test_the_facade_reaches_internal_modules_by_name_only():
     for name, mod in LAZY.items():
         assert mod in MODULES, f"sim.{name} -> {mod}: no such module"
         assert mod in PUBLIC or mod.split(".")[1] in {f.split(".")[1] for f in FOLDERS}, mod
-    assert LAZY["Batch"] == "sim.harness.batch"
+    assert LAZY["Batch"] == "sim.loops.batch"
 
 
 def test_the_public_modules_stay_importable_by_path():
@@ -334,7 +348,7 @@ def test_the_public_modules_stay_importable_by_path():
 # Names some module may use although another defines them, each with why.
 PRIVATE_ALLOWED: set[tuple[str, str]] = set()
 # private attributes of the standard library: os._exit (leave a forked child at once); a
-# ProcessPoolExecutor's processes and result pipe (sim.harness.forkpool watches its workers)
+# ProcessPoolExecutor's processes and result pipe (sim.tournament.forkpool watches its workers)
 STDLIB_PRIVATE = {"_exit", "_processes", "_result_queue", "_writer"}
 
 

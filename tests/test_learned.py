@@ -14,7 +14,7 @@ import pytest
 from test_batch import batch_records, deal_records
 
 from sim.errors import WeightsError
-from sim.harness.runner import iter_records, make_seats
+from sim.loops.runner import iter_records, make_seats
 from strategies import learned
 from strategies.learned import load_weights, save_weights, weight_shapes
 
@@ -62,7 +62,7 @@ def _numpy_scores(a, sidx, sden, midx, mden, n):
 
 def test_forward_pass_is_the_documented_network(tiny):
     """net_scores (numba) equals the formula in numpy on real decisions' features."""
-    from sim.harness.labels import collect
+    from sim.learn.labels import collect
     from strategies.params import param_table
     from strategies.registry import make
     from strategies.tier import new_scratch
@@ -88,7 +88,7 @@ def test_forward_pass_is_the_documented_network(tiny):
 
 
 def test_features_are_in_range_and_greedy_marked(tiny):
-    from sim.harness.labels import collect
+    from sim.learn.labels import collect
 
     d = collect("greedy", None, 11, 0, 3, beta=1.0)
     assert d["sidx"].max() < learned.DS and d["midx"].max() < learned.DM
@@ -132,7 +132,7 @@ def test_an_ensemble_plays_the_mean_of_its_networks_scores(tmp_path, tiny):
     """``shuangkou train --merge``: the player averages the networks' scores, exactly as one
     network twice as wide that holds both side by side."""
     from sim.errors import ConfigError
-    from sim.harness import train
+    from sim.learn import train
 
     a, _ = load_weights(tiny)
     b = _random_arrays(seed=7)
@@ -226,7 +226,7 @@ def test_weights_meta_is_json(tiny):
                                   "strategies.example:Cautious", "oracle", "nosuch"])
 def test_a_teacher_that_cannot_label_is_one_line(spec):
     from sim.errors import ConfigError
-    from sim.harness.labels import collect
+    from sim.learn.labels import collect
 
     with pytest.raises(ConfigError) as e:
         collect(spec, None, 1, 0, 1)
@@ -271,7 +271,7 @@ def test_shipped_weights_are_small_and_say_how_they_were_made():
 def test_shipped_weights_beat_greedy():
     """The strength check of the shipped weights: 300 duplicate pairs against greedy on deals
     the trainer never saw (its labels: seed 1001; its evaluations: seed 1002)."""
-    from sim.harness.tune import duel
+    from sim.tools.tune import duel
 
     r = duel("learned", "greedy", pairs=300, first=0, seed=77)
     assert r["lo"] > 1.5, r  # measured +2 or more on 2,000 fresh pairs (docs/learning.md)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 
 from sim.core._cache import kernel_sources
-from sim.harness import plugins
-from sim.harness.runner import make_seats
+from sim.loops import plugins
+from sim.loops.runner import make_seats
 
 
 def _bound(fn, name):
@@ -22,7 +22,7 @@ def test_the_loops_are_one_module_for_every_set_of_players():
     compile), and a hook (``forced_show``) is one more verbatim copy of the same file."""
     import numpy as np
 
-    from sim.harness import loop
+    from sim.loops import loop
     from strategies import compiled, greedy
     from strategies.kinds import KIND_EXPERT, KIND_GREEDY, KIND_PIMC, KIND_RANDOM, N_KINDS
 
@@ -46,7 +46,7 @@ def test_the_loops_are_one_module_for_every_set_of_players():
     with open(loop.__file__, encoding="utf-8") as f:
         template = f.read()
     with open(forced.__file__, encoding="utf-8") as f:
-        assert f.read() == template  # the loops are sim/harness/loop.py's, verbatim
+        assert f.read() == template  # the loops are sim/loops/loop.py's, verbatim
     assert _bound(forced.play_calling, "forced_show") is loop.forced_line
     assert _bound(loop.play_calling, "forced_show") is loop.forced_show
 
@@ -96,7 +96,8 @@ def test_every_set_of_kinds_shares_the_loops_and_a_kernel_loads_from_the_cache()
 def test_a_hook_is_bound_not_spliced():
     """estimate's forced calling lines: the loops with ``forced_show`` bound (a copy of their
     own); the plain loops keep the hook that never forces."""
-    from sim.harness import estimate, loop
+    from sim.loops import loop
+    from sim.tools import estimate
 
     forced = estimate._forced_loops([0, 1])
     plain = plugins.builtin_loops([0, 1])
@@ -131,7 +132,7 @@ def test_cache_key_covers_kernels_in_subfolders_and_what_they_import(tmp_path):
 
 
 def test_batch_steps_in_one_compiled_step_for_every_set_of_seats():
-    from sim.harness import batch
+    from sim.loops import batch
     from strategies.kinds import KIND_PIMC
 
     # the seat sets of tests/test_batch.py ({random, greedy} and {random})
@@ -160,7 +161,7 @@ def test_the_loops_leave_the_state_apply_code_leaves():
         apply_code,
         init_deal,
     )
-    from sim.harness.runner import compiled_tables
+    from sim.loops.runner import compiled_tables
     from sim.rules import DEFAULT_RULES
     from strategies.compiled import decide, entries
     from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH

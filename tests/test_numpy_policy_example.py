@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import sim
-from sim.harness.runner import iter_records, make_seats
+from sim.loops.runner import iter_records, make_seats
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

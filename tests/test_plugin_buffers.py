@@ -1,9 +1,9 @@
 """A compiled plug-in beside a built-in whose parameter row is long (``learned``: its row holds
 its network's weights) never writes past the plug-in's buffers (issue 33, item 5).
 
-The compiled ``_plugin`` of ``sim.harness.plugin_loop`` copies the whole parameter row of the
+The compiled ``_plugin`` of ``sim.loops.plugin_loop`` copies the whole parameter row of the
 seat and the whole rules array into its seat's rows of ``m_p``/``m_r`` without a bounds check.
-``sim.harness.plugins.Loops`` used to allocate those rows 64 values wide once, for every call:
+``sim.loops.plugins.Loops`` used to allocate those rows 64 values wide once, for every call:
 with ``learned`` at the table the row is thousands of values, and the copy ran thousands of
 float64 past the end of the buffer — the double frees, ``realloc(): invalid pointer`` and
 segmentation faults of ``cautious_c`` against ``learned`` in a tournament, whose records and
@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from sim.core.state import new_state
-from sim.harness.runner import make_seats
+from sim.loops.runner import make_seats
 from sim.rules import DEFAULT_RULES
 from strategies.compiled import new_scratch
 from strategies.example_compiled import CautiousC
@@ -34,7 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _tables(seats):
-    from sim.harness.plugins import Loops
+    from sim.loops.plugins import Loops
 
     loops = Loops(seats)
     params = param_table([checked_params(s) for s in seats])

@@ -1,14 +1,14 @@
 """Every built-in player beside every example plug-in, Python and compiled, in both seat orders,
 plays a few deals without crashing (issue 33, item 5).
 
-A compiled plug-in shares the deal loops with the built-ins (``sim.harness.plugin_loop``), and
+A compiled plug-in shares the deal loops with the built-ins (``sim.loops.plugin_loop``), and
 its copies of the rules and parameter rows are sized by the other seats': a buffer too narrow
 for one of them corrupts memory only beside that player (``learned``: the crash that
 tests/test_plugin_buffers.py pins down). The matrix runs in one child process: a segfault, a
 double free or an abort fails this test with the signal and the pair that was playing, instead
 of killing pytest; and the kernels compile (or load) once for the whole matrix.
 
-For each pair the child plays the deals through both compiled paths of ``sim.harness.runner``:
+For each pair the child plays the deals through both compiled paths of ``sim.loops.runner``:
 ``summaries`` (``Loops.play_deals``: ``shuangkou play`` and a tournament's games) and
 ``iter_records`` (``Loops.play_deal``: records and swing deals, where the old crash was; with a
 Python seat, the step API ``Loops.decide``), and checks that every deal finished, that each
@@ -56,7 +56,7 @@ import json
 import sys
 
 from sim.core.tables import COLUMN_NAMES
-from sim.harness import runner
+from sim.loops import runner
 from sim.reference import validator
 from strategies.registry import load_plugins
 

@@ -1,4 +1,4 @@
-"""Compiled plug-ins (sim.harness.plugins): a user's numba kernel in the compiled deal loop."""
+"""Compiled plug-ins (sim.loops.plugins): a user's numba kernel in the compiled deal loop."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from sim.cli import main
 from sim.errors import StrategyError
-from sim.harness.runner import iter_records, make_seats, summaries
+from sim.loops.runner import iter_records, make_seats, summaries
 from strategies.example import Cautious
 from strategies.example_compiled import CautiousC
 from strategies.registry import make
@@ -69,7 +69,7 @@ def test_plugin_sees_only_the_masked_state():
     tampering = summaries(1, 0, 50, [Probe(tamper=True), make("random")] * 2)
     assert (plain == tampering).all()
     list(iter_records(1, 0, 5, [Probe(), Cautious(), make("random"), Probe()]))
-    from sim.harness.estimate import estimate
+    from sim.tools.estimate import estimate
 
     assert estimate("Kh Kh 5h 5h BJ", seat=0, deals=50, seats=[Probe(), make("random")]).deals \
         == 50
@@ -169,8 +169,8 @@ def test_tournament_with_compiled_plugin_on_a_dask_cluster(tmp_path):
 
 
 def test_generated_module_is_reused(tmp_path):
-    import sim.harness.plugin_loop as loops
-    from sim.harness import plugins
+    import sim.loops.plugin_loop as loops
+    from sim.loops import plugins
 
     a = plugins.Loops(make_seats([CautiousC(), make("random")]))
     b = plugins.Loops(make_seats([CautiousC(greed=3), make("random")]))
@@ -269,7 +269,7 @@ def test_view_accessors_agree_with_the_observation():
     import sim
     from sim import Deal, view
     from sim.cards import CARD_NAMES, SUITS
-    from sim.harness.runner import Asker
+    from sim.loops.runner import Asker
     from sim.rules import DEFAULT_RULES
 
     @njit

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from sim import cli
-from sim.harness import precompile
+from sim.loops import precompile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -23,10 +23,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from sim.harness.config import from_dict
-from sim.harness.runner import iter_records, make_seats
-from sim.harness.tournament import run_tournament
+from sim.loops.runner import iter_records, make_seats
 from sim.record import FIELDS, write_records
+from sim.tournament.config import from_dict
+from sim.tournament.run import run_tournament
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLAYERS = ["random(show_prob=0.9)", "random"]

@@ -36,12 +36,12 @@ kind, cases = json.loads(sys.stdin.read())
 
 def api(case):
     if kind == "tune":
-        from sim.harness import tune
+        from sim.tools import tune
         cfg = tune.make_config("greedy", ["show_at=0.2..0.8", "min_cards=1..27"], pairs=60,
                                iterations=4, seed=3)
         return tune.load_checkpoint(case["folder"], cfg)
     if kind == "train":
-        from sim.harness import train
+        from sim.learn import train
         cfg = train.make_config("greedy", **case["tiny"])
         return train.load_checkpoint(case["folder"], cfg)
     from strategies.learned import load_networks
@@ -122,7 +122,7 @@ needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs need PO
 
 # --- tune: checkpoint.json and trajectory.jsonl ------------------------------------------
 def _tune_good() -> tuple[dict, list[dict]]:
-    from sim.harness import tune
+    from sim.tools import tune
 
     cfg = tune.make_config("greedy", ["show_at=0.2..0.8", "min_cards=1..27"], pairs=60,
                            iterations=4, seed=3)
@@ -219,7 +219,7 @@ def _tune_cases(tmp_path) -> list[dict]:
 
 
 def test_tampered_tune_checkpoints_and_trajectories_are_one_line(tmp_path):
-    from sim.harness import tune
+    from sim.tools import tune
 
     state, rows = _tune_good()
     folder = tmp_path / "good"
@@ -244,7 +244,7 @@ _GOOD: dict = {}
 def _train_good(out) -> tuple[dict, dict]:
     """A checkpoint's state and arrays as a run of ``TINY`` writes them (the network made
     once; the weights paths in the state are read relative to the run's folder anyway)."""
-    from sim.harness import jaxnet, train
+    from sim.learn import jaxnet, train
 
     if "arrays" in _GOOD:
         state = json.loads(json.dumps(_GOOD["state"]))
@@ -292,7 +292,7 @@ def _npz(path, arrays) -> None:
 
 
 def _train_cases(tmp_path) -> list[dict]:
-    from sim.harness import train
+    from sim.learn import train
 
     cases: list[dict] = []
     argv_tail = [w for k, v in TINY.items() for w in (f"--{k.replace('_', '-')}", str(v))]
@@ -359,7 +359,7 @@ def _bytes(arrays, compress: bool = False) -> bytes:
 def test_tampered_train_checkpoints_are_one_line(tmp_path):
     pytest.importorskip("jax")
     pytest.importorskip("optax")
-    from sim.harness import train
+    from sim.learn import train
 
     good = tmp_path / "good"
     (good / "weights").mkdir(parents=True)
@@ -497,7 +497,7 @@ def test_the_evaluation_seed_is_refused_for_training_and_tuning(tmp_path, capsys
 
 def test_the_default_evaluation_seed_of_training_steps_over_it():
     pytest.importorskip("jax")
-    from sim.harness import train
+    from sim.learn import train
 
     cfg = train.make_config("greedy", **{**TINY, "seed": EVAL_SEED - 1})
     assert cfg.eval_seed not in (EVAL_SEED, cfg.seed)
@@ -516,8 +516,8 @@ def test_nothing_but_the_strength_configs_reads_the_evaluation_seed():
                     text = open(os.path.join(dirpath, name), encoding="utf-8").read()
                     if re.search(rf"EVAL_SEED|\b{EVAL_SEED}\b", text):
                         users.add(os.path.relpath(os.path.join(dirpath, name), ROOT))
-    assert users == {"sim/core/limits.py", "sim/harness/train.py"}, users
-    from sim.harness import train
+    assert users == {"sim/core/limits.py", "sim/learn/train.py"}, users
+    from sim.learn import train
 
     assert train.EVAL_FIRST == 2 ** 50  # the per-epoch evaluation: its own seed, not this one
     text = open(os.path.join(ROOT, "configs", "strength", "learned_greedy.toml")).read()
@@ -560,7 +560,7 @@ def test_counts_past_their_bound_are_refused_up_front(capsys, before, option, sh
 
 def test_the_library_checks_the_same_bounds():
     from sim.errors import ConfigError
-    from sim.harness import tune
+    from sim.tools import tune
 
     with pytest.raises(ConfigError, match="1,000,000"):
         tune.check_counts(iterations=10 ** 30)

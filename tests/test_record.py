@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sim.errors import RecordError
-from sim.harness.runner import iter_records, make_seats
+from sim.loops.runner import iter_records, make_seats
 from sim.record import FIELDS, read_records, write_records
 
 

@@ -15,10 +15,10 @@ from sim.analysis.report import markdown
 from sim.analysis.stats import Moments, stratified_ci
 from sim.analysis.summary import derive, tables
 from sim.cli import main
-from sim.harness.config import from_dict
-from sim.harness.results import load_deals, load_state
-from sim.harness.tournament import run_tournament
 from sim.titles import ranges
+from sim.tournament.config import from_dict
+from sim.tournament.results import load_deals, load_state
+from sim.tournament.run import run_tournament
 
 EAGER, PLAIN = "random(show_prob=0.9)", "random"
 

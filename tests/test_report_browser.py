@@ -178,8 +178,8 @@ def test_report_html_renders_every_plot_without_errors(tmp_path, browser, monkey
     from plot_text import missing_glyphs, raw_mathtext
 
     from sim.analysis import report
-    from sim.harness.config import from_dict
-    from sim.harness.tournament import run_tournament
+    from sim.tournament.config import from_dict
+    from sim.tournament.run import run_tournament
 
     # every plot's text is checked as it is drawn into its PNG: no label may print mathtext
     # markup as typed (a log axis's "$\\mathdefault{10^{-1}}$") or a glyph its fonts lack

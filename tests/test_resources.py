@@ -109,7 +109,7 @@ def test_loky_workers_use_the_parents_cache_folder(tmp_path):
 
 # --- item 8: the chunk plan is lazy ---------------------------------------------------------
 def _cfg(tmp_path, **kw):
-    from sim.harness.config import from_dict
+    from sim.tournament.config import from_dict
 
     raw = {"name": "r", "players": ["random", "random(show_prob=0.9)"], "deals": 600,
            "seed": 3, "run": {"chunk_size": 200, "progress": False},
@@ -126,7 +126,7 @@ def _cfg(tmp_path, **kw):
 def test_chunk_plan_does_not_grow_with_deals(tmp_path):
     import tracemalloc
 
-    from sim.harness.chunks import Chunk, plan_chunks
+    from sim.tournament.chunks import Chunk, plan_chunks
 
     cfg = _cfg(tmp_path, format="round-robin",
                players=["random", "greedy", "random(show_prob=0.9)"],
@@ -149,8 +149,8 @@ def test_chunk_plan_does_not_grow_with_deals(tmp_path):
 
 
 def test_huge_run_starts_without_building_its_plan(tmp_path):
-    from sim.harness.results import load_state
-    from sim.harness.tournament import run_tournament
+    from sim.tournament.results import load_state
+    from sim.tournament.run import run_tournament
 
     cfg = _cfg(tmp_path, deals=10**12, **{"run.chunk_size": 50})
     assert run_tournament(cfg, stop_after=2) is None  # returns at once: nothing was built
@@ -226,7 +226,7 @@ def test_silent_server_is_not_waited_for_forever(tmp_path):
     code = f"""
         import sys
         from sim import cli
-        from sim.harness import tournament
+        from sim.tournament import run as tournament
         tournament.SCHEDULER_TIMEOUT = 1.0
         sys.exit(cli.main(["tournament", {_toml(tmp_path)!r}, "--scheduler", {addr!r}]))
         """
@@ -248,7 +248,7 @@ def test_silent_server_is_not_waited_for_forever(tmp_path):
 def test_malformed_scheduler_address_is_one_line(tmp_path, capsys, addr):
     from sim import cli
     from sim.errors import ConfigError
-    from sim.harness.config import load_config
+    from sim.tournament.config import load_config
 
     with pytest.raises(ConfigError, match="tcp://HOST:PORT"):  # refused when read, at once
         load_config(_toml(tmp_path), {"run.scheduler": addr, "run.backend": "dask"})
@@ -260,7 +260,7 @@ def test_malformed_scheduler_address_is_one_line(tmp_path, capsys, addr):
 @pytest.mark.parametrize("addr", ["tcp://10.0.0.5:8786", "tls://sched.example:8786",
                                   "localhost:8786", "tcp://[::1]:8786"])
 def test_wellformed_scheduler_addresses_are_accepted(tmp_path, addr):
-    from sim.harness.config import load_config
+    from sim.tournament.config import load_config
 
     assert load_config(_toml(tmp_path), {"run.scheduler": addr,
                                          "run.backend": "dask"}).scheduler == addr
@@ -271,7 +271,7 @@ def test_jobs_capped_at_cpu_count_with_a_message(tmp_path, capsys):
     import json
 
     from sim import cli
-    from sim.harness.tournament import cpu_count
+    from sim.tournament.run import cpu_count
 
     cpus = cpu_count()
     toml = _toml(tmp_path, 'backend = "threading"')
@@ -446,7 +446,7 @@ def test_compile_notice_names_each_kernel_with_the_measured_time(tmp_path, notic
 def test_compile_notice_names_the_player_and_counts_seconds_on_a_terminal(notice_unsaid):
     import io
 
-    from sim.harness.plugins import _entry_module
+    from sim.loops.plugins import _entry_module
     from strategies.example_compiled import CautiousC
     from strategies.expert import expert_decide
 
@@ -502,7 +502,8 @@ def test_round_robin_announces_compiling_once_and_leaves_it_out_of_deals_per_sec
     import json
     import time
 
-    from sim.harness import runner, tournament
+    from sim.loops import runner
+    from sim.tournament import run as tournament
 
     cfg = _cfg(tmp_path, players=["random", "greedy", "random(show_prob=0.9)"], deals=40,
                format="round-robin", **{"run.chunk_size": 20})
@@ -533,7 +534,7 @@ def test_round_robin_announces_compiling_once_and_leaves_it_out_of_deals_per_sec
 
 def test_play_with_a_python_bot_announces_compiling(monkeypatch, capsys, notice_unsaid):
     from sim import cli
-    from sim.harness import runner
+    from sim.loops import runner
 
     summaries = runner.summaries
 
@@ -584,7 +585,7 @@ def test_round_robin_of_1000_players_is_refused_in_one_line(tmp_path, capsys):
     assert not (tmp_path / "results").exists()
     # a received results folder of that size: report says the same, without a MemoryError
     out = tmp_path / "big"
-    from sim.harness.tournament import run_tournament
+    from sim.tournament.run import run_tournament
 
     run_tournament(_cfg(tmp_path, **{"output.dir": str(out)}), stop_after=1)
     import json
@@ -684,7 +685,7 @@ def test_dask_cluster_without_workers_is_not_waited_for_forever(tmp_path, monkey
     with one line after ``DASK_NO_WORKERS_TIMEOUT`` (shortened here), nothing lost."""
     distributed = pytest.importorskip("distributed")
     from sim.errors import WorkerError
-    from sim.harness import tournament
+    from sim.tournament import run as tournament
 
     monkeypatch.setattr(tournament, "DASK_NO_WORKERS_TIMEOUT", 1.0)
     with distributed.LocalCluster(n_workers=0, dashboard_address=None,

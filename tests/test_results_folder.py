@@ -23,9 +23,9 @@ import pytest
 
 from sim.cli import main
 from sim.errors import ConfigError, WorkerError
-from sim.harness.config import from_dict
-from sim.harness.results import load_deals, load_state
-from sim.harness.tournament import run_tournament
+from sim.tournament.config import from_dict
+from sim.tournament.results import load_deals, load_state
+from sim.tournament.run import run_tournament
 
 EAGER, PLAIN = "random(show_prob=0.9)", "random"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -290,7 +290,7 @@ def test_results_config_toml_needs_plugin_named(tmp_path, plugged):
 # --- item 9: one writer per folder --------------------------------------------------------------
 HOLD = textwrap.dedent('''\
     import sys, time
-    from sim.harness.results import locked
+    from sim.tournament.results import locked
     with locked(sys.argv[1]):
         print("locked", flush=True)
         time.sleep(120)
@@ -521,7 +521,7 @@ def test_report_on_a_full_disk_names_the_file_and_leaves_no_temp_file(tmp_path, 
 
 
 def test_force_removes_the_previous_runs_files_and_only_those(tmp_path, capsys):
-    from sim.harness.results import run_files
+    from sim.tournament.results import run_files
 
     toml = tmp_path / "t.toml"
     body = (f'players = ["{EAGER}", "{PLAIN}"]\ndeals = 20\nseed = 3\n[run]\nchunk_size = 10\n'
@@ -560,7 +560,7 @@ def test_docs_list_every_file_a_run_writes():
     """docs/results.md's file table names each of RUN_FILES and the plots RUN_PATTERNS allows."""
     import re
 
-    from sim.harness.results import RUN_FILES, RUN_PATTERNS
+    from sim.tournament.results import RUN_FILES, RUN_PATTERNS
 
     with open(os.path.join(ROOT, "docs", "results.md"), encoding="utf-8") as f:
         text = f.read()

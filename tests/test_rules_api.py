@@ -21,7 +21,7 @@ from sim.cards import (
 )
 from sim.core.movegen import MAX_CHOICES, count_plays, gen_plays
 from sim.errors import InvalidCardError
-from sim.harness.runner import iter_records, make_seats
+from sim.loops.runner import iter_records, make_seats
 from sim.reference import oracle as ref
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from sim.core.engine import new_state
-from sim.harness.loop import play_deal
-from sim.harness.runner import compiled_tables, make_seats
+from sim.loops.loop import play_deal
+from sim.loops.runner import compiled_tables, make_seats
 from sim.rules import DEFAULT_RULES
 from strategies.compiled import new_scratch
 

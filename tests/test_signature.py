@@ -10,8 +10,8 @@ import hashlib
 import numpy as np
 import pytest
 
-from sim.harness.loop import COLUMN_NAMES
-from sim.harness.runner import iter_records, make_seats, summaries
+from sim.loops.loop import COLUMN_NAMES
+from sim.loops.runner import iter_records, make_seats, summaries
 from sim.record import dumps
 from sim.rules import Rules
 from strategies.registry import make
@@ -103,7 +103,7 @@ def test_python_bot_records_signature():
     assert got == "874dfcdc5636cf0a7c7ec0b6e1cda0e12b2ff7366e5705734d97c2fa3947d2b8"
 
 
-# sha256 of the summary rows (sim.harness.loop.COLUMN_NAMES, by name) of the compiled bulk loop
+# sha256 of the summary rows (sim.loops.loop.COLUMN_NAMES, by name) of the compiled bulk loop
 SUMMARY_SIGNATURES = {
     "random": ("random", 7, 5000,
                "a275ed7b7d6ec34581c56c1c1686b13428f7cae26936a8436491e8573e7195cd"),

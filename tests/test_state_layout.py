@@ -1,5 +1,5 @@
 """Every shared flat array is declared once (``*_FIELDS`` tuples, ``sim.core.layout``): the deal
-state (sim.core.state), batch control words, slot table and finished rows (sim.harness.batch),
+state (sim.core.state), batch control words, slot table and finished rows (sim.loops.batch),
 the rules positions (sim.rules), the summary-row columns (sim.core.tables), the step API's
 packed state (sim.spaces), the built-in strategies' parameter rows and scratch regions
 (strategies/*). Fields never overlap, stay inside their arrays, every bound name is its computed
@@ -156,7 +156,8 @@ def test_hand_mask_pairs_sit_the_same_distance_apart():
 def _declared():
     from sim import rules, spaces
     from sim.core import tables
-    from sim.harness import batch, learn_loop, plugin_loop
+    from sim.learn import learn_loop
+    from sim.loops import batch, plugin_loop
     from strategies import (
         expert,
         greedy,
@@ -259,7 +260,7 @@ def test_every_layout_in_the_code_is_checked_here():
 def test_declared_sizes_as_documented():
     from sim import rules, spaces
     from sim.core import tables
-    from sim.harness import batch
+    from sim.loops import batch
     from strategies import expert, greedy, params, sampler, search
 
     # batch: 10 slot columns; control words, then kinds[4] and the rules
@@ -341,7 +342,7 @@ def test_the_label_collectors_scratch_is_past_its_players():
     # the collector's regions are used while the teacher (expert) and the learned player
     # decide: they must lie past every region of theirs
     from sim.core.layout import layout
-    from sim.harness import learn_loop
+    from sim.learn import learn_loop
     from strategies import expert, learned
 
     assert expert.BUF_END <= learn_loop.B_SEL

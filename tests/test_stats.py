@@ -926,7 +926,7 @@ def test_holm_family_wise_error_at_30_pairs():
 
 def test_tiny_bounds_print_zero_and_no_minus_zero():
     from sim.analysis.summary import _f, elo_ci
-    from sim.harness.estimate import wilson
+    from sim.tools.estimate import wilson
 
     assert wilson(0, 1000)[1] == 0.0 and wilson(1000, 1000)[2] == 1.0  # not 4.2e-22
     assert _f(-0.3, "{:+.0f}") == "+0" and _f(-0.0004) == "+0.000"

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from sim import Deal, StrategyError
-from sim.harness.runner import iter_records, make_seats
+from sim.loops.runner import iter_records, make_seats
 from sim.reference import oracle as ref
 from strategies import make
 from strategies.sampler import sample_hands

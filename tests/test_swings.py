@@ -12,10 +12,10 @@ import pytest
 
 from sim.analysis.stats import SWINGS_KEPT, Swings
 from sim.cli import SWINGS_MAX, main
-from sim.harness import swings
-from sim.harness.config import from_dict
-from sim.harness.results import load_deals, read_config
-from sim.harness.tournament import run_tournament
+from sim.tournament import swings
+from sim.tournament.config import from_dict
+from sim.tournament.results import load_deals, read_config
+from sim.tournament.run import run_tournament
 
 PLAYERS = ["greedy", "random"]
 
@@ -254,7 +254,7 @@ def test_divergence_in_the_play(tmp_path):
 
 
 def test_a_tie_is_no_swing(run):
-    from sim.harness.chunks import tally_games
+    from sim.tournament.chunks import tally_games
 
     t = load_deals(run[0].out)
     order = np.lexsort((t["orientation"], t["deal"]))
@@ -274,8 +274,8 @@ def test_scripted_steps_equal_the_replayed_steps():
     # the swing deals' decisions, played back by the scripted seat in the run's own compiled
     # loops (no new compile), are sim.Deal's replay of the record, step for step: redeals,
     # void deals, overrides and give-backs included; so are the pairs' divergences
-    from sim.harness import runner
-    from sim.harness.analyze import _scripted_steps, decision_steps
+    from sim.loops import runner
+    from sim.loops.steps import _scripted_steps, decision_steps
 
     seen = set()
     parted = 0

@@ -22,13 +22,14 @@ import pytest
 from sim.analysis.stats import SPRT, Moments, sprt_llr
 from sim.core.tables import DEAL_COLUMNS
 from sim.errors import ConfigError, StrategyError
-from sim.harness import runner, standings
-from sim.harness.chunks import plan_chunks, tally_from_json, tally_games, tally_to_json
-from sim.harness.config import from_dict, load_config
-from sim.harness.loop import C_SETTLE0
-from sim.harness.results import NAMED_COLUMNS, WHO_COLUMNS, load_deals, load_state
-from sim.harness.tournament import run_tournament
+from sim.loops import runner
+from sim.loops.loop import C_SETTLE0
 from sim.reference import validator
+from sim.tournament import standings
+from sim.tournament.chunks import plan_chunks, tally_from_json, tally_games, tally_to_json
+from sim.tournament.config import from_dict, load_config
+from sim.tournament.results import NAMED_COLUMNS, WHO_COLUMNS, load_deals, load_state
+from sim.tournament.run import run_tournament
 
 EAGER, PLAIN = "random(show_prob=0.9)", "random"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -173,7 +174,7 @@ def test_auto_backend_forks_only_a_process_without_other_threads(tmp_path):
     run.json names what ran."""
     import threading
 
-    from sim.harness.tournament import resolve_backend
+    from sim.tournament.run import resolve_backend
 
     two = config(tmp_path, "x", **{"run.jobs": 2})
     assert two.backend == "auto"
@@ -364,8 +365,8 @@ def test_sprt_resume_and_any_order_of_chunks(tmp_path):
     assert stable(resumed) == stable(whole)
     assert load_deals(cfg.out)["deal"].max() == n - 1
     # the aggregate gives the same in any order of arrival
-    from sim.harness.chunks import Aggregate
-    from sim.harness.tournament import _tasks, play_chunk
+    from sim.tournament.chunks import Aggregate
+    from sim.tournament.run import _tasks, play_chunk
 
     chunks = plan_chunks(cfg)
     results = [play_chunk(t) for t in _tasks(cfg, chunks[:-(-n // 50) + 2])]

@@ -1,4 +1,4 @@
-"""``shuangkou train`` (sim/harness/train.py, sim/harness/jaxnet.py): the JAX network computes
+"""``shuangkou train`` (sim/learn/train.py, sim/learn/jaxnet.py): the JAX network computes
 the numba player's scores, a tiny network trained for seconds on greedy's labels lowers its loss
 and beats random, a resumed run ends as an uninterrupted one, and bad input is one line with
 exit code 2."""
@@ -17,7 +17,7 @@ pytest.importorskip("optax")
 
 from sim.cli import main  # noqa: E402
 from sim.errors import ConfigError  # noqa: E402
-from sim.harness import jaxnet, train  # noqa: E402
+from sim.learn import jaxnet, train  # noqa: E402
 
 # a small network and small data: the shapes of the spec, sizes of our own
 SYN = {"ds": 300, "nd": 12, "dm": 200, "md": 6, "ns_max": 20, "nm_max": 8, "m_max": 12}
@@ -85,7 +85,7 @@ def test_forward_is_the_spec_in_float64():
 def test_jax_scores_equal_the_numba_players(tmp_path):
     """The trainer's network (float64) scores real decisions' features as the player's numba
     kernel does, to 1e-9 relative, on random weights with every parameter nonzero."""
-    from sim.harness.labels import collect
+    from sim.learn.labels import collect
     from strategies import learned
     from strategies.params import param_table
     from strategies.registry import make
@@ -224,7 +224,7 @@ def test_resume_ends_where_an_uninterrupted_run_ends(tmp_path):
 
 @pytest.mark.slow  # the slowest of this file (over a minute): trains, retrains and plays
 def test_tiny_network_learns_greedy_and_beats_random(tmp_path):
-    from sim.harness.tune import duel
+    from sim.tools.tune import duel
 
     cfg = train.make_config("greedy", **{**TINY, "deals": 60, "epochs": 3, "eval_pairs": 0})
     out = tmp_path / "t"
@@ -385,7 +385,7 @@ def test_hours_stops_inside_a_round_within_its_budget_with_a_checkpoint(tmp_path
     says so, and ``--resume`` ends the round with the labels an uninterrupted round has."""
     import time
 
-    from sim.harness.labels import collect
+    from sim.learn.labels import collect
 
     collect("greedy", None, 5, 0, 1, 1.0)  # the collector compiled before the clock runs
     real = train._collect

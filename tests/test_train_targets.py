@@ -132,7 +132,7 @@ def test_side_suit_maps_are_permutations_with_identity_first():
 
 def test_soft_targets_are_nan_safe_and_pull_towards_the_best_value():
     pytest.importorskip("jax")  # the [train] extra (.ci/run installs it)
-    from sim.harness import jaxnet
+    from sim.learn import jaxnet
 
     rng = np.random.default_rng(0)
     n, m = 64, 6
@@ -161,7 +161,7 @@ def test_soft_targets_are_nan_safe_and_pull_towards_the_best_value():
 
 def test_regret_term_weighs_costly_mistakes_and_keeps_old_recipes_keys():
     pytest.importorskip("jax")
-    from sim.harness import jaxnet, train
+    from sim.learn import jaxnet, train
 
     rng = np.random.default_rng(1)
     n, m = 64, 6
@@ -205,7 +205,7 @@ def test_regret_term_weighs_costly_mistakes_and_keeps_old_recipes_keys():
 
 def test_label_cache_reuses_a_rounds_labels(tmp_path, monkeypatch):
     pytest.importorskip("jax")
-    from sim.harness import train
+    from sim.learn import train
 
     cfg = train.make_config("greedy", seed=5, deals=20, epochs=1, holdout=5, eval_pairs=0,
                             hidden="8,8,8", batch=32)

@@ -1,4 +1,4 @@
-"""``shuangkou tune`` (sim/harness/tune.py): SPSA gains, reproducibility for any --jobs, exact
+"""``shuangkou tune`` (sim/tools/tune.py): SPSA gains, reproducibility for any --jobs, exact
 resume, bad input (one line, exit 2) and the last line of standard output."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from sim.cli import main
 from sim.errors import ConfigError
-from sim.harness import tune
+from sim.tools import tune
 from strategies.registry import make
 
 GREEDY = ["show_at=0.2..0.8", "min_cards=1..27"]
@@ -201,7 +201,7 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
 
 def test_docs_quote_the_defaults_the_code_has():
     """docs/tuning.md's options table and settings quote the defaults of ``shuangkou tune`` and
-    of sim/harness/tune.py."""
+    of sim/tools/tune.py."""
     import re
 
     from sim.cli import build_parser
@@ -265,7 +265,7 @@ def test_seconds_count_tuning_not_the_workers_start(tmp_path, monkeypatch):
     worker start that entering ``pair_player`` costs (a 100 s start on a fake clock)."""
     import contextlib
 
-    from sim.harness import tournament
+    from sim.tournament import run as tournament
 
     clock = [0.0]
     monkeypatch.setattr(tune.time, "perf_counter", lambda: clock[0])

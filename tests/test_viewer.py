@@ -25,7 +25,7 @@ def embedded(text: str) -> dict:
 
 @pytest.fixture(scope="module")
 def records():
-    from sim.harness.runner import iter_records, make_seats
+    from sim.loops.runner import iter_records, make_seats
 
     return list(iter_records(11, 0, 6, make_seats(["greedy", "random"])))
 
@@ -33,7 +33,7 @@ def records():
 @pytest.fixture(scope="module")
 def pair():
     """The two tables of deal 3 of seed 11: greedy in seats 0 & 2, then in seats 1 & 3."""
-    from sim.harness.runner import iter_records, make_seats
+    from sim.loops.runner import iter_records, make_seats
 
     a = next(iter_records(11, 3, 1, make_seats(["greedy", "random"])))
     b = next(iter_records(11, 3, 1, make_seats(["random", "greedy"])))
@@ -44,7 +44,7 @@ def fake_rows(rec, rng):
     """Analysis rows (docs/analysis.md) for every decision of ``rec``, every legal choice with
     a made-up value: the shape and size of real ``shuangkou analyze`` rows."""
     from sim.core.engine import S_TRUMP
-    from sim.harness import analyze
+    from sim.tools import analyze
 
     rows = []
     for dec in analyze.decisions(rec):
@@ -178,7 +178,7 @@ def test_rows_of_a_pair_go_to_their_own_table(pair):
 
 def test_100_deals_with_every_decision_analysed_fit_in_2_mb():
     # docs/viewer.md gives the figure; fake_rows has the shape and size of real rows
-    from sim.harness.runner import iter_records, make_seats
+    from sim.loops.runner import iter_records, make_seats
 
     recs = list(iter_records(2026, 0, 100, make_seats(["greedy", "random"])))
     rng = random.Random(3)

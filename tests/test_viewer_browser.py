@@ -28,7 +28,7 @@ def browser():
 
 @pytest.fixture(scope="module")
 def deals():
-    from sim.harness.runner import iter_records, make_seats
+    from sim.loops.runner import iter_records, make_seats
 
     a = list(iter_records(11, 3, 2, make_seats(["greedy", "random"])))
     b = next(iter_records(11, 3, 1, make_seats(["random", "greedy"])))
@@ -146,7 +146,7 @@ def test_step_through_a_deal_with_keys_and_buttons(tmp_path, browser, deals):
 
 
 def test_void_and_unfinished_deals(tmp_path, browser, deals):
-    from sim.harness.runner import iter_records, make_seats
+    from sim.loops.runner import iter_records, make_seats
     from sim.rules import Rules
 
     void = next(iter_records(3, 0, 1, make_seats(["random(show_prob=0)"]),

@@ -1,6 +1,6 @@
 """The ladder's model: one Bradley-Terry fit over every duplicate pair ever played.
 
-``shuangkou ladder`` (sim/harness/ladder.py) keeps every pair in a database and hands them here
+``shuangkou ladder`` (sim/tools/ladder.py) keeps every pair in a database and hands them here
 as arrays (``LadderData``); this module fits the ratings (``fit``), picks the next matchups
 (``schedule``), renders the rating list (``show_text``, ``show_json``, ``show_html``) and the
 rating of one player over time (``history``). numpy only; no engine. docs/ladder.md describes

@@ -1,8 +1,8 @@
 """Tournament reports: the summary's tables (``sim.analysis.summary``) as markdown, plots and
 a self-contained HTML page, written into a results folder.
 
-Input is the plain *state* of a run (``sim.harness.chunks.Aggregate.state`` or
-``sim.harness.results.load_state``): the resolved config, the players and, per matchup, the
+Input is the plain *state* of a run (``sim.tournament.chunks.Aggregate.state`` or
+``sim.tournament.results.load_state``): the resolved config, the players and, per matchup, the
 serialised ``sim.analysis.stats`` accumulators. Nothing here plays a deal or imports the engine, so
 ``shuangkou report results/NAME`` re-renders everything from stored results.
 

@@ -160,7 +160,7 @@ def _swings(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The ``SWINGS_SHOWN`` largest swings of each matchup (``Swings.rows``: deal, ``a0``,
     ``a1``, ``x``, ``swing``), with ``divergence``, the first decision where the two tables
     differ (null: they never do), where the run kept their records (``state["swing_details"]``,
-    ``sim.harness.swings``), and ``view``, the pair's place in ``swings.html`` (the deal
+    ``sim.tournament.swings``), and ``view``, the pair's place in ``swings.html`` (the deal
     viewer), where it is there (``state["swing_views"]``)."""
     details = state.get("swing_details") or {}
     views = state.get("swing_views") or {}

@@ -6,7 +6,7 @@ run the old greedy. Keying the cache folder by a hash of every source a kernel c
 from (``kernel_sources``: each module of ``sim`` and ``strategies``, subfolders included, that
 compiles code, and every project module those import, whose constants numba freezes in) makes
 any change compile afresh instead of running stale code. The deal loops generated per set of
-strategy kinds (``sim.harness.plugins``) live inside that folder, named by a hash of their own text.
+strategy kinds (``sim.loops.plugins``) live inside that folder, named by a hash of their own text.
 The folder is ``$SHUANGKOU_CACHE_DIR`` if set, else ``$NUMBA_CACHE_DIR``, else
 ``~/.cache/shuangkou``, plus ``/kernels-<hash>``. ``configure`` sets ``NUMBA_CACHE_DIR`` to
 that folder, and worker processes inherit it: a ``NUMBA_CACHE_DIR`` that already ends in
@@ -272,8 +272,8 @@ def record_seconds(label: str, seconds: float, path: str | None = None) -> None:
 # compile, empty cache, 2026-12-03; ismcts and oracle after pimc, whose sampler they share):
 # said until this machine has measured its own
 KERNEL_SECONDS = {
-    "sim.harness.loop.run_deals": 12.0,
-    "sim.harness.plugin_loop.play_deals": 14.0,
+    "sim.loops.loop.run_deals": 12.0,
+    "sim.loops.plugin_loop.play_deals": 14.0,
     "strategies.search.pimc_decide": 13.0,
     "strategies.search.ismcts_decide": 4.0,
     "strategies.search.oracle_decide": 1.0,

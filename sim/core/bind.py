@@ -1,8 +1,8 @@
 """Templates: compiled loops made by binding names, never by editing text.
 
 numba resolves a kernel's global names when it compiles it, and caches the machine code by
-the kernel's file. So one ordinary module (a *template*: ``sim.harness.loop``,
-``strategies.compiled``, ``sim.harness.plugin_loop``, ``sim.harness.batch``) can be compiled
+the kernel's file. So one ordinary module (a *template*: ``sim.loops.loop``,
+``strategies.compiled``, ``sim.loops.plugin_loop``, ``sim.loops.batch``) can be compiled
 with other functions in some of its names — a dispatch over only a run's strategies, a
 plug-in's kernel, a hook — by loading a verbatim copy of its file under a new name with those
 names bound (``bound_module``). The template declares the names it lets a loader bind with

@@ -12,7 +12,7 @@ A deal lives in two flat arrays that the kernels update in place:
 redeals, the switch to trick play) and stops at the next decision; ``apply_*`` carry one
 decision out. Kernels never raise: callers validate choices against ``legal``. Both are loads
 and stores around ``sim.core.step``'s transitions, where each ruling is written once; the
-whole-deal loops in ``sim.harness.loop`` are built from the same transitions, and the Python
+whole-deal loops in ``sim.loops.loop`` are built from the same transitions, and the Python
 step API ``sim.Deal`` from these kernels.
 """
 
@@ -267,7 +267,7 @@ def apply_play(st, u, rules, a, b):
 
 
 # ``apply_play`` inlined (numba IR inlining) where a deal's plays run back to back: the
-# compiled deal loop (``sim.harness.loop``). Other callers keep the call, so the cold
+# compiled deal loop (``sim.loops.loop``). Other callers keep the call, so the cold
 # compile does not grow with every strategy that plays moves.
 apply_play_inline = kernel(inline="always")(getattr(apply_play, "py_func", apply_play))
 

@@ -3,7 +3,7 @@ seed: defined once.
 
 This module imports nothing, so the command line and the config reader check seeds and deal
 numbers without loading numpy or the engine; ``sim.core.rng`` (which draws the streams they
-key), ``sim.harness.batch`` and the rest import them from here.
+key), ``sim.loops.batch`` and the rest import them from here.
 """
 
 from __future__ import annotations

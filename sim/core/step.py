@@ -2,7 +2,7 @@
 
 Every kernel that moves a deal forward is built from these: ``sim.core.engine``'s ``advance``
 and ``apply_*`` (the step API, the search players' rollouts) load the state arrays, call them
-and store the results; the compiled deal loops (``sim.harness.loop``) keep the per-decision
+and store the results; the compiled deal loops (``sim.loops.loop``) keep the per-decision
 state in locals across calls. The small ones are inlined at numba's IR level
 (``inline="always"``), so the loops pay nothing for the call.
 

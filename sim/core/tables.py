@@ -1,6 +1,6 @@
 """Tables of the result data, importable without the engine or numba: the columns of the
-compiled loop's summary rows (``sim.harness.loop``) and of the per-deal table
-(``sim.harness.tournament``)."""
+compiled loop's summary rows (``sim.loops.loop``) and of the per-deal table
+(``sim.tournament.run``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from sim.core.layout import layout
 
-# columns of a summary row (one per deal), filled by sim.harness.loop.summarize: declared once
+# columns of a summary row (one per deal), filled by sim.loops.loop.summarize: declared once
 # (sim.core.layout), with the name each column has in the results
 SUMMARY_FIELDS = (
     ("C_REDEALS", 1), ("C_VOID", 1), ("C_CALLER", 1), ("C_TRUMP", 1), ("C_ATT_POINTS", 1),

@@ -36,7 +36,7 @@ def _loop_step() -> Step:
         import numpy as np
 
         from sim.core.tables import N_COLS
-        from sim.harness.loop import play_deals
+        from sim.loops.loop import play_deals
         from sim.rules import DEFAULT_RULES
         from strategies.params import param_table
 
@@ -44,7 +44,7 @@ def _loop_step() -> Step:
         play_deals(np.uint64(1), np.uint64(0), 1, DEFAULT_RULES.array(),
                    np.array([0, 1, 0, 1], dtype=np.int64), param_table(), out)
 
-    return Step("the deal loop (random and greedy inside)", "sim.harness.loop.run_deals", run)
+    return Step("the deal loop (random and greedy inside)", "sim.loops.loop.run_deals", run)
 
 
 def _plugin_loop_step(seat: Any) -> Step:
@@ -52,7 +52,7 @@ def _plugin_loop_step(seat: Any) -> Step:
         import numpy as np
 
         from sim.core.tables import N_COLS
-        from sim.harness.runner import compiled_tables, make_seats
+        from sim.loops.runner import compiled_tables, make_seats
         from sim.rules import DEFAULT_RULES
 
         seats = make_seats([seat, "random"])
@@ -62,14 +62,14 @@ def _plugin_loop_step(seat: Any) -> Step:
         tables.loops.play_deals(np.uint64(1), np.uint64(0), 1, DEFAULT_RULES.array(), *tables,
                                 out)
 
-    return Step("the deal loop with compiled plug-ins", "sim.harness.plugin_loop.play_deals",
+    return Step("the deal loop with compiled plug-ins", "sim.loops.plugin_loop.play_deals",
                 run)
 
 
 def plan(specs: Sequence[str]) -> tuple[list[Step], list[str]]:
     """The steps that compile the players ``specs`` (every built-in when empty), and the
     players that need nothing compiled (Python bots)."""
-    from sim.harness.plugins import plugin_address, plugin_kernel
+    from sim.loops.plugins import plugin_address, plugin_kernel
     from strategies.compiled import KERNEL_NAMES, player_address
     from strategies.registry import make
 

@@ -13,7 +13,7 @@ The loops are compiled once, whatever players sit in them (``sim.core.calls``): 
 and greedy's decisions are written into them, the scripted seat's too, and every other kind is
 called through its address in the table ``entries`` (``strategies.compiled.entries``), so a new
 set of players compiles only the kernels of players never compiled before. This module is
-also a template (``sim.core.bind``): ``sim.harness.estimate`` binds ``forced_show`` for its
+also a template (``sim.core.bind``): ``sim.tools.estimate`` binds ``forced_show`` for its
 calling lines (one more copy, compiled once); imported as itself, ``forced_show`` never forces.
 """
 
@@ -140,7 +140,7 @@ def forced_show(st, rules, seat, m):
 
 @kernel(inline="always")
 def forced_line(st, rules, seat, m):
-    """``forced_show`` for ``sim.harness.estimate``'s calling lines, bound in their loops:
+    """``forced_show`` for ``sim.tools.estimate``'s calling lines, bound in their loops:
     the line travels as one more entry after the rules (``rules[-1]``: -1 the player decides,
     -2 never show, else the card id of a pair to show when it is legal, R6, else pass), for
     the seat with the fixed cards (``S_FIX_SEAT``) only."""
@@ -257,7 +257,7 @@ def play_calling(st, u, rules, kinds, entries, params, buf, fws, uws):
         kind = kinds[seat]
         code = forced_show(st, rules, seat, m)
         if code != PLAYER:
-            pass  # a forced calling line (sim.harness.estimate)
+            pass  # a forced calling line (sim.tools.estimate)
         elif kind == KIND_RANDOM:  # random_decide's show branch on the locals
             i = U_CTR + STREAM_SEAT + seat
             key = u[U_KEY + STREAM_SEAT + seat]

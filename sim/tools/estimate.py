@@ -16,7 +16,7 @@ show one pair of the hand's named pairs at the first chance it is legal and noth
 never show; every other decision of the seat (give-backs, plays) and every other seat follows
 its player. The lines are paired on the same deals, so their differences have tight intervals.
 
-Deals are ``sim.harness.loop`` deals of the given seed, so an estimate is reproducible and the
+Deals are ``sim.loops.loop`` deals of the given seed, so an estimate is reproducible and the
 same for any ``jobs`` (every figure is an exact sum).
 """
 
@@ -382,7 +382,7 @@ def estimate(hand: str | Sequence[str], seat: int = 0, deals: int = DEFAULT_DEAL
 
     from sim.cards import CARD_NAMES
     from sim.core.rng import check_seed
-    from sim.harness import runner
+    from sim.loops import runner
     from sim.rules import DEFAULT_RULES
 
     # an empty sequence fixes nothing: the average hand against itself (a check of the pairing)
@@ -509,14 +509,14 @@ def _chunk(seed: int, first: int, n: int, rules: np.ndarray, tables: Any, seat: 
 
 
 # --- the forced calling lines ----------------------------------------------------------------
-# sim.harness.loop's loops with its hook ``forced_show`` bound to ``forced_line`` (one copy,
+# sim.loops.loop's loops with its hook ``forced_show`` bound to ``forced_line`` (one copy,
 # compiled once for every set of players): at a show decision of the fixed seat,
 # rules[_R_FORCE] (one entry past the rules) decides instead of its player. Give-backs and
 # plays still go to the player.
 def _forced_loops(kinds: np.ndarray) -> Any:
     """The loops with forced calling lines (``kinds``: the run's, whose kernels the loops
     call through their addresses)."""
-    from sim.harness.loop import forced_line
-    from sim.harness.plugins import builtin_loops
+    from sim.loops.loop import forced_line
+    from sim.loops.plugins import builtin_loops
 
     return builtin_loops(kinds, forced_show=forced_line)

@@ -7,7 +7,7 @@ kernel bound (``sim.core.bind``), named by a hash of its source files (the kerne
 the modules of the numba functions it calls) and its name, inside a folder keyed by the
 engine's sources, compiled for one signature and cached by numba. Workers that load the same
 kernel find numba's cache; an edited plug-in gets a new copy, compiled afresh (never stale
-code). The loops (``sim.harness.plugin_loop``), compiled once, call it through its address
+code). The loops (``sim.loops.plugin_loop``), compiled once, call it through its address
 (``sim.core.calls``), so any set of plug-ins and built-ins plays without compiling again.
 
 The loops hand a plug-in a masked copy of the state (``sim.view.mask_into``: what its seat may
@@ -30,8 +30,8 @@ from numba.core.errors import NumbaError
 
 from sim.core._cache import CACHE_DIR
 from sim.errors import ConfigError, StrategyError
-from sim.harness.helper import HelperThread
-from sim.harness.plugin_loop import (  # the status array of the plug-in loops
+from sim.loops.helper import HelperThread
+from sim.loops.plugin_loop import (  # the status array of the plug-in loops
     N_STATUS,
     ST_CALLS,
     ST_CODE,
@@ -63,7 +63,7 @@ def kernel_of(cls: type, inline: bool = True) -> Any:
     """The kernel of plug-in class ``cls``, compiled anew for the loops: numba's own cache of
     the kernel knows its file only by modification time and size, the loops' cache by a hash
     of the source (``plugin_digest``). ``inline``: inlined into the loops (as the built-ins'
-    hot paths are into sim.harness.loop's), else a function of its own that may allocate,
+    hot paths are into sim.loops.loop's), else a function of its own that may allocate,
     with bounds checks (``strategies.plugin.fresh_kernel``)."""
     return fresh_kernel(plugin_kernel(cls), inline=inline)
 
@@ -122,10 +122,10 @@ def plugin_digest(classes: Sequence[type]) -> str:
 _MODULES: dict[Any, Any] = {}
 
 
-def builtin_loops(kinds: Sequence[int] = (), template: str = "sim.harness.loop",
+def builtin_loops(kinds: Sequence[int] = (), template: str = "sim.loops.loop",
                   **hooks: Any) -> Any:
-    """The compiled loops of ``template`` (``sim.harness.loop``'s deal loops, or
-    ``sim.harness.batch``'s step, ``sim.harness.learn_loop``'s collector): compiled once for
+    """The compiled loops of ``template`` (``sim.loops.loop``'s deal loops, or
+    ``sim.loops.batch``'s step, ``sim.learn.learn_loop``'s collector): compiled once for
     every set of players (``kinds`` is only what the caller will seat: their kernels are
     called through ``strategies.compiled.entries``); ``hooks``: the template's bindable names
     (``forced_show``), one bound copy per set of hooks, cached apart (``sim.core.bind``)."""
@@ -273,7 +273,7 @@ class Loops:
         self.builtin = builtin_loops()
         self.mod: Any = None
         if classes:
-            import sim.harness.plugin_loop as mod
+            import sim.loops.plugin_loop as mod
 
             self.mod = mod
         # what a first call compiles (the tournament's warm-up): the loops, never the players
@@ -450,7 +450,7 @@ class Loops:
             raise
         helper.result()
 
-    # --- the loops (same arguments as sim.harness.loop's) ----------------------------------------
+    # --- the loops (same arguments as sim.loops.loop's) ----------------------------------------
     def play_deals(self, seed: Any, first: Any, n: int, rules: np.ndarray, kinds: np.ndarray,
                    params: np.ndarray, out: np.ndarray) -> None:
         """Rows ``0 … k-1`` of ``out`` are final even when deal ``first + k`` fails."""

@@ -33,7 +33,7 @@ import numpy as np
 from sim.core.files import open_received, read_received
 from sim.core.tables import DEAL_COLUMNS
 from sim.errors import ConfigError
-from sim.harness.chunks import (
+from sim.tournament.chunks import (
     FORMAT,
     Aggregate,
     Chunk,
@@ -66,10 +66,10 @@ MAX_JSON_BYTES = 64 << 20  # config.json (a round robin of 1,000 players is ~100
 MAX_DATA_BYTES = 1 << 36  # a chunk file or its per-deal table (64 GiB: far past any chunk)
 
 # Every file a run writes into its results folder (docs/results.md), listed once: the writers
-# (sim.harness.tournament, sim.harness.swings, sim.analysis.report) write these names and no
+# (sim.tournament.run, sim.tournament.swings, sim.analysis.report) write these names and no
 # other, and `tournament --force` removes exactly these of the previous run, never a file of the
 # user's. Top-level names, then (folder, pattern) for the files inside its folders.
-SWINGS_FILE = "swings.jsonl"  # sim.harness.swings: the replayed swing deals
+SWINGS_FILE = "swings.jsonl"  # sim.tournament.swings: the replayed swing deals
 SWINGS_PAGE = "swings.html"  # … and their deal-viewer page
 RUN_FILES = ("config.json", "config.toml", "run.json", "summary.json", "summary.md",
              "report.html", "records.jsonl", SWINGS_FILE, SWINGS_PAGE)
@@ -324,7 +324,7 @@ def _schemas() -> tuple[Any, Any]:
     import msgspec
 
     from sim.core.limits import MAX_DEAL
-    from sim.harness.config import MAX_MATCHUPS
+    from sim.tournament.config import MAX_MATCHUPS
 
     def ints(lo: int, hi: int) -> Any:
         return Annotated[int, msgspec.Meta(ge=lo, le=hi)]
@@ -611,7 +611,7 @@ def _read_json(run_dir: str, name: str) -> Any:
 
 
 def read_config(run_dir: str) -> Any:
-    from sim.harness.config import from_dict
+    from sim.tournament.config import from_dict
 
     path = os.path.join(run_dir, "config.json")
     try:

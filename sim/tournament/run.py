@@ -13,7 +13,7 @@ How a run is organised
 - **Chunks.** The deals of a matchup are cut into chunks of ``chunk_size`` deals. Chunk ``k``
   of every matchup comes before chunk ``k+1`` of any (so a round robin progresses evenly).
   A chunk is the unit of work (worker processes forked from the run, joblib's loky or
-  threading, or dask futures; ``sim.harness.forkpool``) and of storage
+  threading, or dask futures; ``sim.tournament.forkpool``) and of storage
   (``chunks/c000123.npz`` and its table ``deals/c000123.parquet``, written atomically as soon
   as it finishes).
 - **Determinism.** Per-deal results depend only on seed, deal and seats; chunk statistics are
@@ -27,8 +27,8 @@ How a run is organised
   stored config's hash and plays only the missing chunks; a killed run loses at most the chunks
   that were in flight.
 
-The chunk plan and tallies are ``sim.harness.chunks``, the results folder (chunk files,
-the per-deal table, the lock, reading a run back) ``sim.harness.results``.
+The chunk plan and tallies are ``sim.tournament.chunks``, the results folder (chunk files,
+the per-deal table, the lock, reading a run back) ``sim.tournament.results``.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ import numpy as np
 
 from sim.core.tables import DEAL_COLUMNS
 from sim.errors import ConfigError, OutputError, WorkerError
-from sim.harness.chunks import (
+from sim.tournament.chunks import (
     DEAL_VALUES,
     TALLY_COLUMNS,
     Aggregate,
@@ -62,7 +62,7 @@ from sim.harness.chunks import (
     tally_games,
     tally_to_json,
 )
-from sim.harness.results import (
+from sim.tournament.results import (
     CHUNK_DIR,
     atomic_write,
     chunk_files,
@@ -76,9 +76,9 @@ from sim.harness.results import (
     write_config,
     write_records,
 )
-from sim.harness.standings import Progress, Standings
+from sim.tournament.standings import Progress, Standings
 
-# summary-row columns (sim.harness.loop.COLUMN_NAMES) copied into the table under the same name
+# summary-row columns (sim.loops.loop.COLUMN_NAMES) copied into the table under the same name
 _FROM_ROWS = ("caller", "trump", "attacker_points", "multiplier", "redeals", "void", "calls",
               "overrides", "show_rank", "caller_trumps", "first_show_round")
 
@@ -126,7 +126,7 @@ def _prepare(task: Task) -> None:
 def _rows(task: Task, deals: np.ndarray, specs: Sequence[str]) -> np.ndarray:
     """Summary rows of ``deals`` (ascending) with seats ``specs`` (team A, team B)."""
     from sim.core.tables import N_COLS
-    from sim.harness import runner
+    from sim.loops import runner
     from sim.rules import Rules
 
     rules = Rules.from_dict(dict(task.rules))
@@ -153,7 +153,7 @@ def _columns(task: Task, deals: np.ndarray, orient: np.ndarray,
              parts: Sequence[tuple[Any, np.ndarray]]) -> dict[str, np.ndarray]:
     """The table columns of a chunk's games.
 
-    ``parts`` are ``(where, rows)``: summary rows (``sim.harness.loop.COLUMN_NAMES``) and the game
+    ``parts`` are ``(where, rows)``: summary rows (``sim.loops.loop.COLUMN_NAMES``) and the game
     positions they fill (a slice or index array); each column is cast and placed in one step,
     without an interleaved copy of the rows.
     """
@@ -185,7 +185,7 @@ def _columns(task: Task, deals: np.ndarray, orient: np.ndarray,
 
 
 def _filter_mask(cols: Mapping[str, np.ndarray], text: str) -> np.ndarray:
-    from sim.harness.config import parse_filter
+    from sim.tournament.config import parse_filter
 
     ops = {"==": np.equal, "!=": np.not_equal, ">=": np.greater_equal, "<=": np.less_equal,
            ">": np.greater, "<": np.less}
@@ -197,7 +197,7 @@ def _filter_mask(cols: Mapping[str, np.ndarray], text: str) -> np.ndarray:
 
 def _records(task: Task, picks: Sequence[tuple[int, int]]) -> bytes:
     """JSON Lines records of the (deal, orientation) games ``picks``."""
-    from sim.harness.swings import game_records
+    from sim.tournament.swings import game_records
 
     return game_records(task.seed, task.rules, task.a_spec, task.b_spec, task.chunk.matchup,
                         picks, task.timeout)
@@ -315,7 +315,7 @@ def _watch_parent(parent: int) -> None:
 def loops_cached(cfg: Any) -> bool:
     """Whether the loops of every matchup (one per set of strategy kinds) are compiled."""
     from sim.core._cache import kernels_cached
-    from sim.harness import runner
+    from sim.loops import runner
 
     for a, b in cfg.matchups():
         tables = runner.compiled_tables(runner.make_seats([cfg.players[a], cfg.players[b]]))
@@ -330,7 +330,7 @@ def warm_up(cfg: Any) -> None:
     cache, load them into this process (one deal of each set of strategy kinds). A cold cache
     prints one notice for the whole run, and one line with the time it took."""
     from sim.core._cache import compiling
-    from sim.harness import runner
+    from sim.loops import runner
     from sim.rules import Rules
 
     rules = Rules.from_dict(dict(cfg.rules))
@@ -403,7 +403,7 @@ def resolve_backend(cfg: Any) -> str:
     """What runs the chunks of ``cfg``: ``"in-process"`` for one job (dask excepted), else
     the backend, with ``auto`` made ``fork`` where that is safe (``forkpool.can_fork``: Linux,
     no other Python thread running in this process) and ``loky`` elsewhere."""
-    from sim.harness.forkpool import can_fork
+    from sim.tournament.forkpool import can_fork
 
     if cfg.backend == "dask":
         return "dask"
@@ -425,7 +425,7 @@ def executor(cfg: Any, backend: str) -> Iterator[Callable[[Iterator[Task]],
         yield lambda tasks: (play_chunk(t) for t in tasks)
         return
     if backend == "fork":
-        from sim.harness.forkpool import ForkPool
+        from sim.tournament.forkpool import ForkPool
 
         with ForkPool(cfg.jobs, _watch_parent) as pool:
             yield lambda tasks: pool.map_unordered(play_chunk, tasks)
@@ -575,7 +575,7 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
 
     Parameters
     ----------
-    cfg : a ``sim.harness.config.TournamentConfig``; results go to ``cfg.out``.
+    cfg : a ``sim.tournament.config.TournamentConfig``; results go to ``cfg.out``.
     resume : finish the run in ``cfg.out``: play only chunks without a file there. Refused if
         the stored config differs from ``cfg`` in anything that changes results.
     progress : show the tqdm bar (default ``cfg.progress``).
@@ -738,9 +738,9 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
 
 def _keep_swings(cfg: Any, chunks: Sequence[Chunk], plugins: Sequence[str],
                  state: dict[str, Any]) -> None:
-    """Replay the largest swings into ``swings.jsonl`` (``sim.harness.swings``); a player that
+    """Replay the largest swings into ``swings.jsonl`` (``sim.tournament.swings``); a player that
     cannot be replayed here costs the divergences, never the run's results."""
-    from sim.harness import swings
+    from sim.tournament import swings
 
     try:
         _prepare(next(_tasks(cfg, chunks[:1], plugins)))  # the plug-ins, as a worker does
@@ -811,7 +811,7 @@ def pair_player(seed: int, jobs: int = 1, backend: str = "auto", rules: Any = ()
 
     def warm(matchups: Sequence[tuple[str, str, int, int]]) -> None:
         from sim.core._cache import compiling
-        from sim.harness import runner
+        from sim.loops import runner
         from sim.rules import Rules
 
         for a, b in matchups:

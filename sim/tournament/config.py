@@ -61,7 +61,7 @@ from typing import Any
 
 from sim.core.limits import MAX_DEAL, MAX_SEED
 from sim.errors import ConfigError, ShuangkouError
-from sim.harness.forkpool import fork_available
+from sim.tournament.forkpool import fork_available
 
 try:
     import tomllib
@@ -614,7 +614,7 @@ class _Validator:
 # --- record filter --------------------------------------------------------------------------
 def parse_filter(text: str) -> list[tuple[str, str, int]]:
     """Parse ``"attacker_score >= 200 and multiplier == 4"`` into ``(column, op, value)``
-    terms (all must hold). Columns are those of the per-deal table (``sim.harness.tournament``)."""
+    terms (all must hold). Columns are those of the per-deal table (``sim.tournament.run``)."""
     from sim.core.tables import DEAL_COLUMNS
 
     terms = []

@@ -10,9 +10,9 @@ the same compiled loops.
 A plug-in seat decides on its own masked copy of the state (``sim.view.mask_into``: what its
 seat may know, R9), kept in step trick by trick (``mask_update``), with copies of the rules
 and its parameter row it may scribble on; its code is checked with ``sim.view.is_legal`` and
-the loops stop at the first illegal one with ``status`` saying where (``sim.harness.plugins``
+the loops stop at the first illegal one with ``status`` saying where (``sim.loops.plugins``
 turns that into one ``StrategyError``). The built-in kinds take the hot paths of
-``sim.harness.loop.finish_deal``.
+``sim.loops.loop.finish_deal``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from sim.core.engine import (
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import code_first, code_second
-from sim.harness.loop import summarize
+from sim.loops.loop import summarize
 from sim.view import is_legal, mask_into, unmask_streams
 from sim.view import mask_update as _mask_update
 from strategies.compiled import decide as builtin_decide
@@ -109,7 +109,7 @@ def finish_deal(st, u, rules, kinds, entries, params, buf, fws, uws, m_st, m_u, 
         status[ST_SEAT] = seat
         status[ST_CALLS] += 1
         kind = kinds[seat]
-        if kind == KIND_RANDOM:  # the built-ins' hot paths as in sim.harness.loop.finish_deal
+        if kind == KIND_RANDOM:  # the built-ins' hot paths as in sim.loops.loop.finish_deal
             code = random_decide_inline(st, u, seat, params[seat, P_SHOW_PROB], buf)
         elif kind == KIND_GREEDY:
             code = greedy_decide_inline(st, u, rules, seat, params, seat, buf)

@@ -2,7 +2,7 @@
 and its tallies (statistics of one chunk, merged in run order by ``Aggregate``).
 
 Pure: plain arrays in, ``sim.analysis.stats`` accumulators out; no engine, no files (those
-are ``sim.harness.results``), no workers (``sim.harness.tournament``).
+are ``sim.tournament.results``), no workers (``sim.tournament.run``).
 """
 
 from __future__ import annotations

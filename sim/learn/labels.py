@@ -1,6 +1,6 @@
 """Labels for distilling a teacher into the learned player (``shuangkou train``): the
 teacher's choices at the play decisions of the learner's seats, with the learned player's
-features of each (``sim.harness.learn_loop`` plays the deals, compiled).
+features of each (``sim.learn.learn_loop`` plays the deals, compiled).
 
 ``collect`` is the one entry: which deals, which teacher, which learner weights (none: the
 teacher's own trajectories, DAgger's round 0), how often the learner follows the teacher
@@ -77,7 +77,7 @@ def _chunk(args: tuple) -> dict[str, np.ndarray]:
     (teacher, learner, opponents, seed, first, n) = args[:6]
     beta, rules_spec = args[6:]
     from sim.core.engine import new_state
-    from sim.harness.learn_loop import LS_DEALS, N_LABEL_STATUS
+    from sim.learn.learn_loop import LS_DEALS, N_LABEL_STATUS
     from sim.rules import as_rules
     from strategies.params import param_table
     from strategies.plugin import checked_params
@@ -87,7 +87,7 @@ def _chunk(args: tuple) -> dict[str, np.ndarray]:
     t, lr, op = make(teacher), make(learner), make(opponents)
     kinds, learners, (pe, po) = _tables(lr, op)
     tparams = param_table([checked_params(t)] * 4)
-    import sim.harness.learn_loop as mod
+    import sim.learn.learn_loop as mod
     from strategies.compiled import entries
 
     table = entries({int(k) for k in kinds.ravel()} | {t.compiled_kind})

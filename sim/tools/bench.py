@@ -45,8 +45,8 @@ from sim.core.engine import (
 from sim.core.movegen import MAX_CHOICES, gen_plays
 from sim.core.trick import trick_winner
 from sim.errors import ConfigError
-from sim.harness.loop import C_DECISIONS, N_COLS, play_deals
-from sim.harness.runner import compiled_tables
+from sim.loops.loop import C_DECISIONS, N_COLS, play_deals
+from sim.loops.runner import compiled_tables
 from sim.rules import DEFAULT_RULES
 from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH, decide
 from strategies.params import param_table
@@ -257,7 +257,7 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
          f"{res['decisions_per_s']:,.0f} decisions/s)")
 
     if greedy_deals:
-        from sim.harness.runner import make_seats
+        from sim.loops.runner import make_seats
 
         gk, gp = compiled_tables(make_seats("greedy"))
         gout = np.zeros((greedy_deals, N_COLS), dtype=np.int64)
@@ -312,7 +312,7 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
 
     if python_deals:
         from sim.deal import Deal
-        from sim.harness.runner import Asker
+        from sim.loops.runner import Asker
         from strategies.random import RandomStrategy
 
         asker = Asker([RandomStrategy() for _ in range(4)], DEFAULT_RULES, None,
@@ -367,7 +367,7 @@ def decision_times(spec: str, deals: int, seed: int = 1) -> np.ndarray:
     take microseconds and would flatter the median).
     """
     from sim.deal import Deal
-    from sim.harness.runner import make_seats
+    from sim.loops.runner import make_seats
     from strategies.compiled import new_scratch
 
     seats = make_seats([spec, "greedy", "greedy", "greedy"])
@@ -414,7 +414,7 @@ def plugin_speed(repeats: int, seed: int, n: int, echo: Callable[[str], None]) -
     itself (docs/strategies.md, "Compiled bots") and its ratio to ``greedy`` vs ``greedy``,
     the two measured in turns in this run (the machine's speed drifts); also the time to make
     the plug-in's loops ready (compiled on first use, then loaded from the cache)."""
-    from sim.harness.runner import make_seats
+    from sim.loops.runner import make_seats
 
     rules = DEFAULT_RULES.array()
     out = np.zeros((n, N_COLS), dtype=np.int64)
@@ -505,7 +505,7 @@ def new_combination_speed(echo: Callable[[str], None], deals: int = 10,
     and CPU seconds over ``pairs`` (issue 33's target: <= 3 s), and whether any compiled."""
     import io
 
-    from sim.harness import precompile
+    from sim.loops import precompile
 
     specs = list(dict.fromkeys(s for pair in pairs for s in pair))
     rows = precompile.run(specs, out=io.StringIO(), progress=False)
@@ -530,7 +530,7 @@ def learned_speed(repeats: int, seed: int, n: int, echo: Callable[[str], None],
     second and CPU microseconds per decision, the mean over every decision of the deals
     (calling chances and forced plays included, as a tournament meets them; the
     ``decisions`` column counts them), best of ``repeats``."""
-    from sim.harness.runner import make_seats
+    from sim.loops.runner import make_seats
 
     rules = DEFAULT_RULES.array()
     out = np.zeros((n, N_COLS), dtype=np.int64)
@@ -723,7 +723,7 @@ def batch_random(n: int, steps: int, seed: int = 1, masked: bool = False) -> tup
     seats): ``step_index`` with ``floor(u * n_legal)``; with ``masked``, the way a neural
     policy would play: ``observe()`` (vectors and legal masks) every step and the argmax of
     random scores over the legal actions. Returns (decisions, seconds)."""
-    from sim.harness.batch import Batch
+    from sim.loops.batch import Batch
 
     b = Batch(n, seed)
     rng = np.random.default_rng(seed)

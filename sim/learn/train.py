@@ -81,7 +81,7 @@ def _learned() -> Any:
 
 
 def _collect(*args: Any, **kw: Any) -> dict[str, np.ndarray]:
-    from sim.harness.labels import collect
+    from sim.learn.labels import collect
 
     return collect(*args, **kw)
 
@@ -155,7 +155,7 @@ def check_teacher(spec: str) -> str:
     """The teacher's canonical spec, or a ConfigError: it must build and be a fair compiled
     built-in (the collector asks its kernel inside the compiled deal loop)."""
     from sim.errors import ShuangkouError
-    from sim.harness.labels import compiled_seat
+    from sim.learn.labels import compiled_seat
     from strategies.kinds import BUILTIN_NAMES
     from strategies.registry import make
 
@@ -243,7 +243,7 @@ def _npz_bytes(arrays: Mapping[str, np.ndarray], compress: bool = False) -> byte
 
 
 def _write(path: str, data: bytes) -> None:
-    from sim.harness.results import atomic_write
+    from sim.tournament.results import atomic_write
 
     atomic_write(path, lambda f: f.write(data))
 
@@ -258,7 +258,7 @@ def load_data(path: str, cfg: TrainConfig, deals: int | None = None) -> dict[str
     or a ConfigError (one line) for a file that is missing, corrupt or of other sizes. Read as
     data (``strategies.learned.read_npz``): a regular file, only the arrays a labels file
     holds, each unpacking to at most the rows ``deals`` deals can give (default: a round's)."""
-    from sim.harness.labels import ROWS_PER_DEAL
+    from sim.learn.labels import ROWS_PER_DEAL
 
     s = cfg.sizes
     want = {"sidx": (s["ns_max"],), "sden": (s["nd"],), "nmov": (), "label": (),
@@ -343,7 +343,7 @@ def retrain(cfg: TrainConfig, src: str, out: str, say: Callable[[str], None] | N
     import glob
     import shlex
 
-    from sim.harness.jaxnet import Model, init_params, require_jax
+    from sim.learn.jaxnet import Model, init_params, require_jax
 
     files = sorted(glob.glob(os.path.join(glob.escape(src), "data", "round_[0-9]*.npz")))
     files = [f for f in files if not f.endswith(".part.npz")]
@@ -396,8 +396,8 @@ def retrain(cfg: TrainConfig, src: str, out: str, say: Callable[[str], None] | N
         "labels": n, "rounds": len(files), "command": command, "git": git_revision(),
         "seconds": round(time.perf_counter() - t0, 3)})
     if cfg.eval_pairs:
-        from sim.harness.tournament import pair_player
-        from sim.harness.tune import confirmation
+        from sim.tools.tune import confirmation
+        from sim.tournament.run import pair_player
 
         spec = weights_spec(path)  # in this process: JAX's threads are running (no fork)
         with pair_player(cfg.eval_seed, 1, warm_up=[(spec, BASELINE)]) as play:
@@ -629,7 +629,7 @@ def run(cfg: TrainConfig, out: str, rounds: int | None = None, hours: float | No
     ``tournament.pair_player`` function to evaluate with (default: one started here);
     ``labels``: a folder that caches every round's labels by what decides them
     (``labels_key``): a rerun of the same rounds with other training settings reuses them."""
-    from sim.harness.jaxnet import require_jax
+    from sim.learn.jaxnet import require_jax
 
     if rounds is None and hours is None:
         raise ConfigError("give --rounds, --hours or both: a run needs somewhere to stop")
@@ -650,7 +650,7 @@ def run(cfg: TrainConfig, out: str, rounds: int | None = None, hours: float | No
         raise ConfigError(f"{out!r} already holds a training checkpoint: pass --resume to "
                           f"continue it, or choose another --out")
     require_jax()  # before any work: a missing extra is one line
-    from sim.harness.jaxnet import init_params
+    from sim.learn.jaxnet import init_params
 
     s = cfg.sizes
     init = init_params(s["ds"], s["nd"], s["dm"], s["md"], cfg.hidden, s["ns_max"],
@@ -659,7 +659,7 @@ def run(cfg: TrainConfig, out: str, rounds: int | None = None, hours: float | No
     _learned().save_weights(first, init, {"recipe": "shuangkou train", "config": cfg.key(),
                                           "round": 0, "epoch": 0, "labels": 0})
     if play is None and cfg.eval_pairs:
-        from sim.harness.tournament import pair_player
+        from sim.tournament.run import pair_player
 
         # the evaluation's workers start (fork) here, before JAX starts its threads, with
         # the learned player's loop loaded
@@ -677,7 +677,7 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
          play: Callable[..., Any] | None,
          init: Mapping[str, np.ndarray], first: str, labels: str | None = None
          ) -> TrainResult:
-    from sim.harness.jaxnet import Model
+    from sim.learn.jaxnet import Model
 
     log = _Log(out, say)
     model = Model(init, lr=cfg.lr, dtype=cfg.dtype, soft=cfg.soft, tau=cfg.tau,
@@ -783,7 +783,7 @@ def _run(cfg: TrainConfig, out: str, rounds: int | None, hours: float | None, jo
             f"{time.perf_counter() - t:.1f} s")
 
     def evaluate(path: str) -> dict[str, Any]:
-        from sim.harness.tune import confirmation
+        from sim.tools.tune import confirmation
 
         if not cfg.eval_pairs or play is None:
             return {"margin": math.nan, "lo": math.nan, "hi": math.nan, "pairs": 0}
@@ -990,7 +990,7 @@ def curve_md(cfg: TrainConfig, rows: Sequence[Mapping[str, Any]]) -> str:
 
 def write_curve(cfg: TrainConfig, rows: Sequence[Mapping[str, Any]], out: str,
                 plot: bool = True) -> None:
-    from sim.harness.results import atomic_write
+    from sim.tournament.results import atomic_write
 
     for name, text in (("curve.csv", curve_csv(rows)), ("curve.md", curve_md(cfg, rows))):
         atomic_write(os.path.join(out, name), lambda f, t=text: f.write(t), mode="w")

@@ -1,8 +1,8 @@
 """A call run on a helper thread while the calling thread waits, bounded.
 
-One piece for the two places that need it: the step loop of ``sim.harness.runner`` off the
+One piece for the two places that need it: the step loop of ``sim.loops.runner`` off the
 main thread (no ``SIGALRM`` there: the caller times each call into a Python bot) and the
-compiled plug-in loops of ``sim.harness.plugins`` (compiled code releases the GIL: the caller
+compiled plug-in loops of ``sim.loops.plugins`` (compiled code releases the GIL: the caller
 stays free to watch the time and to take Ctrl-C and SIGTERM).
 
 ``HelperThread`` is a daemon thread that runs one call at a time for the thread that made it

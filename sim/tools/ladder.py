@@ -944,10 +944,10 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
     plays what an uninterrupted one would). ``stop_after``: testing hook, stop after this
     many chunks."""
     from sim.analysis import ladder as model
-    from sim.harness import tournament as tm
-    from sim.harness.chunks import DEAL_VALUES, Chunk, DealValues, tally_from_json
-    from sim.harness.config import TournamentConfig
-    from sim.harness.standings import Progress, Standings
+    from sim.tournament import run as tm
+    from sim.tournament.chunks import DEAL_VALUES, Chunk, DealValues, tally_from_json
+    from sim.tournament.config import TournamentConfig
+    from sim.tournament.standings import Progress, Standings
     from strategies.registry import load_plugins
 
     say = say or (lambda text: print(text, file=sys.stderr))
@@ -1199,8 +1199,8 @@ def import_folder(lad: Ladder, folder: str) -> dict[str, Any]:
     The same folder twice changes nothing (its run id and chunk indices are the key); its
     seed and rules must be the ladder's; a pair whose deal the matchup already holds is
     skipped. All of a folder's chunks go in one transaction."""
-    from sim.harness.chunks import DEAL_VALUES, pair_results, plan_chunks
-    from sim.harness.results import (
+    from sim.tournament.chunks import DEAL_VALUES, pair_results, plan_chunks
+    from sim.tournament.results import (
         checked_chunks,
         deals_path,
         read_config,
@@ -1365,7 +1365,7 @@ def export_parquet(lad: Ladder, out: str, anchor: str | None = None,
                "players": [{k: p[k] for k in ("player", "status", "rating", "se", "lo", "hi")}
                            for p in listed["players"]]}
     table = table.replace_schema_metadata({"shuangkou.ladder.ratings": json.dumps(ratings)})
-    from sim.harness.results import atomic_write
+    from sim.tournament.results import atomic_write
 
     folder = os.path.dirname(os.path.abspath(out))
     os.makedirs(folder, exist_ok=True)

@@ -1,4 +1,4 @@
-"""The compiled label collector of ``shuangkou train`` (``sim.harness.labels``): it plays deals
+"""The compiled label collector of ``shuangkou train`` (``sim.learn.labels``): it plays deals
 and, at every play decision of a learner seat with two or more legal plays, writes the
 learned player's features (``strategies.learned.features``) and the teacher's choice.
 

@@ -1,6 +1,6 @@
 """Play deals with any mix of compiled and Python strategies.
 
-All seats compiled: the compiled loop (``sim.harness.loop``). Otherwise each deal runs through the
+All seats compiled: the compiled loop (``sim.loops.loop``). Otherwise each deal runs through the
 step API and compiled seats are asked through their kernel on the same state, so one deal can
 mix both tiers and a deal's record never depends on which path played it.
 
@@ -30,9 +30,9 @@ from sim.core.engine import DONE, new_state
 from sim.core.rng import check_deal, check_seed
 from sim.deal import Deal
 from sim.errors import ConfigError, IllegalPlayError, StrategyError
-from sim.harness.helper import HelperThread
-from sim.harness.loop import N_COLS, summarize
-from sim.harness.plugins import Loops
+from sim.loops.helper import HelperThread
+from sim.loops.loop import N_COLS, summarize
+from sim.loops.plugins import Loops
 from sim.observation import Observation
 from sim.record import build_record
 from sim.rules import DEFAULT_RULES, Rules
@@ -58,7 +58,7 @@ def make_seats(specs: Sequence[str | Strategy] | str) -> list[Strategy]:
 
 
 class Tables(tuple):
-    """``(kinds, params)`` for the compiled loop; ``.loops`` (``sim.harness.plugins.Loops``) runs
+    """``(kinds, params)`` for the compiled loop; ``.loops`` (``sim.loops.plugins.Loops``) runs
     them, with the generated loops when a seat is a compiled plug-in."""
 
     loops: Any
@@ -139,7 +139,7 @@ class Asker:
         self.rules = rules
         self.timeout = check_timeout(timeout)
         self.loops = Loops(seats)
-        self.loops.timeout = self.timeout  # also a compiled plug-in's (sim.harness.plugins)
+        self.loops.timeout = self.timeout  # also a compiled plug-in's (sim.loops.plugins)
         self.kinds = self.loops.kinds
         self.params = param_table([checked_params(s) if s.runs_compiled() else []
                                    for s in seats])
@@ -304,7 +304,7 @@ def _iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
         if any(s.oracle for s in seats) else None
     tables = None if python_tier else compiled_tables(seats)
     if tables is not None:
-        tables.loops.timeout = timeout  # a compiled plug-in's limit (sim.harness.plugins)
+        tables.loops.timeout = timeout  # a compiled plug-in's limit (sim.loops.plugins)
         kinds, params = tables
         st, u = new_state()
         scratch = new_scratch()
@@ -329,14 +329,14 @@ def _iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
 
 def summaries(seed: int, first: int, n: int, seats: Sequence[Strategy],
               rules: Rules | None = None, timeout: float | None = None) -> np.ndarray:
-    """Summary rows (``sim.harness.loop.COLUMN_NAMES``) of deals ``first … first+n-1``."""
+    """Summary rows (``sim.loops.loop.COLUMN_NAMES``) of deals ``first … first+n-1``."""
     seed, first = check_seed(seed), check_deal(first, "first deal")
     timeout = check_timeout(timeout)
     rules = rules or DEFAULT_RULES
     out = np.zeros((n, N_COLS), dtype=np.int64)
     tables = compiled_tables(seats)
     if tables is not None:
-        tables.loops.timeout = timeout  # a compiled plug-in's limit (sim.harness.plugins)
+        tables.loops.timeout = timeout  # a compiled plug-in's limit (sim.loops.plugins)
         tables.loops.play_deals(np.uint64(seed), np.uint64(first), n, rules.array(), *tables,
                                 out)
         return out

@@ -401,7 +401,7 @@ def _seat_tables(seats: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, l
     if (kinds >= 0).all():
         raise ConfigError("Batch seats: at least one seat must be None (the policy's); "
                           "four compiled seats play faster through `shuangkou play`, "
-                          "sim.harness.runner.iter_records or a tournament")
+                          "sim.loops.runner.iter_records or a tournament")
     return kinds, param_table(rows), names, bool((kinds >= 0).any())
 
 

@@ -346,14 +346,14 @@ def _read_rows(cfg: TuneConfig, rows_file: str, iteration: int, file: str
 
 
 def _save(path: str, state: dict[str, Any]) -> None:
-    from sim.harness.results import atomic_write
+    from sim.tournament.results import atomic_write
 
     text = json.dumps({k: v for k, v in state.items() if k != "rows"}, indent=1)
     atomic_write(os.path.join(path, CHECKPOINT), lambda f: f.write(text), mode="w")
 
 
 def _write_rows(path: str, rows: Sequence[dict[str, Any]]) -> None:
-    from sim.harness.results import atomic_write
+    from sim.tournament.results import atomic_write
 
     text = "".join(json.dumps(r) + "\n" for r in rows)
     atomic_write(os.path.join(path, ROWS), lambda f: f.write(text), mode="w")
@@ -408,7 +408,7 @@ def run(cfg: TuneConfig, out: str, jobs: int = 1, backend: str = "auto",
         plot: bool = True) -> TuneResult:
     """Tune ``cfg`` writing to folder ``out``; ``stop_after``: testing hook, stop after this
     many iterations of this call (the checkpoint stays, as after a kill)."""
-    from sim.harness.tournament import pair_player
+    from sim.tournament.run import pair_player
 
     say = say or (lambda text: print(text, file=sys.stderr))
     check_counts(pairs=cfg.pairs, iterations=cfg.iterations, confirm=confirm, jobs=jobs)
@@ -514,7 +514,7 @@ def trajectory_csv(cfg: TuneConfig, rows: Sequence[dict[str, Any]]) -> str:
 
 def write_trajectory(cfg: TuneConfig, rows: Sequence[dict[str, Any]], out: str,
                      plot: bool = True) -> None:
-    from sim.harness.results import atomic_write
+    from sim.tournament.results import atomic_write
 
     text = trajectory_csv(cfg, rows)
     atomic_write(os.path.join(out, "trajectory.csv"), lambda f: f.write(text), mode="w")
@@ -561,7 +561,7 @@ def trajectory_png(cfg: TuneConfig, rows: Sequence[dict[str, Any]]) -> bytes:
 def duel(a: str, b: str, pairs: int, first: int = CONFIRM_FIRST, seed: int = 0,
          jobs: int = 1) -> dict[str, Any]:
     """``a`` vs ``b`` on ``pairs`` duplicate pairs from deal ``first``: the paired result."""
-    from sim.harness.tournament import pair_player
+    from sim.tournament.run import pair_player
 
     with pair_player(seed, jobs, warm_up=[(a, b)]) as play:
         (x2,) = play([(a, b, first, pairs)])

@@ -23,8 +23,8 @@ from sim.analysis.summary import divergence_text
 from sim.errors import ConfigError
 
 # swings.jsonl and swings.html (the deal viewer, docs/viewer.md, of the kept swing deals) are
-# named with every other file of a results folder, once: sim.harness.results.RUN_FILES
-from sim.harness.results import SWINGS_FILE, SWINGS_PAGE
+# named with every other file of a results folder, once: sim.tournament.results.RUN_FILES
+from sim.tournament.results import SWINGS_FILE, SWINGS_PAGE
 
 VIEW_PAIRS = 100  # pairs on that page at most, the first matchups' (a few MB)
 
@@ -44,7 +44,7 @@ def game_records(seed: int, rules: Any, a_spec: str, b_spec: str, matchup: int,
     """JSON Lines records of the (deal, orientation) games ``picks`` of a matchup: what a
     tournament writes into ``records.jsonl`` (``tournament._records`` calls this) and what
     ``pair_records`` replays. ``rules``: the config's ``(name, value)`` pairs."""
-    from sim.harness import runner
+    from sim.loops import runner
     from sim.record import dumps
     from sim.rules import Rules
 
@@ -75,10 +75,10 @@ def divergence(rec0: Mapping[str, Any], rec1: Mapping[str, Any],
     they never differ. ``phase``: ``"calling"`` (a show, a pass or a give-back) or ``"play"``;
     ``play``: in the play, how many cards were played before it from the first lead.
     ``loops``: the run's compiled built-in loops, to replay the records in
-    (``sim.harness.analyze.decision_steps``).
+    (``sim.loops.steps.decision_steps``).
     """
     from sim.cards import SUITS
-    from sim.harness.analyze import choice_label, decision_steps, notation
+    from sim.loops.steps import choice_label, decision_steps, notation
 
     for x, y in zip(decision_steps(dict(rec0), loops), decision_steps(dict(rec1), loops)):
         if x.played == y.played and x.seat == y.seat and x.kind == y.kind:
@@ -101,7 +101,7 @@ def keep(out: str, cfg: Any, state: dict[str, Any], n: int = SWINGS_SHOWN) -> No
     ``swings.jsonl`` and put their divergences into ``state["swing_details"]``."""
     if not cfg.duplicate:
         return
-    from sim.harness.results import atomic_write
+    from sim.tournament.results import atomic_write
 
     records: list[dict[str, Any]] = []
     with_swings = []
@@ -133,7 +133,7 @@ def run_loops(a_spec: str, b_spec: str) -> Any:
     """The built-in compiled loops that a matchup of ``a_spec`` and ``b_spec`` plays in (its
     records and swing deals replay there at no new compile), or None (a plug-in or a Python
     seat: records are replayed through ``sim.Deal``)."""
-    from sim.harness import runner
+    from sim.loops import runner
 
     tables = runner.compiled_tables(runner.make_seats([a_spec, b_spec]))
     if tables is None or tables.loops.mod is not None:
@@ -145,7 +145,7 @@ def _write_page(out: str, name: str, records: Sequence[Mapping[str, Any]]) -> No
     """``swings.html``: both tables of each kept swing deal side by side in the deal viewer
     (records ``2k`` and ``2k + 1`` are a pair), the first ``VIEW_PAIRS`` pairs."""
     from sim.analysis.viewer import page
-    from sim.harness.results import atomic_write
+    from sim.tournament.results import atomic_write
 
     shown = list(records[:2 * VIEW_PAIRS])
     text = page(shown, pairs=[(i, i + 1) for i in range(0, len(shown), 2)],
@@ -193,7 +193,7 @@ def load_details(run_dir: str, cfg: Any = None
         return None
     redo = ("delete it (the report then goes without the swing deals' divergences; "
             "tournament --force writes it again)")
-    from sim.harness.results import check_own
+    from sim.tournament.results import check_own
 
     check_own(path, run_dir)
     recs = list(read_records(path))  # a damaged file: one line (RecordError), never ignored
@@ -217,7 +217,7 @@ def load_state(run_dir: str, cfg: Any = None) -> dict[str, Any]:
     """``results.load_state`` with the swing deals' divergences and viewer places read back
     from ``swings.jsonl`` (nothing is replayed): what ``shuangkou report`` renders. ``cfg``:
     see ``load_details``."""
-    from sim.harness import results
+    from sim.tournament import results
 
     state = results.load_state(run_dir)
     details = load_details(run_dir, cfg)
@@ -230,8 +230,8 @@ def pairs(run_dir: str, n: int) -> list[dict[str, Any]]:
     """The ``n`` largest swings of every matchup of the finished duplicate run in ``run_dir``,
     each with both tables' records and the divergence: records from ``swings.jsonl`` where it
     holds them, else replayed (exact: seed + deal + specs)."""
-    from sim.harness.results import load_state, read_config
     from sim.record import read_records
+    from sim.tournament.results import load_state, read_config
 
     if not os.path.isdir(run_dir):
         raise ConfigError(f"{run_dir!r} is not a folder: give a tournament results folder "
