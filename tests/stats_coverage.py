@@ -28,12 +28,11 @@ from sim.analysis.stats import (
     WDL,
     ClusterMoments,
     Moments,
-    _beta_ppf,
-    _critical,
-    _wdl_profile_draws,
     score_interval,
     stratified_ci,
 )
+from sim.analysis.stats.quantiles import critical
+from sim.analysis.stats.ratings import _beta_ppf, _wdl_profile_draws
 from sim.analysis.summary import _cross, _ratings, deal_clustering
 
 TAU, SIGMA = 1.0, 0.88  # a player's results against two opponents correlate 0.36
@@ -157,7 +156,7 @@ def lr_interval_before(w: np.ndarray, d: np.ndarray, l_: np.ndarray
                       - xlogy(w, mu - u) - xlogy(d, 2.0 * u) - xlogy(l_, 1.0 - mu - u))
 
     w, d, l_ = (np.asarray(v, dtype=np.float64) for v in (w, d, l_))
-    crit, n = _critical(0.95) ** 2, w + d + l_
+    crit, n = critical(0.95) ** 2, w + d + l_
     s = (w + 0.5 * d) / n
     bounds = []
     for side in (0, 1):
