@@ -14,6 +14,11 @@ Every finished deal is appended to ``deals.jsonl`` in the output folder as soon 
 a deal left unfinished (end of input, Ctrl-C, ``quit``) is saved as an *unfinished* record
 (docs/record.md) that ``shuangkou replay`` shows and ``shuangkou validate`` checks as far as
 it goes.
+
+The package: ``sim.human`` (this module) is the session, the loop of a match: whose turn it
+is, asking the person (``parse_answer``), the bots' moves, hints and the review, the records;
+``sim.human.screen`` draws the table and the hand on the terminal; ``sim.human.narration``
+turns events and decisions into the lines a person reads.
 """
 
 from __future__ import annotations
@@ -30,9 +35,7 @@ from typing import IO, Any, NamedTuple
 
 import numpy as np
 
-from sim.api import trick_winner
-from sim.cards import CARD_NAMES, GROUP, KEY_OF_ID, SUITS, TRUMP_GROUP, parse_card
-from sim.core.console import width as text_width
+from sim.cards import CARD_NAMES, SUITS, parse_card
 from sim.core.engine import S_DECK, S_NTRICKS, S_REDEALS, S_ROUND, S_TRUMP
 from sim.deal import Deal
 from sim.errors import (
@@ -43,19 +46,36 @@ from sim.errors import (
     ShuangkouError,
     StrategyError,
 )
+from sim.human.narration import HINT_ALL, HINT_TOP, Narrator, Snap
+from sim.human.screen import (
+    BOLD,
+    CLEAR,
+    MAX_LISTED,
+    RED,
+    Painter,
+    Screen,
+    choice_text,
+    fit,
+    isatty,
+    use_color,
+    wrap_items,
+)
 from sim.loops.runner import Asker, check_timeout, use_alarm
-from sim.observation import Observation
 from sim.record import FORMAT, call_dicts, dumps, hands_of, trick_dicts
 from sim.rules import Rules
-from sim.titles import level_text
 from sim.tools.analyze import DEFAULT_SAMPLES  # worlds per decision for hint and review
 from strategies.base import Strategy
 from strategies.registry import make, split_specs
 
+__all__ = [
+    "CLEAR", "HELP", "HINT_ALL", "HINT_TOP", "HUMAN", "REVIEW_SECONDS", "Answer", "Painter",
+    "Session", "check_delay", "check_samples", "choice_text", "default_out", "fit",
+    "make_bots", "parse_answer", "run", "split_specs", "unfinished_record", "use_color",
+    "wrap_items",
+]
+
 HUMAN = "human"  # the person's seat in a record's ``seats``
 REVIEW_SECONDS = 60.0  # a review stops after this much analysis (between decisions)
-HINT_ALL = 12  # a hint lists every choice up to this many, else the best HINT_TOP
-HINT_TOP = 8
 
 HELP = """\
 Answer with the number of a choice, or in card notation (R2): Kh, Th or 10h, 5s 5s, BJ.
@@ -137,196 +157,6 @@ def parse_answer(text: str, kind: str, legal: Sequence[Any]) -> Answer:
     return Answer("choice", tuple(names))
 
 
-# --- drawing ---------------------------------------------------------------------------
-_SYM = dict(zip(SUITS, "♠♥♦♣"))
-_RED = "\x1b[31m"
-_BOLD = "\x1b[1m"
-_DIM = "\x1b[2m"
-_YELLOW = "\x1b[33m"
-_RESET = "\x1b[0m"
-CLEAR = "\x1b[H\x1b[2J"
-_MAX_LISTED = 40  # give-backs beyond this many are typed, not listed
-_CHOICE_NO = re.compile(r"(?:^|  )\d+\) ")  # a numbered choice on a row of wrap_items
-
-
-def use_color(stream: IO[str]) -> bool:
-    """Colours on a terminal unless ``NO_COLOR`` is set (https://no-color.org)."""
-    return not os.environ.get("NO_COLOR") and _isatty(stream)
-
-
-def _isatty(stream: IO[str]) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-class Painter:
-    """Cards and hands as text, with or without colour."""
-
-    def __init__(self, color: bool) -> None:
-        self.color = color
-
-    def c(self, text: str, code: str) -> str:
-        return f"{code}{text}{_RESET}" if self.color else text
-
-    def card(self, name: str, rank_only: bool = False) -> str:
-        if name in ("BJ", "SJ"):
-            return self.c(name, _RED) if name == "BJ" else name
-        r = "10" if name[0] == "T" else name[0]
-        text = r if rank_only else r + _SYM[name[1]]
-        return self.c(text, _RED) if name[1] in "hd" else text
-
-    def cards(self, names: Sequence[str]) -> str:
-        return " ".join(self.card(n) for n in names)
-
-    def hand(self, names: Sequence[str], trump: str | None) -> str:
-        """Grouped by suit, strongest first; trumps last under a marked label once known."""
-        if trump is None:  # calling: by suit, A high (no trump yet), jokers last
-            order = "AKQJT98765432"
-            groups = []
-            for s in SUITS:
-                cs = sorted((n for n in names if n not in ("BJ", "SJ") and n[1] == s),
-                            key=lambda n: order.index(n[0]))
-                if cs:
-                    groups.append(self._sym(s) + " "
-                                  + " ".join(self.card(n, True) for n in cs))
-            jokers = sorted((n for n in names if n in ("BJ", "SJ")), reverse=False)
-            if jokers:
-                groups.append(" ".join(self.card(n) for n in jokers))
-            return "   ".join(groups)
-        t = SUITS.index(trump)
-        keyed = sorted(((int(KEY_OF_ID[t, parse_card(n)]), n) for n in names), reverse=True)
-        side: dict[str, list[str]] = {}
-        trumps: list[str] = []
-        for k, n in keyed:
-            if GROUP[k] == TRUMP_GROUP:
-                trumps.append(self.card(n))
-            else:
-                side.setdefault(n[1], []).append(self.card(n, True))
-        parts = [self._sym(s) + " " + " ".join(side[s]) for s in SUITS if s in side]
-        if trumps:
-            parts.append(self.c(f"trump {_SYM[trump]}:", _BOLD + _YELLOW) + " "
-                         + " ".join(trumps))
-        return "   ".join(parts)
-
-    def _sym(self, s: str) -> str:
-        return self.c(_SYM[s], _RED) if s in "hd" else _SYM[s]
-
-
-def choice_text(choice: Any, kind: str, p: Painter) -> str:
-    if kind == "show":
-        return "pass" if choice is None else f"show {p.card(choice)} {p.card(choice)}"
-    return p.cards(choice)
-
-
-def wrap_items(items: Sequence[str], width: int, indent: str = "  ") -> list[str]:
-    """Items joined by two spaces, wrapped at ``width`` visible characters."""
-    lines: list[str] = []
-    cur, n = indent, len(indent)
-    for it in items:
-        w = text_width(it)
-        if n > len(indent) and n + 2 + w > width:
-            lines.append(cur)
-            cur, n = indent, len(indent)
-        if n > len(indent):
-            cur += "  "
-            n += 2
-        cur += it
-        n += w
-    if n > len(indent):
-        lines.append(cur)
-    return lines
-
-
-_ANSI = re.compile(r"(\x1b\[[0-9;]*m)")
-
-
-def _cut(word: str, room: int) -> tuple[str, str]:
-    """The longest head of ``word`` of at most ``room`` columns (at least one character; colour
-    codes kept whole), and the rest."""
-    head, n = "", 0
-    for k, part in enumerate(_ANSI.split(word)):
-        if k % 2:  # a colour code
-            head += part
-            continue
-        for j, ch in enumerate(part):
-            w = text_width(ch)
-            if n and n + w > room:
-                rest = part[j:] + "".join(_ANSI.split(word)[k + 1:])
-                return head, rest
-            head += ch
-            n += w
-    return head, ""
-
-
-def fit(line: str, width: int) -> list[str]:
-    """``line`` as terminal rows of at most ``width`` columns: broken between items (two or
-    more spaces apart: seats, suit groups, choices) where that is enough, else between words,
-    else inside a word; continuation rows indented by two spaces when the width allows."""
-    width = max(1, width)
-    if text_width(line) <= width:
-        return [line]
-    indent = "  " if width >= 12 else ""
-    out: list[str] = []
-    cur, n, fresh = "", 0, True  # fresh: nothing on this row yet but its indent
-
-    def newline() -> None:
-        nonlocal cur, n, fresh
-        out.append(cur)
-        cur, n, fresh = indent, len(indent), True
-
-    def put(token: str, sep: str) -> None:
-        nonlocal cur, n, fresh
-        if not token:
-            return
-        w = text_width(token)
-        if not fresh and n + len(sep) + w > width:
-            newline()
-        if fresh:
-            sep = ""
-        if n + len(sep) + w <= width:
-            cur += sep + token
-            n += len(sep) + w
-            fresh = False
-            return
-        words = re.split(r"( +)", token)
-        if len(words) > 1:  # an item wider than a row: by words
-            put(words[0], sep)
-            for i in range(1, len(words), 2):
-                put(words[i + 1], words[i])
-            return
-        rest = token
-        while rest:  # one word wider than a row: cut it
-            room = width - n - len(sep)
-            if not fresh and room < 1:
-                newline()
-                sep, room = "", width - n
-            piece, rest2 = _cut(rest, room)
-            if text_width(piece) > room:  # not even its first character fits
-                if fresh:  # only an indent on this row: give it up
-                    cur, n = "", 0
-                else:
-                    newline()
-                    sep = ""
-                piece, rest2 = _cut(rest, width - n)
-            rest = rest2
-            cur += sep + piece
-            n += len(sep) + text_width(piece)
-            sep, fresh = "", False
-
-    body = line.lstrip(" ")
-    cur = n = len(line) - len(body)  # the line's own indent stays
-    cur, n = line[:n] if n < width else "", n if n < width else 0
-    parts = re.split(r"( {2,})", body.rstrip(" "))
-    put(parts[0], "")
-    for i in range(1, len(parts), 2):
-        put(parts[i + 1], parts[i])
-    if not fresh:
-        out.append(cur)
-    return out
-
-
 # --- partial deals -----------------------------------------------------------------------
 def unfinished_record(deal: Deal) -> dict[str, Any]:
     """The record of a deal stopped part way (docs/record.md, "Unfinished deals")."""
@@ -402,8 +232,7 @@ def _restore_signals(saved: list[tuple[int, Any]]) -> None:
     for s, handler in saved:
         signal.signal(s, handler)
 
-
-class Session:
+class Session(Screen, Narrator):
     """One person and three bots over ``deals`` deals (a match keeps skill values, R25)."""
 
     def __init__(self, seat: int, bots: Sequence[Strategy], seed: int, deals: int,
@@ -426,7 +255,7 @@ class Session:
         self.delay = delay
         self.stdin = stdin or sys.stdin
         self.out = stdout or sys.stdout
-        tty = _isatty(self.out)
+        tty = isatty(self.out)
         self.full = tty if full is None else full
         self.p = Painter(use_color(self.out) if color is None else color)
         self.fixed_width = width  # None: the terminal's width at each redraw
@@ -447,157 +276,13 @@ class Session:
         self._gone = False  # output failed (terminal closed): nothing more is written to it
         self._saved_deal: Deal | None = None  # the last deal whose record was written
 
-    # names -----------------------------------------------------------------------------
-    def who(self, s: int) -> str:
-        if s == self.seat:
-            return "you"
-        rel = {2: "partner", 1: "opp", 3: "opp"}[(s - self.seat) % 4]
-        return f"seat {s} ({rel})"
-
-    def leads(self, s: int) -> str:
-        """``you lead`` or ``seat 1 (opp) leads``."""
-        return f"{self.who(s)} lead{'' if s == self.seat else 's'}"
-
-    def Who(self, s: int) -> str:  # noqa: N802 - sentence start
-        w = self.who(s)
-        return w[0].upper() + w[1:]
-
-    # output ----------------------------------------------------------------------------
-    def write(self, text: str) -> None:
-        if self._gone:
-            return
-        try:
-            self.out.write(text)
-            self.out.flush()
-        except OSError:  # the terminal is gone (SIGHUP, a closed pipe): the records still are
-            self._gone = True
-
-    def event(self, line: str, pause: float = 1.0) -> None:
-        """Something happened: logged and shown; then a pause of ``pause`` x ``--delay``."""
-        self.log.append(line)
-        if self.full:
-            self.redraw()
-        else:
-            self.write(line + "\n")
-        if self.delay and pause:
-            time.sleep(self.delay * pause)
 
     def cols(self) -> int:
         """The terminal's width now (or the width given)."""
         return max(8, self.fixed_width or _term_width(self.out))
-
-    def redraw(self, question: Sequence[str] = (), choices: Sequence[str] = (),
-               notice: Sequence[str] = (), write: bool = True) -> tuple[bool, bool]:
-        """The whole screen, every line fitted to the terminal's width (a line wider than the
-        terminal would wrap there and push the top off), and as much of the log as the rows
-        allow. On a small terminal the less needed lines go first (the log, the last trick,
-        the seats, the second row of the header …) and then the numbered choices are cut
-        short; never the hand or the question. Returns (everything fits, the choices were cut
-        short); ``write=False`` only measures."""
-        width = self.cols()
-        rows = _term_rows(self.out)
-        items = self.status_items()
-        rule = self.p.c("─" * min(width, 78), _DIM)
-
-        def rows_of(lines: Sequence[str]) -> list[str]:
-            return [r for x in lines for block in x.split("\n") for r in fit(block, width)]
-
-        q_rows, c_rows, n_rows = rows_of(question), rows_of(choices), rows_of(notice)
-        choices_cut = False  # set when not every numbered choice is on screen
-        # the screen ends in a newline, then the prompt's row: the rest gets rows - 1
-        avail = rows - 1
-        for drop in ((), ("last",), ("last", "seats"), ("last", "seats", "winning"),
-                     ("last", "seats", "winning", "header1"),
-                     ("last", "seats", "winning", "header1", "trick"),
-                     ("last", "seats", "winning", "header1", "trick", "state")):
-            top = [r for t, x in items if t not in drop
-                   for r in (fit(x, width)[:1] if t == "header" and "header1" in drop
-                             else fit(x, width))] + [rule]
-            if len(top) + len(q_rows) + len(c_rows) + len(n_rows) <= avail:
-                break
-            room = avail - len(top) - len(q_rows) - len(n_rows)
-            if room >= 2 and c_rows:  # the choices cut short before more of the table goes
-                cut = self._cut_choices(c_rows, room, width)
-                choices_cut = cut != c_rows
-                c_rows = cut
-                break
-        log_room = max(0, avail - len(top) - len(q_rows) - len(c_rows) - len(n_rows))
-        log_rows = rows_of(self.log)
-        lines = top + (log_rows[-log_room:] if log_room else []) + q_rows + c_rows + n_rows
-        fits = len(top) + len(q_rows) + len(c_rows) + len(n_rows) <= avail
-        if write:
-            self.choices_cut = choices_cut
-            self.write(CLEAR + "\n".join(lines) + "\n")
-        return fits, choices_cut
-
-    @staticmethod
-    def _cut_choices(c_rows: list[str], room: int, width: int) -> list[str]:
-        """The numbered choices' rows cut to ``room`` rows, the last saying how many more
-        there are (cards can always be typed)."""
-        n_all = sum(len(_CHOICE_NO.findall(r)) for r in c_rows)
-        shown = c_rows[:room - 1]
-        n_shown = sum(len(_CHOICE_NO.findall(r)) for r in shown)
-        if n_shown == n_all:
-            return c_rows[:room]
-        return shown + fit(f"  … {n_all - n_shown} more: type the cards (or hint)", width)[:1]
-
-    def status_lines(self) -> list[str]:
-        """The table as the person's seat sees it (R9)."""
-        return [x for _, x in self.status_items()]
-
-    def status_items(self) -> list[tuple[str, str]]:
-        """``status_lines`` tagged by what each line is (redraw drops the less needed first on
-        a small terminal): header, seats, state, trick, winning, last, hand."""
-        deal = self.deal
-        p = self.p
-        out = [("header", p.c(f"Shuangkou — deal {self.index + 1} of {self.deals} "
-                              f"(seed {self.seed}, deal {deal.deal if deal else self.index})",
-                              _BOLD))]
-        out.append(("seats", "  ".join(f"{s}:{'YOU' if s == self.seat else self.specs[s]} "
-                                       f"{self.skill[s]} {level_text(self.skill[s])}"
-                                       for s in range(4))))
-        if deal is None:
-            return out
-        obs = deal.observation(self.seat)
-        trump = obs.trump
-        if trump is None:
-            shown = obs.shown
-            table = "no pair shown yet" if shown is None else \
-                f"on the table: {p.card(shown[1])} {p.card(shown[1])} by {self.who(shown[0])}"
-            redeal = f", redeal {obs.redeals}" if obs.redeals else ""
-            out.append(("state", f"Calling — dealing round {obs.round} of 27{redeal}; {table}"))
-        else:
-            att = obs.attackers
-            side = "you attack" if self.seat in att else "you defend"
-            a_pts = sum(t["points"] for t in obs.tricks if t["winner"] in att)
-            d_pts = sum(t["points"] for t in obs.tricks if t["winner"] not in att)
-            out.append(("state", f"Trump {p._sym(trump)} ({trump}) · caller "
-                                 f"{self.who(obs.caller)} · attackers {att[0]}&{att[1]} "
-                                 f"({side}) · points: attackers {a_pts}, defenders {d_pts}"))
-            n = len(obs.tricks)
-            trick = obs.trick
-            if trick:
-                leader = obs.leader
-                w = (leader + trick_winner(trick, trump)) % 4  # R20, R21
-                plays = "  ".join(f"{self.who((leader + k) % 4)}: {p.cards(c)}"
-                                  + (p.c(" ◀", _BOLD) if (leader + k) % 4 == w else "")
-                                  for k, c in enumerate(trick))
-                out.append(("trick", f"Trick {n + 1}: led by {self.who(leader)} — {plays}"))
-                out.append(("winning", f"  winning: {self.who(w)}"))
-            elif obs.hand:
-                leader = obs.leader if obs.leader is not None else (obs.caller + 1) % 4
-                out.append(("trick", f"Trick {n + 1}: {self.who(leader)} to lead"))
-                if self.last_trick is not None:
-                    out.append(("last", "  last: " + self.trick_line(self.last_trick, n)))
-        hand = obs.hand
-        out.append(("hand", p.c(f"Your hand ({len(hand)}):", _BOLD) + " "
-                    + p.hand(hand, trump)))
-        return out
-
-    def trick_line(self, t: dict[str, Any], n: int) -> str:
-        plays = "  ".join(f"{(t['leader'] + k) % 4}:{self.p.cards(c)}"
-                          for k, c in enumerate(t["plays"]))
-        return f"trick {n}: {plays} → {self.who(t['winner'])} +{t['points']}"
+    def rows(self) -> int:
+        """The terminal's height now."""
+        return _term_rows(self.out)
 
     # the match -------------------------------------------------------------------------
     def run(self) -> int:
@@ -672,21 +357,6 @@ class Session:
         self._saved_deal = self.deal
         self.saved += 1
 
-    def summary(self) -> None:
-        lines = [f"Match: {self.played} deal(s) played"
-                 + (f", {self.void} void" if self.void else "")
-                 + f" (seed {self.seed})"]
-        for s in range(4):
-            change = self.skill[s] - self.rules.start_skill
-            lines.append(f"  seat {s} {'YOU' if s == self.seat else self.specs[s]:<12} "
-                         f"{change:+d}  skill {self.skill[s]} {level_text(self.skill[s])}")
-        if self.saved:
-            lines.append(f"records: {self.path} ({self.saved} deal(s); shuangkou replay "
-                         f"{self.path})")
-        else:
-            lines.append("no deal to save")
-        self.write("\n".join(lines) + "\n")
-
     def play_deal(self, d: int) -> None:
         self.deal = deal = Deal(self.seed, d, self.rules, self.specs)
         self.last_trick = None
@@ -705,7 +375,7 @@ class Session:
         while not deal.done:
             seat, kind = deal.to_act
             before = deal.observation(self.seat)
-            b = _Snap(before)
+            b = Snap(before)
             if seat == self.seat:
                 choice = self.ask_person(kind)
             else:
@@ -730,87 +400,6 @@ class Session:
         if self.review_on:
             self.review(rec)
 
-    # narration -------------------------------------------------------------------------
-    def narrate_rounds(self, r0: int, redeals0: int, obs: Observation) -> None:
-        deal = self.deal
-        r1 = obs.round
-        if obs.redeals > redeals0:
-            self.event(f"Nobody showed: the cards are shuffled and dealt again (R11), "
-                       f"redeal {obs.redeals}")
-            r0 = 0
-        for r in range(r0 + 1, r1 + 1):
-            card = CARD_NAMES[int(deal.engine[0][S_DECK + 4 * (r - 1) + self.seat])]
-            self.event(f"round {r}: you get {self.p.card(card)}", 0.15)
-
-    def narrate(self, b: "_Snap", obs: Observation, seat: int, kind: str, choice: Any) -> None:
-        p = self.p
-        if kind == "show":
-            calls = obs.calls
-            if len(calls) > b.ncalls and obs.redeals == b.redeals:
-                c = calls[-1]
-                line = f"{self.Who(seat)} {'show' if seat == self.seat else 'shows'} " \
-                       f"{p.card(c['pair'])} {p.card(c['pair'])} (R6)"
-                took = c["took_from"]
-                if took is not None:
-                    whose = "your pair" if took == self.seat else f"the pair of {self.who(took)}"
-                    line += f", taking {whose} (R8)"
-                elif b.shown is not None and b.shown[0] == seat:
-                    line += " over its own pair: nothing moves (R8)"
-                self.event(line)
-            else:
-                forced = " (no pair you could show: passed for you)" \
-                    if seat == self.seat and self.forced else ""
-                self.event(f"{self.Who(seat)} {'pass' if seat == self.seat else 'passes'}"
-                           f"{forced}", 0.3)
-        elif kind == "giveback":
-            c = obs.calls[-1]
-            to = c["took_from"]
-            if seat == self.seat:
-                forced = " (your only choice)" if self.forced else ""
-                self.event(f"You give back {p.cards(c['gave'])} to {self.who(to)} (R8)"
-                           f"{forced}")
-            elif to == self.seat:
-                self.event(f"{self.Who(seat)} gives you back {p.cards(c['gave'])} (R8)")
-            else:
-                self.event(f"{self.Who(seat)} gives two cards back to {self.who(to)} "
-                           f"(unseen, R9)")
-        elif kind == "play":
-            verb = ("lead" if b.trick_len == 0 else "play") + ("" if seat == self.seat else "s")
-            forced = " — your only legal play, played for you" \
-                if seat == self.seat and self.forced else ""
-            self.event(f"{self.Who(seat)} {verb} {p.cards(choice)}{forced}",
-                       1.0 if not forced else 1.5)
-            tricks = obs.tricks
-            if len(tricks) > b.ntricks:
-                t = tricks[-1]
-                self.last_trick = t
-                side = "attackers" if t["winner"] in obs.attackers else "defenders"
-                self.event(f"  trick {len(tricks)}: {self.who(t['winner'])} win"
-                           f"{'' if t['winner'] == self.seat else 's'} "
-                           f"+{t['points']} for the {side} (R20-R22)", 1.5)
-        if obs.trump is not None and b.trump is None:
-            att = obs.attackers
-            self.event(f"Calling over: caller {self.who(obs.caller)}, trump "
-                       f"{p._sym(obs.trump)} ({obs.trump}); attackers seats {att[0]} & {att[1]}"
-                       f" ({'you attack' if self.seat in att else 'you defend'}) (R10); "
-                       f"{self.leads((obs.caller + 1) % 4)} (R17)", 1.5)
-        elif obs.trump is None:
-            self.narrate_rounds(b.round, b.redeals, obs)
-
-    def deal_over(self, rec: dict[str, Any]) -> None:
-        if rec["void"]:
-            self.event("Nobody showed after the last redeal: the deal is void (R11)", 0)
-        else:
-            att = rec["attackers"]
-            mult = rec["last_trick_multiplier"]
-            last = f", last trick x{mult} (R23)" if mult > 1 else ""
-            self.event(f"Deal over: attackers {att[0]}&{att[1]} took {rec['attacker_points']} "
-                       f"points{last}: score {rec['attacker_score']} (R22-R23)", 0)
-            self.event("Settlement (R24): " + ", ".join(
-                f"{self.who(s)} {v:+d}" for s, v in enumerate(rec["settlement"]))
-                + f" — your skill {self.skill[self.seat]} "
-                + level_text(self.skill[self.seat]), 0)
-
     # asking the person -----------------------------------------------------------------
     def read_line(self, prompt: str) -> str:
         self.write(prompt)
@@ -828,36 +417,6 @@ class Session:
             self.deal = None
             raise _Stop
 
-    def question(self, kind: str) -> str:
-        deal = self.deal
-        if kind == "show":
-            shown = deal.observation(self.seat).shown
-            over = "" if shown is None else f" over {self.p.cards([shown[1]] * 2)}"
-            return f"Show a pair{over} or pass?"
-        if kind == "giveback":
-            to = deal.giving_to
-            return f"Hand back two cards to {self.who(to)} (not the pair you just showed, R8)"
-        trick = deal.observation(self.seat).trick
-        if not trick:
-            return "Your lead: one card or one pair (R16)"
-        lead = self.p.cards(trick[0])
-        if len(trick[0]) == 1:
-            return f"Your play to {lead}: one card, of the led group if you hold one (R18)"
-        return f"Your play to {lead}: two cards, a pair of the led group if you can (R19)"
-
-    def choices_lines(self, kind: str, legal: list[Any]) -> list[str]:
-        if kind == "giveback" and len(legal) > _MAX_LISTED:
-            return [f"  {len(legal)} possible: type two cards, e.g. "
-                    f"{' '.join(legal[0])} (or hint)"]
-        items = [f"{i}) {choice_text(c, kind, self.p)}" for i, c in enumerate(legal, 1)]
-        return wrap_items(items, min(self.cols(), 100))
-
-    def typed(self, choice: Any, kind: str) -> str:
-        """How to type ``choice`` (card notation, R2)."""
-        if kind == "show":
-            return "pass" if choice is None else f"{choice} {choice}"
-        return " ".join("10" + c[1] if c[0] == "T" else c for c in choice)
-
     def ask_person(self, kind: str) -> Any:
         deal = self.deal
         legal = deal.legal()
@@ -867,12 +426,12 @@ class Session:
             return legal[0]
         q = self.question(kind)
         choices = self.choices_lines(kind, legal)
-        listed = kind != "giveback" or len(legal) <= _MAX_LISTED
+        listed = kind != "giveback" or len(legal) <= MAX_LISTED
         while True:
             if self.full:
-                self.redraw([self.p.c(q, _BOLD)], choices, [self.notice] if self.notice else [])
+                self.redraw([self.p.c(q, BOLD)], choices, [self.notice] if self.notice else [])
             else:
-                self.write("\n".join(self.status_lines()[2:] + [self.p.c(q, _BOLD), *choices]
+                self.write("\n".join(self.status_lines()[2:] + [self.p.c(q, BOLD), *choices]
                                      + ([self.notice] if self.notice else [])) + "\n")
             self.notice = ""
             text = self.read_line("> ")
@@ -882,11 +441,11 @@ class Session:
                     deal.apply(ans.choice)
                 except IllegalPlayError as e:
                     msg = str(e).replace(f" by seat {self.seat}", "")
-                    self.notice = self.p.c(f"✗ {msg}", _RED)
+                    self.notice = self.p.c(f"✗ {msg}", RED)
                     continue
                 return ans.choice
             if ans.action == "error":
-                self.notice = self.p.c(f"✗ {ans.message}", _RED)
+                self.notice = self.p.c(f"✗ {ans.message}", RED)
             elif ans.action == "help":
                 self.notice = HELP
             elif ans.action == "hint":
@@ -903,26 +462,6 @@ class Session:
                 self.write(self.notice + "\n")
                 self.notice = ""
 
-    def hint(self, kind: str, legal: list[Any], listed: bool,
-             analysis: dict[str, Any] | None = None, limit: int | None = None) -> str:
-        """What ``greedy`` would answer, then the analysis of the decision (``analysis``, from
-        ``analyse_now``): every legal choice's value with its interval, best first, at most
-        ``limit`` of them. A choice's number is cited only where ``listed`` (the choices are
-        numbered on screen), and how to type it always."""
-        deal = self.deal
-        hint = self.hinter.choose(deal.observation(self.seat), deal.legal())
-        text = choice_text(hint, kind, self.p)
-        typed = self.typed(hint, kind)
-        if listed and hint in legal:
-            n = legal.index(hint) + 1
-            first = f"hint: greedy would answer {n}) {text} (type {n} or {typed})"
-        else:
-            verb = "hand back" if kind == "giveback" else "answer"
-            first = f"hint: greedy would {verb} {text} (type {typed})"
-        if analysis is None:
-            return first
-        return "\n".join([first] + self.value_lines(kind, legal, listed, analysis, limit))
-
     def analyse_now(self, kind: str) -> dict[str, Any]:
         """``analyze.choice_values`` of the decision awaited, computed from the person's
         seat's masked state (R9: the others' hands are removed before anything is read)."""
@@ -937,36 +476,6 @@ class Session:
         codes = list(deal.legal_codes())
         dec = Decision(deal.deal, self.step, self.seat, kind, mst, mu, codes, codes[0], 0, 0, 0)
         return choice_values(dec, self.rules.array(), Settings(samples=self.samples))
-
-    def value_lines(self, kind: str, legal: list[Any], listed: bool,
-                    analysis: dict[str, Any], limit: int | None) -> list[str]:
-        rows = analysis["choices"]
-        n = len(rows)
-        if analysis["worlds"] == 0:
-            return []
-        if limit is None:
-            limit = n if n <= HINT_ALL else HINT_TOP
-        order = sorted(range(n), key=lambda i: (-rows[i]["value"], i))
-        head = (f"values: your team's settlement, points per player ± 95%, and the difference "
-                f"from the best [95%, paired]; {analysis['worlds']} worlds drawn from what you "
-                f"know, expert rollouts (docs/analysis.md)")
-        labels = []
-        for i in order[:limit]:
-            text = choice_text(legal[i], kind, self.p)
-            labels.append(f"{i + 1}) {text}" if listed else
-                          f"{text} (type {self.typed(legal[i], kind)})")
-        wide = max((text_width(x) for x in labels), default=0)
-        out = [head]
-        for i, lab in zip(order, labels):
-            r = rows[i]
-            pad = " " * (wide - text_width(lab))
-            cmp = "best" if i == analysis["best"] else \
-                f"{r['diff']:+.2f} [{r['dlo']:+.2f}, {r['dhi']:+.2f}]"
-            out.append(f"  {lab}{pad}  {r['value']:+.2f} ±{r['half']:.2f}  {cmp}")
-        if n > limit:
-            low = rows[order[-1]]["value"]
-            out.append(f"  … {n - limit} more (the lowest {low:+.2f})")
-        return out
 
     def fitted_hint(self, kind: str, legal: list[Any], listed: bool, q: str,
                     choices: list[str]) -> str:
@@ -983,7 +492,7 @@ class Session:
         for numbered in ((True, False) if listed else (False,)):
             for limit in range(top, -1, -1):
                 text = self.hint(kind, legal, numbered, analysis, limit)
-                fits, cut = self.redraw([self.p.c(q, _BOLD)], choices, [text], write=False)
+                fits, cut = self.redraw([self.p.c(q, BOLD)], choices, [text], write=False)
                 if fits and (not numbered or not cut):
                     return text
         return self.hint(kind, legal, False)
@@ -1047,69 +556,6 @@ class Session:
         if self.full:  # broken at the terminal's width between items, as the screen is
             lines = [r for x in lines for r in fit(x, self.cols())]
         self.write("\n".join(lines) + "\n")
-
-    def review_lines(self, rec: dict[str, Any], rows: list[dict[str, Any]],
-                     settings: Any) -> list[str]:
-        from sim.tools.analyze import summarize
-
-        p = self.p
-        out = [p.c(f"Review of your decisions, deal {rec['deal']}", _BOLD)
-               + f" (from what your seat knew; continuation {settings.policy}, "
-               f"{settings.samples} worlds; loss [95% interval] in settlement points per "
-               f"player; ? ≥ 0.25, ?? ≥ 1.0, docs/analysis.md):"]
-        passes = forced = 0
-        for r in rows:
-            k = r["kind"]
-            if r["forced"]:
-                forced += 1
-                continue
-            if k == "show" and r["played"] is None and not r["mark"] and r["loss"] == 0:
-                passes += 1
-                continue
-            where = f"trick {r['trick']:>2}" if k == "play" else f"round {r['round']:>2}"
-            what = self._review_choice(k, r["played"])
-            what += " " * max(0, 16 - text_width(what))
-            line = f"  {where}: {what}  loss {r['loss']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]"
-            if r["mark"]:
-                line += " " + p.c(r["mark"], _RED)
-            if r["loss"] > 0:
-                line += f"  best {self._review_choice(k, r['best'])}"
-            out.append(line)
-        notes = []
-        if passes:
-            notes.append(f"{passes} pass(es) with no loss")
-        if forced:
-            notes.append(f"{forced} forced")
-        if notes:
-            out.append(f"  (not listed: {', '.join(notes)})")
-        if rows:
-            s = summarize(rows, "seat")[0]
-            out.append(f"Total: loss {s['loss']:.2f} points per player over {s['decisions']} "
-                       f"decisions ({s['choices']} with a choice); {s['marked_q']} ?, "
-                       f"{s['marked_qq']} ??; accuracy {s['accuracy']:.0%}; true loss "
-                       f"{s['true_loss']:.2f} (all hands known: what would have worked)")
-        return out
-
-    def _review_choice(self, kind: str, choice: Any) -> str:
-        if kind == "show":
-            return "pass" if choice is None else f"show {self.p.cards([choice] * 2)}"
-        cards = self.p.cards(choice)
-        return f"give back {cards}" if kind == "giveback" else cards
-
-
-class _Snap:
-    """What the person's seat knew before a decision (for narrating what it changed)."""
-
-    __slots__ = ("round", "redeals", "ncalls", "shown", "trump", "ntricks", "trick_len")
-
-    def __init__(self, obs: Observation) -> None:
-        self.round = obs.round
-        self.redeals = obs.redeals
-        self.ncalls = len(obs.calls)
-        self.shown = obs.shown
-        self.trump = obs.trump
-        self.ntricks = len(obs.tricks)
-        self.trick_len = len(obs.trick)
 
 
 def _term_rows(stream: IO[str]) -> int:
