@@ -98,7 +98,7 @@ def test_main_puts_the_garbage_collector_back_as_it_was(monkeypatch):
     import sim.cli
 
     during = []
-    monkeypatch.setattr(sim.cli, "cmd_strategies", lambda args: during.append(
+    monkeypatch.setattr(sim.cli.tools, "cmd_strategies", lambda args: during.append(
         (gc.get_threshold(), gc.isenabled())) or 0)
     old = gc.get_threshold()
     gc.set_threshold(700, 10, 10)
@@ -655,7 +655,7 @@ def test_error_lines_escape_received_text(tmp_path, capsys):
 def test_report_tables_echo_received_names_escaped(capsys):
     """Tables of a results folder (names from a config that may come from elsewhere) reach
     the terminal with control characters escaped."""
-    from sim.cli import _echo
+    from sim.cli.tournament import _echo
 
     _echo("| mybot(label='\x1b[2J\x1b]0;x\x07') | +1.0 |\n| next |")
     out = capsys.readouterr().out
@@ -741,7 +741,7 @@ _DOC_CLI = (__import__("pathlib").Path(__file__).resolve().parents[1] / "docs" /
 
 
 def test_bounds_in_the_cli_agree_with_the_code():
-    from sim import cli
+    from sim.cli import options as cli
     from sim.human import check_samples
     from sim.tools import estimate
     from sim.tournament import config

@@ -55,8 +55,8 @@ ALLOWED = {
     ("sim/core/layout.py", "layout", "ValueError"): "a programmer's layout table, at import",
     ("strategies/params.py", "param_row", "ValueError"):
         "a built-in strategy's row against its declared layout: a programmer's error",
-    ("sim/cli.py", "_raise_interrupt", "KeyboardInterrupt"): "a signal handler's Ctrl-C",
-    ("sim/cli.py", "_write_records", "IsADirectoryError"):
+    ("sim/cli/common.py", "raise_interrupt", "KeyboardInterrupt"): "a signal handler's Ctrl-C",
+    ("sim/cli/common.py", "write_records", "IsADirectoryError"):
         "caught three lines below and reported as an OutputError",
     ("sim/tools/bench.py", "limit_rate", "ValueError"):
         "caught in the same function and reported as a ConfigError",

@@ -160,7 +160,7 @@ def test_strong_hand_is_positive_and_paired():
 def test_default_players_are_documented_and_shown(capsys):
     import pathlib
 
-    from sim import cli
+    from sim.cli import options as cli
     from sim.tools import estimate as est_mod
 
     assert est_mod.DEFAULT_SEATS == cli.DEFAULT_ESTIMATE_SEATS == "greedy"

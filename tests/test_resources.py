@@ -164,6 +164,7 @@ def test_play_summary_memory_does_not_grow_with_deals(capsys, monkeypatch):
     import tracemalloc
 
     from sim import cli
+    from sim.cli import play
 
     def peak(*args):
         tracemalloc.start()
@@ -174,14 +175,14 @@ def test_play_summary_memory_does_not_grow_with_deals(capsys, monkeypatch):
             tracemalloc.stop()
 
     assert cli.main(["play", "--deals", "1"]) == 0  # load the kernels outside the measurement
-    one_block = peak("--deals", str(cli._PLAY_BLOCK))
+    one_block = peak("--deals", str(play._PLAY_BLOCK))
     many = peak("--deals", "150000")  # 150,000 rows of 152 bytes would be 22.8 MB more
     assert many < one_block + 1_000_000
     capsys.readouterr()
     args = ["play", "--deals", "5000", "--seats", "random", "--seed", "5", "--first-deal", "7"]
     assert cli.main(args) == 0
     whole = capsys.readouterr().out
-    monkeypatch.setattr(cli, "_PLAY_BLOCK", 777)  # blocks of any size: the same figures
+    monkeypatch.setattr(play, "_PLAY_BLOCK", 777)  # blocks of any size: the same figures
     assert cli.main(args) == 0
     assert capsys.readouterr().out == whole
     assert "deals: 5000 (seed 5, first deal 7), void: " in whole

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from sim.analysis.stats import SWINGS_KEPT, Swings
-from sim.cli import SWINGS_MAX, main
+from sim.cli import main
+from sim.cli.options import SWINGS_MAX
 from sim.tournament import swings
 from sim.tournament.config import from_dict
 from sim.tournament.results import load_deals, read_config
