@@ -1,4 +1,4 @@
-"""The SPRT's figures in docs/tournaments.md ("SPRT") and sim/analysis/stats.py
+"""The SPRT's figures in docs/tournaments.md ("SPRT") and sim/analysis/stats/sprt.py
 (``SPRT_SAFE_MIN_PAIRS``), from a faithful model of configs/sprt.toml's test.
 
 The model: per-pair results drawn with replacement from 400,000 real duplicate pairs of
@@ -11,7 +11,7 @@ about 10 s), fed to Wald's SPRT with the plug-in variance of ``sim.analysis.stat
                                                    # mu1 - mu0 = 0.5 (0.3 SD), 4,000 runs each
 
 Measured (2026-12-02): asn 6,045 (median 4,000) at chunk ends, 2,469 (median 1,854) per pair;
-rates in stats.py's table.
+rates in sprt.py's table.
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def test_defaults_and_canonical_specs():
     ({"sprt": {"mu0": 1, "mu1": 1}}, ["'sprt.mu1' = 1", "differ"]),
     ({"sprt": {"alpha": 0.7}}, ["'sprt.alpha' = 0.7", "(0.0, 0.5]"]),
     ({"sprt": {"min_pairs": 1}}, ["'sprt.min_pairs' = 1", "integer in 30 … 1000000000"]),
-    # below 30 pairs the per-pair looks' error rates exceed alpha, beta (stats.py's table)
+    # below 30 pairs the per-pair looks' error rates exceed alpha, beta (stats/sprt.py's table)
     ({"sprt": {"min_pairs": 2}}, ["'sprt.min_pairs' = 2", "integer in 30 …", "error rates"]),
     ({"sprt": {"min_pairs": 29}}, ["'sprt.min_pairs' = 29", "integer in 30 …"]),
     ({"sprt": {"min_pairs": 2.5}}, ["'sprt.min_pairs' = 2.5", "integer"]),

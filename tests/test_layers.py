@@ -251,7 +251,7 @@ def test_the_checker_sees_function_level_and_facade_imports(tmp_path):
     deps = GRAPH["strategies.base"]
     assert "strategies.plugin" in deps and not deps["strategies.plugin"][0]
     assert GRAPH["strategies.example"].get("sim.api") is not None  # sim.trick_winner
-    assert "sim.analysis.stats" in GRAPH["sim.tournament.chunks"]
+    assert "sim.analysis.stats.sprt" in GRAPH["sim.tournament.chunks"]
     assert "sim.loops.loop" in GRAPH["sim.loops.runner"]
 
 

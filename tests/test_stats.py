@@ -1,4 +1,4 @@
-"""Tests of sim/analysis/stats.py: quantiles, streamed moments, histograms, W/D/L, SPRT and ratings.
+"""Tests of sim/analysis/stats/: quantiles, streamed moments, histograms, W/D/L, SPRT and ratings.
 
 Every random test uses a fixed seed; statistical tolerances are several standard errors wide,
 so the assertions hold for almost every seed, not just the chosen one.

@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from sim.analysis.stats import ELO_PER_NAT, chi2_sf, newton_ascent, norm_ppf
+from sim.analysis.stats.quantiles import norm_ppf
+from sim.analysis.stats.ratings import ELO_PER_NAT, chi2_sf, newton_ascent
 from sim.errors import ConfigError, UsageError
 
 __all__ = ["LadderData", "LadderFit", "fit", "schedule", "show_text", "show_json", "show_html",

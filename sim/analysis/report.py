@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.analysis.stats import Histogram
+from sim.analysis.stats.histogram import Histogram
 from sim.analysis.summary import (
     ORACLE_MARK,
     SPRT_BIAS_NOTE,

@@ -16,22 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from sim.analysis.stats import (
-    SWINGS_SHOWN,
-    WDL,
-    ClusterMoments,
-    Histogram,
-    Moments,
-    Swings,
+from sim.analysis.stats.histogram import Histogram
+from sim.analysis.stats.moments import ClusterMoments, Moments, cross_cov, holm, stratified_ci
+from sim.analysis.stats.ratings import (
     bradley_terry,
     bt_cluster_meat,
     bt_firth_draws,
     bt_goodness_of_fit,
-    cross_cov,
     elo_from_bt,
-    holm,
-    stratified_ci,
 )
+from sim.analysis.stats.swings import SWINGS_SHOWN, Swings
+from sim.analysis.stats.win_draw_loss import WDL
 from sim.cards import RANKS
 
 MATCH_DEALS = 100  # a standard match: R25 skill change and title are reported per this many

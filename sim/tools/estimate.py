@@ -30,7 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from sim.analysis.stats import WDL, Histogram, Moments, norm_ppf
+from sim.analysis.stats.histogram import Histogram
+from sim.analysis.stats.moments import Moments
+from sim.analysis.stats.quantiles import norm_ppf
+from sim.analysis.stats.win_draw_loss import WDL
 from sim.errors import ConfigError, InvalidCardError
 from sim.rules import N_RULES
 

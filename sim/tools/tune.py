@@ -493,7 +493,7 @@ def confirmation(x2: np.ndarray, conf: float = 0.95, first: int = CONFIRM_FIRST
                  ) -> dict[str, Any]:
     """The paired result of a confirmation match from its pairs' ``x2`` (deals from
     ``first``)."""
-    from sim.analysis.stats import mean_ci
+    from sim.analysis.stats.moments import mean_ci
 
     x = x2.astype(np.float64) / 2
     mean, lo, hi = mean_ci(x, conf) if x.size > 1 else (float(x.mean()), math.nan, math.nan)

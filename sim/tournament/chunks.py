@@ -14,7 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from sim.analysis.stats import SPRT, WDL, ClusterMoments, Histogram, Moments, Swings
+from sim.analysis.stats.histogram import Histogram
+from sim.analysis.stats.moments import ClusterMoments, Moments
+from sim.analysis.stats.sprt import SPRT
+from sim.analysis.stats.swings import Swings
+from sim.analysis.stats.win_draw_loss import WDL
 from sim.errors import ConfigError
 
 FORMAT = "shuangkou-tournament/1"  # the format tag of chunk files and of summary.json

@@ -427,7 +427,7 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
             v.fail("sprt.mu1", mu1, "must differ from sprt.mu0")
         alpha = v.number(t, "alpha", 0.05, 0.0, 0.5, prefix="sprt.", open_lo=True)
         beta = v.number(t, "beta", 0.05, 0.0, 0.5, prefix="sprt.", open_lo=True)
-        from sim.analysis.stats import SPRT_SAFE_MIN_PAIRS  # (numpy: only for an SPRT run)
+        from sim.analysis.stats.sprt import SPRT_SAFE_MIN_PAIRS  # (numpy: only for an SPRT run)
 
         mp = t.get("min_pairs", 200)
         if isinstance(mp, int) and not isinstance(mp, bool) and 1 <= mp < SPRT_SAFE_MIN_PAIRS:

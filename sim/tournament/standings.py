@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.analysis.stats import norm_ppf
+from sim.analysis.stats.quantiles import norm_ppf
 
 PLAIN_EVERY = 30.0  # seconds between plain standings lines when the output is not a terminal
 

@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sim.analysis.stats import SWINGS_KEPT, SWINGS_SHOWN, Swings
+from sim.analysis.stats.swings import SWINGS_KEPT, SWINGS_SHOWN, Swings
 from sim.analysis.summary import divergence_text
 from sim.errors import ConfigError
 
