@@ -14,9 +14,11 @@ from sim.cli.options import (
     DEFAULT_ESTIMATE_SEATS,
     MAX_CLI_JOBS,
     MAX_SAMPLES,
-    PLUGIN_HELP,
     SWINGS_MAX,
+    SWINGS_PLUGIN_HELP,
     Once,
+    add_plugin,
+    add_rule,
     bounded_int,
     load_plugins,
     pos_int,
@@ -148,9 +150,7 @@ def add_parser(sub: Any) -> None:
                     help=f"RECORDS is a duplicate run's results folder: analyze both tables "
                          f"of the N (1 … {SWINGS_MAX}) largest swing deals of each matchup, "
                          f"replayed exactly")
-    an.add_argument("--plugin", action="append", metavar="MODULE",
-                    help="import MODULE and register its strategies (repeatable): --swings "
-                         "replays plug-in players")
+    add_plugin(an, text=SWINGS_PLUGIN_HELP)
     an.add_argument("--deal", type=bounded_int("a deal index may be", 0, MAX_DEAL), action="append",
                     help="only this deal index (repeatable; default all)")
     an.add_argument("--seat", type=int, choices=range(4), action="append",
@@ -198,15 +198,13 @@ def add_parser(sub: Any) -> None:
                          "the hand shown at its first legal chance, or never show (paired; "
                          "built-in players)")
     es.add_argument("--seed", default="0", help="master seed (default 0)")
-    es.add_argument("--rule", action="append", metavar="NAME=VALUE",
-                    help="a rules variant, e.g. kou_di_pair=6 (repeatable)")
+    add_rule(es, "a rules variant, e.g. kou_di_pair=6 (repeatable)")
     es.add_argument("--jobs", type=bounded_int("threads", 1, MAX_CLI_JOBS), default=1,
                     help=f"threads (default 1; at most {MAX_CLI_JOBS:,})")
     es.add_argument("--json", action="store_true", help="print the figures as JSON")
     es.add_argument("--quiet", action="store_true",
                     help="print only errors and the headline line (what the hand is worth "
                          "over an average hand)")
-    es.add_argument("--plugin", action="append", metavar="MODULE",
-                    help=PLUGIN_HELP)
+    add_plugin(es)
     es.set_defaults(func=cmd_estimate)
 

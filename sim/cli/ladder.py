@@ -9,7 +9,17 @@ import threading
 from typing import Any
 
 from sim.cli.common import check_output_file, raise_interrupt, write_text_atomic
-from sim.cli.options import PLUGIN_HELP, bounded_int, load_plugins, quoted_arg, rules_from_args
+from sim.cli.options import (
+    add_backend,
+    add_force_jobs,
+    add_no_progress,
+    add_plugin,
+    add_rule,
+    bounded_int,
+    load_plugins,
+    quoted_arg,
+    rules_from_args,
+)
 from sim.core.console import clean
 from sim.errors import ConfigError, OutputError
 
@@ -255,7 +265,6 @@ def add_parser(sub: Any) -> None:
         MAX_RUN_PAIRS,
         MAX_TIMEOUT,
     )
-    from sim.tournament.config import BACKENDS
 
     anchor_help = (f"the player held at ELO (default 0), or mean[=ELO] for the mean of the "
                    f"rated players (default: {DEFAULT_ANCHOR} at 0 when it is on the ladder, "
@@ -269,20 +278,18 @@ def add_parser(sub: Any) -> None:
     lsub = la.add_subparsers(dest="ladder_command", required=True, metavar="ACTION")
     ad = lsub.add_parser("add", help="register players (creates the ladder if needed)")
     ad.add_argument("specs", nargs="+", metavar="SPEC", help="strategy specs, e.g. greedy")
-    ad.add_argument("--plugin", action="append", metavar="FILE", help=PLUGIN_HELP)
+    add_plugin(ad, "FILE")
     ad.add_argument("--seed", default=None,
                     help="the ladder's master seed, fixed at creation (default 0)")
-    ad.add_argument("--rule", action="append", metavar="NAME=VALUE",
-                    help="a rules variant of the ladder, fixed at creation (repeatable)")
+    add_rule(ad, "a rules variant of the ladder, fixed at creation (repeatable)")
     ad.set_defaults(func=cmd_ladder_add)
     ru = lsub.add_parser("run", help="play more pairs where the ranking is least certain")
     ru.add_argument("--pairs", type=bounded_int("pairs a run plays", 1, MAX_RUN_PAIRS),
                     required=True, help=f"pairs to play (1 … {MAX_RUN_PAIRS:,})")
     ru.add_argument("--jobs", type=bounded_int("workers of a run", 1, MAX_JOBS), default=1,
                     help=f"parallel workers (default 1; at most {MAX_JOBS:,})")
-    ru.add_argument("--force-jobs", action="store_true",
-                    help="run --jobs workers even when there are more than CPUs")
-    ru.add_argument("--backend", choices=BACKENDS, help="what runs the chunks (as tournament)")
+    add_force_jobs(ru)
+    add_backend(ru)
     ru.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address")
     ru.add_argument("--matchup", metavar="A,B", help="play only this matchup")
     ru.add_argument("--chunk", type=bounded_int("pairs of a chunk", 1, CHUNK_MAX), default=None,
@@ -292,10 +299,10 @@ def add_parser(sub: Any) -> None:
     ru.add_argument("--timeout", type=float, default=0.0,
                     help=f"seconds per Python-strategy decision (0: no limit; at most "
                          f"{MAX_TIMEOUT:,.0f})")
-    ru.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_no_progress(ru)
     ru.add_argument("--quiet", action="store_true",
                     help="no progress bar or ranking: print only errors and the final line")
-    ru.add_argument("--plugin", action="append", metavar="FILE", help=PLUGIN_HELP)
+    add_plugin(ru, "FILE")
     ru.set_defaults(func=cmd_ladder_run)
     im = lsub.add_parser("import", help="add finished tournament results folders (data only)")
     im.add_argument("results", nargs="+", metavar="RESULTS", help="results folders")

@@ -181,5 +181,50 @@ def plugin_args(mods: Sequence[str] | None) -> list[str]:
             for m in mods or []]
 
 
+# --- options several commands share, each declared once ------------------------------------
+# Functions, not argparse ``parents=``: a parent's options come first in the command's list,
+# which would reorder its ``-h``; these add the option where each command lists it.
+SWINGS_PLUGIN_HELP = ("import MODULE and register its strategies (repeatable): --swings "
+                      "replays plug-in players")
+RULE_HELP = "a rules variant, e.g. max_redeals=5 (repeatable)"
+
+
+def add_plugin(p: argparse.ArgumentParser, metavar: str = "MODULE",
+               text: str = PLUGIN_HELP) -> None:
+    """``--plugin``: modules or files of strategies to register (``plugin_args``)."""
+    p.add_argument("--plugin", action="append", metavar=metavar, help=text)
+
+
+def add_rule(p: argparse.ArgumentParser, text: str = RULE_HELP) -> None:
+    """``--rule NAME=VALUE`` (repeatable; ``rules_from_args``)."""
+    p.add_argument("--rule", action="append", metavar="NAME=VALUE", help=text)
+
+
+def add_no_progress(p: argparse.ArgumentParser, text: str = "no progress bar") -> None:
+    p.add_argument("--no-progress", action="store_true", help=text)
+
+
+def add_no_plots(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-plots", action="store_true", help="no PNG plots")
+
+
+def add_force_jobs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--force-jobs", action="store_true",
+                   help="run --jobs workers even when there are more than CPUs")
+
+
+def add_backend(p: argparse.ArgumentParser,
+                text: str = "what runs the chunks (as tournament)") -> None:
+    """``--backend``: what runs the chunks (sim.tournament.config.BACKENDS)."""
+    from sim.tournament.config import BACKENDS
+
+    p.add_argument("--backend", choices=BACKENDS, help=text)
+
+
+def add_resume(p: argparse.ArgumentParser,
+               text: str = "continue the checkpoint in --out") -> None:
+    p.add_argument("--resume", action="store_true", help=text)
+
+
 def quoted_arg(text: str) -> str:
     return repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text):,} characters)"

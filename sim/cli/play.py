@@ -13,9 +13,11 @@ from sim.cli.options import (
     MAX_CLI_DEALS,
     MAX_HUMAN_DEALS,
     MAX_SECONDS,
-    PLUGIN_HELP,
     SWINGS_MAX,
+    SWINGS_PLUGIN_HELP,
     Once,
+    add_plugin,
+    add_rule,
     bounded_float,
     bounded_int,
     check_deal_range,
@@ -229,10 +231,8 @@ def add_parser(sub: Any) -> None:
     pl.add_argument("--record", metavar="FILE",
                     help="write records instead of a summary (JSONL, .gz compresses, - for "
                          "stdout); FILE is replaced only when every deal is written")
-    pl.add_argument("--rule", action="append", metavar="NAME=VALUE",
-                    help="a rules variant, e.g. max_redeals=5 (repeatable)")
-    pl.add_argument("--plugin", action="append", metavar="MODULE",
-                    help=PLUGIN_HELP)
+    add_rule(pl)
+    add_plugin(pl)
     pl.add_argument("--timeout", type=bounded_float("seconds per decision", 0, MAX_SECONDS),
                     default=None,
                     help="seconds a Python strategy or a compiled plug-in may take per "
@@ -253,9 +253,7 @@ def add_parser(sub: Any) -> None:
                     help=f"FILE is a duplicate run's results folder: show the N (1 … "
                          f"{SWINGS_MAX}) deals of each matchup whose two tables differ most, "
                          f"side by side, with the first decision where they part")
-    rp.add_argument("--plugin", action="append", metavar="MODULE",
-                    help="import MODULE and register its strategies (repeatable): --swings "
-                         "replays plug-in players")
+    add_plugin(rp, text=SWINGS_PLUGIN_HELP)
     rp.set_defaults(func=cmd_replay)
 
     va = sub.add_parser("validate", help="re-check records with the reference engine")
@@ -277,10 +275,8 @@ def add_parser(sub: Any) -> None:
     hu.add_argument("--deals", type=bounded_int("deals of a match", 1, MAX_HUMAN_DEALS),
                     default=1, help=f"deals in the match; skill values carry over (R25; "
                                     f"default 1; at most {MAX_HUMAN_DEALS:,})")
-    hu.add_argument("--rule", action="append", metavar="NAME=VALUE",
-                    help="a rules variant, e.g. max_redeals=5 (repeatable)")
-    hu.add_argument("--plugin", action="append", metavar="MODULE",
-                    help=PLUGIN_HELP)
+    add_rule(hu)
+    add_plugin(hu)
     hu.add_argument("--delay", type=float, default=0.4,  # 0 … 60: sim.human.check_delay
                     help="seconds of pause after each bot move (default 0.4; 0 for none)")
     hu.add_argument("--timeout", type=bounded_float("seconds per decision", 0, MAX_SECONDS),

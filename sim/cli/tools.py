@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from sim.cli.common import check_output_file, write_text_atomic
-from sim.cli.options import PLUGIN_HELP, load_plugins, upto
+from sim.cli.options import add_no_progress, add_plugin, load_plugins, upto
 
 _BENCH = "sim.tools.bench"
 
@@ -92,14 +92,12 @@ def add_parser(sub: Any) -> None:
                         "default): later runs of any set of them start at once")
     co.add_argument("players", nargs="*", metavar="PLAYER",
                     help="strategy specs, e.g. expert cautious_c (default: every built-in)")
-    co.add_argument("--plugin", action="append", metavar="MODULE", help=PLUGIN_HELP)
-    co.add_argument("--no-progress", action="store_true",
-                    help="no progress bars (they are shown on a terminal only)")
+    add_plugin(co)
+    add_no_progress(co, "no progress bars (they are shown on a terminal only)")
     co.set_defaults(func=cmd_compile)
 
     sl = sub.add_parser("strategies", help="list the available strategies and parameters")
-    sl.add_argument("--plugin", action="append", metavar="MODULE",
-                    help=PLUGIN_HELP)
+    add_plugin(sl)
     sl.add_argument("--markdown", action="store_true",
                     help="print a Markdown table of each strategy's parameters (defaults, "
                          "types, ranges), as docs/strategies.md carries them")

@@ -14,7 +14,12 @@ from sim.cli.options import (
     MAX_CHUNK_SIZE,
     MAX_CLI_DEALS,
     MAX_TOURNAMENT_JOBS,
-    PLUGIN_HELP,
+    add_backend,
+    add_force_jobs,
+    add_no_plots,
+    add_no_progress,
+    add_plugin,
+    add_resume,
     bounded_int,
     load_plugins,
 )
@@ -160,36 +165,28 @@ def add_parser(sub: Any) -> None:
     to.add_argument("--jobs", type=bounded_int("parallel workers", 1, MAX_TOURNAMENT_JOBS),
                     help=f"parallel workers (at most the CPU count unless --force-jobs; at most "
                          f"{MAX_TOURNAMENT_JOBS:,})")
-    to.add_argument("--force-jobs", action="store_true",
-                    help="run --jobs workers even when there are more than CPUs")
-    from sim.tournament.config import BACKENDS
-
-    to.add_argument("--backend", choices=BACKENDS,
-                    help="what runs the chunks: auto (default: processes forked from the run "
-                         "on Linux, else loky), fork, or a joblib backend (loky, threading, "
-                         "dask)")
+    add_force_jobs(to)
+    add_backend(to, "what runs the chunks: auto (default: processes forked from the run on "
+                    "Linux, else loky), fork, or a joblib backend (loky, threading, dask)")
     to.add_argument("--scheduler", metavar="ADDRESS",
                     help="dask scheduler, e.g. tcp://10.0.0.5:8786 (implies --backend dask)")
     to.add_argument("--chunk-size", type=bounded_int("deals per chunk", 1, MAX_CHUNK_SIZE),
                     help=f"deals per chunk (at most {MAX_CHUNK_SIZE:,})")
     to.add_argument("--out", metavar="DIR", help="results folder (default results/NAME)")
-    to.add_argument("--resume", action="store_true",
-                    help="finish the run in the results folder (same config)")
+    add_resume(to, "finish the run in the results folder (same config)")
     to.add_argument("--force", action="store_true",
                     help="replace a run already in the results folder: play it again")
     to.add_argument("--seed", default=None, help="master seed (overrides the config)")
-    to.add_argument("--no-progress", action="store_true", help="no progress bar")
-    to.add_argument("--no-plots", action="store_true", help="no PNG plots")
+    add_no_progress(to)
+    add_no_plots(to)
     to.add_argument("--quiet", action="store_true",
                     help="no progress bar or tables: print only errors and the final line")
-    to.add_argument("--plugin", action="append", metavar="MODULE",
-                    help=PLUGIN_HELP)
+    add_plugin(to)
     to.set_defaults(func=cmd_tournament)
 
     rr = sub.add_parser("report", help="re-render tables, plots and report.html of a run")
     rr.add_argument("run_dir", help="results folder, e.g. results/quick")
-    rr.add_argument("--no-plots", action="store_true", help="no PNG plots")
-    rr.add_argument("--plugin", action="append", metavar="MODULE",
-                    help=PLUGIN_HELP)
+    add_no_plots(rr)
+    add_plugin(rr)
     rr.set_defaults(func=cmd_report)
 

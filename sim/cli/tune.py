@@ -7,7 +7,16 @@ import argparse
 import os
 from typing import Any
 
-from sim.cli.options import PLUGIN_HELP, bounded_float, load_plugins, quoted_arg, upto
+from sim.cli.options import (
+    add_backend,
+    add_no_progress,
+    add_plugin,
+    add_resume,
+    bounded_float,
+    load_plugins,
+    quoted_arg,
+    upto,
+)
 
 _TUNE, _TRAIN = "sim.tools.tune", "sim.learn.train"
 
@@ -80,7 +89,6 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     """The parsers of tune and train."""
-    from sim.tournament.config import BACKENDS
 
     tu = sub.add_parser("tune", help="tune a strategy's numeric parameters by SPSA on "
                                      "duplicate deals (docs/tuning.md)")
@@ -102,13 +110,13 @@ def add_parser(sub: Any) -> None:
                          "(default 20000; 0: none)")
     tu.add_argument("--jobs", type=upto(_TUNE, "MAX_JOBS", "workers"), default=1,
                     help="parallel workers (default 1)")
-    tu.add_argument("--backend", choices=BACKENDS, help="what runs the chunks (as tournament)")
+    add_backend(tu)
     tu.add_argument("--seed", default="0", help="the tuner's seed: deals and signs (default 0)")
     tu.add_argument("--out", default="tune", metavar="DIR",
                     help="checkpoint, trajectory.csv/.png, confirm.json (default ./tune)")
-    tu.add_argument("--resume", action="store_true", help="continue the checkpoint in --out")
-    tu.add_argument("--no-progress", action="store_true", help="no progress bar")
-    tu.add_argument("--plugin", action="append", metavar="FILE", help=PLUGIN_HELP)
+    add_resume(tu)
+    add_no_progress(tu)
+    add_plugin(tu, "FILE")
     tu.set_defaults(func=cmd_tune)
 
     tr = sub.add_parser("train", help="distil a teacher into the learned player's network "
@@ -161,7 +169,7 @@ def add_parser(sub: Any) -> None:
     tr.add_argument("--out", default="train", metavar="DIR",
                     help="checkpoint, labels, weights, curve.csv/.md/.png, train.log "
                          "(default ./train)")
-    tr.add_argument("--resume", action="store_true", help="continue the checkpoint in --out")
+    add_resume(tr)
     tr.add_argument("--retrain", default=None, metavar="RUN",
                     help="instead of collecting labels: train a fresh network (--seed, "
                          "--epochs, sizes, loss) on the labels of the earlier run in folder RUN")
