@@ -77,7 +77,7 @@ MAX_CONFIG_BYTES = 1 << 20  # a config file is a few hundred bytes; 1 MiB is ple
 # 499,500 matchups, needed 12 GB before a deal was played)
 MAX_MATCHUPS = 500
 # deals per matchup: far past any real run (a million deals a second: 12 days), and one that
-# finishes; `tournament --deals` has the same bound (sim.cli.MAX_CLI_DEALS, docs/cli.md)
+# finishes; `tournament --deals` has the same bound (sim.cli.options.MAX_CLI_DEALS, docs/cli.md)
 MAX_CONFIG_DEALS = 10**12
 
 _TOP = ("name", "format", "players", "deals", "duplicate", "seed", "first_deal", "plugins",
