@@ -1,6 +1,7 @@
 """A tournament's results folder (docs/results.md): chunk files and
-per-deal tables written atomically, the one-writer lock, the stored config, and reading it all
-back (``iter_deals``, ``load_deals``, ``load_state``) without replaying anything.
+per-deal tables written atomically, the one-writer lock (``sim.tournament.lock``), the stored
+config, and reading it all back (``iter_deals``, ``load_deals``, ``load_state``) without
+replaying anything.
 
 The per-deal table
 ------------------
@@ -23,7 +24,6 @@ import glob
 import hashlib
 import json
 import os
-import stat
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -47,6 +47,7 @@ from sim.tournament.chunks import (
     tally_schema,
     tally_to_json,
 )
+from sim.tournament.lock import locked, pid_alive  # noqa: F401  (locked re-exported)
 
 # string columns of the Parquet table (dictionary-encoded: one copy of each name per file)
 LABEL_COLUMNS = ("matchup_label", "player_a", "player_b")
@@ -59,7 +60,6 @@ CALLER_SETTLE = "caller_settle"
 NAMED_COLUMNS = (*LABEL_COLUMNS, *WHO_COLUMNS, CALLER_SETTLE)  # beyond DEAL_COLUMNS
 CHUNK_DIR = "chunks"
 DEALS_DIR = "deals"  # the per-deal table: deals/c000123.parquet beside chunks/c000123.npz
-LOCK_FILE = ".lock"  # held (flock) by the one process writing a results folder; holds its pid
 # the most a file of a results folder may be: a received folder's files are read only if they
 # are regular files of at most this size (sim.core.files: no FIFO, no device, no endless read)
 MAX_JSON_BYTES = 64 << 20  # config.json (a round robin of 1,000 players is ~100 KB), run.json
@@ -683,83 +683,6 @@ def load_done(out: str, cfg: Any, chunks: Sequence[Chunk], agg: Aggregate,
                               f"then --resume plays its chunk again") from None
         n += 1
     return n
-
-
-def pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # alive, another user's
-        return True
-    return True
-
-
-def lock_holder(path: str) -> str:
-    try:
-        return read_received(path, 64, "lock file").decode("ascii").strip() or "unknown"
-    except (OSError, ValueError):
-        return "unknown"
-
-
-@contextlib.contextmanager
-def locked(out: str) -> Iterator[None]:
-    """Hold ``out/.lock`` while writing ``out``: one writer per results folder. The lock is
-    an flock, so the kernel drops it when its holder dies (a stale file is simply taken);
-    where there is no fcntl, an O_EXCL file whose pid is checked for life."""
-    path = os.path.join(out, LOCK_FILE)
-
-    def busy(pid: str) -> ConfigError:
-        return ConfigError(f"results folder {out!r} is being written by another shuangkou "
-                           f"process (pid {pid}): wait for it to finish, or stop it and run "
-                           f"again with --resume")
-
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        fcntl = None
-    while True:
-        if fcntl is None:  # pragma: no cover - not POSIX
-            try:
-                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
-                break
-            except FileExistsError:
-                pid = lock_holder(path)
-                if pid.isdigit() and pid_alive(int(pid)):
-                    raise busy(pid) from None
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(path)  # stale: its process is gone
-                continue
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW, 0o644)
-        except OSError as e:  # a link, a folder, no permission
-            raise ConfigError(f"lock file {path!r} cannot be opened ({e.strerror}): remove "
-                              f"it, then run again") from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise ConfigError(f"{path!r} is not a regular file (the lock of a results folder "
-                              f"is): remove it, then run again")
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise busy(lock_holder(path)) from None
-        try:
-            if os.fstat(fd).st_ino == os.stat(path).st_ino:
-                break
-        except FileNotFoundError:
-            pass
-        os.close(fd)  # the holder removed the file between our open and flock: again
-    try:
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        yield
-    finally:
-        with contextlib.suppress(OSError):
-            os.remove(path)
-        os.close(fd)
 
 
 def drop_after(out: str, stop_at: int) -> None:
