@@ -1,4 +1,4 @@
-"""Simulated ladders for sim/analysis/ladder.py (issue 22): coverage and adaptive scheduling.
+"""Simulated ladders for sim/analysis/ladder (issue 22): coverage and adaptive scheduling.
 
 Not a test (pytest collects only test_*.py): tests/test_ladder.py asserts bounds on small
 versions of these; this prints the figures quoted in docs/ladder.md.

@@ -1,4 +1,4 @@
-"""The ladder's model (sim/analysis/ladder.py, issue 22): the joint fit, its intervals, the
+"""The ladder's model (sim/analysis/ladder, issue 22): the joint fit, its intervals, the
 goodness-of-fit test, the scheduling rule, the renderings and the history."""
 
 from __future__ import annotations
@@ -236,7 +236,7 @@ def _guard(f):
     th = f.rating / ELO_PER_NAT
     iu, ju = np.triu_indices(k, 1)
     pm = 1.0 / (1.0 + np.exp(th[ju] - th[iu]))
-    extra = L._laplacian(k, iu, ju, L.GUARD_PAIRS * pm * (1 - pm))
+    extra = L.model._laplacian(k, iu, ju, L.GUARD_PAIRS * pm * (1 - pm))
     return ELO_PER_NAT ** 2 * hinv @ extra @ hinv
 
 
@@ -286,7 +286,7 @@ def test_goodness_of_fit_rarely_warns_when_the_model_holds():
 def test_the_pearson_fallback_for_many_matchups(monkeypatch):
     d = _data(seed=8, deals=500)
     f = L.fit(d)
-    monkeypatch.setattr(L, "GOF_MAX_MATCHUPS", 0)
+    monkeypatch.setattr(L.model, "GOF_MAX_MATCHUPS", 0)
     g = L.fit(d)  # the covariance is summed per deal and player instead: the same
     assert np.allclose(f.cov, g.cov) and g.gof["method"].startswith("Pearson")
     assert g.gof["df"] == f.gof["df"]

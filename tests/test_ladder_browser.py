@@ -1,4 +1,4 @@
-"""The ladder's HTML page (sim/analysis/ladder.py ``show_html``) in a real headless Chromium:
+"""The ladder's HTML page (sim/analysis/ladder/show.py ``show_html``) in a real headless Chromium:
 it renders without errors or outside requests, the SVG ranking plot draws one interval bar per
 rated player in ranking order, and the tables hold the players. Skips where no Chromium is
 installed, except under CI (``CI=true``), where a missing browser fails."""

@@ -283,7 +283,7 @@ def test_a_database_that_is_not_a_usable_ladder_is_one_line(tmp_path, capsys, da
 
 
 def test_locked_database_is_one_line(db, capsys, monkeypatch):
-    monkeypatch.setattr(ladder, "BUSY_TIMEOUT", 0.2)
+    monkeypatch.setattr(ladder.database, "BUSY_TIMEOUT", 0.2)
     other = sqlite3.connect(db, isolation_level=None)
     other.execute("BEGIN EXCLUSIVE")
     try:
@@ -311,7 +311,7 @@ def test_read_only_database_is_one_line_for_writes_and_readable(db, capsys):
 def test_a_file_this_user_cannot_write_is_one_line_and_still_shown(db, capsys, monkeypatch):
     """As the test above where permissions bind (root ignores them): the check itself."""
     real = os.access
-    monkeypatch.setattr(ladder.os, "access",
+    monkeypatch.setattr(ladder.database.os, "access",
                         lambda p, mode: False if p == db and mode == os.W_OK else real(p, mode))
     code, _, err = run_cli(capsys, "--db", db, "add", "random(show_prob=0.5)")
     assert code == 2
@@ -605,12 +605,12 @@ def test_a_crashing_bot_is_an_incident_and_one_line(tmp_path, capsys):
 def test_incident_kinds(text, kind):
     from sim.errors import StrategyError
 
-    assert ladder._classify(StrategyError(text)) == kind
-    assert ladder._culprit(StrategyError(text), ["y", "x"]) == 1
+    assert ladder.classify(StrategyError(text)) == kind
+    assert ladder.culprit(StrategyError(text), ["y", "x"]) == 1
 
 
 def test_chunks_sized_by_time_without_chunk():
-    s = ladder._RunState(None, None)
+    s = ladder.RunState(None, None)
     assert s.size(7) == ladder.CHUNK_FIRST  # not played yet
     s.timed(7, 500, 0.5)  # 1,000 pairs a second
     assert s.size(7) == int(1000 * ladder.CHUNK_SECONDS)

@@ -1,0 +1,328 @@
+"""A ladder run: pairs played in chunks where the ranking is least certain, each chunk
+committed at once (``run``), and the pairs the scheduler sees during it (``RunState``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import re
+import shlex
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from sim.core.limits import MAX_JOBS
+from sim.errors import ConfigError, LadderError, ShuangkouError, StrategyError
+from sim.tools.ladder.checks import check_received_specs, quote_value
+from sim.tools.ladder.database import Ladder, canonical, run_lock
+from sim.tools.ladder.schema import (
+    CHUNK_FIRST,
+    CHUNK_MAX,
+    CHUNK_MIN,
+    CHUNK_SECONDS,
+    FIT_SHARE,
+    KILL_IN_COMMIT,
+    MAX_RUN_PAIRS,
+    MAX_TIMEOUT,
+    score2_of,
+)
+
+
+def _parameters(spec: str) -> None:
+    """The compiled parameters of ``spec`` built once (a weights file read by its own checked
+    loader, which refuses a FIFO or a device): a bad one is one line before the kernels
+    compile or any chunk runs."""
+    from strategies.registry import make
+
+    try:
+        make(spec).compiled_params()
+    except ShuangkouError as e:
+        raise ConfigError(f"player {spec!r}: {e}") from None
+
+
+# --- a run ------------------------------------------------------------------------------
+def classify(e: StrategyError) -> str:
+    text = str(e)
+    if re.search(r" took [\d.]+ s in \w+, over the ", text):
+        return "timeout"
+    if re.search(r"returned (an|the) illegal", text):
+        return "illegal"
+    return "crash"
+
+
+def culprit(e: BaseException, specs: Sequence[str]) -> int | None:
+    m = re.search(r"strategy '((?:[^'\\]|\\.)*)'", str(e))
+    if m is None:
+        m = re.search(r'strategy "([^"]*)"', str(e))
+    if m is None:
+        return None
+    name = m.group(1)
+    return specs.index(name) if name in specs else None
+
+
+def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
+        backend: str = "auto", scheduler: str = "", matchup: tuple[str, str] | None = None,
+        timeout: float = 0.0, progress: bool | None = None, plugins: Sequence[str] = (),
+        stop_after: int | None = None, force_jobs: bool = False,
+        say: Any = None) -> dict[str, Any]:
+    """Play ``pairs`` more duplicate pairs, in chunks of ``chunk`` pairs (None: sized by time,
+    ``CHUNK_SECONDS``), each matchup chosen by ``sim.analysis.ladder.schedule`` (or
+    ``matchup``: a pair of specs); every finished chunk is committed at once. With a fixed
+    ``chunk`` and one job the pairs played depend only on the database (a killed run continued
+    plays what an uninterrupted one would). ``stop_after``: testing hook, stop after this
+    many chunks."""
+    from sim.analysis import ladder as model
+    from sim.tournament import run as tm
+    from sim.tournament.chunks import DEAL_VALUES, Chunk, DealValues, tally_from_json
+    from sim.tournament.config import TournamentConfig
+    from sim.tournament.standings import Progress, Standings
+    from strategies.registry import load_plugins
+
+    say = say or (lambda text: print(text, file=sys.stderr))
+    players = lad.players()
+    if len(players) < 2:
+        raise ConfigError(f"ladder {lad.path!r} has {len(players)} player(s): add at least two "
+                          f"with `shuangkou ladder add SPEC ...`")
+    specs = [p.spec for p in players]
+    from sim.core.limits import MAX_DEAL
+
+    if isinstance(pairs, bool) or not isinstance(pairs, int) or not 1 <= pairs <= MAX_RUN_PAIRS:
+        raise ConfigError(f"--pairs {pairs!r}: a run plays 1 … {MAX_RUN_PAIRS:,} pairs (run "
+                          f"again for more)")
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int)
+                              or not 1 <= chunk <= CHUNK_MAX):
+        raise ConfigError(f"--chunk {chunk!r}: a chunk is 1 … {CHUNK_MAX:,} pairs")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
+        raise ConfigError(f"--jobs {jobs!r}: a run has 1 … {MAX_JOBS:,} workers")
+    if not 0 <= timeout <= MAX_TIMEOUT:
+        raise ConfigError(f"--timeout {timeout!r}: seconds per decision are 0 (no limit) … "
+                          f"{MAX_TIMEOUT:g}")
+    # the database names plug-ins, it never loads them: a module a spec names must be loaded
+    # already (--plugin), and a plug-in player's file comes from --plugin, never from the file
+    check_received_specs(lad.path, specs)
+    mods = tuple(dict.fromkeys(plugins))
+    load_plugins(mods, [os.getcwd()])
+    for p in players:  # every player must be playable here before anything runs
+        try:
+            canonical(p.spec)
+        except ConfigError as e:
+            named = [m for m in (p.plugin or "").split(os.pathsep) if m]
+            if "unknown strategy" not in str(e):
+                raise  # its spec's own error (a parameter, a weights file): as it is
+            if not named:
+                raise ConfigError(f"{e} (a plug-in player needs its file: pass --plugin FILE "
+                                  f"to `ladder run`)") from None
+            flags = " ".join(f"--plugin {shlex.quote(m)}" for m in named)
+            raise ConfigError(f"player {p.spec!r} comes from a plug-in, and a ladder database "
+                              f"names plug-ins but never loads them: add {quote_value(flags, 300)} "
+                              f"to `ladder run` (the file ladder add was given; check it is "
+                              f"the bot you mean), or `shuangkou ladder remove "
+                              f"{shlex.quote(p.spec)}`") from None
+    for p in players:  # and its parameters readable (a weights file), before any compiling
+        _parameters(p.spec)
+    forced = None
+    if matchup is not None:
+        i, j = (specs.index(lad.player(s).spec) for s in matchup)
+        if i == j:
+            raise ConfigError(f"--matchup {','.join(matchup)!r} names the same player twice: "
+                              f"give two different players")
+        forced = (min(i, j), max(i, j))
+    all_pairs = [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
+    cfg = TournamentConfig(
+        name="ladder", format="round-robin", players=tuple(specs), deals=pairs,
+        duplicate=True, seed=lad.seed, plugins=mods, timeout=timeout,
+        rules=tuple(sorted(lad.rules.items())), jobs=jobs, backend=backend,
+        scheduler=scheduler, chunk_size=chunk or CHUNK_FIRST, progress=True, deal_table=False,
+        plots=False)
+    cfg, capped = tm.cap_jobs(cfg, force=force_jobs)
+    if capped:
+        say(f"shuangkou ladder run: {capped}")
+    # only the matchups this run may play are warmed up
+    warm_cfg = dataclasses.replace(cfg, players=tuple(specs[k] for k in forced)
+                                   if forced else cfg.players)
+    with run_lock(lad.path):
+        lad.check_pairs()
+        data = lad.data(times=False)  # the scheduler needs no times
+        mids: dict[tuple[int, int], int] = {}
+        with lad.transaction() as con:
+            for i, j in ([forced] if forced else all_pairs):
+                mids[(i, j)] = lad.matchup(players[i].id, players[j].id, con)
+        nxt = lad.next_deals()
+        last = max((nxt.get(m, 0) for m in mids.values()), default=0)
+        if last + pairs - 1 > MAX_DEAL:
+            raise LadderError(f"ladder database {lad.path!r}: a matchup's next_deal is "
+                              f"{last:,}, and {pairs:,} more pairs would go past the last deal "
+                              f"number 2**63-1")
+        backend_now = tm.resolve_backend(cfg)
+        path = tuple(dict.fromkeys([os.getcwd(), *sys.path]))
+        state = RunState(data, model)
+        lock = threading.Lock()
+        left = [pairs]
+        order = [0]
+        sent: dict[int, tuple[int, int, int, int]] = {}  # chunk index: (i, j, first, n)
+
+        def tasks() -> Iterator[Any]:
+            queue: list[tuple[int, int]] = []
+            while True:
+                with lock:
+                    if left[0] <= 0:
+                        return
+                    if forced:
+                        ij = forced
+                    else:
+                        if not queue:
+                            queue = state.schedule(max(1, cfg.jobs), chunk)
+                        if not queue:
+                            return
+                        ij = tuple(sorted(queue.pop(0)))
+                    if ij not in mids:  # (schedule() names matchups among these players)
+                        raise LadderError(f"schedule() returned {ij!r}, not a matchup of "
+                                          f"{len(specs)} players")
+                    m = mids[ij]
+                    n = min(chunk or state.size(m), left[0])
+                    left[0] -= n
+                    first = nxt.get(m, 0)
+                    nxt[m] = first + n
+                    k = order[0]
+                    order[0] += 1
+                    sent[k] = (ij[0], ij[1], first, n)
+                yield tm.Task(Chunk(k, m, first, n), cfg.seed, ij[0], ij[1], specs[ij[0]],
+                              specs[ij[1]], True, cfg.rules, cfg.timeout, mods, path, False,
+                              0, 0, "", 1, False, True)
+
+        live = Standings(specs, all_pairs)
+        live_index = {ij: k for k, ij in enumerate(all_pairs)}
+        done = committed_pairs = 0
+        kill_at = int(os.environ.get(KILL_IN_COMMIT, "0") or 0)
+        bar = None
+        try:
+            # the warm-up plays one deal of each matchup: a bot failing there is an incident too
+            if backend_now in ("in-process", "fork", "dask") or not tm.loops_cached(warm_cfg):
+                tm.warm_up(warm_cfg)
+            t0 = time.perf_counter()
+            lad.con.close()  # no SQLite connection open while workers are forked
+            with tm.executor(cfg, backend_now) as execute:
+                lad.reopen()
+                bar = Progress("ladder", pairs, 0,
+                               cfg.progress if progress is None else progress, live)
+                for res in execute(tasks()):
+                    i, j, first, n = sent.pop(res.chunk.index)
+                    tally = tally_from_json(res.tally)
+                    x2 = DealValues.from_dict(res.tally[DEAL_VALUES]).values
+                    deals = np.arange(first, first + n, dtype=np.int64)
+                    if x2.size != n:
+                        raise LadderError(f"chunk of {specs[i]} vs {specs[j]} returned "
+                                          f"{x2.size} pair results for {n} pairs")
+                    with lad.transaction() as con:
+                        lad.insert_chunk(con, mids[(i, j)], deals, x2, seconds=res.seconds)
+                        if kill_at == done + 1:
+                            os.kill(os.getpid(), 9)
+                    with lock:
+                        state.add(i, j, deals, x2)
+                        state.timed(mids[(i, j)], n, res.seconds)
+                    done += 1
+                    committed_pairs += n
+                    tally.pop(DEAL_VALUES, None)
+                    live.add(live_index[(i, j)], tally)
+                    bar.update(n)
+                    if stop_after is not None and done >= stop_after:
+                        break
+        except StrategyError as e:
+            k = culprit(e, specs)
+            if k is not None:
+                m = re.search(r"deal (\d+)", str(e))
+                pair = next(((i, j) for (i, j, _, _) in sent.values() if k in (i, j)), forced)
+                with contextlib.suppress(ShuangkouError, sqlite3.Error):
+                    _ensure_open(lad)
+                    lad.record_incident(players[k].id, classify(e), str(e),
+                                        mids.get(pair) if pair else None,
+                                        int(m.group(1)) if m else None)
+                # the scheduler would pick it again: say how to take it off the ladder
+                raise StrategyError(f"{e}; counted in `ladder show`, and `shuangkou ladder "
+                                    f"remove {shlex.quote(specs[k])}` stops scheduling it") \
+                    from None
+            raise
+        except KeyboardInterrupt:
+            if bar is not None:
+                bar.close()
+                bar = None
+            say(f"interrupted: {done} chunks ({committed_pairs} pairs) of this run are "
+                f"committed to {lad.path!r}; run again to play more")
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+            _ensure_open(lad)
+    wall = time.perf_counter() - t0
+    return {"chunks": done, "pairs": committed_pairs, "seconds": wall, "backend": backend_now}
+
+
+def _ensure_open(lad: Ladder) -> None:
+    try:
+        lad.con.execute("SELECT 1")
+    except sqlite3.ProgrammingError:  # closed
+        lad.reopen()
+
+
+class RunState:
+    """The ladder's pairs during a run (the stored ones and this run's), for ``schedule``."""
+
+    def __init__(self, data: Any, model: Any) -> None:
+        self.data, self.model = data, model
+        self.parts: list[tuple[int, int, np.ndarray, np.ndarray]] = []
+        self.rate: dict[int, float] = {}  # pairs per second of a worker, by matchup
+        self.fit_seconds = 0.0
+
+    def timed(self, m: int, n: int, seconds: float) -> None:
+        self.rate[m] = n / max(seconds, 1e-4)
+
+    def size(self, m: int) -> int:
+        """The next chunk's pairs for matchup ``m`` (no ``--chunk``): about
+        ``CHUNK_SECONDS`` of play, and at least ``FIT_SHARE`` fits' worth."""
+        rate = self.rate.get(m)
+        if rate is None:
+            return CHUNK_FIRST
+        want = rate * max(CHUNK_SECONDS, FIT_SHARE * self.fit_seconds)
+        n = int(min(CHUNK_MAX, max(CHUNK_MIN, want)))
+        digits = 10 ** max(0, len(str(n)) - 2)  # two significant digits: 1,200 not 1,237
+        return max(CHUNK_MIN, n // digits * digits)
+
+    def add(self, i: int, j: int, deals: np.ndarray, x2: np.ndarray) -> None:
+        self.parts.append((i, j, deals, x2))
+
+    def current(self) -> Any:
+        if self.parts:
+            d = self.data
+            n = [p[2].size for p in self.parts]
+            x2 = np.concatenate([p[3] for p in self.parts])
+            now = time.time()
+            self.data = dataclasses.replace(
+                d, a=np.concatenate([d.a, np.repeat(np.array([p[0] for p in self.parts],
+                                                             dtype=np.int32), n)]),
+                b=np.concatenate([d.b, np.repeat(np.array([p[1] for p in self.parts],
+                                                          dtype=np.int32), n)]),
+                deal=np.concatenate([d.deal, *(p[2] for p in self.parts)]),
+                score2=np.concatenate([d.score2, score2_of(x2)]),
+                margin=np.concatenate([d.margin, np.multiply(x2, 0.5, dtype=np.float32)]),
+                times=None if d.times is None else np.concatenate(
+                    [d.times, np.full(x2.size, now)]))
+            self.parts = []
+        return self.data
+
+    def schedule(self, k: int, chunk: int | None) -> list[tuple[int, int]]:
+        """``k`` matchups for the next chunks, each counted by the model as a chunk's pairs
+        (``chunk``, or the median size the measured speeds give)."""
+        data = self.current()
+        t0 = time.perf_counter()
+        fit = self.model.fit(data)
+        self.fit_seconds = time.perf_counter() - t0
+        sizes = [self.size(m) for m in self.rate] or [CHUNK_FIRST]
+        pairs = chunk or int(np.median(sizes))
+        return [(int(i), int(j)) for i, j in self.model.schedule(data, fit, k, pairs=pairs)]
