@@ -44,7 +44,7 @@ LAYERS = {
         "sim.tools.ladder.database", "sim.tools.ladder.runs", "sim.tools.ladder.folders",
         "sim.tools.ladder.export", "sim.tools.tune"),
     7: ("sim.learn", "sim.learn.labels", "sim.learn.learn_loop", "sim.learn.jaxnet",
-        "sim.learn.train"),
+        "sim.learn.recipe", "sim.learn.store", "sim.learn.train"),
     8: ("sim.cli", "sim.cli.__main__", "sim.cli.options", "sim.cli.common", "sim.cli.play",
         "sim.cli.analyze", "sim.cli.tools", "sim.cli.tournament", "sim.cli.ladder",
         "sim.cli.tune", "sim.human", "sim.human.screen", "sim.human.narration"),
