@@ -42,7 +42,7 @@ def top(state: Mapping[str, Any], matchup: int, n: int) -> list[dict[str, Any]]:
 def game_records(seed: int, rules: Any, a_spec: str, b_spec: str, matchup: int,
                  picks: Sequence[tuple[int, int]], timeout: float = 0.0) -> bytes:
     """JSON Lines records of the (deal, orientation) games ``picks`` of a matchup: what a
-    tournament writes into ``records.jsonl`` (``sim.tournament.worker``'s records call this) and what
+    tournament writes into ``records.jsonl`` (``sim.tournament.worker`` calls this) and what
     ``pair_records`` replays. ``rules``: the config's ``(name, value)`` pairs."""
     from sim.loops import runner
     from sim.record import dumps
