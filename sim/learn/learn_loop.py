@@ -22,6 +22,7 @@ from sim.core.engine import DONE, PLAY, S_PHASE, S_TO_ACT, advance, apply_code, 
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import MAX_CHOICES
+from sim.core.rng import mix64
 from strategies.compiled import decide
 from strategies.expert import F_SUM, MAX_POOL, MAX_ROLLOUTS, P_ITERATIONS, P_SAMPLES
 from strategies.kinds import KIND_EXPERT
@@ -45,18 +46,10 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 @kernel
-def _mix(x):
-    """splitmix64's finaliser: a well-spread uint64 of ``x``."""
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-@kernel
 def _uniform(seed, deal, i):
     """A uniform number in [0, 1) for decision ``i`` of ``deal`` (the collector's own draws:
     they never touch a seat's streams)."""
-    x = _mix(seed * _MIX + np.uint64(deal) * np.uint64(0xD1B54A32D192ED03) + np.uint64(i))
+    x = mix64(seed * _MIX + np.uint64(deal) * np.uint64(0xD1B54A32D192ED03) + np.uint64(i))
     return (x >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
