@@ -101,12 +101,6 @@ def entries(kinds: Iterable[int] = (), extra: dict[int, int] | None = None) -> n
     return t
 
 
-@kernel
-def absent(*args):
-    """Stands in for a kernel a loop never calls (a hook left unbound)."""
-    return -1
-
-
 @kernel(inline="always")
 def call_kind(kind, entries, params, st, u, rules, seat, buf, fws, uws):
     """The choice code of ``kind`` through its address in ``entries``: what the loops call for

@@ -96,8 +96,8 @@ def test_plugin_edit_names_another_entry_copy(tmp_path, monkeypatch):
         import hygiene_bot
 
         digest = plugins.plugin_digest([hygiene_bot.Bot])
-        entry = getattr(plugins, "_entry_module", None)  # (the plug-in entries, issue 33)
-        return digest, entry(hygiene_bot.Bot, True).__file__ if entry else None
+        entry = plugins._entry_module(hygiene_bot.Bot, True, digest)  # (issue 33's entries)
+        return digest, entry.__file__
 
     try:
         d1, f1 = load("-1")
@@ -105,9 +105,8 @@ def test_plugin_edit_names_another_entry_copy(tmp_path, monkeypatch):
     finally:
         sys.modules.pop("hygiene_bot", None)
     assert d1 != d2
-    if f1 is not None:
-        assert f1 != f2
-        assert os.path.dirname(f1) == os.path.join(c.CACHE_DIR, "bound")
+    assert f1 != f2
+    assert os.path.dirname(f1) == os.path.join(c.CACHE_DIR, "bound")
 
 
 def test_configure_renews_the_used_stamp(tmp_path, monkeypatch):

@@ -26,8 +26,7 @@ def test_the_loops_are_one_module_for_every_set_of_players():
     from strategies import compiled, greedy
     from strategies.kinds import KIND_EXPERT, KIND_GREEDY, KIND_PIMC, KIND_RANDOM, N_KINDS
 
-    assert plugins.builtin_loops([0, 1]) is loop
-    assert plugins.builtin_loops([0, 1, 2, 3, 4, 5, 6]) is loop
+    assert plugins.builtin_loops() is loop  # no argument names the players: one loop for all
     names = loop.play_calling.py_func.__globals__
     assert names["greedy_decide_inline"] is greedy.greedy_decide_inline
     assert names["call_kind"] is compiled.call_kind
@@ -41,8 +40,8 @@ def test_the_loops_are_one_module_for_every_set_of_players():
     assert t[KIND_PIMC] == compiled.player_address(KIND_PIMC)  # one compile per process
     assert compiled.player_address(KIND_GREEDY) == 0 and compiled.player_kernel(99) is None
     assert compiled.player_kernel(KIND_EXPERT).py_func.__name__ == "expert_decide"
-    forced = plugins.builtin_loops([0, 1], forced_show=loop.forced_line)
-    assert forced is plugins.builtin_loops([2], forced_show=loop.forced_line)  # one copy
+    forced = plugins.builtin_loops(forced_show=loop.forced_line)
+    assert forced is plugins.builtin_loops(forced_show=loop.forced_line)  # one copy
     with open(loop.__file__, encoding="utf-8") as f:
         template = f.read()
     with open(forced.__file__, encoding="utf-8") as f:
@@ -100,7 +99,7 @@ def test_a_hook_is_bound_not_spliced():
     from sim.tools import estimate
 
     forced = estimate._forced_loops([0, 1])
-    plain = plugins.builtin_loops([0, 1])
+    plain = plugins.builtin_loops()
     assert forced is not plain and forced.__file__ != plain.__file__
     assert _bound(forced.play_calling, "forced_show") is loop.forced_line
     assert _bound(plain.play_calling, "forced_show") is plain.forced_show  # its own default
@@ -166,7 +165,7 @@ def test_the_loops_leave_the_state_apply_code_leaves():
     from strategies.compiled import decide, entries
     from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH
 
-    mod = plugins.builtin_loops([0, 1])
+    mod = plugins.builtin_loops()
     table = entries([0, 1])
 
     @njit

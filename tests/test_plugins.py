@@ -179,7 +179,7 @@ def test_generated_module_is_reused(tmp_path):
     c = plugins.Loops(make_seats([CautiousC(greed=3), make("greedy")]))
     assert c.mod is loops and c.entries[plugins.N_BUILTIN] == a.entries[plugins.N_BUILTIN]
     assert a.key == c.key
-    entry = plugins._entry_module(CautiousC, True)
+    entry = plugins._entry_module(CautiousC, True, plugins.plugin_digest([CautiousC]))
     assert entry.plugin.py_func is CautiousC.kernel.py_func  # the plug-in's kernel, bound
     assert os.path.dirname(entry.__file__) == os.path.join(os.environ["NUMBA_CACHE_DIR"],
                                                            "bound")

@@ -447,7 +447,7 @@ def test_compile_notice_names_each_kernel_with_the_measured_time(tmp_path, notic
 def test_compile_notice_names_the_player_and_counts_seconds_on_a_terminal(notice_unsaid):
     import io
 
-    from sim.loops.plugins import _entry_module
+    from sim.loops.plugins import _entry_module, plugin_digest
     from strategies.example_compiled import CautiousC
     from strategies.expert import expert_decide
 
@@ -456,7 +456,8 @@ def test_compile_notice_names_the_player_and_counts_seconds_on_a_terminal(notice
     assert what == "the expert player's kernel strategies.expert.expert_decide"
     assert _cache.kernel_estimate(key) == ("about 10 s on 2 cores; not measured on this "
                                            "machine yet")
-    what, key = _cache.kernel_of({"dispatcher": _entry_module(CautiousC, True).entry})
+    entry = _entry_module(CautiousC, True, plugin_digest([CautiousC])).entry
+    what, key = _cache.kernel_of({"dispatcher": entry})
     k = CautiousC.kernel.py_func
     assert what == f"the compiled plug-in {k.__module__}.{k.__qualname__}"
     assert _cache.kernel_of({})[0] == "kernels"

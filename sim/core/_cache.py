@@ -300,7 +300,7 @@ def kernel_of(data: Any) -> tuple[str, str]:
     key = f"{mod}.{name}"
     from strategies.kinds import BUILTIN_NAMES
 
-    for kind, player in enumerate(BUILTIN_NAMES):
+    for player in BUILTIN_NAMES:
         if name == f"{player}_decide" and mod.startswith("strategies."):
             return f"the {player} player's kernel {key}", key
     if name in ("run_deals", "play_deals", "play_deal", "run_deals_fixed", "play_deals_fixed"):

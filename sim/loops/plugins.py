@@ -122,34 +122,30 @@ def plugin_digest(classes: Sequence[type]) -> str:
 _MODULES: dict[Any, Any] = {}
 
 
-def builtin_loops(kinds: Sequence[int] = (), template: str = "sim.loops.loop",
-                  **hooks: Any) -> Any:
-    """The compiled loops of ``template`` (``sim.loops.loop``'s deal loops, or
-    ``sim.loops.batch``'s step, ``sim.learn.learn_loop``'s collector): compiled once for
-    every set of players (``kinds`` is only what the caller will seat: their kernels are
-    called through ``strategies.compiled.entries``); ``hooks``: the template's bindable names
+def builtin_loops(**hooks: Any) -> Any:
+    """``sim.loops.loop``'s deal loops, compiled once for every set of players (their kernels
+    are called through ``strategies.compiled.entries``); ``hooks``: its bindable names
     (``forced_show``), one bound copy per set of hooks, cached apart (``sim.core.bind``)."""
-    import importlib
-
     from sim.core.bind import bound_module
+    from sim.loops import loop
 
     if not hooks:
-        return importlib.import_module(template)
-    key = (template, tuple(sorted(hooks.items())))
+        return loop
+    key = tuple(sorted(hooks.items()))
     if key not in _MODULES:
-        _MODULES[key] = bound_module(template, hooks)
+        _MODULES[key] = bound_module("sim.loops.loop", hooks)
     return _MODULES[key]
 
 
 ALLOCATES = ".standalone"  # marker beside a plug-in entry whose kernel must not inline
 
 
-def _entry_module(cls: type, inline: bool) -> Any:
+def _entry_module(cls: type, inline: bool, digest: str) -> Any:
     """The copy of ``strategies.plugin_entry`` with ``cls``'s kernel bound: inlined into the
-    entry (no runtime, as the built-ins), or a function of its own that may allocate."""
+    entry (no runtime, as the built-ins), or a function of its own that may allocate;
+    ``digest``: ``plugin_digest([cls])``."""
     from sim.core.bind import bound_module
 
-    digest = plugin_digest([cls])
     key = (cls, digest, inline)
     if key not in _MODULES:
         _MODULES[key] = bound_module("strategies.plugin_entry",
@@ -158,22 +154,21 @@ def _entry_module(cls: type, inline: bool) -> Any:
     return _MODULES[key]
 
 
-def plugin_address(cls: type) -> int:
+def plugin_address(cls: type, digest: str | None = None) -> int:
     """The address of plug-in class ``cls``'s entry (``strategies.plugin_entry``), compiled
     once per edit of its sources and then loaded from the kernel cache: its kernel inlined,
     unless it does not compile so (it allocates: numba's runtime is off in the loops), then
     as a function of its own with bounds checks (a marker file remembers which). A kernel
-    that does not compile either way is one ``ConfigError``."""
-    from numba.core.errors import NumbaError
-
+    that does not compile either way is one ``ConfigError``. ``digest``:
+    ``plugin_digest([cls])``, when the caller has it."""
     from sim.core.calls import native_address
     from strategies.plugin_entry import PLUGIN_SIG
 
-    digest = plugin_digest([cls])
+    digest = digest or plugin_digest([cls])
     marker = os.path.join(CACHE_DIR, "plugins", f"{digest}{ALLOCATES}")
     if not os.path.exists(marker):
         try:
-            return native_address(_entry_module(cls, True).entry, PLUGIN_SIG)
+            return native_address(_entry_module(cls, True, digest).entry, PLUGIN_SIG)
         except NumbaError:  # it allocates (or fails anyway: the standalone one says why)
             try:
                 os.makedirs(os.path.dirname(marker), exist_ok=True)
@@ -182,7 +177,7 @@ def plugin_address(cls: type) -> int:
             except OSError:
                 pass
     try:
-        return native_address(_entry_module(cls, False).entry, PLUGIN_SIG)
+        return native_address(_entry_module(cls, False, digest).entry, PLUGIN_SIG)
     except NumbaError as e:
         raise compile_error(getattr(cls, "name", cls.__name__), e, [plugin_kernel(cls)]) from e
 
@@ -268,8 +263,9 @@ class Loops:
         from strategies.compiled import entries
 
         # the players' kernels: each compiled once on this machine, then loaded from the cache
-        self.entries = entries(self.kinds, {N_BUILTIN + i: plugin_address(c)
-                                            for i, c in enumerate(classes)})
+        self.check_key = tuple(plugin_digest([c]) for c in classes)  # their sources, hashed once
+        self.entries = entries(self.kinds, {N_BUILTIN + i: plugin_address(c, d) for i, (c, d)
+                                            in enumerate(zip(classes, self.check_key))})
         self.builtin = builtin_loops()
         self.mod: Any = None
         if classes:
@@ -278,7 +274,6 @@ class Loops:
             self.mod = mod
         # what a first call compiles (the tournament's warm-up): the loops, never the players
         self.key = (self.builtin, self.mod)
-        self.check_key = tuple(plugin_digest([c]) for c in classes)
         self.status = np.zeros(N_STATUS, dtype=np.int64)
         self.timeout: float | None = None  # seconds a plug-in kernel may take per decision
         if self.mod is not None:

@@ -522,4 +522,4 @@ def _forced_loops(kinds: np.ndarray) -> Any:
     from sim.loops.loop import forced_line
     from sim.loops.plugins import builtin_loops
 
-    return builtin_loops(kinds, forced_show=forced_line)
+    return builtin_loops(forced_show=forced_line)
