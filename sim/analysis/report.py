@@ -49,6 +49,7 @@ from sim.analysis.summary import (
     verdict,
 )
 from sim.errors import OutputError
+from sim.titles import GLOSS
 
 FOLD_ROWS = 12  # report.html folds tables longer than this (<details>)
 
@@ -175,8 +176,6 @@ def _text(s: str) -> str:
     found)."""
     s = str(s).replace("$", r"\$")
     if _has_cjk(s) and cjk_font() is None:
-        from sim.titles import GLOSS
-
         for title in sorted(GLOSS, key=len, reverse=True):  # 博士导师 before 博士
             s = s.replace(title, GLOSS[title])
         s = "".join(f"U+{ord(c):04X}" if _is_cjk(c) else c for c in s)
@@ -201,8 +200,6 @@ def cjk_font() -> str | None:
     looked up once per process, and only when a plot has such text (reading every font's
     character map takes about a second)."""
     from matplotlib import font_manager, ft2font
-
-    from sim.titles import GLOSS
 
     need = {ord(c) for t in GLOSS for c in t}
     hint = re.compile(r"CJK|Han|Hei|Song|Ming|Kai|Gothic|WenQuanYi|Droid Sans Fallback|"
@@ -365,8 +362,6 @@ seen[p]=1;}})();"""
 
 @functools.lru_cache(maxsize=1)
 def _r25_pattern() -> re.Pattern[str]:
-    from sim.titles import GLOSS
-
     titles = sorted(GLOSS, key=len, reverse=True)  # 博士导师 before 博士
     return re.compile("|".join(re.escape(html.escape(f"{t} ({GLOSS[t]})")) for t in titles))
 

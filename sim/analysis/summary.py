@@ -28,6 +28,7 @@ from sim.analysis.stats.ratings import (
 from sim.analysis.stats.swings import SWINGS_SHOWN, Swings
 from sim.analysis.stats.win_draw_loss import WDL
 from sim.cards import RANKS
+from sim.titles import gloss, level, ranges, titled
 
 MATCH_DEALS = 100  # a standard match: R25 skill change and title are reported per this many
 
@@ -212,8 +213,6 @@ def _strategy(i: int, players: Sequence[str], oracle: Sequence[bool],
     """A player's figures over all its matchups (A's results as they are, B's negated); its
     interval is clustered by deal with ``cross_var`` (``stratified_ci``) over ``clusters``
     shared deals, and treats the matchups as independent strata without them."""
-    from sim.titles import level
-
     pairs, wdl, merged = Moments(), WDL(), None
     strata = []  # one per matchup: the interval treats matchups as strata (stratified_ci)
     played = 0
@@ -286,8 +285,6 @@ def match_titles(h: Histogram, start: int, deals: int = MATCH_DEALS) -> dict[str
     """What one match of ``deals`` deals does to a skill value of ``start`` (R25), from the
     per-deal settlement histogram ``h``: the SD of the change and each title's probability
     (``match_change``; at least ``TITLE_P_MIN``, highest title first)."""
-    from sim.titles import gloss, ranges
-
     if h.n == 0:
         return None
     lo, pmf = match_change(h, deals)
@@ -434,8 +431,6 @@ def _pct(x: float | None) -> str:
 def title_odds(titles: Sequence[Mapping[str, Any]], floor: float = 0.005) -> str:
     """``'本科生 (undergraduate) 52%, 大专生 (junior-college student) 48%'``: the titles of at
     least ``floor`` chance, highest title first."""
-    from sim.titles import titled
-
     shown = [f"{titled(t['title'])} {_pct(t['p'])}" for t in titles if t["p"] >= floor]
     return ", ".join(shown) or "–"
 

@@ -27,6 +27,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sim.cards import CARD_NAMES, GROUP, KEY_OF_ID, SUITS, parse_card
 from sim.errors import RecordError
 
 MAX_VALUES = 40  # a decision with more legal choices (a give-back: hundreds) keeps only
@@ -38,8 +39,6 @@ KIND_CODE = {"show": 0, "giveback": 1, "play": 2}
 def _display_order(trump: str | None):
     """Sort key of a card for a hand: side suits (s, h, d, c less the trump suit), then the
     trumps, strongest first within each group (R12, R13); by suit then rank without a trump."""
-    from sim.cards import GROUP, KEY_OF_ID, SUITS, parse_card
-
     if not isinstance(trump, str) or len(trump) != 1 or trump not in SUITS:
         def key(c: str) -> tuple[int, int]:
             i = parse_card(c)
@@ -49,8 +48,6 @@ def _display_order(trump: str | None):
     trumps = set()
     for i in range(54):
         if int(GROUP[int(KEY_OF_ID[t, i])]) == 3:
-            from sim.cards import CARD_NAMES
-
             trumps.add(CARD_NAMES[i])
 
     def key2(c: str) -> tuple[int, int]:
