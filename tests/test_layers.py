@@ -31,10 +31,11 @@ LAYERS = {
         "strategies.plugin", "strategies.random", "strategies.greedy", "strategies.sampler",
         "strategies.search", "strategies.expert", "strategies.compiled", "strategies.example",
         "strategies.example_compiled", "strategies.evaluate", "strategies.learned",
-        "strategies.script", "strategies.plugin_entry"),
+        "strategies.learned_weights", "strategies.script", "strategies.plugin_entry"),
     4: ("sim.env", "sim.loops", "sim.loops.batch", "sim.loops.loop", "sim.loops.plugin_loop",
         "sim.loops.plugins", "sim.loops.runner", "sim.loops.helper", "sim.loops.precompile",
-        "sim.loops.steps"),
+        "sim.loops.steps", "sim.bots", "sim.bots.spec", "sim.bots.guard", "sim.bots.sandbox",
+        "sim.bots.process", "sim.bots.seat", "sim.bots.check"),
     5: ("sim.tournament", "sim.tournament.config", "sim.tournament.chunks",
         "sim.tournament.results", "sim.tournament.lock", "sim.tournament.forkpool",
         "sim.tournament.worker", "sim.tournament.run", "sim.tournament.standings",
@@ -47,7 +48,7 @@ LAYERS = {
         "sim.learn.recipe", "sim.learn.store", "sim.learn.train"),
     8: ("sim.cli", "sim.cli.__main__", "sim.cli.options", "sim.cli.common", "sim.cli.play",
         "sim.cli.analyze", "sim.cli.tools", "sim.cli.tournament", "sim.cli.ladder",
-        "sim.cli.tune", "sim.human", "sim.human.screen", "sim.human.narration"),
+        "sim.cli.tune", "sim.cli.bots", "sim.human", "sim.human.screen", "sim.human.narration"),
 }
 # side modules: exactly what they may import
 PURE_TABLES = ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "sim.core.tables")
@@ -64,8 +65,9 @@ SIDE = {"sim.analysis": (), **{m: PURE_TABLES + STATS for m in STATS},
                                                        "sim.analysis.ladder.show"),
         "sim.analysis.ladder.model": PURE_TABLES + STATS,
         "sim.analysis.ladder.show": PURE_TABLES + STATS + ("sim.analysis.ladder.model",),
-        "sim.reference": (), "sim.reference.oracle": PURE_TABLES,
-        "sim.reference.validator": PURE_TABLES + ("sim.reference.oracle",)}
+        "sim.reference": (), "sim.reference.cards": PURE_TABLES,
+        "sim.reference.oracle": PURE_TABLES + ("sim.reference.cards",),
+        "sim.reference.validator": PURE_TABLES + ("sim.reference.cards", "sim.reference.oracle")}
 # the modules at the top of sim/: the public API only, each for a stated reason; everything
 # internal lives in a subpackage by layer (sim.Batch is sim.loops.batch through the facade)
 PUBLIC = {
@@ -85,8 +87,9 @@ PUBLIC = {
     "sim.human": "shuangkou human: play in the terminal",
 }
 # each subpackage of sim and the layers its modules may be in
-FOLDERS = {"sim.core": (0, 1), "sim.loops": (4,), "sim.tournament": (5,), "sim.tools": (6,),
-           "sim.learn": (7,), "sim.cli": (8,), "sim.human": (8,), "sim.analysis": ("side",),
+FOLDERS = {"sim.core": (0, 1), "sim.loops": (4,), "sim.bots": (4,), "sim.tournament": (5,),
+           "sim.tools": (6,), "sim.learn": (7,), "sim.cli": (8,), "sim.human": (8,),
+           "sim.analysis": ("side",),
            "sim.reference": ("side",)}
 FACADE = "sim"  # sim/__init__.py: lazy, above everything
 

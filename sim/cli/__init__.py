@@ -6,7 +6,7 @@ the problem and what is allowed, and exit code 2; results already written stay w
 One module per group of commands, each with its ``add_parser`` beside its ``cmd_*``
 functions: ``play`` (play, replay, validate, human), ``tools`` (bench, compile, strategies),
 ``tournament`` (tournament, report), ``analyze`` (analyze, estimate), ``ladder``, ``tune``
-(tune, train); ``options`` holds the option types, bounds and shared options, ``common`` the
+(tune, train), ``bots`` (``--bot`` and its options, ``bot check``); ``options`` holds the option types, bounds and shared options, ``common`` the
 output files, compile notice and signal handling every group uses.
 """
 
@@ -20,14 +20,14 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from sim.cli import analyze, ladder, play, tools, tournament, tune
+from sim.cli import analyze, bots, ladder, play, tools, tournament, tune
 from sim.cli.common import compiling_for, raise_interrupt
 from sim.cli.options import plugin_args
 from sim.core.console import clean, graceful_streams
 from sim.errors import ShuangkouError
 
 _COMPILING_COMMANDS = ("play", "estimate", "bench", "human", "tournament", "replay",
-                       "validate")
+                       "validate", "bot")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true",
                    help="on an error, also print the full traceback (a bot's included)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (play, tools, tournament, analyze, ladder, tune):  # the order of -h
+    for group in (play, tools, tournament, analyze, ladder, tune, bots):  # the order of -h
         group.add_parser(sub)
     return p
 

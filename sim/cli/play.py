@@ -7,6 +7,8 @@ import os
 import sys
 from typing import Any
 
+from sim.bots.seat import close_all
+from sim.cli.bots import add_bots, fault_lines, use_bots
 from sim.cli.common import check_output_file, compiling_for, write_records, write_text_atomic
 from sim.cli.options import (
     DEFAULT_ANALYZE_SAMPLES,
@@ -35,17 +37,29 @@ _PLAY_BLOCK = 1 << 14  # deals per block of summary rows (152 bytes each) in `pl
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    import numpy as np
 
     from sim.core.rng import check_seed
-    from sim.core.tables import C_SCORE, C_SETTLE0, C_VOID
     from sim.loops import runner
 
     load_plugins(args.plugin)
     seed = check_seed(args.seed)
     check_deal_range(args.first_deal, args.deals)
     rules = rules_from_args(args.rule)
+    use_bots(args)
     seats = runner.make_seats(args.seats)
+    try:
+        return _play(args, seed, rules, seats)
+    finally:
+        close_all()
+
+
+def _play(args: argparse.Namespace, seed: int, rules: Any, seats: list[Any]) -> int:
+    import numpy as np
+
+    from sim.core.tables import C_SCORE, C_SETTLE0, C_VOID
+    from sim.loops import runner
+
+    faults: list[dict[str, Any]] = []
     if args.record:
         with compiling_for(args):
             n = write_records(args.record, runner.iter_records(
@@ -59,7 +73,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     with compiling_for(args):  # a cold cache: one notice, and the time it took before the results
         for first in range(args.first_deal, args.first_deal + args.deals, _PLAY_BLOCK):
             n = min(_PLAY_BLOCK, args.first_deal + args.deals - first)
-            rows = runner.summaries(seed, first, n, seats, rules, args.timeout)
+            rows = runner.summaries(seed, first, n, seats, rules, args.timeout, faults)
             void = rows[:, C_VOID] != 0
             n_void += int(void.sum())
             n_played += int((~void).sum())
@@ -75,6 +89,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     mean = tot / args.deals
     print("settlement per seat (total / mean per deal): "
           + ", ".join(f"{i}: {int(t):+d} / {m:+.3f}" for i, (t, m) in enumerate(zip(tot, mean))))
+    for line in fault_lines(faults):
+        print(line)
     return 0
 
 
@@ -212,10 +228,14 @@ def cmd_human(args: argparse.Namespace) -> int:
     from sim import human
 
     load_plugins(args.plugin)
-    return human.run(seat=args.seat, partner=args.partner, opponents=args.opponents,
-                     seed=args.seed, deals=args.deals, rules=rules_from_args(args.rule),
-                     delay=args.delay, timeout=args.timeout, out=args.out, plain=args.plain,
-                     review=not args.no_review, samples=args.samples)
+    use_bots(args)
+    try:
+        return human.run(seat=args.seat, partner=args.partner, opponents=args.opponents,
+                         seed=args.seed, deals=args.deals, rules=rules_from_args(args.rule),
+                         delay=args.delay, timeout=args.timeout, out=args.out,
+                         plain=args.plain, review=not args.no_review, samples=args.samples)
+    finally:
+        close_all()
 
 
 def add_parser(sub: Any) -> None:
@@ -239,6 +259,7 @@ def add_parser(sub: Any) -> None:
                          "decision, enforced while it runs (0: no limit, the default)")
     pl.add_argument("--quiet", action="store_true",
                     help="print only errors and the final line")
+    add_bots(pl)
     pl.set_defaults(func=cmd_play)
 
     rp = sub.add_parser("replay", help="show recorded deals as a person wants to read them")
@@ -292,5 +313,6 @@ def add_parser(sub: Any) -> None:
     hu.add_argument("--samples", type=int, default=DEFAULT_ANALYZE_SAMPLES, metavar="N",
                     help="worlds per decision for hint and the review (default "
                          f"{DEFAULT_ANALYZE_SAMPLES}, as analyze; fewer is faster and rougher)")
+    add_bots(hu)
     hu.set_defaults(func=cmd_human)
 

@@ -391,6 +391,10 @@ class Session(Screen, Narrator):
             self.narrate(b, deal.observation(self.seat), seat, kind, choice)
             self.step += 1
         rec = deal.record()
+        for s, b in enumerate(self.bots):  # a bot in another process hears the deal's end
+            if s != self.seat and getattr(b, "external", False):
+                b.end_deal(deal.observation(s), rec["settlement"], rec["attacker_score"],
+                           rec["void"])
         self.save(rec)
         self.played += 1
         self.void += rec["void"]

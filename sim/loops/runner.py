@@ -22,12 +22,16 @@ import signal
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+import sim.core.state as S
+from sim.bots.process import BotFault
+from sim.bots.seat import forfeit_result
 from sim.core.engine import DONE, new_state
 from sim.core.rng import check_deal, check_seed
+from sim.core.tables import C_ATT_POINTS, C_CALLER, C_MULT, C_SCORE, C_SETTLE0, C_VOID
 from sim.deal import Deal
 from sim.errors import ConfigError, IllegalPlayError, StrategyError
 from sim.loops.helper import HelperThread
@@ -87,6 +91,16 @@ def check_timeout(timeout: Any) -> float | None:
     return float(timeout) or None
 
 
+class Forfeit(NamedTuple):
+    """A deal a bot's side forfeited (sim.bots.seat.forfeit_result): the faulting seat, the
+    caller, the attacker score and the settlement it is scored with."""
+
+    seat: int
+    caller: int
+    score: int
+    settlement: list[int]
+
+
 class _Timeout(BaseException):
     """Raised inside a bot whose time is up (not an Exception: ``except Exception`` in the
     bot does not swallow it)."""
@@ -144,6 +158,13 @@ class Asker:
         self.params = param_table([checked_params(s) if s.runs_compiled() else []
                                    for s in seats])
         self.python = [python_tier or not s.runs_compiled() for s in seats]
+        # bots in other processes (sim.bots): their own clocks, faults scored by their rule
+        self.external = [bool(getattr(s, "external", False)) for s in seats]
+        for s in seats:
+            if getattr(s, "external", False):
+                s.rules = rules.to_dict()
+        self.faults: list[dict[str, Any]] = []  # every bot fault, in order (sim.bots)
+        self.forfeit: Forfeit | None = None  # the last deal's forfeit, if it was forfeited
         self.scratch = new_scratch()
         self._armed = False
         self.alarm = False  # timing with SIGALRM (else with a helper thread)
@@ -191,8 +212,17 @@ class Asker:
             raise _Timeout
 
     def _play(self, deal: Deal) -> None:
+        self.forfeit = None
+        bots = any(self.external)
+        now = list(self.seats) if bots else self.seats  # a bot's fallback replaces it here
         for s, strat in enumerate(self.seats):
-            if self.python[s]:
+            if self.external[s]:
+                try:
+                    strat.begin_deal(s, deal.seed, deal.deal)
+                except BotFault as f:
+                    if self._bot_fault(deal, s, now, f):
+                        return
+            elif self.python[s]:
                 self.guard(strat, s, deal, "begin_deal", strat.begin_deal, s, deal.seed,
                             deal.deal)
         st, u, r = deal.engine
@@ -203,9 +233,18 @@ class Asker:
                                          *self.scratch, seed=deal.seed, deal=deal.deal)
                 deal.apply_code(int(code))
                 continue
-            strat = self.seats[seat]
+            strat = now[seat]
             obs = Observation(deal, seat)
             legal = deal.legal()
+            if bots and strat.external:
+                try:
+                    choice = strat.choose(obs, legal)
+                except BotFault as f:
+                    if self._bot_fault(deal, seat, now, f):
+                        return
+                    continue  # the fallback plays the seat on
+                deal.apply(choice)
+                continue
             if self.timeout is not None:
                 choice = self._timed(strat, seat, deal, "choose", strat.choose, obs, legal)
             else:
@@ -221,6 +260,51 @@ class Asker:
                 raise StrategyError(f"strategy {strat.spec()!r} in seat {seat} returned an "
                                     f"illegal choice (seed {deal.seed}, deal {deal.deal}): {e}") \
                     from None
+        if bots:
+            self._end_bots(deal, None)
+
+    # --- bots in other processes (sim.bots) -----------------------------------------------
+    def _bot_fault(self, deal: Deal, seat: int, now: list[Strategy], f: BotFault) -> bool:
+        """Score a bot's fault by its rule (``on_fault``): True when the deal is forfeited
+        (``self.forfeit`` set, the other bots told), False when its fallback plays on; raises
+        ``StrategyError`` for ``stop``."""
+        strat = self.seats[seat]
+        bot = strat.bot
+        if f.kind != "illegal":
+            strat.fault()  # ended; started again at its next deal
+        rule = bot.on_fault
+        self.faults.append({"bot": bot.name, "seat": seat, "deal": deal.deal,
+                            "table": strat.table, "kind": f.kind, "detail": f.detail,
+                            "scored": rule, "again": f.again})
+        if rule == "stop":
+            self._end_bots(deal, None, partial=True)
+            raise StrategyError(
+                f"bot {bot.name!r} in seat {seat}: {f.kind} fault, {f.detail} (seed "
+                f"{deal.seed}, deal {deal.deal}); on_fault = stop: the run stops here")
+        if rule == "fallback":
+            fb = make(bot.fallback)
+            fb.begin_deal(seat, deal.seed, deal.deal)
+            now[seat] = fb
+            return False
+        st = deal.engine[0]
+        self.forfeit = Forfeit(seat, *forfeit_result(int(st[S.S_CALLER]), seat, self.rules))
+        self._end_bots(deal, self.forfeit)
+        return True
+
+    def _end_bots(self, deal: Deal, forfeit: Forfeit | None, partial: bool = False) -> None:
+        """``deal_end`` (after the events left) to every bot of the deal."""
+        st = deal.engine[0]
+        if forfeit is not None:
+            settlement, score, void = forfeit.settlement, forfeit.score, False
+        elif partial:
+            settlement, score, void = [0, 0, 0, 0], None, False
+        else:
+            void = bool(st[S.S_VOID])
+            settlement = [int(x) for x in st[S.S_SETTLE:S.S_SETTLE + 4]]
+            score = None if void else int(st[S.S_SCORE])
+        for s, strat in enumerate(self.seats):
+            if self.external[s] and strat.proc is not None:
+                strat.end_deal(Observation(deal, s), settlement, score, void)
 
     def _timed(self, strat: Strategy, seat: int, deal: Deal, what: str, fn: Any,
                *args: Any) -> Any:
@@ -319,6 +403,8 @@ def _iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
         for d in range(first, first + n):
             deal = Deal(seed, d, rules, names)
             asker.play(deal)
+            if asker.forfeit is not None:  # a bot's forfeit: the deal has no full record
+                continue
             rec = deal.record()
             if extra:
                 rec.update(extra)
@@ -328,8 +414,11 @@ def _iter_records(seed: int, first: int, n: int, seats: Sequence[Strategy],
 
 
 def summaries(seed: int, first: int, n: int, seats: Sequence[Strategy],
-              rules: Rules | None = None, timeout: float | None = None) -> np.ndarray:
-    """Summary rows (``sim.loops.loop.COLUMN_NAMES``) of deals ``first … first+n-1``."""
+              rules: Rules | None = None, timeout: float | None = None,
+              faults: list[dict[str, Any]] | None = None) -> np.ndarray:
+    """Summary rows (``sim.loops.loop.COLUMN_NAMES``) of deals ``first … first+n-1``; the
+    faults of bots in other processes are appended to ``faults`` (a deal a bot's side
+    forfeited is summarised with its forfeit's caller, score and settlement)."""
     seed, first = check_seed(seed), check_deal(first, "first deal")
     timeout = check_timeout(timeout)
     rules = rules or DEFAULT_RULES
@@ -346,6 +435,21 @@ def summaries(seed: int, first: int, n: int, seats: Sequence[Strategy],
             deal = Deal(seed, first + i, rules)
             asker.play(deal)
             summarize(*deal.engine[:2], out[i])
+            if asker.forfeit is not None:
+                forfeit_row(asker.forfeit, out[i])
     finally:
         asker.close()
+        if faults is not None:
+            faults.extend(asker.faults)
     return out
+
+
+def forfeit_row(f: Forfeit, row: np.ndarray) -> None:
+    """A forfeited deal's summary row: its caller, attacker score (the attackers' points
+    too), multiplier 1, the forfeit's settlement (docs/bots.md, "Faults")."""
+    row[C_VOID] = 0
+    row[C_CALLER] = f.caller
+    row[C_SCORE] = row[C_ATT_POINTS] = f.score
+    row[C_MULT] = 1
+    for s in range(4):
+        row[C_SETTLE0 + s] = f.settlement[s]
