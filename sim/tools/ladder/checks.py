@@ -10,7 +10,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from sim.core.files import decode_json, open_received
+from sim.core.limits import MAX_DEAL, MAX_SEED
 from sim.errors import LadderError, ShuangkouError
+from sim.rules import Rules
 from sim.tools.ladder.schema import (
     APP_ID,
     MAX_CHUNK_N,
@@ -24,8 +27,6 @@ from sim.tools.ladder.schema import (
 
 def check_header(path: str) -> None:
     """A file that is not SQLite at all is named as such before sqlite3 sees it."""
-    from sim.core.files import open_received
-
     try:
         with open_received(path, 1 << 50, "ladder database") as f:  # never a FIFO's wait
             head = f.read(100)
@@ -181,8 +182,6 @@ def check_columns(path: str, con: sqlite3.Connection) -> None:
     """Every value of every column the product reads has its type and range (one scan per
     table, a few thousand rows for millions of pairs), else one line naming the table, the
     row, the column and what was expected."""
-    from sim.core.limits import MAX_DEAL
-
     fill = {"t": MAX_TEXT, "s": MAX_SPEC, "d": MAX_DEAL, "n": MAX_CHUNK_N}
     n_players = con.execute("SELECT count(*) FROM players").fetchone()[0]
     if n_players > MAX_PLAYERS:
@@ -224,10 +223,6 @@ def check_columns(path: str, con: sqlite3.Connection) -> None:
 
 def meta_values(path: str, meta: dict[str, str]) -> tuple[int, dict[str, int]]:
     """The ladder's seed and rules from its (type-checked) meta table."""
-    from sim.core.files import decode_json
-    from sim.core.limits import MAX_SEED
-    from sim.rules import Rules
-
     if meta["application"] != "shuangkou-ladder" or meta["schema"] != str(SCHEMA):
         raise LadderError(f"ladder database {path!r}: meta.application/meta.schema are "
                           f"{quote_value(meta['application'])}/{quote_value(meta['schema'])}, "

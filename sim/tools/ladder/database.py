@@ -16,7 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from sim.analysis.ladder import LadderData
+from sim.core.limits import MAX_DEAL
 from sim.errors import ConfigError, LadderError, ShuangkouError
+from sim.rules import Rules
 from sim.tools.ladder.checks import (
     check_columns,
     check_header,
@@ -37,6 +40,7 @@ from sim.tools.ladder.schema import (
     score2_of,
     utc_now,
 )
+from strategies.registry import make
 
 BUSY_TIMEOUT = 10.0  # seconds a statement waits for another process's write transaction
 LOCK_SUFFIX = ".lock"
@@ -274,8 +278,6 @@ class Ladder:
         """``sim.analysis.ladder.LadderData`` of the active players, from the chunks' arrays
         (their pairs in commit order); ``times=False`` leaves out each pair's commit time
         (only ``history`` needs it)."""
-        from sim.analysis.ladder import LadderData
-
         players = self.players()
         index = {p.id: i for i, p in enumerate(players)}
         ms = {m: (a, b) for m, a, b in self.con.execute("SELECT id, a, b FROM matchups")}
@@ -330,8 +332,6 @@ class Ladder:
         """Before a run or an import writes: every row of ``pairs`` has its types and
         ranges, and there are as many rows as the chunks hold pairs (one scan of the table,
         about 0.3 s of CPU per million pairs; ``show`` reads the chunks' arrays only)."""
-        from sim.core.limits import MAX_DEAL
-
         bad = self.con.execute(
             "SELECT matchup, deal, CASE "
             "WHEN typeof(matchup) != 'integer' THEN 'matchup' "
@@ -360,8 +360,6 @@ class Ladder:
 
 def canonical(spec: str, quiet: bool = False) -> str:
     """The canonical spec of a strategy spec (one ``ConfigError`` line if unknown)."""
-    from strategies.registry import make
-
     try:
         return make(spec).spec()
     except ShuangkouError as e:
@@ -373,8 +371,6 @@ def canonical(spec: str, quiet: bool = False) -> str:
 def _from_plugin(spec: str) -> bool:
     """Whether ``spec``'s strategy comes from a plug-in (not from this package): only then is
     the ``--plugin`` file stored with the player."""
-    from strategies.registry import make
-
     return type(make(spec)).__module__.partition(".")[0] not in ("strategies", "sim")
 
 
@@ -414,8 +410,6 @@ def _distrust(con: sqlite3.Connection) -> None:
 
 
 def _create(con: sqlite3.Connection, seed: int, rules: dict[str, int]) -> None:
-    from sim.rules import Rules
-
     full = Rules.from_dict(rules).to_dict()
     iso, _ = utc_now()
     con.execute("BEGIN IMMEDIATE")

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from sim.analysis import ladder as model
 from sim.errors import ConfigError
 from sim.tools.ladder.database import Ladder
 from sim.tools.ladder.schema import score2_of
@@ -72,14 +73,13 @@ def export_parquet(lad: Ladder, out: str, anchor: str | None = None,
             pa.array(np.concatenate(src_codes) if src_codes else np.zeros(0, np.int32)),
             pa.array(sources, pa.string())),
     })
-    from sim.analysis import ladder as model
-
     data = lad.data(times=False)
     listed = model.show_json(data, model.fit(data, anchor=anchor, anchor_elo=anchor_elo))
     ratings = {"anchor": listed["anchor"], "anchor_elo": listed["anchor_elo"],
                "players": [{k: p[k] for k in ("player", "status", "rating", "se", "lo", "hi")}
                            for p in listed["players"]]}
     table = table.replace_schema_metadata({"shuangkou.ladder.ratings": json.dumps(ratings)})
+    # start-up: the ladder's other commands load no tournament code
     from sim.tournament.results import atomic_write
 
     folder = os.path.dirname(os.path.abspath(out))

@@ -19,6 +19,7 @@ def import_folder(lad: Ladder, folder: str) -> dict[str, Any]:
     The same folder twice changes nothing (its run id and chunk indices are the key); its
     seed and rules must be the ladder's; a pair whose deal the matchup already holds is
     skipped. All of a folder's chunks go in one transaction."""
+    # start-up: the ladder's other commands load no tournament code
     from sim.tournament.chunks import DEAL_VALUES, pair_results, plan_chunks
     from sim.tournament.results import (
         checked_chunks,
