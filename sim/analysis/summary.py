@@ -149,6 +149,28 @@ def derive(state: Mapping[str, Any]) -> dict[str, Any]:
         "tallies": [m["tally"] for m in state["matchups"]],
         "swings": _swings(state) if cfg["duplicate"] else None,
     }
+    faults = _faults(state)
+    if faults:
+        out["faults"] = faults
+    return out
+
+
+def _faults(state: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """Per player that faulted (a bot in another process, docs/bots.md): its faults by kind
+    (``start``, ``crash``, …) and the deals they cost (``forfeits``, ``fallbacks``), summed
+    over its matchups from the tallies' ``A.fault.KIND`` / ``A.forfeits`` counts."""
+    players = state["players"]
+    out: dict[str, dict[str, int]] = {}
+    for m in state["matchups"]:
+        for side, who in (("A", m["a"]), ("B", m["b"])):
+            for key, v in m["tally"].items():
+                if not key.startswith(side + ".") or not isinstance(v, int) or not v:
+                    continue
+                rest = key[2:]
+                if rest.startswith("fault.") or rest in ("forfeits", "fallbacks"):
+                    name = rest[6:] if rest.startswith("fault.") else rest
+                    c = out.setdefault(players[who], {})
+                    c[name] = c.get(name, 0) + v
     return out
 
 

@@ -5,8 +5,8 @@ signal, every leftover process killed) and the runner's wall-clock deadlines. Wh
 unprivileged user namespaces work and bubblewrap (``bwrap``) is installed: the bot also runs
 in a bubblewrap sandbox — no network, a read-only view of the system, a private writable
 ``/var/tmp`` (its ``HOME`` and ``TMPDIR``; everything else, ``/tmp`` included, is
-read-only), its own process namespace — probed once by running ``true`` in it. ``sandbox = "require"`` refuses to run without bubblewrap; ``"off"`` never
-uses it.
+read-only), its own process namespace — probed once by running ``true`` in it.
+``sandbox = "require"`` refuses to run without bubblewrap; ``"off"`` never uses it.
 """
 
 from __future__ import annotations

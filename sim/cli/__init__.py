@@ -6,8 +6,9 @@ the problem and what is allowed, and exit code 2; results already written stay w
 One module per group of commands, each with its ``add_parser`` beside its ``cmd_*``
 functions: ``play`` (play, replay, validate, human), ``tools`` (bench, compile, strategies),
 ``tournament`` (tournament, report), ``analyze`` (analyze, estimate), ``ladder``, ``tune``
-(tune, train), ``bots`` (``--bot`` and its options, ``bot check``); ``options`` holds the option types, bounds and shared options, ``common`` the
-output files, compile notice and signal handling every group uses.
+(tune, train), ``bots`` (``--bot`` and its options, ``bot check``); ``options`` holds the
+option types, bounds and shared options, ``common`` the output files, compile notice and
+signal handling every group uses.
 """
 
 from __future__ import annotations

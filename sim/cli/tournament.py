@@ -9,6 +9,9 @@ import sys
 import threading
 from typing import Any
 
+from sim.bots.seat import close_all, register_bots
+from sim.bots.spec import parse_bots
+from sim.cli.bots import add_bots, use_bots
 from sim.cli.common import output_error, raise_interrupt
 from sim.cli.options import (
     MAX_CHUNK_SIZE,
@@ -25,6 +28,7 @@ from sim.cli.options import (
 )
 from sim.core.console import clean
 from sim.errors import ConfigError, OutputError
+from strategies.registry import builtin_classes
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
@@ -52,7 +56,10 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         overrides["output.dir"] = args.out
     if args.no_plots:
         overrides["output.plots"] = False
+    # bots are players before the config names them; then the config's [bots] settings
+    register_bots(parse_bots(args.bot, [c.name for c in builtin_classes()]))
     cfg = load_config(args.config, overrides)
+    bots = [b for b in use_bots(args, cfg.bots_dict) if b.name in cfg.players]
     from sim.tournament.run import cap_jobs
 
     cfg, capped = cap_jobs(cfg, force=args.force_jobs)
@@ -76,10 +83,13 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         summary = run_tournament(cfg, resume=resume,
                                  progress=False if args.no_progress or quiet else None,
                                  echo=None if quiet else _echo,
-                                 plugins=tuple(args.plugin or ()))
+                                 plugins=tuple(args.plugin or ()), bots=bots)
     finally:
+        close_all()
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
+    for name, c in sorted(((summary or {}).get("faults") or {}).items()):
+        print(f"faults of bot {name}: " + ", ".join(f"{v} {k}" for k, v in c.items()))
     if summary is not None:
         from sim.analysis.summary import verdict
 
@@ -182,6 +192,7 @@ def add_parser(sub: Any) -> None:
     to.add_argument("--quiet", action="store_true",
                     help="no progress bar or tables: print only errors and the final line")
     add_plugin(to)
+    add_bots(to)
     to.set_defaults(func=cmd_tournament)
 
     rr = sub.add_parser("report", help="re-render tables, plots and report.html of a run")

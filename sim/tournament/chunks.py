@@ -19,6 +19,7 @@ from sim.analysis.stats.moments import ClusterMoments, Moments
 from sim.analysis.stats.sprt import SPRT
 from sim.analysis.stats.swings import Swings
 from sim.analysis.stats.win_draw_loss import WDL
+from sim.bots.process import FAULT_KINDS
 from sim.errors import ConfigError
 
 FORMAT = "shuangkou-tournament/1"  # the format tag of chunk files and of summary.json
@@ -83,6 +84,12 @@ def plan_chunks(cfg: Any) -> ChunkPlan:
 
 def games_per_deal(cfg: Any) -> int:
     return 2 if cfg.duplicate else 1
+
+
+# optional counts of a chunk whose players include bots in other processes (docs/bots.md):
+# faults by side and kind (a bot out of restarts is not counted again), and the deals they cost
+FAULT_FIELDS = tuple([f"{s}.fault.{k}" for s in SIDES for k in FAULT_KINDS]
+                     + [f"{s}.{w}" for s in SIDES for w in ("forfeits", "fallbacks")])
 
 
 def new_tally() -> dict[str, Any]:
@@ -332,7 +339,7 @@ def check_tally(tally: Mapping[str, Any], chunk: Chunk, games_per_deal: int) -> 
     pairs and games — a received chunk file's statistics are checked before anything merges
     them."""
     want = new_tally()
-    extra = sorted(set(tally) - set(want) - {DEAL_VALUES})
+    extra = sorted(set(tally) - set(want) - {DEAL_VALUES} - set(FAULT_FIELDS))
     missing = sorted(set(want) - set(tally))
     if extra or missing:
         what = [f"unknown field(s) {', '.join(extra)}"] if extra else []
@@ -358,6 +365,10 @@ def check_tally(tally: Mapping[str, Any], chunk: Chunk, games_per_deal: int) -> 
                                              and 0 <= sq <= MAX_VALUE ** 2 * max(m.n, 1)):
                 raise ConfigError(f"{k}: n = {m.n}, sums {total!r}, {sq!r}: n must be 0 … "
                                  f"{games} and every value within ±{MAX_VALUE:,}")
+    for k in set(tally) & set(FAULT_FIELDS):  # a bot's faults: at most one a seat and game
+        v = tally[k]
+        if type(v) is not int or not 0 <= v <= 2 * games:
+            raise ConfigError(f"{k} = {v!r}: must be an integer 0 … {2 * games}")
     if tally["games"] != games:
         raise ConfigError(f"games = {tally['games']}: the chunk's {chunk.n} deals are {games}")
     pairs, wdl = tally["pairs"], tally["wdl"]

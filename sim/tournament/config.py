@@ -81,7 +81,7 @@ MAX_MATCHUPS = 500
 MAX_CONFIG_DEALS = 10**12
 
 _TOP = ("name", "format", "players", "deals", "duplicate", "seed", "first_deal", "plugins",
-        "timeout", "rules", "run", "output", "sprt")
+        "timeout", "rules", "run", "output", "sprt", "bots")
 _RUN = ("jobs", "backend", "scheduler", "chunk_size", "progress")
 _OUTPUT = ("dir", "deal_table", "records", "record_filter", "record_limit", "plots")
 _SPRT = ("mu0", "mu1", "alpha", "beta", "min_pairs")
@@ -130,6 +130,7 @@ class TournamentConfig:
     plots: bool = True
     sprt: Sprt | None = None
     oracle: tuple[bool, ...] = ()
+    bots: tuple[tuple[str, Any], ...] = ()  # [bots]: settings, never commands (docs/bots.md)
     source: str = "<config>"
     base_dir: str = "."
 
@@ -173,7 +174,14 @@ class TournamentConfig:
         }
         if self.sprt is not None:
             d["sprt"] = dataclasses.asdict(self.sprt)
+        if self.bots:
+            d["bots"] = self.bots_dict
         return d
+
+    @property
+    def bots_dict(self) -> dict[str, Any]:
+        """``[bots]`` as nested data: common settings, and a table per bot name."""
+        return {k: dict(v) if isinstance(v, tuple) else v for k, v in self.bots}
 
     def result_dict(self) -> dict[str, Any]:
         """``to_dict`` without the keys that cannot change a result (jobs, backend, …)."""
@@ -205,7 +213,12 @@ class TournamentConfig:
         for t, vals in tables.items():
             lines.append(f"\n[{t}]")
             for k, v in vals.items():
-                lines.append(f"{k} = {_toml_value(v)}")
+                if not isinstance(v, dict):
+                    lines.append(f"{k} = {_toml_value(v)}")
+            for k, v in vals.items():  # [bots.NAME]
+                if isinstance(v, dict):
+                    lines.append(f"\n[{t}.{json.dumps(k)}]")
+                    lines.extend(f"{kk} = {_toml_value(vv)}" for kk, vv in v.items())
         return "\n".join(lines) + "\n"
 
 
@@ -437,13 +450,40 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
                    f"exceed alpha and beta (0.10-0.14 instead of 0.05 at 2, in simulation)")
         min_pairs = v.integer(t, "min_pairs", 200, SPRT_SAFE_MIN_PAIRS, 10**9, prefix="sprt.")
         sprt = Sprt(mu0, mu1, alpha, beta, min_pairs)
+    bots = _bots(v, raw["bots"], players) if "bots" in raw else ()
     return TournamentConfig(
-        name=name, format=fmt, players=players, deals=deals, duplicate=duplicate, seed=seed,
+        bots=bots, name=name, format=fmt, players=players, deals=deals, duplicate=duplicate,
+        seed=seed,
         first_deal=first, plugins=plugins, timeout=timeout, rules=rules, jobs=jobs,
         backend=backend, scheduler=scheduler, chunk_size=chunk, progress=progress,
         out_dir=out_dir, deal_table=deal_table, records=records, record_filter=rfilter,
         record_limit=rlimit, plots=plots, sprt=sprt, oracle=oracle, source=source,
         base_dir=base_dir)
+
+
+def _bots(v: _Validator, t: Any, players: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+    """``[bots]``: settings for every bot, and ``[bots.NAME]`` tables for one (docs/bots.md);
+    a command is refused (a config is data: commands come from ``--bot``)."""
+    from sim.bots.spec import BotSpec, apply_settings
+
+    if not isinstance(t, dict):
+        v.fail("bots", t, "must be a table of bot settings")
+    probe = BotSpec("probe", ("true",))
+    out: list[tuple[str, Any]] = []
+    common = {k: x for k, x in t.items() if not isinstance(x, dict)}
+    for key in ("command", "argv", "cmd"):
+        if key in common or any(isinstance(x, dict) and key in x for x in t.values()):
+            v.fail(f"bots.{key}", "...", "a config never holds a bot's command (it is data "
+                   "you may have received): give it with --bot NAME=COMMAND")
+    apply_settings(probe, common, f"{v.source}: [bots]")
+    out += sorted(common.items())
+    for name, table in sorted((k, x) for k, x in t.items() if isinstance(x, dict)):
+        if name not in players:
+            v.fail(f"bots.{name}", table, f"a table per bot names one of the players "
+                   f"({', '.join(players)})")
+        apply_settings(probe, table, f"{v.source}: [bots.{name}]")
+        out.append((name, tuple(sorted(table.items()))))
+    return tuple(out)
 
 
 def _load_plugins(mods: tuple[str, ...], base_dir: str, source: str) -> None:
@@ -553,7 +593,12 @@ class _Validator:
             try:
                 s = make(spec)
             except ShuangkouError as e:
-                raise ConfigError(f"{self.source}: key 'players[{i}]' = {spec!r}: {e}") \
+                hint = ""
+                if str(e).startswith("unknown strategy") and re.fullmatch(
+                        r"[A-Za-z_][A-Za-z0-9_.-]*", spec.strip()):
+                    hint = (f"; if {spec.strip()!r} is a bot in another process, add "
+                            f"--bot {spec.strip()}=COMMAND (docs/bots.md)")
+                raise ConfigError(f"{self.source}: key 'players[{i}]' = {spec!r}: {e}{hint}") \
                     from None
             canon = s.spec()
             if canon in out:

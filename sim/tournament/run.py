@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from sim.bots import sandbox
 from sim.errors import ConfigError, OutputError, WorkerError
 from sim.tournament.chunks import (
     DEAL_VALUES,
@@ -77,7 +78,8 @@ from sim.tournament.worker import Task, play_chunk, prepare
 # --- the run ------------------------------------------------------------------------------
 
 
-def _tasks(cfg: Any, chunks: Sequence[Chunk], plugins: Sequence[str] = ()) -> Iterator[Task]:
+def _tasks(cfg: Any, chunks: Sequence[Chunk], plugins: Sequence[str] = (),
+           bots: Sequence[Any] = ()) -> Iterator[Task]:
     ms = cfg.matchups()
     # the workers look for plug-ins where this process found them
     path = tuple(dict.fromkeys([os.getcwd(), cfg.base_dir, *sys.path]))
@@ -88,7 +90,7 @@ def _tasks(cfg: Any, chunks: Sequence[Chunk], plugins: Sequence[str] = ()) -> It
         yield Task(c, cfg.seed, a, b, cfg.players[a], cfg.players[b], cfg.duplicate,
                    cfg.rules, cfg.timeout, mods, path, cfg.deal_table, cfg.first_deal,
                    cfg.records, cfg.record_filter, cfg.record_limit, cfg.sprt is not None,
-                   len(ms) > 1)
+                   len(ms) > 1, tuple(bots))
 
 
 WATCHDOG_POLL = 1.0  # seconds between a worker's checks that the run's process is alive
@@ -401,7 +403,8 @@ def _dask_results(client: Any, tasks: Iterator[Task], jobs: int) -> Iterator[Chu
 
 def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
                    stop_after: int | None = None, echo: Any = None,
-                   plugins: Sequence[str] = ()) -> dict[str, Any] | None:
+                   plugins: Sequence[str] = (), bots: Sequence[Any] = ()
+                   ) -> dict[str, Any] | None:
     """Run (or finish, with ``resume``) a tournament and write its results folder.
 
     Parameters
@@ -415,6 +418,8 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
     echo : called with the summary tables as markdown at the end (e.g. ``print``).
     plugins : modules the user named with ``--plugin`` (already imported here): the workers
         import them too. Nothing is imported from the results folder.
+    bots : the ``sim.bots.spec.BotSpec`` of the players that are bots in other processes
+        (``--bot``, registered here): each worker starts its own (docs/bots.md).
 
     Returns
     -------
@@ -437,7 +442,7 @@ def run_tournament(cfg: Any, resume: bool = False, progress: bool | None = None,
     os.makedirs(os.path.join(out, CHUNK_DIR), exist_ok=True)
     with locked(out):  # one writer: a second run here would delete and redo this one's work
         try:
-            return _run_locked(cfg, chunks, progress, stop_after, echo, plugins)
+            return _run_locked(cfg, chunks, progress, stop_after, echo, plugins, bots)
         except OSError as e:  # disk full, file too large, …: one line, what is kept
             raise _write_failed(e, out, len(chunks)) from None
 
@@ -458,7 +463,8 @@ def _write_failed(e: OSError, out: str, total: int) -> OutputError:
 
 
 def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after: int | None,
-                echo: Any, plugins: Sequence[str]) -> dict[str, Any] | None:
+                echo: Any, plugins: Sequence[str], bots: Sequence[Any] = ()
+                ) -> dict[str, Any] | None:
     """``run_tournament`` once it holds the results folder's lock."""
     from sim.analysis import report
 
@@ -498,7 +504,8 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     try:
         if not agg.finished:
             # (set.add returns None: each chunk is noted in ``sent`` as it is handed out)
-            todo = (t for t in _tasks(cfg, (c for c in chunks if c.index not in done), plugins)
+            todo = (t for t in _tasks(cfg, (c for c in chunks if c.index not in done), plugins,
+                                       bots)
                     if agg.stop_at is None and not sent.add(t.chunk.index))
             with executor(cfg, backend) as execute:
                 bar = new_bar()  # after forked workers start: the bar starts a thread
@@ -558,23 +565,26 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
                 "chunks_this_session": written, "chunks_before": done_before,
                 "jobs": cfg.jobs, "backend": backend,
                 "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
+    if bots:  # what ran as each bot, and the sandbox layer it ran under (docs/bots.md)
+        run_info["bots"] = [{"name": b.name, "program": b.program,
+                             "sandbox": sandbox.layer(b.sandbox)} for b in bots]
     atomic_write(os.path.join(out, "run.json"),
                   lambda f: f.write(json.dumps(run_info, indent=2) + "\n"), "w")
     write_records(out, cfg, agg)
     state = agg.state()
     state["run"] = run_info
-    _keep_swings(cfg, chunks, plugins, state)
+    _keep_swings(cfg, chunks, plugins, state, bots)
     return report.write_all(state, out, plots=cfg.plots, echo=echo)
 
 
 def _keep_swings(cfg: Any, chunks: Sequence[Chunk], plugins: Sequence[str],
-                 state: dict[str, Any]) -> None:
+                 state: dict[str, Any], bots: Sequence[Any] = ()) -> None:
     """Replay the largest swings into ``swings.jsonl`` (``sim.tournament.swings``); a player that
     cannot be replayed here costs the divergences, never the run's results."""
     from sim.tournament import swings
 
     try:
-        prepare(next(_tasks(cfg, chunks[:1], plugins)))  # the plug-ins, as a worker does
+        prepare(next(_tasks(cfg, chunks[:1], plugins, bots)))  # the plug-ins, as a worker does
         swings.keep(cfg.out, cfg, state)
     except Exception as e:  # noqa: BLE001 - reported in one line; the tables still follow
         for name in (swings.SWINGS_FILE, swings.SWINGS_PAGE):  # an earlier run's: not this one's

@@ -5,13 +5,18 @@ hands out the tasks and keeps the results is ``sim.tournament.run``."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import socket
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from sim.bots.seat import register_bots
+from sim.bots.spec import program_path
 from sim.core.tables import DEAL_COLUMNS
+from sim.errors import ConfigError
 from sim.tournament.chunks import (
     DEAL_VALUES,
     TALLY_COLUMNS,
@@ -52,6 +57,7 @@ class Task:
     record_limit: int
     sprt: bool = False  # keep the per-game columns the SPRT's per-pair looks need
     deal_values: bool = False  # keep the per-pair results (runs of several matchups)
+    bots: tuple[Any, ...] = ()  # sim.bots.spec.BotSpec of the bots in other processes
 
 
 _PREPARED: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
@@ -59,33 +65,44 @@ _PREPARED: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
 
 def prepare(task: Task) -> None:
     """Make the config's plug-ins importable in this worker process (once per process)."""
-    key = (task.sys_path, task.plugins)
+    key = (task.sys_path, task.plugins, task.bots)
     if key in _PREPARED:
         return
     from strategies.registry import add_paths, load_plugins
 
     add_paths(task.sys_path)  # also without plug-ins: module:Class players are found there
     load_plugins(task.plugins)
+    for b in task.bots:  # a worker on another machine (dask) checks it can run them
+        path = program_path(b.argv[0])
+        if path is None or not os.access(path, os.X_OK):
+            raise ConfigError(f"bot {b.name}: program {b.argv[0]!r} cannot be run on worker "
+                              f"{socket.gethostname()} (not found or not executable there)")
+    register_bots(task.bots)
     _PREPARED.add(key)
 
 
-def _rows(task: Task, deals: np.ndarray, specs: Sequence[str]) -> np.ndarray:
-    """Summary rows of ``deals`` (ascending) with seats ``specs`` (team A, team B)."""
+def _rows(task: Task, deals: np.ndarray, specs: Sequence[str], orient: int = 0,
+          faults: list[dict[str, Any]] | None = None) -> np.ndarray:
+    """Summary rows of ``deals`` (ascending) with seats ``specs`` (team A, team B) in
+    orientation ``orient``; bots' faults are appended to ``faults``."""
     from sim.core.tables import N_COLS
     from sim.loops import runner
     from sim.rules import Rules
 
     rules = Rules.from_dict(dict(task.rules))
     seats = runner.make_seats(list(specs))
+    for s in seats:  # one process per bot, seat and table (R9; docs/bots.md)
+        if getattr(s, "external", False):
+            s.table = f"m{task.chunk.matchup}o{orient}"
     timeout = task.timeout or None
     if deals.size and deals[-1] - deals[0] + 1 == deals.size:  # contiguous
         return runner.summaries(task.seed, int(deals[0]), int(deals.size), seats, rules,
-                                timeout)
+                                timeout, faults)
     out = np.zeros((deals.size, N_COLS), dtype=np.int64)
     tables = runner.compiled_tables(seats)
     if tables is None:
         for i, d in enumerate(deals):
-            out[i] = runner.summaries(task.seed, int(d), 1, seats, rules, timeout)[0]
+            out[i] = runner.summaries(task.seed, int(d), 1, seats, rules, timeout, faults)[0]
         return out
     tables.loops.timeout = timeout  # a compiled plug-in's limit too
     r = rules.array()
@@ -156,19 +173,35 @@ def play_chunk(task: Task) -> ChunkResult:
     c = task.chunk
     deals = np.arange(c.first, c.first + c.n, dtype=np.int64)
     ab, ba = (task.a_spec, task.b_spec), (task.b_spec, task.a_spec)
+    faults: list[dict[str, Any]] = []
+    by_orient: list[int] = []
     if task.duplicate:  # pairs are adjacent rows: (deal, orientation) order
-        parts = [(slice(0, None, 2), _rows(task, deals, ab)),
-                 (slice(1, None, 2), _rows(task, deals, ba))]
+        parts = []
+        for o, (where, specs) in enumerate(((slice(0, None, 2), ab), (slice(1, None, 2), ba))):
+            parts.append((where, _rows(task, deals, specs, o, faults)))
+            by_orient += [o] * (len(faults) - len(by_orient))
         game_deals = np.repeat(deals, 2)
         orient = np.tile(np.array([0, 1], dtype=np.int64), c.n)
     else:
         orient = deals % 2
-        parts = [(np.flatnonzero(orient == o), _rows(task, deals[orient == o], specs))
-                 for o, specs in ((0, ab), (1, ba)) if (orient == o).any()]
+        parts = []
+        for o, specs in ((0, ab), (1, ba)):
+            if (orient == o).any():
+                parts.append((np.flatnonzero(orient == o),
+                              _rows(task, deals[orient == o], specs, o, faults)))
+                by_orient += [o] * (len(faults) - len(by_orient))
         game_deals = deals
     cols = _columns(task, game_deals, orient, parts)
     del parts
-    tally = tally_to_json(tally_games(cols, task.duplicate))
+    t = tally_games(cols, task.duplicate)
+    for f, o in zip(faults, by_orient):  # counted by side: A sits in seats o % 2, o % 2 + 2
+        side = "A" if (f["seat"] + o) % 2 == 0 else "B"
+        if not f.get("again"):
+            key = f"{side}.fault.{f['kind']}"
+            t[key] = t.get(key, 0) + 1
+        key = f"{side}.{f['scored']}s"
+        t[key] = t.get(key, 0) + 1
+    tally = tally_to_json(t)
     if task.deal_values:  # for the variance clustered by deal (chunks.Aggregate)
         tally[DEAL_VALUES] = DealValues(pair_results(cols, task.duplicate)).to_dict()
     first_picks: list[tuple[int, int]] = []
