@@ -13,6 +13,8 @@ Modes (--mode, or per request: a model named "stub-MODE" overrides it):
     garbage   answer text that names no choice
     slow      sleep --delay seconds, then answer as "last"
     error     reply HTTP 500
+
+GET /stats answers {"requests": N}: how many chat requests it has received.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import json
 import re
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -28,9 +31,24 @@ MODES = ("last", "first", "fixed", "garbage", "slow", "error")
 
 
 def make_handler(opts: argparse.Namespace) -> type:
+    counter = {"requests": 0}
+    lock = threading.Lock()
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, fmt: str, *args: object) -> None:
             print("stub: " + fmt % args, file=sys.stderr)
+
+        def do_GET(self) -> None:  # noqa: N802 - the http.server name
+            if self.path.rstrip("/") != "/stats":
+                self.send_error(404)
+                return
+            with lock:
+                data = json.dumps(counter).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def do_POST(self) -> None:  # noqa: N802 - the http.server name
             if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -44,6 +62,8 @@ def make_handler(opts: argparse.Namespace) -> type:
             except (ValueError, KeyError, TypeError):
                 self.send_error(400)
                 return
+            with lock:
+                counter["requests"] += 1
             mode = opts.mode
             if model.startswith("stub-") and model[5:] in MODES:
                 mode = model[5:]
