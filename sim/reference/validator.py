@@ -1,5 +1,6 @@
 """Validating a record against the rules (docs/record.md): replays it with the plain-Python
-reference engine (``sim.reference.oracle``) and lists every ``Violation``.
+reference engine (``sim.reference.oracle``, its cards ``sim.reference.cards``) and lists
+every ``Violation``.
 
 Like the oracle it imports nothing of the compiled core: a checker that shares code with what
 it checks checks nothing.
@@ -12,27 +13,29 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from sim.reference.oracle import (
+from sim.reference.cards import (
     CARD_TYPES,
-    DEFAULT_RULES,
-    FIELDS,
-    FORMAT,
     GROUP_NAMES,
     RANKS,
     SUITS,
-    TWO_64,
     card_id,
     card_points,
-    dealt_hands,
     group,
     key_order,
+    parse_card,
+    strength,
+)
+from sim.reference.oracle import (
+    DEFAULT_RULES,
+    FIELDS,
+    FORMAT,
+    TWO_64,
+    dealt_hands,
     legal_plays,
     pair_card,
-    parse_card,
     reference_deck,
     score_tricks,
     settle,
-    strength,
     trick_winner,
 )
 
