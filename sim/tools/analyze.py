@@ -24,6 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from sim.core import state as S
+from sim.core.console import clean
+from sim.core.rng import stream_key
 from sim.errors import RecordError, ShuangkouError, StrategyError
 from sim.loops.steps import (  # noqa: F401  (re-exported: analyze's callers and tests)
     Decision,
@@ -34,6 +37,17 @@ from sim.loops.steps import (  # noqa: F401  (re-exported: analyze's callers and
     decisions,
     notation,
 )
+from sim.record import read_records
+from sim.replay import hand_line, pretty
+from sim.rules import Rules
+from sim.tournament.forkpool import ForkPool, can_fork
+from sim.view import mask_into
+from strategies.evaluate import evaluate_choices
+from strategies.greedy import GreedyStrategy
+from strategies.params import GREEDY_DEFAULTS, ROLLOUT_ROW, param_table
+from strategies.registry import make
+from strategies.search import POLICY_EGREEDY, POLICY_GREEDY, POLICY_RANDOM
+from strategies.tier import new_scratch
 
 DEFAULT_SAMPLES = 128  # first-stage worlds per decision (sim.cli repeats it)
 Z95 = 1.959963984540054
@@ -68,11 +82,6 @@ def continuation(spec: str) -> tuple[int, float, list[float]]:
     """(rollout policy, epsilon, greedy row) of a ``--policy`` spec: ``expert`` (its own
     rollouts: ``rollout``, ``rollout_epsilon``), ``greedy`` (with its parameters, in every
     seat) or ``random``. Anything else raises StrategyError."""
-    from strategies.greedy import GreedyStrategy
-    from strategies.params import GREEDY_DEFAULTS
-    from strategies.registry import make
-    from strategies.search import POLICY_EGREEDY, POLICY_GREEDY, POLICY_RANDOM
-
     allowed = ("expert (its egreedy rollouts; expert(rollout=greedy) or "
                "expert(rollout_epsilon=0.1) to change them), greedy (any parameters) or random")
     try:
@@ -98,8 +107,6 @@ STREAM_ANALYSIS = 1 << 20  # stream ids of the analysis: this + step (worlds), +
 
 def _scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if "s" not in _SCRATCH:
-        from strategies.tier import new_scratch
-
         _SCRATCH["s"] = new_scratch()
     return _SCRATCH["s"]
 
@@ -139,8 +146,6 @@ def outcomes(idx: Sequence[int], worlds: int, codes: Sequence[int], mst: np.ndar
              eps: float) -> np.ndarray:
     """``out[w, i]``: the settlement after choice ``codes[idx[i]]`` in each of ``worlds``
     worlds, the next worlds of the decision's stream (``mu`` keeps its place in it)."""
-    from strategies.evaluate import evaluate_choices
-
     buf, fws, uws = _scratch()
     out = np.zeros((worlds, len(idx)), dtype=np.float64)
     evaluate_choices(mst, mu, rules, seat, params, buf, fws, uws,
@@ -191,17 +196,11 @@ def analyze_decision(dec: Decision, rules: np.ndarray, settings: Settings,
                      player: str = "", truth: bool = True) -> dict[str, Any]:
     """The row of one decision (docs/analysis.md). Only the state masked to ``dec.seat``'s
     knowledge is searched; the true state is read for ``true_loss`` alone."""
-    from sim.core.engine import S_TRUMP, ST_SIZE, STREAM_SAMPLE, U_CTR, U_KEY, U_SIZE
-    from sim.core.rng import stream_key
-    from sim.view import mask_into
-    from strategies.evaluate import evaluate_choices
-    from strategies.params import ROLLOUT_ROW, param_table
-
     pol, eps, grow = continuation(settings.policy)
     params = param_table()
     params[ROLLOUT_ROW, :len(grow)] = grow
     seat = dec.seat
-    trump = int(dec.st[S_TRUMP])
+    trump = int(dec.st[S.S_TRUMP])
     codes = dec.codes
     n = len(codes)
     p = codes.index(dec.played)
@@ -218,12 +217,12 @@ def analyze_decision(dec: Decision, rules: np.ndarray, settings: Settings,
         row["values"] = [{"choice": names[0], "value": None}]
         return row
     buf, fws, uws = _scratch()
-    mst = np.empty(ST_SIZE, dtype=np.int64)
-    mu = np.empty(U_SIZE, dtype=np.uint64)
+    mst = np.empty(S.ST_SIZE, dtype=np.int64)
+    mu = np.empty(S.U_SIZE, dtype=np.uint64)
     mask_into(dec.st, dec.u, seat, mst, mu)  # R9: what the seat knew, nothing else
     sd, dl = np.uint64(settings.seed), np.uint64(dec.deal)
-    mu[U_KEY + STREAM_SAMPLE + seat] = stream_key(sd, dl, np.uint64(STREAM_ANALYSIS + dec.step))
-    mu[U_CTR + STREAM_SAMPLE + seat] = 0
+    mu[S.U_KEY + S.STREAM_SAMPLE + seat] = stream_key(sd, dl, np.uint64(STREAM_ANALYSIS + dec.step))
+    mu[S.U_CTR + S.STREAM_SAMPLE + seat] = 0
     cands = np.array(codes, dtype=np.int64)
     w1 = min(settings.samples, max(MAX_ROLLOUTS // n, 4))
     out = np.zeros((w1, n), dtype=np.float64)
@@ -249,9 +248,9 @@ def analyze_decision(dec: Decision, rules: np.ndarray, settings: Settings,
     if truth:
         st_t = dec.st.copy()
         u_t = dec.u.copy()
-        u_t[U_KEY + STREAM_SAMPLE + seat] = stream_key(
+        u_t[S.U_KEY + S.STREAM_SAMPLE + seat] = stream_key(
             sd, dl, np.uint64(STREAM_ANALYSIS + (1 << 21) + dec.step))
-        u_t[U_CTR + STREAM_SAMPLE + seat] = 0
+        u_t[S.U_CTR + S.STREAM_SAMPLE + seat] = 0
         wt = min(settings.true_samples, max(MAX_ROLLOUTS // (2 * n), 2))
         out3 = np.zeros((wt, n), dtype=np.float64)
         evaluate_choices(st_t, u_t, rules, seat, params, buf, fws, uws, cands, n, wt, pol,
@@ -281,15 +280,9 @@ def choice_values(dec: Decision, rules: np.ndarray, settings: Settings,
     player for the seat's team) and ``half`` (its 95% half-width), ``diff`` = value - best's
     value with its paired 95% interval ``dlo``, ``dhi`` (on the same worlds, so the best's
     lead is somewhat optimistic: the winner's curse that ``analyze``'s re-check removes)."""
-    from sim.core.engine import S_TRUMP, ST_SIZE, STREAM_SAMPLE, U_CTR, U_KEY, U_SIZE
-    from sim.core.rng import stream_key
-    from sim.view import mask_into
-    from strategies.evaluate import evaluate_choices
-    from strategies.params import ROLLOUT_ROW, param_table
-
     codes = dec.codes
     n = len(codes)
-    names = [notation(dec.kind, c, int(dec.st[S_TRUMP])) for c in codes]
+    names = [notation(dec.kind, c, int(dec.st[S.S_TRUMP])) for c in codes]
     if n == 1:
         return {"worlds": 0, "best": 0, "choices": [
             {"choice": names[0], "value": None, "half": None, "diff": 0.0, "dlo": 0.0,
@@ -299,12 +292,12 @@ def choice_values(dec: Decision, rules: np.ndarray, settings: Settings,
     params[ROLLOUT_ROW, :len(grow)] = grow
     seat = dec.seat
     buf, fws, uws = _scratch()
-    mst = np.empty(ST_SIZE, dtype=np.int64)
-    mu = np.empty(U_SIZE, dtype=np.uint64)
+    mst = np.empty(S.ST_SIZE, dtype=np.int64)
+    mu = np.empty(S.U_SIZE, dtype=np.uint64)
     mask_into(dec.st, dec.u, seat, mst, mu)  # R9: what the seat knew, nothing else
-    mu[U_KEY + STREAM_SAMPLE + seat] = stream_key(np.uint64(settings.seed), np.uint64(dec.deal),
-                                                  np.uint64(STREAM_ANALYSIS + dec.step))
-    mu[U_CTR + STREAM_SAMPLE + seat] = 0
+    mu[S.U_KEY + S.STREAM_SAMPLE + seat] = stream_key(np.uint64(settings.seed), np.uint64(dec.deal),
+                                                      np.uint64(STREAM_ANALYSIS + dec.step))
+    mu[S.U_CTR + S.STREAM_SAMPLE + seat] = 0
     w = min(settings.samples, max(max_rollouts // n, 4))
     out = np.zeros((w, n), dtype=np.float64)
     evaluate_choices(mst, mu, rules, seat, params, buf, fws, uws,
@@ -341,8 +334,6 @@ def select_records(path: str, deals: Sequence[int] | None,
                    validate: Any = None) -> list[dict[str, Any]]:
     """The records of ``path`` to analyze (``deals``: those deal indices, each must be there),
     each checked by ``validate`` (``check_record``). Reading never changes the file."""
-    from sim.record import read_records
-
     want = None if not deals else set(deals)
     out = []
     seen: set[int] = set()
@@ -361,8 +352,6 @@ def select_records(path: str, deals: Sequence[int] | None,
 
 
 def tasks_of(records: Iterable[dict[str, Any]], seats: Sequence[int] | None) -> list[Task]:
-    from sim.rules import Rules
-
     out = []
     for i, rec in enumerate(records):
         if rec.get("void"):
@@ -387,8 +376,6 @@ def analyze_tasks(tasks: Sequence[Task], settings: Settings, jobs: int = 1,
             if progress:
                 progress(len(rows), len(work))
     else:
-        from sim.tournament.forkpool import ForkPool, can_fork
-
         if not can_fork():  # pragma: no cover - Linux forks
             return analyze_tasks(tasks, settings, 1, progress)
         if work:  # load the kernels once, before forking
@@ -443,9 +430,6 @@ def _detail(r: dict[str, Any]) -> str:
 def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settings) -> str:
     """A deal as ``shuangkou replay`` shows it, with each analysed decision's mark and loss
     beside it and the marked decisions spelt out."""
-    from sim.core.console import clean
-    from sim.replay import hand_line, pretty
-
     seats = sorted({r["seat"] for r in rows})
     t = rec.get("tournament")
     table = (f" (matchup {t.get('matchup')}, orientation {t.get('orientation')})"

@@ -21,35 +21,31 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from sim.core import state as S
 from sim.core._cache import NOTICE_ENV
-from sim.core.engine import (
-    DONE,
-    PLAY,
-    S_NTRICKS,
-    S_PHASE,
-    S_POS,
-    S_TO_ACT,
-    S_TRICK_A,
-    S_TRICK_B,
-    S_TRICKS,
-    ST_SIZE,
-    TRICK_A,
-    TRICK_W,
-    U_ONCE,
-    U_SIZE,
-    U_TWICE,
-    advance,
-    apply_code,
-    init_deal,
-)
+from sim.core.engine import advance, apply_code, init_deal
 from sim.core.movegen import MAX_CHOICES, gen_plays
 from sim.core.trick import trick_winner
+from sim.deal import Deal
 from sim.errors import ConfigError
+from sim.loops import precompile
+from sim.loops.batch import Batch
 from sim.loops.loop import C_DECISIONS, N_COLS, play_deals
-from sim.loops.runner import compiled_tables
+from sim.loops.runner import Asker, compiled_tables, make_seats
+from sim.observation import Observation
+from sim.reference import oracle as reference
 from sim.rules import DEFAULT_RULES
-from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH, decide
+from sim.spaces import O_HAND, O_TRICK, OBS_SIZE
+from strategies.compiled import (
+    FLOAT_SCRATCH,
+    INT_SCRATCH,
+    UINT_SCRATCH,
+    decide,
+    entries,
+    new_scratch,
+)
 from strategies.params import param_table
+from strategies.random import RandomStrategy
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -59,8 +55,8 @@ def collect_situations(seed, n_deals, rules, kinds, entries, params, once, twice
 
     Returns (situations kept, tricks kept); stops when the output arrays are full.
     """
-    st = np.zeros(ST_SIZE, dtype=np.int64)
-    u = np.zeros(U_SIZE, dtype=np.uint64)
+    st = np.zeros(S.ST_SIZE, dtype=np.int64)
+    u = np.zeros(S.U_SIZE, dtype=np.uint64)
     buf = np.zeros(INT_SCRATCH, dtype=np.int64)
     fws = np.zeros(FLOAT_SCRATCH, dtype=np.float64)
     uws = np.zeros(UINT_SCRATCH, dtype=np.uint64)
@@ -69,20 +65,20 @@ def collect_situations(seed, n_deals, rules, kinds, entries, params, once, twice
     for d in range(n_deals):
         init_deal(st, u, seed, np.uint64(d))
         advance(st, u, rules)
-        while st[S_PHASE] != DONE:
-            seat = st[S_TO_ACT]
-            if st[S_PHASE] == PLAY and m < once.shape[0]:
-                once[m] = u[U_ONCE + seat]
-                twice[m] = u[U_TWICE + seat]
-                la[m] = st[S_TRICK_A] if st[S_POS] > 0 else -1
-                lb[m] = st[S_TRICK_B] if st[S_POS] > 0 else -1
+        while st[S.S_PHASE] != S.DONE:
+            seat = st[S.S_TO_ACT]
+            if st[S.S_PHASE] == S.PLAY and m < once.shape[0]:
+                once[m] = u[S.U_ONCE + seat]
+                twice[m] = u[S.U_TWICE + seat]
+                la[m] = st[S.S_TRICK_A] if st[S.S_POS] > 0 else -1
+                lb[m] = st[S.S_TRICK_B] if st[S.S_POS] > 0 else -1
                 m += 1
             apply_code(st, u, rules, decide(kinds[seat], entries, params, st, u, rules, seat, buf,
                                             fws, uws))
-        for i in range(st[S_NTRICKS]):
+        for i in range(st[S.S_NTRICKS]):
             if t < tricks.shape[0]:
                 for k in range(8):
-                    tricks[t, k] = st[S_TRICKS + i * TRICK_W + TRICK_A + k]
+                    tricks[t, k] = st[S.S_TRICKS + i * S.TRICK_W + S.TRICK_A + k]
                 t += 1
     return m, t
 
@@ -257,8 +253,6 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
          f"{res['decisions_per_s']:,.0f} decisions/s)")
 
     if greedy_deals:
-        from sim.loops.runner import make_seats
-
         gk, gp = compiled_tables(make_seats("greedy"))
         gout = np.zeros((greedy_deals, N_COLS), dtype=np.int64)
         play_deals(np.uint64(seed), np.uint64(0), 2, rules, gk, gp, gout)
@@ -295,8 +289,6 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
     la = np.zeros(m, np.int64)
     lb = np.zeros(m, np.int64)
     tricks = np.zeros((50_000, 8), np.int64)
-    from strategies.compiled import entries
-
     nm, nt = collect_situations(np.uint64(seed + 1), 4000, rules, kinds, entries(kinds), params,
                                 once, twice, la, lb, tricks)
     once, twice, la, lb, tricks = once[:nm], twice[:nm], la[:nm], lb[:nm], tricks[:nt]
@@ -311,10 +303,6 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
          f"(over {nt:,} tricks from real deals)")
 
     if python_deals:
-        from sim.deal import Deal
-        from sim.loops.runner import Asker
-        from strategies.random import RandomStrategy
-
         asker = Asker([RandomStrategy() for _ in range(4)], DEFAULT_RULES, None,
                        python_tier=True)  # RandomStrategy.choose, not its compiled twin
 
@@ -327,8 +315,6 @@ def run(deals: int = 200_000, repeats: int = 3, reference_deals: int = 200,
              f"(step API, Python strategy objects)")
 
     if reference_deals:
-        from sim.reference import oracle as reference
-
         dt, _ = _best(lambda: [reference.play_deal(seed, d) for d in range(reference_deals)], 1)
         res["reference_deals_per_s"] = reference_deals / dt
         res["speedup_vs_reference"] = res["deals_per_s"] / res["reference_deals_per_s"]
@@ -366,14 +352,8 @@ def decision_times(spec: str, deals: int, seed: int = 1) -> np.ndarray:
     plays (forced plays and calling decisions, which the search players leave to greedy,
     take microseconds and would flatter the median).
     """
-    from sim.deal import Deal
-    from sim.loops.runner import make_seats
-    from strategies.compiled import new_scratch
-
     seats = make_seats([spec, "greedy", "greedy", "greedy"])
     kinds, params = compiled_tables(seats)
-    from strategies.compiled import entries
-
     table = entries(kinds)
     scratch = new_scratch()
     times = []
@@ -381,8 +361,8 @@ def decision_times(spec: str, deals: int, seed: int = 1) -> np.ndarray:
         deal = Deal(seed, d)
         st, u, r = deal.engine
         while not deal.done:
-            seat = int(st[S_TO_ACT])
-            searched = seat == 0 and st[S_PHASE] == PLAY and len(deal.legal_codes()) > 1
+            seat = int(st[S.S_TO_ACT])
+            searched = seat == 0 and st[S.S_PHASE] == S.PLAY and len(deal.legal_codes()) > 1
             t = time.perf_counter()
             code = decide(kinds[seat], table, params, st, u, r, seat, *scratch)
             if searched:
@@ -414,8 +394,6 @@ def plugin_speed(repeats: int, seed: int, n: int, echo: Callable[[str], None]) -
     itself (docs/strategies.md, "Compiled bots") and its ratio to ``greedy`` vs ``greedy``,
     the two measured in turns in this run (the machine's speed drifts); also the time to make
     the plug-in's loops ready (compiled on first use, then loaded from the cache)."""
-    from sim.loops.runner import make_seats
-
     rules = DEFAULT_RULES.array()
     out = np.zeros((n, N_COLS), dtype=np.int64)
     t0 = time.perf_counter()
@@ -505,8 +483,6 @@ def new_combination_speed(echo: Callable[[str], None], deals: int = 10,
     and CPU seconds over ``pairs`` (issue 33's target: <= 3 s), and whether any compiled."""
     import io
 
-    from sim.loops import precompile
-
     specs = list(dict.fromkeys(s for pair in pairs for s in pair))
     rows = precompile.run(specs, out=io.StringIO(), progress=False)
     runs = [play_process(",".join(pair), deals) for pair in pairs]
@@ -530,8 +506,6 @@ def learned_speed(repeats: int, seed: int, n: int, echo: Callable[[str], None],
     second and CPU microseconds per decision, the mean over every decision of the deals
     (calling chances and forced plays included, as a tournament meets them; the
     ``decisions`` column counts them), best of ``repeats``."""
-    from sim.loops.runner import make_seats
-
     rules = DEFAULT_RULES.array()
     out = np.zeros((n, N_COLS), dtype=np.int64)
     t = compiled_tables(make_seats(spec))
@@ -592,8 +566,6 @@ def python_random_codes(deals: int, seed: int = 1) -> tuple[int, float]:
     seats; returns (decisions, seconds)."""
     import random
 
-    from sim.deal import Deal
-
     rng = random.Random(seed)
     rnd = rng.random
     n = 0
@@ -614,10 +586,6 @@ def python_reader_codes(deals: int, seed: int = 1, use_observation: bool = False
     ``use_observation``, through ``Observation.hand`` and ``Observation.trick``. It leads its
     first legal play and otherwise plays at random. Returns (decisions, seconds)."""
     import random
-
-    from sim.deal import Deal
-    from sim.observation import Observation
-    from sim.spaces import O_HAND, O_TRICK, OBS_SIZE
 
     rng = random.Random(seed)
     rnd = rng.random
@@ -723,8 +691,6 @@ def batch_random(n: int, steps: int, seed: int = 1, masked: bool = False) -> tup
     seats): ``step_index`` with ``floor(u * n_legal)``; with ``masked``, the way a neural
     policy would play: ``observe()`` (vectors and legal masks) every step and the argmax of
     random scores over the legal actions. Returns (decisions, seconds)."""
-    from sim.loops.batch import Batch
-
     b = Batch(n, seed)
     rng = np.random.default_rng(seed)
     rand = rng.random

@@ -34,8 +34,15 @@ from sim.analysis.stats.histogram import Histogram
 from sim.analysis.stats.moments import Moments
 from sim.analysis.stats.quantiles import norm_ppf
 from sim.analysis.stats.win_draw_loss import WDL
+from sim.cards import CARD_NAMES, parse_cards
+from sim.core.rng import check_seed
+from sim.core.tables import C_CALLER, C_SCORE, C_SETTLE0, C_VOID, N_COLS
 from sim.errors import ConfigError, InvalidCardError
-from sim.rules import N_RULES
+from sim.loops import runner
+from sim.loops.loop import forced_line
+from sim.loops.plugins import builtin_loops
+from sim.rules import DEFAULT_RULES, N_RULES
+from strategies.kinds import N_BUILTIN
 
 CHUNK = 20_000  # deals per compiled call: small enough to stream, big enough to be free
 # deals 0 … 10**11-1: days of computing, and every sum (of squared scores too) stays exact in
@@ -335,8 +342,6 @@ def wilson(k: int, n: int, conf: float = 0.95) -> tuple[float, float, float]:
 
 def parse_hand(hand: str | Sequence[str]) -> list[int]:
     """Card ids of the fixed cards: at most 27, no card type more than twice (R1, R5)."""
-    from sim.cards import CARD_NAMES, parse_cards
-
     ids = parse_cards(hand)
     if not ids:
         raise InvalidCardError(f"hand {hand!r} is empty: give the cards to fix, e.g. "
@@ -353,8 +358,6 @@ def parse_hand(hand: str | Sequence[str]) -> list[int]:
 def showable_pairs(ids: Sequence[int]) -> list[int]:
     """Ids of the pairs the fixed cards hold that can be shown (R6: two identical suited
     cards, never jokers), highest rank first (K … A, R6's order)."""
-    from sim.cards import CARD_NAMES
-
     pairs = [c for c, k in Counter(ids).items() if k == 2 and c < 52]
     order = "A23456789TJQK"
     return sorted(pairs, key=lambda c: (-order.index(CARD_NAMES[c][0]), c))
@@ -383,11 +386,6 @@ def estimate(hand: str | Sequence[str], seat: int = 0, deals: int = DEFAULT_DEAL
     """
     from joblib import Parallel, delayed
 
-    from sim.cards import CARD_NAMES
-    from sim.core.rng import check_seed
-    from sim.loops import runner
-    from sim.rules import DEFAULT_RULES
-
     # an empty sequence fixes nothing: the average hand against itself (a check of the pairing)
     ids = [] if not isinstance(hand, str) and len(hand) == 0 else parse_hand(hand)
     if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= 3:
@@ -409,7 +407,7 @@ def estimate(hand: str | Sequence[str], seat: int = 0, deals: int = DEFAULT_DEAL
     if compare_calls:
         if tables.loops.mod is not None:
             plug = next(s for s, k in zip(specs, tables.loops.kinds, strict=True)
-                        if not 0 <= k < _n_builtin())
+                        if not 0 <= k < N_BUILTIN)
             raise ConfigError(f"--compare-calls needs built-in players in every seat; "
                               f"{plug!r} is a plug-in (estimate without --compare-calls "
                               f"takes it)")
@@ -446,15 +444,7 @@ def estimate(hand: str | Sequence[str], seat: int = 0, deals: int = DEFAULT_DEAL
     return est
 
 
-def _n_builtin() -> int:
-    from strategies.kinds import N_BUILTIN
-
-    return N_BUILTIN
-
-
 def _line_label(card: int, player: str) -> str:
-    from sim.cards import CARD_NAMES
-
     if card == -1:
         return f"{player}'s own calling"
     if card == NEVER:
@@ -463,8 +453,6 @@ def _line_label(card: int, player: str) -> str:
 
 
 def _side(out: np.ndarray, seat: int) -> tuple[Side, np.ndarray, np.ndarray]:
-    from sim.core.tables import C_CALLER, C_SCORE, C_SETTLE0, C_VOID
-
     void = out[:, C_VOID] != 0
     caller = out[:, C_CALLER]
     calls = ~void & (caller == seat)
@@ -480,8 +468,6 @@ def _side(out: np.ndarray, seat: int) -> tuple[Side, np.ndarray, np.ndarray]:
 
 def _chunk(seed: int, first: int, n: int, rules: np.ndarray, tables: Any, seat: int,
            fixed: np.ndarray, forced: Any, line_cards: Sequence[int]) -> dict[str, Any]:
-    from sim.core.tables import N_COLS
-
     out = np.zeros((n, N_COLS), dtype=np.int64)
     tables.loops.play_deals_fixed(np.uint64(seed), np.uint64(first), n, rules, *tables, seat,
                                   fixed, out)
@@ -519,7 +505,4 @@ def _chunk(seed: int, first: int, n: int, rules: np.ndarray, tables: Any, seat: 
 def _forced_loops(kinds: np.ndarray) -> Any:
     """The loops with forced calling lines (``kinds``: the run's, whose kernels the loops
     call through their addresses)."""
-    from sim.loops.loop import forced_line
-    from sim.loops.plugins import builtin_loops
-
     return builtin_loops(forced_show=forced_line)

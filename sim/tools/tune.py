@@ -38,9 +38,13 @@ from typing import Annotated, Any, Literal
 import msgspec
 import numpy as np
 
+from sim.analysis.stats.moments import mean_ci
 from sim.core.files import decode_json, open_received, read_received
 from sim.core.limits import MAX_JOBS, refuse_eval_seed
 from sim.errors import ConfigError
+from sim.tournament import run as tournament  # the module: a test replaces its pair_player
+from sim.tournament.results import atomic_write
+from strategies.registry import load_plugins, make, parse_spec, split_specs
 
 FORMAT = "shuangkou-tune/1"
 CHECKPOINT = "checkpoint.json"
@@ -146,8 +150,6 @@ def make_config(spec: str, params: Sequence[str], against: str | None = None,
                 plugins: Sequence[str] = ()) -> TuneConfig:
     """A ``TuneConfig`` from a start spec and ``NAME=LO..HI[:C_END[:R_END]]`` words, or a
     ``ConfigError`` (one line) naming what is wrong and what is allowed."""
-    from strategies.registry import load_plugins, make, parse_spec
-
     if plugins:
         load_plugins(plugins, [os.getcwd()])
     start = make(spec)  # a spec that cannot be built: its own one-line error
@@ -213,8 +215,6 @@ def make_config(spec: str, params: Sequence[str], against: str | None = None,
                   for k, v in written.items() if k not in {q.name for q in out})
     opponents: tuple[str, ...] = ()
     if against:
-        from strategies.registry import split_specs
-
         opponents = FIELD if against.strip() == "field" else tuple(split_specs(against))
         for o in opponents:
             make(o)
@@ -346,15 +346,11 @@ def _read_rows(cfg: TuneConfig, rows_file: str, iteration: int, file: str
 
 
 def _save(path: str, state: dict[str, Any]) -> None:
-    from sim.tournament.results import atomic_write
-
     text = json.dumps({k: v for k, v in state.items() if k != "rows"}, indent=1)
     atomic_write(os.path.join(path, CHECKPOINT), lambda f: f.write(text), mode="w")
 
 
 def _write_rows(path: str, rows: Sequence[dict[str, Any]]) -> None:
-    from sim.tournament.results import atomic_write
-
     text = "".join(json.dumps(r) + "\n" for r in rows)
     atomic_write(os.path.join(path, ROWS), lambda f: f.write(text), mode="w")
 
@@ -408,8 +404,6 @@ def run(cfg: TuneConfig, out: str, jobs: int = 1, backend: str = "auto",
         plot: bool = True) -> TuneResult:
     """Tune ``cfg`` writing to folder ``out``; ``stop_after``: testing hook, stop after this
     many iterations of this call (the checkpoint stays, as after a kill)."""
-    from sim.tournament.run import pair_player
-
     say = say or (lambda text: print(text, file=sys.stderr))
     check_counts(pairs=cfg.pairs, iterations=cfg.iterations, confirm=confirm, jobs=jobs)
     os.makedirs(out, exist_ok=True)
@@ -433,7 +427,7 @@ def run(cfg: TuneConfig, out: str, jobs: int = 1, backend: str = "auto",
     bar = None
     if progress is None:
         progress = sys.stderr.isatty()
-    with pair_player(cfg.seed, jobs, backend, plugins=cfg.plugins, warm_up=warm) as play:
+    with tournament.pair_player(cfg.seed, jobs, backend, plugins=cfg.plugins, warm_up=warm) as play:
         t0 = time.perf_counter()  # after the workers' start and compile: tuning time only
         if progress:
             from tqdm import tqdm
@@ -493,8 +487,6 @@ def confirmation(x2: np.ndarray, conf: float = 0.95, first: int = CONFIRM_FIRST
                  ) -> dict[str, Any]:
     """The paired result of a confirmation match from its pairs' ``x2`` (deals from
     ``first``)."""
-    from sim.analysis.stats.moments import mean_ci
-
     x = x2.astype(np.float64) / 2
     mean, lo, hi = mean_ci(x, conf) if x.size > 1 else (float(x.mean()), math.nan, math.nan)
     return {"pairs": int(x.size), "margin": mean, "lo": lo, "hi": hi, "conf": conf,
@@ -514,8 +506,6 @@ def trajectory_csv(cfg: TuneConfig, rows: Sequence[dict[str, Any]]) -> str:
 
 def write_trajectory(cfg: TuneConfig, rows: Sequence[dict[str, Any]], out: str,
                      plot: bool = True) -> None:
-    from sim.tournament.results import atomic_write
-
     text = trajectory_csv(cfg, rows)
     atomic_write(os.path.join(out, "trajectory.csv"), lambda f: f.write(text), mode="w")
     if plot:
@@ -561,8 +551,6 @@ def trajectory_png(cfg: TuneConfig, rows: Sequence[dict[str, Any]]) -> bytes:
 def duel(a: str, b: str, pairs: int, first: int = CONFIRM_FIRST, seed: int = 0,
          jobs: int = 1) -> dict[str, Any]:
     """``a`` vs ``b`` on ``pairs`` duplicate pairs from deal ``first``: the paired result."""
-    from sim.tournament.run import pair_player
-
-    with pair_player(seed, jobs, warm_up=[(a, b)]) as play:
+    with tournament.pair_player(seed, jobs, warm_up=[(a, b)]) as play:
         (x2,) = play([(a, b, first, pairs)])
     return confirmation(x2, first=first)
