@@ -40,6 +40,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+from sim.core import state as S  # noqa: E402
 from sim.tools import analyze as A  # noqa: E402
 from sim.tools.bench import cpu_model  # noqa: E402 (the one reader of the CPU model)
 
@@ -80,7 +81,6 @@ def reference(dec: A.Decision, rules: np.ndarray, policy: str = "expert") -> dic
     """The loss against the best choice, settled with many worlds (module docstring):
     ``loss`` (>= 0), ``diff`` (the best other choice minus the one played, unclipped), its
     standard error ``se`` and ``best`` (index into ``dec.codes``)."""
-    from sim.core.engine import ST_SIZE, STREAM_SAMPLE, U_CTR, U_KEY, U_SIZE
     from sim.core.rng import stream_key
     from sim.view import mask_into
     from strategies.params import ROLLOUT_ROW, param_table
@@ -91,12 +91,12 @@ def reference(dec: A.Decision, rules: np.ndarray, policy: str = "expert") -> dic
     seat, codes = dec.seat, dec.codes
     n = len(codes)
     p = codes.index(dec.played)
-    mst = np.empty(ST_SIZE, dtype=np.int64)
-    mu = np.empty(U_SIZE, dtype=np.uint64)
+    mst = np.empty(S.ST_SIZE, dtype=np.int64)
+    mu = np.empty(S.U_SIZE, dtype=np.uint64)
     mask_into(dec.st, dec.u, seat, mst, mu)
-    mu[U_KEY + STREAM_SAMPLE + seat] = stream_key(np.uint64(REF_SEED), np.uint64(dec.deal),
-                                                  np.uint64(A.STREAM_ANALYSIS + dec.step))
-    mu[U_CTR + STREAM_SAMPLE + seat] = 0
+    mu[S.U_KEY + S.STREAM_SAMPLE + seat] = stream_key(np.uint64(REF_SEED), np.uint64(dec.deal),
+                                                      np.uint64(A.STREAM_ANALYSIS + dec.step))
+    mu[S.U_CTR + S.STREAM_SAMPLE + seat] = 0
 
     def values(idx, w):
         return A.outcomes(idx, w, codes, mst, mu, rules, seat, params, pol, eps)
@@ -168,9 +168,7 @@ def coverage(cases: list[tuple], refs: list[dict], seeds: int, analyze_decision,
 
 
 def _trump(dec: A.Decision) -> int:
-    from sim.core.engine import S_TRUMP
-
-    return int(dec.st[S_TRUMP])
+    return int(dec.st[S.S_TRUMP])
 
 
 def cpu_per_deal(deals: int, seed: int = 2026) -> float:

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from sim.core.engine import S_PHASE, S_TO_ACT
+from sim.core import state as S
 from sim.deal import Deal
 from sim.loops.runner import compiled_tables, make_seats
 from strategies.compiled import new_scratch
@@ -36,8 +36,8 @@ def expert_decision_times(spec: str, deals: int, seed: int) -> dict[str, np.ndar
         deal = Deal(seed, d)
         st, u, r = deal.engine
         while not deal.done:
-            seat = int(st[S_TO_ACT])
-            phase = int(st[S_PHASE])
+            seat = int(st[S.S_TO_ACT])
+            phase = int(st[S.S_PHASE])
             if seat % 2 == 0:
                 t = time.thread_time()
                 code = expert_decide(st, u, r, seat, params, *scratch)

@@ -33,26 +33,8 @@ from sim.cards import (
     TRUMP_GROUP,
     parse_card,
 )
-from sim.core.engine import (
-    CALL,
-    DONE,
-    GIVEBACK,
-    KIND_NAMES,
-    PLAY,
-    S_CUR_CARD,
-    S_GIVE_TO,
-    S_PHASE,
-    S_POS,
-    S_TO_ACT,
-    S_TRICK_A,
-    S_TRICK_B,
-    S_TRUMP,
-    U_ONCE,
-    U_TWICE,
-    advance,
-    init_deal,
-    legal,
-)
+from sim.core import state as S
+from sim.core.engine import advance, init_deal, legal
 from sim.core.movegen import MAX_CHOICES, make_code
 from sim.core.rng import check_deal, check_seed
 from sim.errors import ConfigError, IllegalPlayError, InvalidCardError, UsageError
@@ -238,18 +220,18 @@ class Deal:
 
     @property
     def done(self) -> bool:
-        return self.phase == DONE
+        return self.phase == S.DONE
 
     @property
     def to_act(self) -> ToAct | None:
         """``(seat, kind)`` of the decision awaited, or None when the deal is over."""
-        if self.phase == DONE:
+        if self.phase == S.DONE:
             return None
-        return ToAct(self.seat_to_act, KIND_NAMES[self.phase])
+        return ToAct(self.seat_to_act, S.KIND_NAMES[self.phase])
 
     @property
     def trump(self) -> str | None:
-        t = int(self._st[S_TRUMP])
+        t = int(self._st[S.S_TRUMP])
         return SUITS[t] if t >= 0 else None
 
     def observation(self, seat: int) -> Observation:
@@ -265,7 +247,7 @@ class Deal:
             if n < 0:
                 n = self._nbuf = legal(self._st, self._u, self._buf)
             codes = self._buf[:n].tolist()
-            if self.phase == CALL:
+            if self.phase == S.CALL:
                 codes.insert(0, -1)
             self._codes = codes
         return codes
@@ -276,13 +258,13 @@ class Deal:
             return list(self._choices)
         ph = self.phase
         codes = self.legal_codes()
-        if ph == PLAY:
+        if ph == S.PLAY:
             if self._ptable is None:  # trump is fixed from the first play on
-                self._ptable = play_table(int(self._st[S_TRUMP]))
+                self._ptable = play_table(int(self._st[S.S_TRUMP]))
             choices = list(map(self._ptable.__getitem__, codes))
-        elif ph == CALL:
+        elif ph == S.CALL:
             choices = [None] + [CARD_NAMES[c] for c in codes[1:]]
-        elif ph == GIVEBACK:
+        elif ph == S.GIVEBACK:
             choices = list(map(giveback_table().__getitem__, codes))
         else:
             choices = []
@@ -313,7 +295,7 @@ class Deal:
             codes = self.legal_codes()
         if code not in codes:
             raise IllegalPlayError(f"choice code {code!r} is not legal for seat "
-                                   f"{int(self._st[S_TO_ACT])}: legal are {self.legal_codes()}")
+                                   f"{int(self._st[S.S_TO_ACT])}: legal are {self.legal_codes()}")
         # _apply_legal, inlined: this is the fast Python tier's hot path
         self._nbuf, self.phase, self.seat_to_act = packed_step(self._mem, code)
         self._codes = None
@@ -346,17 +328,17 @@ class Deal:
 
     def legal_actions(self) -> list[int]:
         """The legal actions (``sim.spaces``), in the canonical order of ``legal()``."""
-        ph, t = self.phase, int(self._st[S_TRUMP])
+        ph, t = self.phase, int(self._st[S.S_TRUMP])
         return [int(action_of_code(ph, t, c)) for c in self.legal_codes()]
 
     def code_of_action(self, action: int) -> int:
         """The engine code (``legal_codes()``) of an action; IllegalPlayError if not legal."""
         code = -2
         if isinstance(action, (int, np.integer)) and 0 <= action < N_ACTIONS and \
-                self.phase != DONE:
-            code = int(code_of_action(self.phase, int(self._st[S_TRUMP]), int(action)))
+                self.phase != S.DONE:
+            code = int(code_of_action(self.phase, int(self._st[S.S_TRUMP]), int(action)))
         if code == -2 or code not in self.legal_codes():
-            kind = KIND_NAMES[self.phase]
+            kind = S.KIND_NAMES[self.phase]
             raise IllegalPlayError(f"action {action!r} is not legal for seat "
                                    f"{self.seat_to_act} at "
                                    f"this {kind} decision: legal are {self.legal_actions()}")
@@ -373,13 +355,13 @@ class Deal:
 
     def code_of(self, choice: Any) -> int:
         """The kernel code of a choice in notation; IllegalPlayError names seat and ruling."""
-        ph = int(self._st[S_PHASE])
-        seat = int(self._st[S_TO_ACT])
-        if ph == DONE:
+        ph = int(self._st[S.S_PHASE])
+        seat = int(self._st[S.S_TO_ACT])
+        if ph == S.DONE:
             raise IllegalPlayError(f"the deal is over: no choice {choice!r} can be applied")
-        once, twice = int(self._u[U_ONCE + seat]), int(self._u[U_TWICE + seat])
+        once, twice = int(self._u[S.U_ONCE + seat]), int(self._u[S.U_TWICE + seat])
         codes = self.legal_codes()
-        if ph == CALL:
+        if ph == S.CALL:
             if choice is None or choice == "pass":
                 return -1
             try:
@@ -392,7 +374,7 @@ class Deal:
             raise IllegalPlayError(f"illegal show {choice!r} by seat {seat}: "
                                    f"{self._why_show(c, once, twice)}")
         cards = _cards_arg(choice, "choice")
-        if ph == GIVEBACK:
+        if ph == S.GIVEBACK:
             if len(cards) == 2:
                 a, b = sorted(cards)
                 code = _make_code(a, b)
@@ -400,14 +382,14 @@ class Deal:
                     return code
             raise IllegalPlayError(f"illegal give-back {choice!r} by seat {seat}: "
                                    f"{self._why_giveback(cards, once, twice)}")
-        trump = int(self._st[S_TRUMP])
+        trump = int(self._st[S.S_TRUMP])
         if len(cards) in (1, 2):
             code = play_code(cards, trump)
             if code in codes:
                 return code
         lead = None
-        if self._st[S_POS] > 0:
-            a, b = int(self._st[S_TRICK_A]), int(self._st[S_TRICK_B])
+        if self._st[S.S_POS] > 0:
+            a, b = int(self._st[S.S_TRICK_A]), int(self._st[S.S_TRICK_B])
             lead = [int(ID_OF_KEY[trump, a])] + ([int(ID_OF_KEY[trump, b])] if b >= 0 else [])
         why = explain_play(once, twice, trump, lead, cards)
         raise IllegalPlayError(f"illegal play {_names(cards)} by seat {seat}: {why}")
@@ -417,14 +399,14 @@ class Deal:
             return "jokers are never shown (R6)"
         if not twice >> c & 1:
             return f"does not hold the pair {CARD_NAMES[c]} {CARD_NAMES[c]} (R6)"
-        cur = int(self._st[S_CUR_CARD])
+        cur = int(self._st[S.S_CUR_CARD])
         return (f"rank {RANKS[c // 4]} does not outrank the shown pair {CARD_NAMES[cur]} "
                 f"(R6: strictly higher, A lowest … K highest)")
 
     def _why_giveback(self, cards: list[int], once: int, twice: int) -> str:
         if len(cards) != 2:
             return "exactly two cards are given back (R8)"
-        shown = int(self._st[S_CUR_CARD])
+        shown = int(self._st[S.S_CUR_CARD])
         if shown in cards:
             return f"{CARD_NAMES[shown]!r} is of the pair just shown and stays (R8)"
         held = {c: (once >> c & 1) + (twice >> c & 1) for c in cards}
@@ -442,18 +424,19 @@ class Deal:
 
     @property
     def giving_to(self) -> int | None:
-        return int(self._st[S_GIVE_TO]) if self._st[S_PHASE] == GIVEBACK else None
+        return int(self._st[S.S_GIVE_TO]) if self._st[S.S_PHASE] == S.GIVEBACK else None
 
     def hand(self, seat: int) -> list[str]:
         """A seat's current hand (for analysis; a strategy sees only its observation)."""
         seat = _seat(seat)
-        once, twice = int(self._u[U_ONCE + seat]), int(self._u[U_TWICE + seat])
-        t = int(self._st[S_TRUMP])
+        once, twice = int(self._u[S.U_ONCE + seat]), int(self._u[S.U_TWICE + seat])
+        t = int(self._st[S.S_TRUMP])
         return _names(mask_cards(once, twice, None if t < 0 else ID_OF_KEY[t]))
 
     def cards_left(self, seat: int) -> int:
         seat = _seat(seat)
-        return int(self._u[U_ONCE + seat]).bit_count() + int(self._u[U_TWICE + seat]).bit_count()
+        u = self._u
+        return int(u[S.U_ONCE + seat]).bit_count() + int(u[S.U_TWICE + seat]).bit_count()
 
     def __repr__(self) -> str:
         return f"Deal(seed={self.seed}, deal={self.deal}, to_act={self.to_act})"
@@ -464,7 +447,7 @@ def play_python(deal: Deal, strategies: Sequence[Any]) -> dict[str, Any]:
     for s, strat in enumerate(strategies):
         strat.begin_deal(s, deal.seed, deal.deal)
     while not deal.done:
-        seat = int(deal._st[S_TO_ACT])
+        seat = int(deal._st[S.S_TO_ACT])
         obs = Observation(deal, seat)
         deal.apply(strategies[seat].choose(obs, deal.legal()))
     return deal.record()

@@ -43,7 +43,7 @@ except ImportError as e:  # pragma: no cover - depends on the installation
     raise ImportError("sim.env needs pettingzoo and gymnasium: pip install 'shuangkou[rl]'") \
         from e
 
-from sim.core.engine import DONE
+from sim.core import state as S
 from sim.core.rng import check_seed
 from sim.deal import Deal
 from sim.errors import ConfigError, IllegalPlayError, NotResetError, StrategyError
@@ -225,9 +225,9 @@ class ShuangkouEnv(AECEnv):
         deal = self.deal
         opponents = self.opponents
         # the opponents play up to an agent's turn
-        while deal.phase != DONE and deal.seat_to_act in opponents:
+        while deal.phase != S.DONE and deal.seat_to_act in opponents:
             opponents[deal.seat_to_act].play(deal)
-        if deal.phase == DONE:
+        if deal.phase == S.DONE:
             settle = deal.record()["settlement"]
             for a in self.possible_agents:
                 self.rewards[a] = int(settle[AGENTS.index(a)])
@@ -262,7 +262,7 @@ class ShuangkouEnv(AECEnv):
         if deal is None:
             raise NotResetError(f"{type(self).__name__}.observe({agent!r}): call reset() first")
         mask = np.zeros(N_ACTIONS, dtype=np.int8)
-        if deal.phase != DONE and deal.seat_to_act == seat:
+        if deal.phase != S.DONE and deal.seat_to_act == seat:
             mask[deal.legal_mask(self._mask)] = 1
         return {"observation": deal.obs_array(seat), "action_mask": mask}
 

@@ -18,34 +18,7 @@ from sim.cards import (
     ID_OF_KEY,
     SUITS,
 )
-from sim.core.engine import (
-    CALL_W,
-    DONE,
-    KIND_NAMES,
-    PLAY,
-    S_ATT_POINTS,
-    S_CALLER,
-    S_CALLS,
-    S_CUR_CARD,
-    S_CUR_SEAT,
-    S_LEADER,
-    S_NCALLS,
-    S_NTRICKS,
-    S_PHASE,
-    S_POS,
-    S_REDEALS,
-    S_ROUND,
-    S_TRICK_A,
-    S_TRICK_B,
-    S_TRICKS,
-    S_TRUMP,
-    S_VOIDS,
-    ST_SIZE,
-    TRICK_W,
-    U_FIRST_ONCE,
-    U_ONCE,
-    U_SIZE,
-)
+from sim.core import state as S
 from sim.core.movegen import N_CODES, make_code
 from sim.errors import UsageError
 from sim.record import call_rows, trick_rows
@@ -124,7 +97,7 @@ class Observation:
     def __init__(self, deal: Any, seat: int) -> None:  # a sim.deal.Deal
         self.seat = seat
         ph = deal.phase
-        self.kind = KIND_NAMES[ph] if deal.seat_to_act == seat or ph == DONE else "wait"
+        self.kind = S.KIND_NAMES[ph] if deal.seat_to_act == seat or ph == S.DONE else "wait"
         self.rules = deal.rules
         self._deal = deal  # after the snapshot: only its shared caches are used
         self._version = deal.version
@@ -143,7 +116,7 @@ class Observation:
                              "ask deal.observation(seat) again")
         raw = self._raw = deal.state_bytes()  # st, u as int64 bytes
         h = self._hdr = _HDR.unpack_from(raw)
-        self._trump = h[S_TRUMP]
+        self._trump = h[S.S_TRUMP]
         return h
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -152,8 +125,8 @@ class Observation:
             if self._raw is None:
                 self._take()
             raw = np.frombuffer(self._raw, dtype=np.int64)
-            m_st = np.empty(ST_SIZE, dtype=np.int64)
-            m_u = np.empty(U_SIZE, dtype=np.uint64)
+            m_st = np.empty(S.ST_SIZE, dtype=np.int64)
+            m_u = np.empty(S.U_SIZE, dtype=np.uint64)
             mask_into(raw[P_ST:P_U], raw[P_U:P_RULES].view(np.uint64), self.seat, m_st, m_u)
             self._snap = (m_st, m_u)
         return self._snap
@@ -197,7 +170,7 @@ class Observation:
         if h is None:
             if self._raw is None:
                 self._take()
-            raw, i = self._raw, P_U + U_ONCE + self.seat
+            raw, i = self._raw, P_U + S.U_ONCE + self.seat
             h = self._hand_c = _hand_names(self._deal.shared.hands, self.seat, _int(raw, i),
                                            _int(raw, i + 4), self._trump)
         return h
@@ -205,11 +178,11 @@ class Observation:
     @property
     def round(self) -> int:
         """Dealing round reached (R5): 27 once all cards are out."""
-        return self._h[S_ROUND]
+        return self._h[S.S_ROUND]
 
     @property
     def redeals(self) -> int:
-        return self._h[S_REDEALS]
+        return self._h[S.S_REDEALS]
 
     @property
     def calls(self) -> list[dict[str, Any]]:
@@ -219,17 +192,18 @@ class Observation:
         if c is not None and "calls" in c:
             return c["calls"]
         h = self._h
-        n = h[S_NCALLS]
+        n = h[S.S_NCALLS]
         if n == 0:
             v: list[dict[str, Any]] = []
         else:
             # the log only grows (or restarts at a redeal) and the last give-back is filled
             # in once: the deal keeps each seat's view, shared by its observations
-            key = (self.seat, h[S_REDEALS], n, _int(self._raw, S_CALLS + (n - 1) * CALL_W + 4))
+            key = (self.seat, h[S.S_REDEALS], n,
+                   _int(self._raw, S.S_CALLS + (n - 1) * S.CALL_W + 4))
             cc = self._deal.shared.calls
             v = cc.get(key)
             if v is None:
-                v = cc[key] = call_rows(_ints(self._raw, S_CALLS, n * CALL_W), self.seat)
+                v = cc[key] = call_rows(_ints(self._raw, S.S_CALLS, n * S.CALL_W), self.seat)
         if c is None:
             c = self._cache = {}
         c["calls"] = v
@@ -239,22 +213,22 @@ class Observation:
     def shown(self) -> tuple[int, str] | None:
         """(seat, pair) on the table during calling, None before the first show."""
         h = self._h
-        s = h[S_CUR_SEAT]
-        return (s, CARD_NAMES[h[S_CUR_CARD]]) if s >= 0 else None
+        s = h[S.S_CUR_SEAT]
+        return (s, CARD_NAMES[h[S.S_CUR_CARD]]) if s >= 0 else None
 
     @property
     def caller(self) -> int | None:
-        c = self._h[S_CALLER]
+        c = self._h[S.S_CALLER]
         return c if c >= 0 else None
 
     @property
     def attackers(self) -> tuple[int, int] | None:
-        c = self._h[S_CALLER]
+        c = self._h[S.S_CALLER]
         return None if c < 0 else (c % 2, c % 2 + 2)
 
     @property
     def attacking(self) -> bool | None:
-        c = self._h[S_CALLER]
+        c = self._h[S.S_CALLER]
         return None if c < 0 else (self.seat % 2 == c % 2)
 
     def _tricks_upto(self, n: int) -> list[dict[str, Any]]:
@@ -262,8 +236,8 @@ class Observation:
         c = self._deal.shared.tricks
         if len(c) < n:
             first = len(c)
-            c.extend(trick_rows(_ints(self._raw, S_TRICKS + first * TRICK_W,
-                                        (n - first) * TRICK_W), self._trump))
+            c.extend(trick_rows(_ints(self._raw, S.S_TRICKS + first * S.TRICK_W,
+                                        (n - first) * S.TRICK_W), self._trump))
         return c
 
     @property
@@ -274,7 +248,7 @@ class Observation:
         if c is not None and "tricks" in c:
             return c["tricks"]
         h = self._h
-        n = h[S_NTRICKS] if self._trump >= 0 else 0
+        n = h[S.S_NTRICKS] if self._trump >= 0 else 0
         v = self._tricks_upto(n)[:n] if n else []
         if c is None:
             c = self._cache = {}
@@ -287,14 +261,14 @@ class Observation:
         tr = self._trick_c
         if tr is None:
             h = self._h
-            pos = h[S_POS]
-            if self._trump < 0 or h[S_PHASE] != PLAY or pos == 0:
+            pos = h[S.S_POS]
+            if self._trump < 0 or h[S.S_PHASE] != S.PLAY or pos == 0:
                 tr = []
             else:
                 # the plays (tuples of names) of the trick at h[S_NTRICKS], shared by the
                 # deal's observations: a play made since the last read is appended
                 dc = self._deal.shared.trick
-                key = h[S_NTRICKS]
+                key = h[S.S_NTRICKS]
                 if dc[0] != key:
                     dc[0] = key
                     del dc[1][:]
@@ -302,8 +276,8 @@ class Observation:
                 if len(plays) < pos:
                     table = play_table(self._trump)
                     for k in range(len(plays), pos):
-                        b = h[S_TRICK_B + k]
-                        plays.append(table[h[S_TRICK_A + k] + (64 * (b + 1) if b >= 0 else 0)])
+                        b = h[S.S_TRICK_B + k]
+                        plays.append(table[h[S.S_TRICK_A + k] + (64 * (b + 1) if b >= 0 else 0)])
                 tr = [list(p) for p in plays[:pos]]
             self._trick_c = tr
         return tr
@@ -311,7 +285,7 @@ class Observation:
     @property
     def leader(self) -> int | None:
         h = self._h
-        return h[S_LEADER] if h[S_PHASE] == PLAY else None
+        return h[S.S_LEADER] if h[S.S_PHASE] == S.PLAY else None
 
     @property
     def lead(self) -> list[str] | None:
@@ -321,7 +295,7 @@ class Observation:
     @property
     def attacker_points(self) -> int:
         """Face points the attackers have taken so far (R22)."""
-        return self._h[S_ATT_POINTS]
+        return self._h[S.S_ATT_POINTS]
 
     @property
     def points_taken(self) -> list[int]:
@@ -330,7 +304,7 @@ class Observation:
         if c is not None and "points_taken" in c:
             return list(c["points_taken"])
         h = self._h
-        n = h[S_NTRICKS] if self._trump >= 0 else 0
+        n = h[S.S_NTRICKS] if self._trump >= 0 else 0
         # running totals after each completed trick, kept by the deal
         pts = self._deal.shared.points
         if len(pts) <= n:
@@ -355,7 +329,7 @@ class Observation:
             if t < 0:
                 return [set(), set(), set(), set()]
             names = _VOID_NAMES[t]
-            return [set(names[b]) for b in h[S_VOIDS:S_VOIDS + 4]]
+            return [set(names[b]) for b in h[S.S_VOIDS:S.S_VOIDS + 4]]
         return self._get("voids", f)
 
     @property
@@ -367,7 +341,7 @@ class Observation:
             t = self._trump
             if t < 0:
                 return []
-            raw, i = self._raw, P_U + U_FIRST_ONCE + self.seat
+            raw, i = self._raw, P_U + S.U_FIRST_ONCE + self.seat
             key = (_int(raw, i), _int(raw, i + 4), t)
             c = self._deal.shared.firsts[self.seat]
             if c is None or c[0] != key:
@@ -387,7 +361,7 @@ _VOID_NAMES = tuple(
     for t in range(4))
 
 
-_HDR = struct.Struct(f"{S_CALLS}q")  # an Observation's snapshot: the header of st
+_HDR = struct.Struct(f"{S.S_CALLS}q")  # an Observation's snapshot: the header of st
 
 
 _Q = struct.Struct("q")

@@ -18,38 +18,7 @@ from typing import Any
 import numpy as np
 
 from sim.cards import CARD_NAMES, ID_OF_KEY, SUITS
-from sim.core.engine import (
-    CALL_CARD,
-    CALL_GAVE_A,
-    CALL_GAVE_B,
-    CALL_ROUND,
-    CALL_SEAT,
-    CALL_TOOK,
-    CALL_W,
-    S_ATT_POINTS,
-    S_CALLER,
-    S_CALLS,
-    S_DECK,
-    S_MULT,
-    S_NCALLS,
-    S_NTRICKS,
-    S_REDEALS,
-    S_SCORE,
-    S_SETTLE,
-    S_TRICKS,
-    S_TRUMP,
-    S_VOID,
-    TRICK_A,
-    TRICK_B,
-    TRICK_LEADER,
-    TRICK_POINTS,
-    TRICK_W,
-    TRICK_WINNER,
-    U_FIRST_ONCE,
-    U_FIRST_TWICE,
-    U_ONCE,
-    U_TWICE,
-)
+from sim.core import state as S
 from sim.core.files import json_depth, open_received
 from sim.errors import RecordError
 from sim.rules import Rules
@@ -74,10 +43,10 @@ def mask_cards(once: int, twice: int, ids: np.ndarray | None = None) -> list[int
 
 def hands_of(st: np.ndarray, u: np.ndarray) -> list[list[int]]:
     """Each seat's card ids at the first lead (or, for a void deal, after the last deal)."""
-    if st[S_VOID]:
-        return [sorted(mask_cards(int(u[U_ONCE + s]), int(u[U_TWICE + s]))) for s in range(4)]
-    ids = ID_OF_KEY[st[S_TRUMP]]
-    return [sorted(mask_cards(int(u[U_FIRST_ONCE + s]), int(u[U_FIRST_TWICE + s]), ids))
+    if st[S.S_VOID]:
+        return [sorted(mask_cards(int(u[S.U_ONCE + s]), int(u[S.U_TWICE + s]))) for s in range(4)]
+    ids = ID_OF_KEY[st[S.S_TRUMP]]
+    return [sorted(mask_cards(int(u[S.U_FIRST_ONCE + s]), int(u[S.U_FIRST_TWICE + s]), ids))
             for s in range(4)]
 
 
@@ -88,11 +57,11 @@ def call_rows(rows: Sequence[int], viewer: int | None = None) -> list[dict[str, 
     None, and never while the give-back is still to come."""
     names = CARD_NAMES
     out = []
-    for j in range(0, len(rows), CALL_W):
-        r = rows[j:j + CALL_W]
-        seat, took, ga, gb = r[CALL_SEAT], r[CALL_TOOK], r[CALL_GAVE_A], r[CALL_GAVE_B]
+    for j in range(0, len(rows), S.CALL_W):
+        r = rows[j:j + S.CALL_W]
+        seat, took, ga, gb = r[S.CALL_SEAT], r[S.CALL_TOOK], r[S.CALL_GAVE_A], r[S.CALL_GAVE_B]
         knows = viewer is None or viewer in (seat, took)
-        out.append({"round": r[CALL_ROUND], "seat": seat, "pair": names[r[CALL_CARD]],
+        out.append({"round": r[S.CALL_ROUND], "seat": seat, "pair": names[r[S.CALL_CARD]],
                     "took_from": took if took >= 0 else None,
                     "gave": [names[ga], names[gb]] if took >= 0 and knows and ga >= 0
                     else None})
@@ -101,7 +70,7 @@ def call_rows(rows: Sequence[int], viewer: int | None = None) -> list[dict[str, 
 
 def call_dicts(st: np.ndarray, viewer: int | None = None) -> list[dict[str, Any]]:
     """The call log of ``st`` as dicts (``call_rows``)."""
-    return call_rows(st[S_CALLS:S_CALLS + int(st[S_NCALLS]) * CALL_W].tolist(), viewer)
+    return call_rows(st[S.S_CALLS:S.S_CALLS + int(st[S.S_NCALLS]) * S.CALL_W].tolist(), viewer)
 
 
 @lru_cache(maxsize=None)
@@ -117,32 +86,32 @@ def trick_rows(rows: Sequence[int], trump: int) -> list[dict[str, Any]]:
     leader."""
     names = _key_names(trump)
     out = []
-    for j in range(0, len(rows), TRICK_W):
-        r = rows[j:j + TRICK_W]
+    for j in range(0, len(rows), S.TRICK_W):
+        r = rows[j:j + S.TRICK_W]
         plays = []
         for k in range(4):
-            a, b = r[TRICK_A + k], r[TRICK_B + k]
+            a, b = r[S.TRICK_A + k], r[S.TRICK_B + k]
             plays.append([names[a]] if b < 0 else [names[a], names[b]])
-        out.append({"leader": r[TRICK_LEADER], "plays": plays, "winner": r[TRICK_WINNER],
-                    "points": r[TRICK_POINTS]})
+        out.append({"leader": r[S.TRICK_LEADER], "plays": plays, "winner": r[S.TRICK_WINNER],
+                    "points": r[S.TRICK_POINTS]})
     return out
 
 
 def trick_dicts(st: np.ndarray, trump: int, first: int, n: int) -> list[dict[str, Any]]:
     """Completed tricks ``first … n-1`` of ``st`` as dicts (``trick_rows``)."""
-    return trick_rows(st[S_TRICKS + first * TRICK_W:S_TRICKS + n * TRICK_W].tolist(), trump)
+    return trick_rows(st[S.S_TRICKS + first * S.TRICK_W:S.S_TRICKS + n * S.TRICK_W].tolist(), trump)
 
 
 def build_record(st: np.ndarray, u: np.ndarray, seed: int, deal: int, rules: Rules,
                  seats: Sequence[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The record of a finished deal held in kernel state ``(st, u)``."""
     names = CARD_NAMES
-    void = bool(st[S_VOID])
+    void = bool(st[S.S_VOID])
     calls = call_dicts(st)
     rec: dict[str, Any] = {
         "format": FORMAT, "seed": int(seed), "deal": int(deal), "rules": rules.to_dict(),
-        "seats": list(seats), "redeals": int(st[S_REDEALS]), "void": void,
-        "deck": [names[c] for c in st[S_DECK:S_DECK + 108]],
+        "seats": list(seats), "redeals": int(st[S.S_REDEALS]), "void": void,
+        "deck": [names[c] for c in st[S.S_DECK:S.S_DECK + 108]],
         "calls": calls,
         "caller": None, "trump": None, "attackers": None,
         "hands": [[names[c] for c in h] for h in hands_of(st, u)],
@@ -150,13 +119,13 @@ def build_record(st: np.ndarray, u: np.ndarray, seed: int, deal: int, rules: Rul
         "attacker_score": None, "settlement": [0, 0, 0, 0],
     }
     if not void:
-        caller = int(st[S_CALLER])
-        trump = int(st[S_TRUMP])
-        tricks = trick_dicts(st, trump, 0, int(st[S_NTRICKS]))
+        caller = int(st[S.S_CALLER])
+        trump = int(st[S.S_TRUMP])
+        tricks = trick_dicts(st, trump, 0, int(st[S.S_NTRICKS]))
         rec.update(caller=caller, trump=SUITS[trump], attackers=[caller % 2, caller % 2 + 2],
-                   tricks=tricks, attacker_points=int(st[S_ATT_POINTS]),
-                   last_trick_multiplier=int(st[S_MULT]), attacker_score=int(st[S_SCORE]),
-                   settlement=[int(x) for x in st[S_SETTLE:S_SETTLE + 4]])
+                   tricks=tricks, attacker_points=int(st[S.S_ATT_POINTS]),
+                   last_trick_multiplier=int(st[S.S_MULT]), attacker_score=int(st[S.S_SCORE]),
+                   settlement=[int(x) for x in st[S.S_SETTLE:S.S_SETTLE + 4]])
     if extra:
         rec.update(extra)
     return rec

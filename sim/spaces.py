@@ -47,50 +47,9 @@ from sim.cards import (
     parse_cards,
     parse_suit,
 )
+from sim.core import state as S
 from sim.core.bits import clear_lsb, lsb
-from sim.core.engine import (
-    CALL,
-    CALL_CARD,
-    CALL_GAVE_A,
-    CALL_GAVE_B,
-    CALL_SEAT,
-    CALL_TOOK,
-    CALL_W,
-    DONE,
-    GIVEBACK,
-    PLAY,
-    S_ATT_POINTS,
-    S_CALLER,
-    S_CALLS,
-    S_CUR_CARD,
-    S_CUR_SEAT,
-    S_GIVE_TO,
-    S_LEADER,
-    S_LEFT,
-    S_NCALLS,
-    S_NTRICKS,
-    S_PHASE,
-    S_POS,
-    S_REDEALS,
-    S_ROUND,
-    S_TO_ACT,
-    S_TRICK_A,
-    S_TRICK_B,
-    S_TRICKS,
-    S_TRUMP,
-    S_VOIDS,
-    ST_SIZE,
-    TRICK_POINTS,
-    TRICK_W,
-    TRICK_WINNER,
-    U_ONCE,
-    U_PLAYED_ONCE,
-    U_PLAYED_TWICE,
-    U_SIZE,
-    U_TWICE,
-    apply_then_legal,
-    legal,
-)
+from sim.core.engine import apply_then_legal, legal
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import MAX_CHOICES, code_first, code_second, make_code
@@ -121,11 +80,11 @@ del _i, _a, _b
 @kernel
 def action_of_code(ph, trump, code):
     """The action of an engine code (``sim.core.engine.legal``; -1 = pass) in phase ``ph``."""
-    if ph == CALL:
+    if ph == S.CALL:
         return np.int64(A_PASS) if code < 0 else A_SHOW + code
     a = code_first(code)
     b = code_second(code)
-    if ph == GIVEBACK:
+    if ph == S.GIVEBACK:
         return A_TWO + PAIR_INDEX[a, b]
     ia = ID_OF_KEY[trump, a]
     if b < 0:
@@ -136,17 +95,17 @@ def action_of_code(ph, trump, code):
 @kernel
 def code_of_action(ph, trump, action):
     """The engine code of an action in phase ``ph`` (-2: the action has another kind)."""
-    if ph == CALL:
+    if ph == S.CALL:
         if action == A_PASS:
             return np.int64(-1)
         if A_SHOW <= action < A_SINGLE:
             return action - A_SHOW
         return np.int64(-2)
-    if ph == GIVEBACK:
+    if ph == S.GIVEBACK:
         if A_TWO <= action < N_ACTIONS:
             return make_code(PAIR_A[action - A_TWO], PAIR_B[action - A_TWO])
         return np.int64(-2)
-    if ph != PLAY:
+    if ph != S.PLAY:
         return np.int64(-2)
     if A_SINGLE <= action < A_TWO:
         return KEY_OF_ID[trump, action - A_SINGLE]
@@ -165,14 +124,14 @@ def fill_mask(st, u, buf, mask):
     choices (``legal``'s codes are written to ``buf``; at a show decision the pass comes
     first, as in ``Deal.legal_codes``)."""
     mask[:] = False
-    ph = st[S_PHASE]
-    if ph == DONE:
+    ph = st[S.S_PHASE]
+    if ph == S.DONE:
         return 0
     n = legal(st, u, buf)
-    trump = st[S_TRUMP]
+    trump = st[S.S_TRUMP]
     for i in range(n):
         mask[action_of_code(ph, trump, buf[i])] = True
-    if ph == CALL:
+    if ph == S.CALL:
         mask[A_PASS] = True
         return n + 1
     return n
@@ -258,65 +217,65 @@ def _counts(out, off, once, twice, trump):
 def fill_obs(st, u, seat, out):
     """Write ``seat``'s observation vector (``OBS_FIELDS``) into ``out`` (int16[OBS_SIZE])."""
     out[:] = 0
-    ph = st[S_PHASE]
-    trump = st[S_TRUMP]
-    _counts(out, O_HAND, u[U_ONCE + seat], u[U_TWICE + seat], trump)
+    ph = st[S.S_PHASE]
+    trump = st[S.S_TRUMP]
+    _counts(out, O_HAND, u[S.U_ONCE + seat], u[S.U_TWICE + seat], trump)
     if trump >= 0:
-        _counts(out, O_PLAYED, u[U_PLAYED_ONCE], u[U_PLAYED_TWICE], trump)
+        _counts(out, O_PLAYED, u[S.U_PLAYED_ONCE], u[S.U_PLAYED_TWICE], trump)
         out[O_TRUMP + trump] = 1
-    pos = st[S_POS] if ph == PLAY else 0
+    pos = st[S.S_POS] if ph == S.PLAY else 0
     for k in range(4):
-        a = st[S_TRICK_A + k] if k < pos else -1
-        b = st[S_TRICK_B + k] if k < pos else -1
+        a = st[S.S_TRICK_A + k] if k < pos else -1
+        b = st[S.S_TRICK_B + k] if k < pos else -1
         out[O_TRICK + k] = ID_OF_KEY[trump, a] if a >= 0 else -1
         out[O_TRICK + 4 + k] = ID_OF_KEY[trump, b] if b >= 0 else -1
     out[O_SEAT] = seat
     out[O_PHASE] = ph
-    out[O_TO_ACT] = st[S_TO_ACT] if ph != DONE else -1
-    out[O_CALLER] = st[S_CALLER]
-    out[O_LEADER] = st[S_LEADER] if ph == PLAY else -1
+    out[O_TO_ACT] = st[S.S_TO_ACT] if ph != S.DONE else -1
+    out[O_CALLER] = st[S.S_CALLER]
+    out[O_LEADER] = st[S.S_LEADER] if ph == S.PLAY else -1
     out[O_POSITION] = pos
-    rnd = st[S_ROUND]
+    rnd = st[S.S_ROUND]
     out[O_ROUND] = rnd
-    out[O_REDEALS] = st[S_REDEALS]
-    out[O_SHOWN] = st[S_CUR_CARD]
-    out[O_SHOWN + 1] = st[S_CUR_SEAT]
+    out[O_REDEALS] = st[S.S_REDEALS]
+    out[O_SHOWN] = st[S.S_CUR_CARD]
+    out[O_SHOWN + 1] = st[S.S_CUR_SEAT]
     for s in range(4):
         out[O_LAST_SHOW + s] = -1
     out[O_GAVE] = -1
     out[O_GAVE + 1] = -1
-    for i in range(st[S_NCALLS]):
-        j = S_CALLS + i * CALL_W
-        shower = st[j + CALL_SEAT]
-        out[O_LAST_SHOW + shower] = st[j + CALL_CARD]
-        took = st[j + CALL_TOOK]
-        if took >= 0 and st[j + CALL_GAVE_A] >= 0 and (seat == shower or seat == took):
-            out[O_GAVE] = st[j + CALL_GAVE_A]
-            out[O_GAVE + 1] = st[j + CALL_GAVE_B]
+    for i in range(st[S.S_NCALLS]):
+        j = S.S_CALLS + i * S.CALL_W
+        shower = st[j + S.CALL_SEAT]
+        out[O_LAST_SHOW + shower] = st[j + S.CALL_CARD]
+        took = st[j + S.CALL_TOOK]
+        if took >= 0 and st[j + S.CALL_GAVE_A] >= 0 and (seat == shower or seat == took):
+            out[O_GAVE] = st[j + S.CALL_GAVE_A]
+            out[O_GAVE + 1] = st[j + S.CALL_GAVE_B]
     for s in range(4):
-        v = st[S_VOIDS + s]
+        v = st[S.S_VOIDS + s]
         for g in range(4):
             out[O_VOIDS + 4 * s + g] = (v >> g) & 1
-    for t in range(st[S_NTRICKS]):
-        j = S_TRICKS + t * TRICK_W
-        out[O_POINTS + st[j + TRICK_WINNER]] += st[j + TRICK_POINTS]
-    out[O_ATT_POINTS] = st[S_ATT_POINTS]
-    out[O_TRICKS] = st[S_NTRICKS]
-    if ph == PLAY:
-        leader = st[S_LEADER]
+    for t in range(st[S.S_NTRICKS]):
+        j = S.S_TRICKS + t * S.TRICK_W
+        out[O_POINTS + st[j + S.TRICK_WINNER]] += st[j + S.TRICK_POINTS]
+    out[O_ATT_POINTS] = st[S.S_ATT_POINTS]
+    out[O_TRICKS] = st[S.S_NTRICKS]
+    if ph == S.PLAY:
+        leader = st[S.S_LEADER]
         for s in range(4):
-            out[O_LEFT + s] = st[S_LEFT]
+            out[O_LEFT + s] = st[S.S_LEFT]
         for k in range(pos):
             s = (leader + k) % 4
-            out[O_LEFT + s] -= 2 if st[S_TRICK_B + k] >= 0 else 1
-    elif ph == DONE and trump >= 0:
+            out[O_LEFT + s] -= 2 if st[S.S_TRICK_B + k] >= 0 else 1
+    elif ph == S.DONE and trump >= 0:
         pass  # every card has been played
     else:
         for s in range(4):
             out[O_LEFT + s] = rnd
-        if ph == GIVEBACK:  # the overrider holds the pair it took until it gives two back (R8)
-            out[O_LEFT + st[S_TO_ACT]] += 2
-            out[O_LEFT + st[S_GIVE_TO]] -= 2
+        if ph == S.GIVEBACK:  # the overrider holds the pair it took until it gives two back (R8)
+            out[O_LEFT + st[S.S_TO_ACT]] += 2
+            out[O_LEFT + st[S.S_GIVE_TO]] -= 2
 
 
 @kernel
@@ -325,7 +284,7 @@ def hand_ids(u, i_once, trump, out):
     ``U_ONCE + seat``, or ``U_FIRST_ONCE + seat``), in play (key) order once trump is known,
     else by id, with both copies of a pair; returns the count written to ``out``."""
     once = u[i_once]
-    twice = u[i_once + U_TWICE - U_ONCE]  # U_FIRST_TWICE - U_FIRST_ONCE alike
+    twice = u[i_once + S.U_TWICE - S.U_ONCE]  # U_FIRST_TWICE - U_FIRST_ONCE alike
     n = 0
     m = once
     while m:
@@ -349,7 +308,8 @@ mask_into = _view_mask_into
 # --- the step API's packed state (sim.Deal) ------------------------------------------------
 # A Deal keeps st, u, the rules and its choice buffer in one int64 array, so that a decision
 # crosses from Python with two arguments (each array argument costs time on every call).
-PACKED_FIELDS = (("P_ST", ST_SIZE), ("P_U", U_SIZE), ("P_RULES", N_RULES), ("P_BUF", MAX_CHOICES))
+PACKED_FIELDS = (("P_ST", S.ST_SIZE), ("P_U", S.U_SIZE), ("P_RULES", N_RULES),
+                 ("P_BUF", MAX_CHOICES))
 _PK, P_SIZE = layout(PACKED_FIELDS)
 P_ST = _PK["P_ST"]
 P_U = _PK["P_U"]

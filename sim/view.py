@@ -26,63 +26,9 @@ from __future__ import annotations
 import numpy as np
 
 from sim.cards import BIT, GROUP, ID_OF_KEY, KEY_OF_ID, POINTS_ID, POINTS_KEY, STRENGTH
+from sim.core import state as S
 from sim.core.bits import ZERO, lsb, popcount
-from sim.core.engine import (
-    CALL,
-    CALL_CARD,
-    CALL_GAVE_A,
-    CALL_GAVE_B,
-    CALL_SEAT,
-    CALL_TOOK,
-    CALL_W,
-    DONE,
-    GIVEBACK,
-    N_STREAMS,
-    PLAY,
-    S_ATT_POINTS,
-    S_CALLER,
-    S_CALLS,
-    S_CUR_CARD,
-    S_CUR_SEAT,
-    S_DECK,
-    S_FIX,
-    S_FIX_N,
-    S_FIX_SEAT,
-    S_LEADER,
-    S_LEFT,
-    S_NCALLS,
-    S_NTRICKS,
-    S_PHASE,
-    S_POS,
-    S_REDEALS,
-    S_ROUND,
-    S_TO_ACT,
-    S_TRICK_A,
-    S_TRICK_B,
-    S_TRICKS,
-    S_TRUMP,
-    S_VOIDS,
-    STREAM_SAMPLE,
-    STREAM_SEAT,
-    TRICK_A,
-    TRICK_B,
-    TRICK_LEADER,
-    TRICK_POINTS,
-    TRICK_W,
-    TRICK_WINNER,
-    U_CTR,
-    U_FIRST_ONCE,
-    U_FIRST_TWICE,
-    U_KEY,
-    U_ONCE,
-    U_PLAYED_ONCE,
-    U_PLAYED_TWICE,
-    U_TWICE,
-    giveback_set,
-    legal,
-    next_draw,
-    play_set,
-)
+from sim.core.engine import giveback_set, legal, play_set
 from sim.core.jit import kernel
 from sim.core.movegen import (
     M_ANY2,
@@ -99,6 +45,7 @@ from sim.core.movegen import (
     show_mask,
 )
 from sim.core.rng import bounded
+from sim.core.state import CALL, DONE, GIVEBACK, PLAY, next_draw  # the phases: public here
 from sim.core.trick import trick_points as trick_points_of
 from sim.core.trick import trick_winner
 
@@ -178,41 +125,41 @@ _reader = kernel(inline="always")
 @_reader
 def phase(st):
     """The decision asked for: ``CALL`` (show or pass), ``GIVEBACK``, ``PLAY`` (or ``DONE``)."""
-    return st[S_PHASE]
+    return st[S.S_PHASE]
 
 
 @_reader
 def to_act(st):
     """The seat whose decision it is (the kernel's own ``seat`` when it is called)."""
-    return st[S_TO_ACT]
+    return st[S.S_TO_ACT]
 
 
 # --- my hand ------------------------------------------------------------------------------
 @_reader
 def hand_once(u, seat):
     """Mask of the card types ``seat`` holds at least once (ids while calling, keys after)."""
-    return u[U_ONCE + seat]
+    return u[S.U_ONCE + seat]
 
 
 @_reader
 def hand_twice(u, seat):
     """Mask of the card types ``seat`` holds twice (same layout as ``hand_once``)."""
-    return u[U_TWICE + seat]
+    return u[S.U_TWICE + seat]
 
 
 @kernel
 def hand_size(u, seat):
     """How many cards ``seat`` holds."""
-    return popcount(u[U_ONCE + seat]) + popcount(u[U_TWICE + seat])
+    return popcount(u[S.U_ONCE + seat]) + popcount(u[S.U_TWICE + seat])
 
 
 @kernel
 def hand_counts(st, u, seat, out):
     """``out[id]`` = copies (0–2) of card id ``id`` in ``seat``'s hand, for ids 0–53, in either
     layout; returns the number of cards."""
-    t = st[S_TRUMP]
-    o = u[U_ONCE + seat]
-    w = u[U_TWICE + seat]
+    t = st[S.S_TRUMP]
+    o = u[S.U_ONCE + seat]
+    w = u[S.U_TWICE + seat]
     n = 0
     for i in range(54):
         c = i if t < 0 else ID_OF_KEY[t, i]
@@ -225,13 +172,13 @@ def hand_counts(st, u, seat, out):
 @_reader
 def first_hand_once(u, seat):
     """``hand_once`` at the first lead (keys; zero before trick play)."""
-    return u[U_FIRST_ONCE + seat]
+    return u[S.U_FIRST_ONCE + seat]
 
 
 @_reader
 def first_hand_twice(u, seat):
     """``hand_twice`` at the first lead (keys; zero before trick play)."""
-    return u[U_FIRST_TWICE + seat]
+    return u[S.U_FIRST_TWICE + seat]
 
 
 # --- the choices ----------------------------------------------------------------------------
@@ -267,14 +214,14 @@ def _in_set(mode, m1, m2, a, b):
 @kernel
 def is_legal(st, u, code):
     """Whether ``code`` is a legal choice of the seat to act (``PASS`` at a show decision)."""
-    ph = st[S_PHASE]
-    seat = st[S_TO_ACT]
-    if ph == CALL:
+    ph = st[S.S_PHASE]
+    seat = st[S.S_TO_ACT]
+    if ph == S.CALL:
         if code == PASS:
             return True
         if code < 0 or code > 53:
             return False
-        return (show_mask(u[U_ONCE + seat], u[U_TWICE + seat], st[S_CUR_CARD])
+        return (show_mask(u[S.U_ONCE + seat], u[S.U_TWICE + seat], st[S.S_CUR_CARD])
                 & BIT[code]) != ZERO
     if code < 0 or code >= N_CODES:
         return False
@@ -282,12 +229,12 @@ def is_legal(st, u, code):
     b = code_second(code)
     if a > 53 or b > 53:
         return False
-    if ph == GIVEBACK:
+    if ph == S.GIVEBACK:
         if b < 0:
             return False
         mode, m1, m2 = giveback_set(st, u, seat)
         return _in_set(mode, m1, m2, a, b)
-    if ph == PLAY:
+    if ph == S.PLAY:
         mode, m1, m2 = play_set(st, u, seat)
         return _in_set(mode, m1, m2, a, b)
     return False
@@ -297,76 +244,76 @@ def is_legal(st, u, code):
 @_reader
 def trump(st):
     """Trump suit index (0–3 for s h d c) once calling is over, else -1."""
-    return st[S_TRUMP]
+    return st[S.S_TRUMP]
 
 
 @_reader
 def caller(st):
     """The caller's seat once calling is over, else -1; attackers are ``caller`` and
     ``(caller + 2) % 4``."""
-    return st[S_CALLER]
+    return st[S.S_CALLER]
 
 
 @kernel
 def attacking(st, seat):
     """Whether ``seat`` is on the caller's team (False before calling is over)."""
-    return st[S_CALLER] >= 0 and (seat & 1) == (st[S_CALLER] & 1)
+    return st[S.S_CALLER] >= 0 and (seat & 1) == (st[S.S_CALLER] & 1)
 
 
 @_reader
 def shown_card(st):
     """Card id of the pair on the table (the last show), -1 if none yet."""
-    return st[S_CUR_CARD]
+    return st[S.S_CUR_CARD]
 
 
 @_reader
 def shown_by(st):
     """Seat that showed the pair on the table, -1 if none yet."""
-    return st[S_CUR_SEAT]
+    return st[S.S_CUR_SEAT]
 
 
 @_reader
 def dealing_round(st):
     """Dealing round reached (R5), 1–27."""
-    return st[S_ROUND]
+    return st[S.S_ROUND]
 
 
 @_reader
 def redeals(st):
     """Redeals so far in this deal (R11)."""
-    return st[S_REDEALS]
+    return st[S.S_REDEALS]
 
 
 @_reader
 def n_calls(st):
     """Number of shows so far."""
-    return st[S_NCALLS]
+    return st[S.S_NCALLS]
 
 
 @_reader
 def call_seat(st, i):
     """Seat of show ``i`` (0 = first)."""
-    return st[S_CALLS + i * CALL_W + CALL_SEAT]
+    return st[S.S_CALLS + i * S.CALL_W + S.CALL_SEAT]
 
 
 @_reader
 def call_card(st, i):
     """Card id of the pair of show ``i``."""
-    return st[S_CALLS + i * CALL_W + CALL_CARD]
+    return st[S.S_CALLS + i * S.CALL_W + S.CALL_CARD]
 
 
 @_reader
 def call_took_from(st, i):
     """Seat whose pair show ``i`` overrode (R8), -1 if none."""
-    return st[S_CALLS + i * CALL_W + CALL_TOOK]
+    return st[S.S_CALLS + i * S.CALL_W + S.CALL_TOOK]
 
 
 @kernel
 def call_gave(st, i):
     """Give-back of show ``i`` as a code over ids, or -1 if none or not known to this seat
     (only the giver and the receiver see it, R9)."""
-    a = st[S_CALLS + i * CALL_W + CALL_GAVE_A]
-    b = st[S_CALLS + i * CALL_W + CALL_GAVE_B]
+    a = st[S.S_CALLS + i * S.CALL_W + S.CALL_GAVE_A]
+    b = st[S.S_CALLS + i * S.CALL_W + S.CALL_GAVE_B]
     if a < 0 or b < 0:
         return np.int64(-1)
     return code2(a, b) if a <= b else code2(b, a)
@@ -376,38 +323,38 @@ def call_gave(st, i):
 @_reader
 def leader(st):
     """Seat that leads (led) the current trick."""
-    return st[S_LEADER]
+    return st[S.S_LEADER]
 
 
 @_reader
 def trick_pos(st):
     """Plays made so far in the current trick (0: the seat to act leads); the seat to act
     plays in position ``trick_pos``."""
-    return st[S_POS]
+    return st[S.S_POS]
 
 
 @_reader
 def trick_first(st, i):
     """First card (key) of play ``i`` (0 = the lead) of the current trick."""
-    return st[S_TRICK_A + i]
+    return st[S.S_TRICK_A + i]
 
 
 @_reader
 def trick_second(st, i):
     """Second card (key) of play ``i`` of the current trick, -1 for a single."""
-    return st[S_TRICK_B + i]
+    return st[S.S_TRICK_B + i]
 
 
 @_reader
 def trick_winner_pos(st):
     """Position of the play winning the current trick so far (R20, R21); needs a play."""
-    return trick_winner(st, S_TRICK_A, S_TRICK_B, st[S_POS])
+    return trick_winner(st, S.S_TRICK_A, S.S_TRICK_B, st[S.S_POS])
 
 
 @_reader
 def trick_points_now(st):
     """Points (R3) on the table in the current trick."""
-    return trick_points_of(st, S_TRICK_A, S_TRICK_B, st[S_POS], st[S_TRUMP])
+    return trick_points_of(st, S.S_TRICK_A, S.S_TRICK_B, st[S.S_POS], st[S.S_TRUMP])
 
 
 @_reader
@@ -415,17 +362,17 @@ def cards_left(st):
     """Cards in each hand when the current trick was led (every play of a trick has as many
     cards as its lead, so the hands hold the same number between tricks; 27 at the first
     lead)."""
-    return st[S_LEFT]
+    return st[S.S_LEFT]
 
 
 @kernel
 def winner_if(st, code, buf):
     """Position that would win the current trick so far if the seat to act played ``code``;
     uses ``buf[0:8]`` as scratch."""
-    n = st[S_POS]
+    n = st[S.S_POS]
     for i in range(n):
-        buf[i] = st[S_TRICK_A + i]
-        buf[4 + i] = st[S_TRICK_B + i]
+        buf[i] = st[S.S_TRICK_A + i]
+        buf[4 + i] = st[S.S_TRICK_B + i]
     buf[n] = code_first(code)
     buf[4 + n] = code_second(code)
     return trick_winner(buf, 0, 4, n + 1)
@@ -435,75 +382,75 @@ def winner_if(st, code, buf):
 @_reader
 def n_tricks(st):
     """Tricks completed so far."""
-    return st[S_NTRICKS]
+    return st[S.S_NTRICKS]
 
 
 @_reader
 def trick_leader(st, t):
     """Leader of completed trick ``t`` (0 = first)."""
-    return st[S_TRICKS + t * TRICK_W + TRICK_LEADER]
+    return st[S.S_TRICKS + t * S.TRICK_W + S.TRICK_LEADER]
 
 
 @_reader
 def trick_winner_seat(st, t):
     """Seat that won completed trick ``t``."""
-    return st[S_TRICKS + t * TRICK_W + TRICK_WINNER]
+    return st[S.S_TRICKS + t * S.TRICK_W + S.TRICK_WINNER]
 
 
 @_reader
 def trick_points(st, t):
     """Points (R3) in completed trick ``t``."""
-    return st[S_TRICKS + t * TRICK_W + TRICK_POINTS]
+    return st[S.S_TRICKS + t * S.TRICK_W + S.TRICK_POINTS]
 
 
 @_reader
 def trick_card_first(st, t, i):
     """First card (key) of play ``i`` (from the leader) of completed trick ``t``."""
-    return st[S_TRICKS + t * TRICK_W + TRICK_A + i]
+    return st[S.S_TRICKS + t * S.TRICK_W + S.TRICK_A + i]
 
 
 @_reader
 def trick_card_second(st, t, i):
     """Second card (key) of play ``i`` of completed trick ``t``, -1 for a single."""
-    return st[S_TRICKS + t * TRICK_W + TRICK_B + i]
+    return st[S.S_TRICKS + t * S.TRICK_W + S.TRICK_B + i]
 
 
 @_reader
 def played_once(u):
     """Mask of the keys played so far at least once (public)."""
-    return u[U_PLAYED_ONCE]
+    return u[S.U_PLAYED_ONCE]
 
 
 @_reader
 def played_twice(u):
     """Mask of the keys of which both copies have been played."""
-    return u[U_PLAYED_TWICE]
+    return u[S.U_PLAYED_TWICE]
 
 
 @_reader
 def voids(st, seat):
     """Bit ``g`` set once ``seat`` has shown it holds no card of group ``g`` (0–2 side suits,
     3 trumps; R18, R19)."""
-    return st[S_VOIDS + seat]
+    return st[S.S_VOIDS + seat]
 
 
 @_reader
 def attacker_points(st):
     """Points (R22) the attackers have won so far."""
-    return st[S_ATT_POINTS]
+    return st[S.S_ATT_POINTS]
 
 
 # --- cards ------------------------------------------------------------------------------------
 @kernel
 def card_of_key(st, k):
     """Card id of key ``k`` under this deal's trump (trick play only)."""
-    return ID_OF_KEY[st[S_TRUMP], k]
+    return ID_OF_KEY[st[S.S_TRUMP], k]
 
 
 @kernel
 def key_of_card(st, c):
     """Key of card id ``c`` under this deal's trump (trick play only)."""
-    return KEY_OF_ID[st[S_TRUMP], c]
+    return KEY_OF_ID[st[S.S_TRUMP], c]
 
 
 @kernel
@@ -521,7 +468,7 @@ def strength_of_key(k):
 @kernel
 def points_of_key(st, k):
     """Points (R3) of key ``k``: 5 for a five, 10 for a ten or a king, else 0."""
-    return POINTS_KEY[st[S_TRUMP], k]
+    return POINTS_KEY[st[S.S_TRUMP], k]
 
 
 @kernel
@@ -552,13 +499,13 @@ def lowest_bit(m):
 @kernel
 def random_u64(u, seat):
     """The next number of ``seat``'s own strategy stream (docs/engine.md), as uint64."""
-    return next_draw(u, STREAM_SEAT + seat)
+    return next_draw(u, S.STREAM_SEAT + seat)
 
 
 @kernel
 def random_below(u, seat, n):
     """A uniform index in 0 … n-1 from ``seat``'s own stream."""
-    return bounded(next_draw(u, STREAM_SEAT + seat), n)
+    return bounded(next_draw(u, S.STREAM_SEAT + seat), n)
 
 
 # --- what a plug-in is shown ------------------------------------------------------------------
@@ -567,33 +514,33 @@ def mask_into(st, u, seat, m_st, m_u):
     """Copy into ``m_st``, ``m_u`` what ``seat`` may know (R9) (``Observation.arrays``):
     the deck, the other hands (now and at the first lead), give-backs between others, the
     fixed cards of ``estimate`` and every random stream but the seat's own two are blanked."""
-    for i in range(S_DECK):
+    for i in range(S.S_DECK):
         m_st[i] = st[i]
-    for i in range(S_DECK, S_TRICKS):
+    for i in range(S.S_DECK, S.S_TRICKS):
         m_st[i] = -1
-    for i in range(S_TRICKS, S_FIX):
+    for i in range(S.S_TRICKS, S.S_FIX):
         m_st[i] = st[i]
-    for i in range(S_FIX, m_st.shape[0]):
+    for i in range(S.S_FIX, m_st.shape[0]):
         m_st[i] = -1
-    m_st[S_FIX_SEAT] = -1
-    m_st[S_FIX_N] = 0
-    for i in range(st[S_NCALLS]):
-        j = S_CALLS + i * CALL_W
-        if seat != st[j + CALL_SEAT] and seat != st[j + CALL_TOOK]:
-            m_st[j + CALL_GAVE_A] = -1
-            m_st[j + CALL_GAVE_B] = -1
+    m_st[S.S_FIX_SEAT] = -1
+    m_st[S.S_FIX_N] = 0
+    for i in range(st[S.S_NCALLS]):
+        j = S.S_CALLS + i * S.CALL_W
+        if seat != st[j + S.CALL_SEAT] and seat != st[j + S.CALL_TOOK]:
+            m_st[j + S.CALL_GAVE_A] = -1
+            m_st[j + S.CALL_GAVE_B] = -1
     for i in range(u.shape[0]):
         m_u[i] = u[i]
     for s in range(4):
         if s != seat:
-            m_u[U_ONCE + s] = ZERO
-            m_u[U_TWICE + s] = ZERO
-            m_u[U_FIRST_ONCE + s] = ZERO
-            m_u[U_FIRST_TWICE + s] = ZERO
-    for slot in range(N_STREAMS):
-        if slot != STREAM_SEAT + seat and slot != STREAM_SAMPLE + seat:
-            m_u[U_KEY + slot] = ZERO
-            m_u[U_CTR + slot] = ZERO
+            m_u[S.U_ONCE + s] = ZERO
+            m_u[S.U_TWICE + s] = ZERO
+            m_u[S.U_FIRST_ONCE + s] = ZERO
+            m_u[S.U_FIRST_TWICE + s] = ZERO
+    for slot in range(S.N_STREAMS):
+        if slot != S.STREAM_SEAT + seat and slot != S.STREAM_SAMPLE + seat:
+            m_u[S.U_KEY + slot] = ZERO
+            m_u[S.U_CTR + slot] = ZERO
 
 
 @kernel
@@ -603,36 +550,36 @@ def mask_update(st, u, seat, m_st, m_u, synced):
     (the deal loop's fast path). The call log cannot change once trick play has begun; what
     the kernel wrote into its own copy stays there until it is copied over (per seat, so no
     seat sees what another wrote)."""
-    for i in range(S_CALLS):
+    for i in range(S.S_CALLS):
         m_st[i] = st[i]
-    m_st[S_FIX_SEAT] = -1
-    m_st[S_FIX_N] = 0
-    t = st[S_NTRICKS]
+    m_st[S.S_FIX_SEAT] = -1
+    m_st[S.S_FIX_N] = 0
+    t = st[S.S_NTRICKS]
     if t == 0:
-        for i in range(st[S_NCALLS]):
-            j = S_CALLS + i * CALL_W
-            for k in range(CALL_W):
+        for i in range(st[S.S_NCALLS]):
+            j = S.S_CALLS + i * S.CALL_W
+            for k in range(S.CALL_W):
                 m_st[j + k] = st[j + k]
-            if seat != st[j + CALL_SEAT] and seat != st[j + CALL_TOOK]:
-                m_st[j + CALL_GAVE_A] = -1
-                m_st[j + CALL_GAVE_B] = -1
-    for i in range(S_TRICKS + synced[seat] * TRICK_W, S_TRICKS + t * TRICK_W):
+            if seat != st[j + S.CALL_SEAT] and seat != st[j + S.CALL_TOOK]:
+                m_st[j + S.CALL_GAVE_A] = -1
+                m_st[j + S.CALL_GAVE_B] = -1
+    for i in range(S.S_TRICKS + synced[seat] * S.TRICK_W, S.S_TRICKS + t * S.TRICK_W):
         m_st[i] = st[i]
     synced[seat] = t
-    m_u[U_ONCE + seat] = u[U_ONCE + seat]
-    m_u[U_TWICE + seat] = u[U_TWICE + seat]
-    m_u[U_KEY + STREAM_SEAT + seat] = u[U_KEY + STREAM_SEAT + seat]
-    m_u[U_KEY + STREAM_SAMPLE + seat] = u[U_KEY + STREAM_SAMPLE + seat]
-    m_u[U_CTR + STREAM_SEAT + seat] = u[U_CTR + STREAM_SEAT + seat]
-    m_u[U_CTR + STREAM_SAMPLE + seat] = u[U_CTR + STREAM_SAMPLE + seat]
-    m_u[U_FIRST_ONCE + seat] = u[U_FIRST_ONCE + seat]
-    m_u[U_FIRST_TWICE + seat] = u[U_FIRST_TWICE + seat]
-    m_u[U_PLAYED_ONCE] = u[U_PLAYED_ONCE]
-    m_u[U_PLAYED_TWICE] = u[U_PLAYED_TWICE]
+    m_u[S.U_ONCE + seat] = u[S.U_ONCE + seat]
+    m_u[S.U_TWICE + seat] = u[S.U_TWICE + seat]
+    m_u[S.U_KEY + S.STREAM_SEAT + seat] = u[S.U_KEY + S.STREAM_SEAT + seat]
+    m_u[S.U_KEY + S.STREAM_SAMPLE + seat] = u[S.U_KEY + S.STREAM_SAMPLE + seat]
+    m_u[S.U_CTR + S.STREAM_SEAT + seat] = u[S.U_CTR + S.STREAM_SEAT + seat]
+    m_u[S.U_CTR + S.STREAM_SAMPLE + seat] = u[S.U_CTR + S.STREAM_SAMPLE + seat]
+    m_u[S.U_FIRST_ONCE + seat] = u[S.U_FIRST_ONCE + seat]
+    m_u[S.U_FIRST_TWICE + seat] = u[S.U_FIRST_TWICE + seat]
+    m_u[S.U_PLAYED_ONCE] = u[S.U_PLAYED_ONCE]
+    m_u[S.U_PLAYED_TWICE] = u[S.U_PLAYED_TWICE]
 
 
 @kernel
 def unmask_streams(u, m_u, seat):
     """Carry the seat's own stream counters back from the masked copy (its draws count)."""
-    u[U_CTR + STREAM_SEAT + seat] = m_u[U_CTR + STREAM_SEAT + seat]
-    u[U_CTR + STREAM_SAMPLE + seat] = m_u[U_CTR + STREAM_SAMPLE + seat]
+    u[S.U_CTR + S.STREAM_SEAT + seat] = m_u[S.U_CTR + S.STREAM_SEAT + seat]
+    u[S.U_CTR + S.STREAM_SAMPLE + seat] = m_u[S.U_CTR + S.STREAM_SAMPLE + seat]

@@ -24,25 +24,11 @@ from __future__ import annotations
 import numpy as np
 
 import sim.view as view
-from sim.core.engine import (
-    CALL,
-    DONE,
-    GIVEBACK,
-    PLAY,
-    S_CALLS,
-    S_SETTLE,
-    ST_SIZE,
-    STREAM_CARDS,
-    STREAM_SAMPLE,
-    U_CTR,
-    U_KEY,
-    U_SIZE,
-    apply_code,
-    apply_play,
-    next_draw,
-)
+from sim.core import state as S
+from sim.core.engine import apply_code, apply_play
 from sim.core.jit import kernel
 from sim.core.movegen import code_first, code_second
+from sim.core.state import next_draw
 from strategies.expert import (
     R_SAMPLER,
     R_ST,
@@ -63,14 +49,14 @@ from strategies.search import POLICY_RANDOM, copy_into, reseed_rollouts, rollout
 def continue_deal(st, u, rules, policy, eps, params, buf):
     """Play the deal in ``(st, u)`` to its end: greedy calls and give-backs (random ones for
     the random policy), then trick play by ``rollout``."""
-    while view.phase(st) == CALL or view.phase(st) == GIVEBACK:
+    while view.phase(st) == S.CALL or view.phase(st) == S.GIVEBACK:
         s = view.to_act(st)
         if policy == POLICY_RANDOM:
             c = random_decide(st, u, s, 0.25, buf)
         else:
             c = greedy_decide(st, u, rules, s, params, np.int64(ROLLOUT_ROW), buf)
         apply_code(st, u, rules, c)
-    if view.phase(st) == PLAY:
+    if view.phase(st) == S.PLAY:
         rollout(st, u, rules, policy, eps, params, buf)
 
 
@@ -79,36 +65,36 @@ def evaluate_choices(st, u, rules, seat, params, buf, fws, uws, cands, n, worlds
                      truth, out):
     """``out[w, i]``: ``seat``'s settlement after choice ``cands[i]`` in world ``w`` (module
     docstring); ``-1`` is a pass at a show decision. Returns the worlds written."""
-    calling = view.phase(st) != PLAY
-    wu = uws[U_WORLD:U_WORLD + U_SIZE]
-    ru = uws[U_ROLL:U_ROLL + U_SIZE]
-    wst = buf[R_WST:R_WST + ST_SIZE]
-    rst = buf[R_ST:R_ST + ST_SIZE]
+    calling = view.phase(st) != S.PLAY
+    wu = uws[U_WORLD:U_WORLD + S.U_SIZE]
+    ru = uws[U_ROLL:U_ROLL + S.U_SIZE]
+    wst = buf[R_WST:R_WST + S.ST_SIZE]
+    rst = buf[R_ST:R_ST + S.ST_SIZE]
     fbase = fws.shape[0] - FLOAT_REGION
     if not calling and not truth:
         prepare_any(st, u, seat, buf, R_SAMPLER, fws, fbase)
     for w in range(worlds):
         if truth:
-            copy_into(wu, u, U_SIZE)
+            copy_into(wu, u, S.U_SIZE)
             reseed_rollouts(u, wu, seat)
             if calling:
-                copy_into(wst, st, ST_SIZE)
-                wu[U_KEY + STREAM_CARDS] = next_draw(u, STREAM_SAMPLE + seat)  # redeals
-                wu[U_CTR + STREAM_CARDS] = 0
+                copy_into(wst, st, S.ST_SIZE)
+                wu[S.U_KEY + S.STREAM_CARDS] = next_draw(u, S.STREAM_SAMPLE + seat)  # redeals
+                wu[S.U_CTR + S.STREAM_CARDS] = 0
         elif calling:
             sample_calling_world(st, u, seat, wst, wu, buf)
         else:
             trick_world(st, u, seat, wu, buf, fws)
         for i in range(n):
             c = cands[i]
-            copy_into(ru, wu, U_SIZE)
+            copy_into(ru, wu, S.U_SIZE)
             if calling:
-                copy_into(rst, wst, ST_SIZE)
+                copy_into(rst, wst, S.ST_SIZE)
                 apply_code(rst, ru, rules, c)
             else:
-                copy_into(rst, st, S_CALLS)  # a rollout needs only the scalars and the trick
+                copy_into(rst, st, S.S_CALLS)  # a rollout needs only the scalars and the trick
                 apply_play(rst, ru, rules, code_first(c), code_second(c))
             continue_deal(rst, ru, rules, policy, eps, params, buf)
-            out[w, i] = rst[S_SETTLE + seat] if view.phase(rst) == DONE else 0.0
+            out[w, i] = rst[S.S_SETTLE + seat] if view.phase(rst) == S.DONE else 0.0
     return worlds
 

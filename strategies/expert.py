@@ -40,41 +40,13 @@ import numpy as np
 
 import sim.view as view
 from sim.cards import BIT, KEY_OF_ID, POINTS_ID, STRENGTH
-from sim.core.engine import (
-    CALL,
-    CALL_GAVE_A,
-    CALL_GAVE_B,
-    CALL_SEAT,
-    CALL_TOOK,
-    CALL_W,
-    DONE,
-    GIVEBACK,
-    PLAY,
-    S_CALLS,
-    S_DECK,
-    S_FIX_SEAT,
-    S_GIVE_TO,
-    S_VOIDS,
-    ST_SIZE,
-    STREAM_CARDS,
-    STREAM_SAMPLE,
-    U_CTR,
-    U_KEY,
-    U_ONCE,
-    U_PLAYED_ONCE,
-    U_PLAYED_TWICE,
-    U_SIZE,
-    U_TWICE,
-    add_card,
-    apply_code,
-    apply_play,
-    legal,
-    next_draw,
-)
+from sim.core import state as S
+from sim.core.engine import apply_code, apply_play, legal
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import MAX_CHOICES, code_first, code_second, make_code
 from sim.core.rng import bounded
+from sim.core.state import add_card, next_draw
 from sim.core.step import first_lead
 from strategies.base import param
 from strategies.greedy import GREEDY_CALL_FIELDS, greedy_decide, greedy_show
@@ -145,12 +117,12 @@ P_ROLLOUT_EPS = _P["P_ROLLOUT_EPS"]
 BUF_FIELDS = (
     ("R_CHOICES", MAX_CHOICES),  # legal() lists the choices here
     ("R_CAND", MAX_CHOICES),  # the candidates searched
-    ("R_ST", ST_SIZE),  # the rollout state
+    ("R_ST", S.ST_SIZE),  # the rollout state
     ("R_SAMPLER", REGION),  # strategies.sampler's region
     ("R_POOL", 108),  # calling worlds: the unseen cards (108 at most)
     ("R_CNT", 54),  # ... and their counts
     ("R_NEED", 4),  # 4 seats: hidden cards still to place
-    ("R_WST", ST_SIZE),  # a calling world's state (the rollout state is copied from it)
+    ("R_WST", S.ST_SIZE),  # a calling world's state (the rollout state is copied from it)
 )
 _R, BUF_END = layout(BUF_FIELDS)
 R_CAND = _R["R_CAND"]
@@ -192,9 +164,9 @@ def sample_calling_world(st, u, seat, wst, wu, buf):
     the table is with its shower and ``seat``'s own give-backs are with their receivers (R9:
     public shows, private give-backs). Other moves of earlier shown pairs are not tracked
     (those copies are drawn like any unseen card). Writes the deal into ``wst``/``wu``."""
-    copy_into(wst, st, ST_SIZE)
-    copy_into(wu, u, U_SIZE)
-    wst[S_FIX_SEAT] = -1  # a redeal in the world is an ordinary shuffle
+    copy_into(wst, st, S.ST_SIZE)
+    copy_into(wu, u, S.U_SIZE)
+    wst[S.S_FIX_SEAT] = -1  # a redeal in the world is an ordinary shuffle
     r = view.dealing_round(st)
     o = view.hand_once(u, seat)
     w = view.hand_twice(u, seat)
@@ -205,10 +177,10 @@ def sample_calling_world(st, u, seat, wst, wu, buf):
     for s in range(4):
         need[s] = 0 if s == seat else r
         if s != seat:
-            wu[U_ONCE + s] = 0
-            wu[U_TWICE + s] = 0
-    if view.phase(st) == GIVEBACK:
-        need[st[S_GIVE_TO]] -= 2  # its shown pair is in the overrider's (seat's) hand now
+            wu[S.U_ONCE + s] = 0
+            wu[S.U_TWICE + s] = 0
+    if view.phase(st) == S.GIVEBACK:
+        need[st[S.S_GIVE_TO]] -= 2  # its shown pair is in the overrider's (seat's) hand now
     h = view.shown_by(st)
     cur = view.shown_card(st)
     if h >= 0 and h != seat and cnt[cur] == 2 and need[h] >= 2:
@@ -217,10 +189,10 @@ def sample_calling_world(st, u, seat, wst, wu, buf):
         add_card(wu, h, cur)
         add_card(wu, h, cur)
     for i in range(view.n_calls(st)):  # what seat gave back is with the seat it gave to
-        j = S_CALLS + i * CALL_W
-        y = st[j + CALL_TOOK]
-        if st[j + CALL_SEAT] == seat and y >= 0 and y != seat:
-            for k in (st[j + CALL_GAVE_A], st[j + CALL_GAVE_B]):
+        j = S.S_CALLS + i * S.CALL_W
+        y = st[j + S.CALL_TOOK]
+        if st[j + S.CALL_SEAT] == seat and y >= 0 and y != seat:
+            for k in (st[j + S.CALL_GAVE_A], st[j + S.CALL_GAVE_B]):
                 if k >= 0 and cnt[k] > 0 and need[y] > 0:
                     cnt[k] -= 1
                     need[y] -= 1
@@ -231,7 +203,7 @@ def sample_calling_world(st, u, seat, wst, wu, buf):
             buf[R_POOL + n] = c
             n += 1
     for i in range(n - 1, 0, -1):  # Fisher-Yates with the seat's sampling stream
-        j = bounded(next_draw(u, STREAM_SAMPLE + seat), i + 1)
+        j = bounded(next_draw(u, S.STREAM_SAMPLE + seat), i + 1)
         t = buf[R_POOL + i]
         buf[R_POOL + i] = buf[R_POOL + j]
         buf[R_POOL + j] = t
@@ -242,11 +214,11 @@ def sample_calling_world(st, u, seat, wst, wu, buf):
                 add_card(wu, s, buf[R_POOL + p])
                 p += 1
     for i in range(4 * r, 108):  # the cards not dealt yet
-        wst[S_DECK + i] = buf[R_POOL + p] if p < n else 0
+        wst[S.S_DECK + i] = buf[R_POOL + p] if p < n else 0
         p += 1
     reseed_rollouts(u, wu, seat)
-    wu[U_KEY + STREAM_CARDS] = next_draw(u, STREAM_SAMPLE + seat)  # redeals in the world
-    wu[U_CTR + STREAM_CARDS] = 0
+    wu[S.U_KEY + S.STREAM_CARDS] = next_draw(u, S.STREAM_SAMPLE + seat)  # redeals in the world
+    wu[S.U_CTR + S.STREAM_CARDS] = 0
 
 
 @kernel
@@ -254,12 +226,12 @@ def finish_from_calling(st, u, rules, seat, params, buf):
     """Play a world from the calling phase to its end: greedy calling for everybody (the
     seat itself with its own calling parameters), then trick play by the rollout policy
     (``P_ROLLOUT``)."""
-    while view.phase(st) == CALL or view.phase(st) == GIVEBACK:
+    while view.phase(st) == S.CALL or view.phase(st) == S.GIVEBACK:
         s = view.to_act(st)
         c = greedy_decide(st, u, rules, s, params, seat if s == seat else np.int64(ROLLOUT_ROW),
                           buf)
         apply_code(st, u, rules, c)
-    if view.phase(st) == PLAY:
+    if view.phase(st) == S.PLAY:
         rollout(st, u, rules, np.int64(params[seat, P_ROLLOUT]),
                 params[seat, P_ROLLOUT_EPS], params, buf)
 
@@ -272,10 +244,10 @@ def play_loglik(st, u, rules, seat, params, buf, uws, wu):
     play uniformly (eps-smoothed greedy, ``P_EPSILON``): the deal is replayed from the first
     lead with the world's hands."""
     eps = params[seat, P_EPSILON]
-    rst = buf[R_ST:R_ST + ST_SIZE]
-    copy_into(rst, st, S_CALLS)  # the replay writes its own trick records
-    hu = uws[U_ROLL:U_ROLL + U_SIZE]
-    copy_into(hu, wu, U_SIZE)
+    rst = buf[R_ST:R_ST + S.ST_SIZE]
+    copy_into(rst, st, S.S_CALLS)  # the replay writes its own trick records
+    hu = uws[U_ROLL:U_ROLL + S.U_SIZE]
+    copy_into(hu, wu, S.U_SIZE)
     nt = view.n_tricks(st)
     for t in range(nt + 1):  # hands at the first lead: now + what each seat played
         leader = leader_of(st, t)
@@ -285,11 +257,11 @@ def play_loglik(st, u, rules, seat, params, buf, uws, wu):
             for c in (a, b):
                 if c >= 0:
                     add_card(hu, s, c)
-    hu[U_PLAYED_ONCE] = 0
-    hu[U_PLAYED_TWICE] = 0
+    hu[S.U_PLAYED_ONCE] = 0
+    hu[S.U_PLAYED_TWICE] = 0
     first_lead(rst, view.caller(st))
     for s in range(4):
-        rst[S_VOIDS + s] = 0
+        rst[S.S_VOIDS + s] = 0
     ll = 0.0
     for t in range(nt + 1):
         for p in range(plays_in(st, t)):
@@ -317,10 +289,10 @@ def _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, samples):
     k = min(np.int64(params[seat, P_INFER_WORLDS] * samples), np.int64(MAX_POOL - samples))
     k = max(k, np.int64(1))
     src = U_POOL + 8 * samples
-    wu = uws[U_WORLD:U_WORLD + U_SIZE]
+    wu = uws[U_WORLD:U_WORLD + S.U_SIZE]
     top = -math.inf
     for i in range(k):
-        copy_into(wu, u, U_SIZE)
+        copy_into(wu, u, S.U_SIZE)
         draw_consistent(st, u, seat, wu, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
         for s in range(4):
             uws[src + 8 * i + s] = view.hand_once(wu, s)
@@ -332,7 +304,7 @@ def _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, samples):
     for i in range(k):
         fws[F_W + i] = math.exp(fws[F_W + i] - top)
         total += fws[F_W + i]
-    start = (next_draw(u, STREAM_SAMPLE + seat) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    start = (next_draw(u, S.STREAM_SAMPLE + seat) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
     acc = 0.0
     out = 0
     for i in range(k):
@@ -350,7 +322,7 @@ def _inferred_worlds(st, u, rules, seat, params, buf, fws, uws, samples):
 # --- the discipline ---------------------------------------------------------------------------
 @kernel
 def trick_world(st, u, seat, wu, buf, fws):
-    copy_into(wu, u, U_SIZE)
+    copy_into(wu, u, S.U_SIZE)
     draw_consistent(st, u, seat, wu, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
     reseed_rollouts(u, wu, seat)
 
@@ -359,35 +331,35 @@ def trick_world(st, u, seat, wu, buf, fws):
 def _value_of(st, u, rules, seat, params, buf, fws, uws, code, calling):
     """Value for ``seat`` of playing ``code`` in the world held in ``uws[U_WORLD]`` (trick
     play) or ``buf[R_ST]``/``uws[U_WORLD]`` as a full calling-phase state (``calling``)."""
-    wu = uws[U_WORLD:U_WORLD + U_SIZE]
-    ru = uws[U_ROLL:U_ROLL + U_SIZE]
-    rst = buf[R_ST:R_ST + ST_SIZE]
-    copy_into(ru, wu, U_SIZE)
+    wu = uws[U_WORLD:U_WORLD + S.U_SIZE]
+    ru = uws[U_ROLL:U_ROLL + S.U_SIZE]
+    rst = buf[R_ST:R_ST + S.ST_SIZE]
+    copy_into(ru, wu, S.U_SIZE)
     if calling:
-        wst = buf[R_WST:R_WST + ST_SIZE]
-        copy_into(rst, wst, ST_SIZE)
+        wst = buf[R_WST:R_WST + S.ST_SIZE]
+        copy_into(rst, wst, S.ST_SIZE)
         apply_code(rst, ru, rules, code)
         finish_from_calling(rst, ru, rules, seat, params, buf)
     else:
-        copy_into(rst, st, S_CALLS)  # trick rollouts need only the scalars and the trick
+        copy_into(rst, st, S.S_CALLS)  # trick rollouts need only the scalars and the trick
         apply_play(rst, ru, rules, code_first(code), code_second(code))
         rollout(rst, ru, rules, np.int64(params[seat, P_ROLLOUT]),
                 params[seat, P_ROLLOUT_EPS], params, buf)
-    if view.phase(rst) != DONE:
+    if view.phase(rst) != S.DONE:
         return 0.0
     return deal_value(rst, seat)
 
 
 @kernel
 def _new_world(st, u, seat, buf, fws, uws, calling, infer, idx):
-    wu = uws[U_WORLD:U_WORLD + U_SIZE]
+    wu = uws[U_WORLD:U_WORLD + S.U_SIZE]
     if calling:
-        sample_calling_world(st, u, seat, buf[R_WST:R_WST + ST_SIZE], wu, buf)
+        sample_calling_world(st, u, seat, buf[R_WST:R_WST + S.ST_SIZE], wu, buf)
     elif infer:  # world ``idx`` of the resampled pool
-        copy_into(wu, u, U_SIZE)
+        copy_into(wu, u, S.U_SIZE)
         for s in range(4):
-            wu[U_ONCE + s] = uws[U_POOL + 8 * idx + s]
-            wu[U_TWICE + s] = uws[U_POOL + 8 * idx + 4 + s]
+            wu[S.U_ONCE + s] = uws[U_POOL + 8 * idx + s]
+            wu[S.U_TWICE + s] = uws[U_POOL + 8 * idx + 4 + s]
         reseed_rollouts(u, wu, seat)
     else:
         trick_world(st, u, seat, wu, buf, fws)
@@ -509,7 +481,7 @@ def _giveback_candidates(st, u, seat, k, buf):
 def expert_decide(st, u, rules, seat, params, buf, fws, uws):
     """The expert's choice code (module docstring)."""
     ph = view.phase(st)
-    if ph == CALL:
+    if ph == S.CALL:
         default = greedy_show(st, u, seat, params, seat)
         cs = np.int64(params[seat, P_CALL_SAMPLES])
         n = legal(st, u, buf)
@@ -520,7 +492,7 @@ def expert_decide(st, u, rules, seat, params, buf, fws, uws):
             buf[R_CAND + 1 + i] = buf[i]
         return disciplined_choice(st, u, rules, seat, params, buf, fws, uws,
                                   min(n, MAX_OPTIONS - 1) + 1, default, cs, np.int64(1))
-    if ph == GIVEBACK:
+    if ph == S.GIVEBACK:
         default = greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf)
         k = np.int64(params[seat, P_GIVEBACK_K])
         cs = np.int64(params[seat, P_CALL_SAMPLES])

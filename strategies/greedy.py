@@ -44,11 +44,8 @@ from sim.cards import (
     TRUMP_GROUP,
     TRUMP_IDS,
 )
+from sim.core import state as S
 from sim.core.bits import ZERO, clear_lsb, lsb, msb, popcount
-from sim.core.engine import (
-    CALL,
-    GIVEBACK,
-)
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import (
@@ -409,9 +406,9 @@ def greedy_decide(st, u, rules, seat, params, prow, buf):
     """The greedy choice code for ``seat`` (module docstring), with the parameters in row
     ``prow`` of ``params``."""
     ph = view.phase(st)
-    if ph == CALL:
+    if ph == S.CALL:
         return greedy_show(st, u, seat, params, prow)
-    if ph == GIVEBACK:
+    if ph == S.GIVEBACK:
         return greedy_giveback(st, u, seat)
     if view.trick_pos(st) == 0:
         return greedy_lead(st, u, seat, params, prow)

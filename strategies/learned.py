@@ -51,12 +51,9 @@ from sim.cards import (
     STRENGTH,
     TRUMP_GROUP,
 )
+from sim.core import state as S
 from sim.core.bits import popcount
-from sim.core.engine import (
-    CALL,
-    GIVEBACK,
-    legal,
-)
+from sim.core.engine import legal
 from sim.core.files import decode_json, open_received
 from sim.core.jit import kernel
 from sim.core.layout import layout
@@ -555,9 +552,9 @@ def learned_play(st, u, rules, seat, params, buf, fws):
 def learned_decide(st, u, rules, seat, params, buf, fws, uws):
     """The learned player's choice code (module docstring)."""
     ph = view.phase(st)
-    if ph == CALL:
+    if ph == S.CALL:
         return greedy_show(st, u, seat, params, seat)
-    if ph == GIVEBACK:
+    if ph == S.GIVEBACK:
         return greedy_giveback(st, u, seat)
     return learned_play(st, u, rules, seat, params, buf, fws)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.core.engine import STREAM_SAMPLE, STREAM_SEAT
+from sim.core import state as S
 from sim.errors import ConfigError, StrategyError
 from strategies.kinds import INT_SCRATCH, PLUGIN_SCRATCH
 
@@ -165,26 +165,26 @@ def choose_with_kernel(strategy: Any, obs: Any, legal_choices: list) -> Any:
     own copies of the rules and parameters, exactly as the generated deal loops call it."""
     from numba.core.errors import NumbaError
 
-    from sim.core.engine import CALL, S_DECK, S_PHASE, ST_SIZE, U_CTR, U_KEY, U_SIZE, legal
+    from sim.core.engine import legal
     from sim.view import is_legal, mask_into, unmask_streams
     from strategies.params import param_table
 
     cache = getattr(strategy, "_plugin_cache", None)
     if cache is None:
-        m_st = np.zeros(ST_SIZE, dtype=np.int64)
-        m_st[S_DECK:] = -1  # the deck and fixed cards: never shown
+        m_st = np.zeros(S.ST_SIZE, dtype=np.int64)
+        m_st[S.S_DECK:] = -1  # the deck and fixed cards: never shown
         cache = strategy._plugin_cache = (
             fresh_kernel(plugin_kernel(type(strategy))), np.zeros(INT_SCRATCH, dtype=np.int64),
             param_table([checked_params(strategy)] * 4), m_st,
-            np.zeros(U_SIZE, dtype=np.uint64), np.zeros(PLUGIN_SCRATCH, dtype=np.int64))
+            np.zeros(S.U_SIZE, dtype=np.uint64), np.zeros(PLUGIN_SCRATCH, dtype=np.int64))
     k, buf, params, m_st, m_u, pbuf = cache
     st, u = (a.copy() for a in obs.arrays())
     s = obs.seat
     streams = getattr(strategy, "_streams", None)
     if streams is not None:
-        for slot, (key, ctr) in zip((STREAM_SEAT + s, STREAM_SAMPLE + s), streams):
-            u[U_KEY + slot] = key
-            u[U_CTR + slot] = ctr
+        for slot, (key, ctr) in zip((S.STREAM_SEAT + s, S.STREAM_SAMPLE + s), streams):
+            u[S.U_KEY + slot] = key
+            u[S.U_CTR + slot] = ctr
     seed, deal = getattr(strategy, "_deal_id", (0, 0))
     mask_into(st, u, s, m_st, m_u)
     try:
@@ -197,11 +197,11 @@ def choose_with_kernel(strategy: Any, obs: Any, legal_choices: list) -> Any:
     if not is_legal(st, u, code):
         raise kernel_error(strategy.spec(), s, int(seed), int(deal), code=code)
     if streams is not None:
-        for i, slot in enumerate((STREAM_SEAT + s, STREAM_SAMPLE + s)):
-            streams[i][1] = int(u[U_CTR + slot])
+        for i, slot in enumerate((S.STREAM_SEAT + s, S.STREAM_SAMPLE + s)):
+            streams[i][1] = int(u[S.U_CTR + slot])
     m_st_, m_u_ = obs.arrays()
     n = legal(m_st_, m_u_, buf)
     codes = buf[:n].tolist()
-    if m_st_[S_PHASE] == CALL:
+    if m_st_[S.S_PHASE] == S.CALL:
         return None if code < 0 else legal_choices[1 + codes.index(code)]
     return legal_choices[codes.index(code)]

@@ -9,22 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 import sim.view as view
+from sim.core import state as S
 from sim.core.bits import popcount, select
-from sim.core.engine import (
-    CALL,
-    GIVEBACK,
-    PLAY,
-    STREAM_SEAT,
-    giveback_set,
-    legal,
-    next_draw,
-    play_set,
-)
+from sim.core.engine import giveback_set, legal, play_set
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import set_count, show_mask
 from sim.core.movegen import set_kth_inline as set_kth
 from sim.core.rng import STREAM_SEAT0, Stream, bounded
+from sim.core.state import next_draw
 from strategies.base import Strategy, param
 from strategies.kinds import KIND_RANDOM
 from strategies.params import param_row
@@ -43,23 +36,23 @@ def random_giveback(st, u, seat):
     counted and indexed like the plays (no list). The compiled deal loops call it alone for
     a random seat's give-back, so a loop of greedy and random seats needs no dispatch."""
     mode, m1, m2 = giveback_set(st, u, seat)
-    return set_kth(mode, m1, m2, bounded(next_draw(u, STREAM_SEAT + seat),
+    return set_kth(mode, m1, m2, bounded(next_draw(u, S.STREAM_SEAT + seat),
                                          set_count(mode, m1, m2)))
 
 
 @kernel
 def random_decide(st, u, seat, show_prob, buf):
     """Choice code for ``seat``: at a show decision pass (-1) or a random show, else uniform."""
-    stream = STREAM_SEAT + seat
-    if view.phase(st) == PLAY:  # count and index the legal set, no list needed
+    stream = S.STREAM_SEAT + seat
+    if view.phase(st) == S.PLAY:  # count and index the legal set, no list needed
         mode, m1, m2 = play_set(st, u, seat)
         n = set_count(mode, m1, m2)
         if n == 1:
             return set_kth(mode, m1, m2, 0)
         return set_kth(mode, m1, m2, bounded(next_draw(u, stream), n))
-    if view.phase(st) == GIVEBACK:
+    if view.phase(st) == S.GIVEBACK:
         return random_giveback(st, u, seat)
-    if view.phase(st) == CALL:  # the showable ids, lowest first as legal() lists them (R6)
+    if view.phase(st) == S.CALL:  # the showable ids, lowest first as legal() lists them (R6)
         m = show_mask(view.hand_once(u, seat), view.hand_twice(u, seat), view.shown_card(st))
         r = next_draw(u, stream)
         if (r >> _S32) < np.uint64(show_prob * 4294967296.0):

@@ -39,29 +39,12 @@ import numpy as np
 
 import sim.view as view
 from sim.cards import BIT, GROUP, KEY_OF_ID, STRENGTH
+from sim.core import state as S
 from sim.core.bits import ZERO
-from sim.core.engine import (
-    CALL_CARD,
-    CALL_GAVE_A,
-    CALL_GAVE_B,
-    CALL_SEAT,
-    CALL_TOOK,
-    CALL_W,
-    S_CALLS,
-    S_TRICKS,
-    S_TRUMP,
-    STREAM_SAMPLE,
-    TRICK_A,
-    TRICK_B,
-    TRICK_W,
-    U_ONCE,
-    U_TWICE,
-    add_card,
-    next_draw,
-)
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import M_ANY2, M_CHOOSE2, M_LEAD, M_PAIRS, M_SINGLES, M_WITH, legal_set
+from sim.core.state import add_card, next_draw
 
 MAX_TRIES = 50
 MAX_ENTRIES = 64
@@ -146,13 +129,13 @@ def track_calls(st, seat, w, base):
     n = 0
     me = 1 << seat
     for i in range(view.n_calls(st)):
-        j = S_CALLS + i * CALL_W
-        x = st[j + CALL_SEAT]
-        pair = st[j + CALL_CARD]
-        y = st[j + CALL_TOOK]
+        j = S.S_CALLS + i * S.CALL_W
+        x = st[j + S.CALL_SEAT]
+        pair = st[j + S.CALL_CARD]
+        y = st[j + S.CALL_TOOK]
         bx = 1 << x
         if y >= 0:  # the previous pair moves from y to x (R8)
-            prev = st[j - CALL_W + CALL_CARD]
+            prev = st[j - S.CALL_W + S.CALL_CARD]
             for k in range(n):
                 if w[base + E_CARD + k] == prev:
                     w[base + E_MASK + k] = bx
@@ -169,7 +152,7 @@ def track_calls(st, seat, w, base):
         if y >= 0:
             by = 1 << y
             if (me & (bx | by)) != 0:  # this seat gave or received: it knows the cards (R9)
-                for g in (st[j + CALL_GAVE_A], st[j + CALL_GAVE_B]):
+                for g in (st[j + S.CALL_GAVE_A], st[j + S.CALL_GAVE_B]):
                     k = _find(w, base, n, g, bx, 0)
                     if k >= 0:
                         w[base + E_MASK + k] = by
@@ -207,8 +190,8 @@ def play_at(st, t, p):
     ``t == S_NTRICKS``)."""
     if t == view.n_tricks(st):
         return view.trick_first(st, p), view.trick_second(st, p)
-    j = S_TRICKS + t * TRICK_W
-    return st[j + TRICK_A + p], st[j + TRICK_B + p]
+    j = S.S_TRICKS + t * S.TRICK_W
+    return st[j + S.TRICK_A + p], st[j + S.TRICK_B + p]
 
 
 @kernel
@@ -455,8 +438,8 @@ def draw(st, u, seat, wu, w, base, fw, fbase):
     others0 = (seat + 1) % 4
     for s in range(4):
         if s != seat:
-            wu[U_ONCE + s] = ZERO
-            wu[U_TWICE + s] = ZERO
+            wu[S.U_ONCE + s] = ZERO
+            wu[S.U_TWICE + s] = ZERO
     nt = w[base + NTYPES]
     n0 = w[base + SIZES]
     n1 = w[base + SIZES + 1]
@@ -467,7 +450,7 @@ def draw(st, u, seat, wu, w, base, fw, fbase):
     y = 0
     for t in range(nt):
         here = bt[t * layer + x * sx + y]
-        r = ((next_draw(u, STREAM_SAMPLE + seat) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+        r = ((next_draw(u, S.STREAM_SAMPLE + seat) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
              * here)
         c = np.int64(_options(w, base, t, x, y, n0, n1, bt, (t + 1) * layer, sx, r))
         if c < 0:  # rounding at the top of the range: take the last placement
@@ -517,13 +500,12 @@ def sample_hands(obs, n: int, key: int = 12345) -> list[list[list[str]]]:
     the sampling stream.
     """
     from sim.cards import CARD_NAMES, ID_OF_KEY
-    from sim.core.engine import U_CTR, U_KEY
 
     st, u = (a.copy() for a in obs.arrays())
     seat = obs.seat
-    u[U_KEY + STREAM_SAMPLE + seat] = np.uint64(key)
-    u[U_CTR + STREAM_SAMPLE + seat] = np.uint64(0)
-    ids = ID_OF_KEY[int(st[S_TRUMP])]  # plain Python here: raw reads, no kernel calls
+    u[S.U_KEY + S.STREAM_SAMPLE + seat] = np.uint64(key)
+    u[S.U_CTR + S.STREAM_SAMPLE + seat] = np.uint64(0)
+    ids = ID_OF_KEY[int(st[S.S_TRUMP])]  # plain Python here: raw reads, no kernel calls
     w = np.zeros(REGION, dtype=np.int64)
     fw = np.zeros(FLOAT_REGION, dtype=np.float64)
     prepare_any(st, u, seat, w, 0, fw, 0)
@@ -533,7 +515,7 @@ def sample_hands(obs, n: int, key: int = 12345) -> list[list[list[str]]]:
         draw_consistent(st, u, seat, wu, w, 0, fw, 0)
         hands = []
         for s in range(4):
-            once, twice = int(wu[U_ONCE + s]), int(wu[U_TWICE + s])
+            once, twice = int(wu[S.U_ONCE + s]), int(wu[S.U_TWICE + s])
             h = []
             for b in range(54):
                 if once >> b & 1:

@@ -26,12 +26,7 @@ import numpy as np
 
 import sim.view as view
 from sim.cards import KEY_OF_ID, SUITS, parse_card
-from sim.core.engine import (
-    CALL,
-    GIVEBACK,
-    MAX_CALLS,
-    S_DECISIONS,
-)
+from sim.core import state as S
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import make_code
@@ -65,7 +60,7 @@ SCRIPT_FIELDS = (
     ("B_NPLAYS", 1),
     ("B_NEXT_PLAY", 1),  # plays taken so far
     ("B_NLOG", 1),  # decisions made (logged while < MAX_LOG)
-    ("B_CALLS", MAX_CALLS * SCRIPT_CALL_W),
+    ("B_CALLS", S.MAX_CALLS * SCRIPT_CALL_W),
     ("B_PLAYS", MAX_PLAYS),
     ("B_LOG", MAX_LOG * LOG_W),
 )
@@ -90,14 +85,14 @@ def script_decide(st, seat, buf):
     which ``read_log``'s caller detects."""
     ph = view.phase(st)
     code = np.int64(-1)
-    if ph == CALL:
+    if ph == S.CALL:
         i = buf[B_NEXT_CALL]
         j = B_CALLS + i * SCRIPT_CALL_W
         if (i < buf[B_NCALLS] and view.redeals(st) == buf[B_REDEALS]
                 and buf[j + SC_ROUND] == view.dealing_round(st) and buf[j + SC_SEAT] == seat):
             code = buf[j + SC_CARD]
             buf[B_NEXT_CALL] = i + 1
-    elif ph == GIVEBACK:
+    elif ph == S.GIVEBACK:
         i = buf[B_NEXT_CALL] - 1
         if i >= 0:
             code = buf[B_CALLS + i * SCRIPT_CALL_W + SC_GAVE]
@@ -109,7 +104,7 @@ def script_decide(st, seat, buf):
     n = buf[B_NLOG]
     if n < MAX_LOG:
         k = B_LOG + n * LOG_W
-        buf[k + LG_STEP] = st[S_DECISIONS]
+        buf[k + LG_STEP] = st[S.S_DECISIONS]
         buf[k + LG_SEAT] = seat
         buf[k + LG_PHASE] = ph
         buf[k + LG_CODE] = code
@@ -126,9 +121,9 @@ def script_into(buf: np.ndarray, rec: Mapping[str, Any]) -> None:
         raise RecordError("an unfinished record has no whole script: replay it through sim.Deal")
     calls = rec["calls"]
     plays = [p for tr in rec["tricks"] for p in tr["plays"]]
-    if len(calls) > MAX_CALLS or len(plays) > MAX_PLAYS:
+    if len(calls) > S.MAX_CALLS or len(plays) > MAX_PLAYS:
         raise RecordError(f"{len(calls)} calls, {len(plays)} plays: more than a deal holds "
-                          f"({MAX_CALLS} calls, {MAX_PLAYS} plays)")
+                          f"({S.MAX_CALLS} calls, {MAX_PLAYS} plays)")
     buf[:B_CALLS] = 0
     buf[B_REDEALS] = int(rec["redeals"])
     buf[B_NCALLS] = len(calls)

@@ -32,25 +32,13 @@ import math
 import numpy as np
 
 import sim.view as view
-from sim.core.engine import (
-    PLAY,
-    S_CALLS,
-    S_SCORE,
-    S_SETTLE,
-    ST_SIZE,
-    STREAM_SAMPLE,
-    STREAM_SEAT,
-    U_CTR,
-    U_KEY,
-    U_SIZE,
-    apply_play,
-    legal,
-    next_draw,
-)
+from sim.core import state as S
+from sim.core.engine import apply_play, legal
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import MAX_CHOICES, code_first, code_second
 from sim.core.rng import bounded
+from sim.core.state import next_draw
 from strategies.base import param
 from strategies.greedy import greedy_decide
 from strategies.kinds import KIND_ISMCTS, KIND_ORACLE, KIND_PIMC
@@ -63,7 +51,7 @@ from strategies.tier import CompiledStrategy
 BUF_FIELDS = (
     ("R_CHOICES", MAX_CHOICES),  # legal() lists the choices here
     ("R_CAND", MAX_CHOICES),  # the candidates searched
-    ("R_ST", ST_SIZE),  # the rollout state
+    ("R_ST", S.ST_SIZE),  # the rollout state
     ("R_SAMPLER", REGION),  # strategies.sampler's region
 )
 _R, R_TREE = layout(BUF_FIELDS)  # the tree's NODE_FIELDS arrays share the rest of buf
@@ -105,11 +93,11 @@ def rollout(st, u, rules, policy, eps, params, buf):
     (with the default parameters kept in row ``ROLLOUT_ROW`` of ``params``), random, or
     egreedy (greedy, but a uniformly random play with probability ``eps``)."""
     threshold = np.uint64(eps * 4294967296.0)
-    while view.phase(st) == PLAY:
+    while view.phase(st) == S.PLAY:
         s = view.to_act(st)
         if policy == POLICY_GREEDY or (
                 policy == POLICY_EGREEDY
-                and (next_draw(u, STREAM_SEAT + s) >> np.uint64(32)) >= threshold):
+                and (next_draw(u, S.STREAM_SEAT + s) >> np.uint64(32)) >= threshold):
             c = greedy_decide(st, u, rules, s, params, np.int64(ROLLOUT_ROW), buf)
         else:
             c = random_decide(st, u, s, 0.25, buf)
@@ -120,8 +108,8 @@ def rollout(st, u, rules, policy, eps, params, buf):
 def deal_value(st, seat):
     """A finished deal's value for ``seat`` (module docstring)."""
     attacker = (seat & 1) == (view.caller(st) & 1)
-    score = st[S_SCORE]
-    return st[S_SETTLE + seat] + 0.005 * (score if attacker else -score)
+    score = st[S.S_SCORE]
+    return st[S.S_SETTLE + seat] + 0.005 * (score if attacker else -score)
 
 
 @kernel
@@ -132,8 +120,8 @@ def reseed_rollouts(u, ru, seat):
     seats drew, which this seat may not know (R9); the masked observation zeroes them.
     """
     for s in range(4):
-        ru[U_KEY + STREAM_SEAT + s] = next_draw(u, STREAM_SAMPLE + seat)
-        ru[U_CTR + STREAM_SEAT + s] = 0
+        ru[S.U_KEY + S.STREAM_SEAT + s] = next_draw(u, S.STREAM_SAMPLE + seat)
+        ru[S.U_CTR + S.STREAM_SEAT + s] = 0
 
 
 @kernel
@@ -146,7 +134,7 @@ def copy_into(dst, src, n):
 @kernel
 def _world(st, u, seat, wu, buf, fws, sample):
     """A world to search in: a draw from the prepared sampler, or the true deal."""
-    copy_into(wu, u, U_SIZE)
+    copy_into(wu, u, S.U_SIZE)
     if sample:
         draw_consistent(st, u, seat, wu, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
     reseed_rollouts(u, wu, seat)
@@ -157,9 +145,9 @@ def _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n, samples, 
                          sample):
     """Sum over ``samples`` worlds of each candidate's rolled-out value (into
     ``fws[F_VALUE:F_VALUE + n]``)."""
-    wu = uws[U_WORLD:U_WORLD + U_SIZE]
-    ru = uws[U_ROLL:U_ROLL + U_SIZE]
-    rst = buf[R_ST:R_ST + ST_SIZE]
+    wu = uws[U_WORLD:U_WORLD + S.U_SIZE]
+    ru = uws[U_ROLL:U_ROLL + S.U_SIZE]
+    rst = buf[R_ST:R_ST + S.ST_SIZE]
     for i in range(n):
         fws[F_VALUE + i] = 0.0
     if sample:
@@ -167,8 +155,8 @@ def _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n, samples, 
     for _ in range(samples):
         _world(st, u, seat, wu, buf, fws, sample)
         for i in range(n):
-            copy_into(rst, st, S_CALLS)  # a rollout needs only the scalars and the trick
-            copy_into(ru, wu, U_SIZE)
+            copy_into(rst, st, S.S_CALLS)  # a rollout needs only the scalars and the trick
+            copy_into(ru, wu, S.U_SIZE)
             c = buf[R_CAND + i]
             apply_play(rst, ru, rules, code_first(c), code_second(c))
             rollout(rst, ru, rules, policy, EPSILON, params, buf)
@@ -185,7 +173,7 @@ def _no_search(st, u, rules, seat, params, buf):
     """The choice when there is nothing to search (a calling decision, which follows the
     greedy rules, or a single legal play), or -2 when there is; leaves the legal plays in
     ``buf[:n]`` and returns ``n`` as a second value."""
-    if view.phase(st) != PLAY:
+    if view.phase(st) != S.PLAY:
         return greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf), 0
     n = legal(st, u, buf)
     if n == 1:
@@ -264,17 +252,17 @@ def tree_search_root(st, u, rules, seat, params, buf, fws, uws, sample, iteratio
     avail[0] = 0
     reward[0] = 0.0
     nodes = 1
-    wu = uws[U_WORLD:U_WORLD + U_SIZE]
-    ru = uws[U_ROLL:U_ROLL + U_SIZE]
-    rst = buf[R_ST:R_ST + ST_SIZE]
+    wu = uws[U_WORLD:U_WORLD + S.U_SIZE]
+    ru = uws[U_ROLL:U_ROLL + S.U_SIZE]
+    rst = buf[R_ST:R_ST + S.ST_SIZE]
     if sample:
         prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
     for _ in range(iterations):
         _world(st, u, seat, wu, buf, fws, sample)
-        copy_into(rst, st, S_CALLS)
-        copy_into(ru, wu, U_SIZE)
+        copy_into(rst, st, S.S_CALLS)
+        copy_into(ru, wu, S.U_SIZE)
         node = 0
-        while view.phase(rst) == PLAY:
+        while view.phase(rst) == S.PLAY:
             p = view.to_act(rst)
             nl = legal(rst, ru, buf)
             # children legal in this world: count availability, find untried plays
@@ -298,7 +286,7 @@ def tree_search_root(st, u, rules, seat, params, buf, fws, uws, sample, iteratio
                         best_score = sc
                         best = ch
             if untried > 0 and nodes < cap:
-                code = buf[R_CAND + bounded(next_draw(u, STREAM_SAMPLE + seat), untried)]
+                code = buf[R_CAND + bounded(next_draw(u, S.STREAM_SAMPLE + seat), untried)]
                 ch = nodes
                 nodes += 1
                 parent[ch] = node

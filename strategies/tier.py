@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from sim.core.engine import CALL, S_PHASE, STREAM_SAMPLE, STREAM_SEAT, U_CTR, U_KEY, legal
+from sim.core import state as S
+from sim.core.engine import legal
 from sim.core.rng import STREAM_SEAT0, STREAM_STRATEGY0, stream_key
 from sim.errors import StrategyError
 from strategies.base import Strategy
@@ -54,15 +55,15 @@ class CompiledStrategy(Strategy):
             self._params = param_table([self.compiled_params()] * 4)
         st, u = (a.copy() for a in obs.arrays())
         s = obs.seat
-        for slot, (key, ctr) in zip((STREAM_SEAT + s, STREAM_SAMPLE + s), self._streams):
-            u[U_KEY + slot] = key
-            u[U_CTR + slot] = ctr
+        for slot, (key, ctr) in zip((S.STREAM_SEAT + s, S.STREAM_SAMPLE + s), self._streams):
+            u[S.U_KEY + slot] = key
+            u[S.U_CTR + slot] = ctr
         code = int(self.kernel_decide(self._params, st, u, obs.rules.array(), s, *self._scratch))
-        for i, slot in enumerate((STREAM_SEAT + s, STREAM_SAMPLE + s)):
-            self._streams[i][1] = int(u[U_CTR + slot])
+        for i, slot in enumerate((S.STREAM_SEAT + s, S.STREAM_SAMPLE + s)):
+            self._streams[i][1] = int(u[S.U_CTR + slot])
         m_st, m_u = obs.arrays()
         n = legal(m_st, m_u, self._scratch[0])
         codes = self._scratch[0][:n].tolist()
-        if m_st[S_PHASE] == CALL:
+        if m_st[S.S_PHASE] == S.CALL:
             return None if code < 0 else legal_choices[1 + codes.index(code)]
         return legal_choices[codes.index(code)]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sim.cli import main
-from sim.core.engine import ST_SIZE, U_ONCE, U_SIZE, U_TWICE
+from sim.core import state as S
 from sim.loops.runner import iter_records, make_seats
 from sim.record import write_records
 from sim.rules import Rules
@@ -84,22 +84,22 @@ def test_fair_the_masked_record_gives_the_same_loss(records, kind):
             and d.round >= 8]
     dec = decs[len(decs) // 3]
     full = A.analyze_decision(dec, rules, FAST)
-    mst = np.empty(ST_SIZE, dtype=np.int64)
-    mu = np.empty(U_SIZE, dtype=np.uint64)
+    mst = np.empty(S.ST_SIZE, dtype=np.int64)
+    mu = np.empty(S.U_SIZE, dtype=np.uint64)
     mask_into(dec.st, dec.u, dec.seat, mst, mu)
-    assert int(mu[U_ONCE + (dec.seat + 1) % 4]) == 0  # others' hands are gone
+    assert int(mu[S.U_ONCE + (dec.seat + 1) % 4]) == 0  # others' hands are gone
     masked = A.Decision(**{**dec.__dict__, "st": mst, "u": mu})
     got = A.analyze_decision(masked, rules, FAST, truth=False)
     # another truth: swap one hidden card between the two opponents
     a, b = (dec.seat + 1) % 4, (dec.seat + 3) % 4
     u2 = dec.u.copy()
-    oa, ob = int(u2[U_ONCE + a]), int(u2[U_ONCE + b])
-    ta, tb = int(u2[U_TWICE + a]), int(u2[U_TWICE + b])
+    oa, ob = int(u2[S.U_ONCE + a]), int(u2[S.U_ONCE + b])
+    ta, tb = int(u2[S.U_TWICE + a]), int(u2[S.U_TWICE + b])
     only_a = [k for k in range(54) if (oa >> k) & 1 and not (ta >> k) & 1 and not (ob >> k) & 1]
     only_b = [k for k in range(54) if (ob >> k) & 1 and not (tb >> k) & 1 and not (oa >> k) & 1]
     flip = np.uint64((1 << only_a[0]) | (1 << only_b[0]))
-    u2[U_ONCE + a] ^= flip
-    u2[U_ONCE + b] ^= flip
+    u2[S.U_ONCE + a] ^= flip
+    u2[S.U_ONCE + b] ^= flip
     assert not np.array_equal(u2, dec.u)
     other = A.analyze_decision(A.Decision(**{**dec.__dict__, "u": u2}), rules, FAST)
     for r in (got, other):
@@ -110,19 +110,18 @@ def test_fair_the_masked_record_gives_the_same_loss(records, kind):
 def _reference_values(dec, rules, worlds=1024):
     """Every choice's value from the seat's knowledge on ``worlds`` worlds of a stream of its
     own (not the analysis's): the reference the losses are checked against."""
-    from sim.core.engine import STREAM_SAMPLE, U_CTR, U_KEY
     from sim.core.rng import stream_key
     from strategies.params import ROLLOUT_ROW, param_table
 
     pol, eps, grow = A.continuation("expert")
     params = param_table()
     params[ROLLOUT_ROW, :len(grow)] = grow
-    mst = np.empty(ST_SIZE, dtype=np.int64)
-    mu = np.empty(U_SIZE, dtype=np.uint64)
+    mst = np.empty(S.ST_SIZE, dtype=np.int64)
+    mu = np.empty(S.U_SIZE, dtype=np.uint64)
     mask_into(dec.st, dec.u, dec.seat, mst, mu)
-    mu[U_KEY + STREAM_SAMPLE + dec.seat] = stream_key(np.uint64(99), np.uint64(dec.deal),
-                                                      np.uint64(dec.step))
-    mu[U_CTR + STREAM_SAMPLE + dec.seat] = 0
+    mu[S.U_KEY + S.STREAM_SAMPLE + dec.seat] = stream_key(np.uint64(99), np.uint64(dec.deal),
+                                                          np.uint64(dec.step))
+    mu[S.U_CTR + S.STREAM_SAMPLE + dec.seat] = 0
     return A.outcomes(list(range(len(dec.codes))), worlds, dec.codes, mst, mu, rules,
                      dec.seat, params, pol, eps).mean(axis=0)
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from sim.cli import main
+from sim.core import state as S
 from sim.errors import ConfigError, InvalidCardError
 from sim.tools.estimate import estimate, parse_hand, wilson
 
@@ -51,13 +52,14 @@ def test_same_for_any_jobs_and_reproducible():
 def test_fixed_cards_reach_the_seat():
     # the deals estimate plays: seat 2 is dealt both BJ and the 5h every time (card i of the
     # deck goes to seat i % 4, R5)
-    from sim.core.engine import S_DECK, init_deal_fixed, new_state
+    from sim.core.engine import init_deal_fixed
+    from sim.core.state import new_state
 
     st, u = new_state()
     fixed = np.array(parse_hand("BJ BJ 5h"), dtype=np.int64)
     for d in range(20):
         init_deal_fixed(st, u, np.uint64(4), np.uint64(d), 2, fixed)
-        hand = sorted(int(c) for c in st[S_DECK:S_DECK + 108][2::4])
+        hand = sorted(int(c) for c in st[S.S_DECK:S.S_DECK + 108][2::4])
         assert hand.count(53) == 2 and 17 in hand
 
 
@@ -274,17 +276,17 @@ def _decks(seed: int, n: int, seat: int, fixed: list[int]) -> np.ndarray:
     if _decks_fn is None:
         from numba import njit
 
-        from sim.core.engine import S_DECK, ST_SIZE, U_SIZE, init_deal_fixed
+        from sim.core.engine import init_deal_fixed
 
         @njit
         def run(seed, n, fix_seat, fix_cards):
-            st = np.zeros(ST_SIZE, dtype=np.int64)
-            u = np.zeros(U_SIZE, dtype=np.uint64)
+            st = np.zeros(S.ST_SIZE, dtype=np.int64)
+            u = np.zeros(S.U_SIZE, dtype=np.uint64)
             out = np.zeros((n, 108), dtype=np.int8)
             for d in range(n):
                 init_deal_fixed(st, u, seed, np.uint64(d), fix_seat, fix_cards)
                 for i in range(108):
-                    out[d, i] = st[S_DECK + i]
+                    out[d, i] = st[S.S_DECK + i]
             return out
 
         _decks_fn = run

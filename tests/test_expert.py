@@ -7,25 +7,7 @@ import numpy as np
 import pytest
 
 from sim import Deal
-from sim.core.engine import (
-    CALL,
-    GIVEBACK,
-    S_CUR_CARD,
-    S_CUR_SEAT,
-    S_DECK,
-    S_GIVE_TO,
-    S_NTRICKS,
-    S_PHASE,
-    S_ROUND,
-    S_TO_ACT,
-    ST_SIZE,
-    STREAM_SAMPLE,
-    U_CTR,
-    U_KEY,
-    U_ONCE,
-    U_SIZE,
-    U_TWICE,
-)
+from sim.core import state as S
 from sim.loops.runner import iter_records, make_seats
 from sim.view import mask_into
 from strategies import make
@@ -133,35 +115,36 @@ def test_calling_world_is_consistent_and_uses_only_the_seat_view():
     buf, fws, uws = new_scratch()
     n = 0
     for st, u, seat in _calling_decisions(11, 6):
-        assert st[S_PHASE] in (CALL, GIVEBACK) and st[S_TO_ACT] == seat
+        assert st[S.S_PHASE] in (S.CALL, S.GIVEBACK) and st[S.S_TO_ACT] == seat
         worlds = []
         for full in (True, False):  # the full state and the seat's masked one
             s_, u_ = (st.copy(), u.copy()) if full else masked_state(st, u, seat)
-            u_[U_KEY + STREAM_SAMPLE + seat] = np.uint64(99)
-            u_[U_CTR + STREAM_SAMPLE + seat] = np.uint64(0)
-            wu = np.zeros(U_SIZE, dtype=np.uint64)
-            sample_calling_world(s_, u_, seat, buf[R_WST:R_WST + ST_SIZE], wu, buf)
-            worlds.append((buf[R_WST:R_WST + ST_SIZE].copy(), wu.copy()))
+            u_[S.U_KEY + S.STREAM_SAMPLE + seat] = np.uint64(99)
+            u_[S.U_CTR + S.STREAM_SAMPLE + seat] = np.uint64(0)
+            wu = np.zeros(S.U_SIZE, dtype=np.uint64)
+            sample_calling_world(s_, u_, seat, buf[R_WST:R_WST + S.ST_SIZE], wu, buf)
+            worlds.append((buf[R_WST:R_WST + S.ST_SIZE].copy(), wu.copy()))
         (w1, wu1), (w2, wu2) = worlds
-        r = int(st[S_ROUND])
+        r = int(st[S.S_ROUND])
         # same world whether or not the hidden cards were there to read
-        rest = slice(S_DECK + 4 * r, S_DECK + 108)
+        rest = slice(S.S_DECK + 4 * r, S.S_DECK + 108)
         assert np.array_equal(wu1[:8], wu2[:8]) and np.array_equal(w1[rest], w2[rest])
         # every card exactly twice across the hands and the cards not dealt yet
-        total = sum(_counts(int(wu1[U_ONCE + s]), int(wu1[U_TWICE + s])) for s in range(4))
-        total += np.bincount(w1[S_DECK + 4 * r:S_DECK + 108], minlength=54)
+        total = sum(_counts(int(wu1[S.U_ONCE + s]), int(wu1[S.U_TWICE + s])) for s in range(4))
+        total += np.bincount(w1[S.S_DECK + 4 * r:S.S_DECK + 108], minlength=54)
         assert (total == 2).all()
         # own hand unchanged, the others' hands of the right size, the shown pair at its shower
-        assert wu1[U_ONCE + seat] == u[U_ONCE + seat] and wu1[U_TWICE + seat] == u[U_TWICE + seat]
+        assert wu1[S.U_ONCE + seat] == u[S.U_ONCE + seat]
+        assert wu1[S.U_TWICE + seat] == u[S.U_TWICE + seat]
         for s in range(4):
-            size = _counts(int(wu1[U_ONCE + s]), int(wu1[U_TWICE + s])).sum()
-            want = _counts(int(u[U_ONCE + s]), int(u[U_TWICE + s])).sum()
+            size = _counts(int(wu1[S.U_ONCE + s]), int(wu1[S.U_TWICE + s])).sum()
+            want = _counts(int(u[S.U_ONCE + s]), int(u[S.U_TWICE + s])).sum()
             assert size == want
-        h, cur = int(st[S_CUR_SEAT]), int(st[S_CUR_CARD])
+        h, cur = int(st[S.S_CUR_SEAT]), int(st[S.S_CUR_CARD])
         if h >= 0 and h != seat:
-            assert (int(wu1[U_TWICE + h]) >> cur) & 1
-        if st[S_PHASE] == GIVEBACK:
-            assert int(st[S_GIVE_TO]) != seat
+            assert (int(wu1[S.U_TWICE + h]) >> cur) & 1
+        if st[S.S_PHASE] == S.GIVEBACK:
+            assert int(st[S.S_GIVE_TO]) != seat
         n += 1
     assert n > 20
 
@@ -176,7 +159,7 @@ def test_inference_prefers_the_true_world_of_greedy_players():
     for s, b in enumerate(bots):
         b.begin_deal(s, seed, deal)
     while not d.done:
-        if d.to_act[1] == "play" and int(d._st[S_NTRICKS]) >= 8 and d.to_act[0] == seat:
+        if d.to_act[1] == "play" and int(d._st[S.S_NTRICKS]) >= 8 and d.to_act[0] == seat:
             break
         s = d.to_act[0]
         d.apply(bots[s].choose(d.observation(s), d.legal()))
@@ -187,7 +170,7 @@ def test_inference_prefers_the_true_world_of_greedy_players():
     m_st, m_u = masked_state(st, u, seat)
     lls = []
     for k in range(40):
-        m_u[U_KEY + STREAM_SAMPLE + seat] = np.uint64(1000 + k)
+        m_u[S.U_KEY + S.STREAM_SAMPLE + seat] = np.uint64(1000 + k)
         wu = m_u.copy()
         sample_world(m_st, m_u, seat, wu, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
         lls.append(play_loglik(m_st, m_u, d._rules, seat, params, buf, uws, wu))

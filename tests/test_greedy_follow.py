@@ -16,18 +16,7 @@ import numpy as np
 import pytest
 
 from sim import Deal
-from sim.core.engine import (
-    PLAY,
-    S_LEADER,
-    S_PHASE,
-    S_POS,
-    S_TO_ACT,
-    S_TRICK_A,
-    S_TRICK_B,
-    S_TRUMP,
-    U_ONCE,
-    U_TWICE,
-)
+from sim.core import state as S
 from sim.core.movegen import legal_set, plays_buffer, set_all, set_count
 from sim.core.trick import beats, trick_points, trick_winner
 from strategies import greedy
@@ -42,16 +31,17 @@ def _listed_follow(st, u, seat, contest_at):
     """The list form of greedy's follow (its code before the masks), in plain Python."""
     g = greedy
     card_cost, is_master = _py(g.card_cost), _py(g.is_master)
-    me = int(st[S_TO_ACT])
+    me = int(st[S.S_TO_ACT])
     buf = plays_buffer()
-    n = set_all(*legal_set(u[U_ONCE + me], u[U_TWICE + me], st[S_TRICK_A], st[S_TRICK_B]), buf)
+    n = set_all(*legal_set(u[S.U_ONCE + me], u[S.U_TWICE + me], st[S.S_TRICK_A],
+                           st[S.S_TRICK_B]), buf)
     codes = [int(c) for c in buf[:n]]
     if n == 1:
         return codes[0]
-    trump, pos = int(st[S_TRUMP]), int(st[S_POS])
-    w = int(trick_winner(st, S_TRICK_A, S_TRICK_B, pos))
-    partner_winning = ((int(st[S_LEADER]) + w) % 4) % 2 == seat % 2
-    last, pair = pos == 3, st[S_TRICK_B] >= 0
+    trump, pos = int(st[S.S_TRUMP]), int(st[S.S_POS])
+    w = int(trick_winner(st, S.S_TRICK_A, S.S_TRICK_B, pos))
+    partner_winning = ((int(st[S.S_LEADER]) + w) % 4) % 2 == seat % 2
+    last, pair = pos == 3, st[S.S_TRICK_B] >= 0
     out1, out2 = (np.uint64(x) for x in g.outside_masks(u, seat))  # compiled: they read the
     voids = int(g.voids_after(st, seat))  # state through sim.view's kernels
 
@@ -76,13 +66,13 @@ def _listed_follow(st, u, seat, contest_at):
         return best
 
     if partner_winning:
-        safe = last or is_master(voids, st[S_TRICK_A + w], pair, out1, out2)
+        safe = last or is_master(voids, st[S.S_TRICK_A + w], pair, out1, out2)
         if safe:
             return first_best(codes, lambda a, b: 100 * pts(a, b) - strength(a, b))
         return first_best(codes, lambda a, b: -cost(a, b))
-    kw = int(st[S_TRICK_A + w])
-    lead_group = g.GROUP[st[S_TRICK_A]]
-    contest = last or trick_points(st, S_TRICK_A, S_TRICK_B, pos, trump) >= contest_at
+    kw = int(st[S.S_TRICK_A + w])
+    lead_group = g.GROUP[st[S.S_TRICK_A]]
+    contest = last or trick_points(st, S.S_TRICK_A, S.S_TRICK_B, pos, trump) >= contest_at
     winning = [c for c in codes
                if _py(beats)(*cards(c), pair, lead_group, g.STRENGTH[kw],
                              g.GROUP[kw] == g.TRUMP_GROUP)
@@ -117,10 +107,10 @@ def test_follow_on_masks_equals_the_listed_follow(players):
             b.begin_deal(s, 7, deal)
         while not d.done:
             st, u, rules = d.engine
-            seat = int(st[S_TO_ACT])
-            if st[S_PHASE] == PLAY and st[S_POS] > 0:
-                mode, m1, m2 = legal_set(u[U_ONCE + seat], u[U_TWICE + seat], st[S_TRICK_A],
-                                         st[S_TRICK_B])
+            seat = int(st[S.S_TO_ACT])
+            if st[S.S_PHASE] == S.PLAY and st[S.S_POS] > 0:
+                mode, m1, m2 = legal_set(u[S.U_ONCE + seat], u[S.U_TWICE + seat], st[S.S_TRICK_A],
+                                         st[S.S_TRICK_B])
                 if set_count(mode, m1, m2) > 1:
                     modes[int(mode)] += 1
                 for row, c in enumerate(CONTEST_AT):

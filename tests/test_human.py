@@ -23,6 +23,7 @@ import pytest
 from conftest import sigint_default
 
 from sim.cli import main
+from sim.core import state as S
 from sim.deal import Deal
 from sim.human import HELP, Answer, parse_answer
 from sim.observation import Observation
@@ -784,7 +785,6 @@ def test_fair_a_hint_is_the_same_from_the_full_state_and_the_masked_one(tmp_path
     """R9: the hint's analysis of a decision is identical whether it is given the true state,
     the person's seat's masked knowledge, or another truth the seat cannot tell apart (a hidden
     card swapped between the two opponents); and the session computes exactly that."""
-    from sim.core.engine import ST_SIZE, U_ONCE, U_SIZE, U_TWICE
     from sim.tools import analyze as A
     from sim.view import mask_into
 
@@ -802,21 +802,21 @@ def test_fair_a_hint_is_the_same_from_the_full_state_and_the_masked_one(tmp_path
         codes = list(d.legal_codes())
         full = A.Decision(d.deal, 7, 0, kind, d._st.copy(), d._u.copy(), codes, codes[0], 0,
                           0, 0)
-        mst = np.empty(ST_SIZE, dtype=np.int64)
-        mu = np.empty(U_SIZE, dtype=np.uint64)
+        mst = np.empty(S.ST_SIZE, dtype=np.int64)
+        mu = np.empty(S.U_SIZE, dtype=np.uint64)
         mask_into(full.st, full.u, 0, mst, mu)
-        assert int(mu[U_ONCE + 1]) == 0  # the others' hands are gone
+        assert int(mu[S.U_ONCE + 1]) == 0  # the others' hands are gone
         masked = A.Decision(**{**full.__dict__, "st": mst, "u": mu})
         u2 = full.u.copy()
-        oa, ob, ta, tb = (int(u2[U_ONCE + 1]), int(u2[U_ONCE + 3]), int(u2[U_TWICE + 1]),
-                          int(u2[U_TWICE + 3]))
+        oa, ob, ta, tb = (int(u2[S.U_ONCE + 1]), int(u2[S.U_ONCE + 3]), int(u2[S.U_TWICE + 1]),
+                          int(u2[S.U_TWICE + 3]))
         only_a = [c for c in range(54) if (oa >> c) & 1 and not (ta >> c) & 1
                   and not (ob >> c) & 1]
         only_b = [c for c in range(54) if (ob >> c) & 1 and not (tb >> c) & 1
                   and not (oa >> c) & 1]
         flip = np.uint64((1 << only_a[0]) | (1 << only_b[0]))
-        u2[U_ONCE + 1] ^= flip
-        u2[U_ONCE + 3] ^= flip
+        u2[S.U_ONCE + 1] ^= flip
+        u2[S.U_ONCE + 3] ^= flip
         other = A.Decision(**{**full.__dict__, "u": u2})
         want = A.choice_values(full, rules, settings)
         assert want["worlds"] == 8 and len(want["choices"]) == len(codes)

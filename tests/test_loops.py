@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from sim.core import state as S
 from sim.core._cache import kernel_sources
 from sim.loops import plugins
 from sim.loops.runner import make_seats
@@ -148,18 +149,7 @@ def test_the_loops_leave_the_state_apply_code_leaves():
     import numpy as np
     from numba import njit
 
-    from sim.core.engine import (
-        DONE,
-        S_NOVERRIDES,
-        S_PHASE,
-        S_TO_ACT,
-        S_VOID,
-        ST_SIZE,
-        U_SIZE,
-        advance,
-        apply_code,
-        init_deal,
-    )
+    from sim.core.engine import advance, apply_code, init_deal
     from sim.loops.runner import compiled_tables
     from sim.rules import DEFAULT_RULES
     from strategies.compiled import decide, entries
@@ -172,8 +162,8 @@ def test_the_loops_leave_the_state_apply_code_leaves():
     def stepped(st, u, rules, seed, deal, kinds, params, buf, fws, uws):
         init_deal(st, u, seed, deal)
         advance(st, u, rules)
-        while st[S_PHASE] != DONE:
-            seat = st[S_TO_ACT]
+        while st[S.S_PHASE] != S.DONE:
+            seat = st[S.S_TO_ACT]
             apply_code(st, u, rules, decide(kinds[seat], table, params, st, u, rules, seat, buf,
                                             fws, uws))
 
@@ -186,11 +176,11 @@ def test_the_loops_leave_the_state_apply_code_leaves():
                  "random,greedy(show_at=0.2)"):
         kinds, params = compiled_tables(make_seats(spec))
         for d in range(40):
-            want = np.zeros(ST_SIZE, np.int64), np.zeros(U_SIZE, np.uint64)
-            got = np.zeros(ST_SIZE, np.int64), np.zeros(U_SIZE, np.uint64)
+            want = np.zeros(S.ST_SIZE, np.int64), np.zeros(S.U_SIZE, np.uint64)
+            got = np.zeros(S.ST_SIZE, np.int64), np.zeros(S.U_SIZE, np.uint64)
             stepped(*want, rules, np.uint64(9), np.uint64(d), kinds, params, buf, fws, uws)
             mod.play_deal(*got, rules, np.uint64(9), np.uint64(d), kinds, params, buf, fws, uws)
             assert (want[0] == got[0]).all() and (want[1] == got[1]).all(), (spec, d)
-            seen.add(("void" if got[0][S_VOID] else "played",
-                      "override" if got[0][S_NOVERRIDES] else "-"))
+            seen.add(("void" if got[0][S.S_VOID] else "played",
+                      "override" if got[0][S.S_NOVERRIDES] else "-"))
     assert {("void", "-"), ("played", "override"), ("played", "-")} <= seen

@@ -12,32 +12,7 @@ import numpy as np
 import pytest
 
 from sim.cards import CARD_NAMES, ID_OF_KEY, SUITS
-from sim.core.engine import (
-    CALL_W,
-    PLAY,
-    S_ATT_POINTS,
-    S_CALLER,
-    S_CALLS,
-    S_CUR_CARD,
-    S_CUR_SEAT,
-    S_LEADER,
-    S_NCALLS,
-    S_NTRICKS,
-    S_PHASE,
-    S_POS,
-    S_REDEALS,
-    S_ROUND,
-    S_TRICK_A,
-    S_TRICK_B,
-    S_TRICKS,
-    S_TRUMP,
-    S_VOIDS,
-    TRICK_W,
-    U_FIRST_ONCE,
-    U_FIRST_TWICE,
-    U_ONCE,
-    U_TWICE,
-)
+from sim.core import state as S
 from sim.deal import Deal
 from sim.observation import Observation, play_table
 from sim.record import mask_cards
@@ -67,41 +42,41 @@ def reference(deal: Deal, seat: int) -> dict:
     written (no caches)."""
     st, u = masked_state(deal._st, deal._u, seat)
     g = lambda i: int(st[i])  # noqa: E731
-    t = g(S_TRUMP)
+    t = g(S.S_TRUMP)
     table = play_table(t) if t >= 0 else None
     calls = []
-    for i in range(g(S_NCALLS)):
-        r, s, card, took, ga, gb = (g(S_CALLS + i * CALL_W + k) for k in range(CALL_W))
+    for i in range(g(S.S_NCALLS)):
+        r, s, card, took, ga, gb = (g(S.S_CALLS + i * S.CALL_W + k) for k in range(S.CALL_W))
         calls.append({"round": r, "seat": s, "pair": CARD_NAMES[card],
                       "took_from": took if took >= 0 else None,
                       "gave": [CARD_NAMES[ga], CARD_NAMES[gb]]
                       if took >= 0 and seat in (s, took) and ga >= 0 else None})
     tricks, pts = [], [0, 0, 0, 0]
-    for i in range(g(S_NTRICKS) if t >= 0 else 0):
-        r = [g(S_TRICKS + i * TRICK_W + k) for k in range(TRICK_W)]
+    for i in range(g(S.S_NTRICKS) if t >= 0 else 0):
+        r = [g(S.S_TRICKS + i * S.TRICK_W + k) for k in range(S.TRICK_W)]
         tricks.append({"leader": r[0], "winner": r[1], "points": r[2],
                        "plays": [_play(table, r[3 + k], r[7 + k]) for k in range(4)]})
         pts[r[1]] += r[2]
     trick = []
-    if t >= 0 and g(S_PHASE) == PLAY:
-        trick = [_play(table, g(S_TRICK_A + k), g(S_TRICK_B + k)) for k in range(g(S_POS))]
-    caller = g(S_CALLER)
+    if t >= 0 and g(S.S_PHASE) == S.PLAY:
+        trick = [_play(table, g(S.S_TRICK_A + k), g(S.S_TRICK_B + k)) for k in range(g(S.S_POS))]
+    caller = g(S.S_CALLER)
     side = [x for x in SUITS if t >= 0 and x != SUITS[t]] + ["trump"]
     return {
         "trump": SUITS[t] if t >= 0 else None,
-        "hand": _names(int(u[U_ONCE + seat]), int(u[U_TWICE + seat]), t),
-        "round": g(S_ROUND), "redeals": g(S_REDEALS), "calls": calls,
-        "shown": (g(S_CUR_SEAT), CARD_NAMES[g(S_CUR_CARD)]) if g(S_CUR_SEAT) >= 0 else None,
+        "hand": _names(int(u[S.U_ONCE + seat]), int(u[S.U_TWICE + seat]), t),
+        "round": g(S.S_ROUND), "redeals": g(S.S_REDEALS), "calls": calls,
+        "shown": (g(S.S_CUR_SEAT), CARD_NAMES[g(S.S_CUR_CARD)]) if g(S.S_CUR_SEAT) >= 0 else None,
         "caller": caller if caller >= 0 else None,
         "attackers": (caller % 2, caller % 2 + 2) if caller >= 0 else None,
         "attacking": seat % 2 == caller % 2 if caller >= 0 else None,
         "tricks": tricks, "trick": trick,
-        "leader": g(S_LEADER) if g(S_PHASE) == PLAY else None,
+        "leader": g(S.S_LEADER) if g(S.S_PHASE) == S.PLAY else None,
         "lead": trick[0] if trick else None,
-        "attacker_points": g(S_ATT_POINTS), "points_taken": pts,
-        "voids": [{n for k, n in enumerate(side) if g(S_VOIDS + s) >> k & 1} if t >= 0
+        "attacker_points": g(S.S_ATT_POINTS), "points_taken": pts,
+        "voids": [{n for k, n in enumerate(side) if g(S.S_VOIDS + s) >> k & 1} if t >= 0
                   else set() for s in range(4)],
-        "first_hand": _names(int(u[U_FIRST_ONCE + seat]), int(u[U_FIRST_TWICE + seat]), t)
+        "first_hand": _names(int(u[S.U_FIRST_ONCE + seat]), int(u[S.U_FIRST_TWICE + seat]), t)
         if t >= 0 else [],
     }
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim.core.engine import new_state
+from sim.core.state import new_state
 from sim.loops.loop import play_deal
 from sim.loops.runner import compiled_tables, make_seats
 from sim.rules import DEFAULT_RULES

@@ -9,28 +9,7 @@ import pytest
 
 import sim
 from sim.cards import CARD_NAMES, parse_card
-from sim.core.engine import (
-    CALL_GAVE_A,
-    CALL_GAVE_B,
-    CALL_SEAT,
-    CALL_TOOK,
-    CALL_W,
-    N_STREAMS,
-    S_CALLS,
-    S_DECK,
-    S_FIX,
-    S_FIX_N,
-    S_FIX_SEAT,
-    S_NCALLS,
-    STREAM_SAMPLE,
-    STREAM_SEAT,
-    U_CTR,
-    U_FIRST_ONCE,
-    U_FIRST_TWICE,
-    U_KEY,
-    U_ONCE,
-    U_TWICE,
-)
+from sim.core import state as S
 from sim.deal import Deal
 from sim.errors import IllegalPlayError
 from sim.observation import Observation
@@ -139,23 +118,23 @@ def masked_state(st: np.ndarray, u: np.ndarray, seat: int) -> tuple[np.ndarray, 
     """
     m_st = st.copy()
     m_u = u.copy()
-    m_st[S_DECK:S_DECK + 108] = -1
-    m_st[S_FIX_SEAT] = -1
-    m_st[S_FIX_N] = 0
-    m_st[S_FIX:S_FIX + 27] = -1
-    for i in range(int(st[S_NCALLS])):
-        j = S_CALLS + i * CALL_W
-        if seat not in (int(st[j + CALL_SEAT]), int(st[j + CALL_TOOK])):
-            m_st[j + CALL_GAVE_A] = -1
-            m_st[j + CALL_GAVE_B] = -1
+    m_st[S.S_DECK:S.S_DECK + 108] = -1
+    m_st[S.S_FIX_SEAT] = -1
+    m_st[S.S_FIX_N] = 0
+    m_st[S.S_FIX:S.S_FIX + 27] = -1
+    for i in range(int(st[S.S_NCALLS])):
+        j = S.S_CALLS + i * S.CALL_W
+        if seat not in (int(st[j + S.CALL_SEAT]), int(st[j + S.CALL_TOOK])):
+            m_st[j + S.CALL_GAVE_A] = -1
+            m_st[j + S.CALL_GAVE_B] = -1
     for s in range(4):
         if s != seat:
-            for off in (U_ONCE, U_TWICE, U_FIRST_ONCE, U_FIRST_TWICE):
+            for off in (S.U_ONCE, S.U_TWICE, S.U_FIRST_ONCE, S.U_FIRST_TWICE):
                 m_u[off + s] = 0
-    for slot in range(N_STREAMS):
-        if slot not in (STREAM_SEAT + seat, STREAM_SAMPLE + seat):
-            m_u[U_KEY + slot] = 0
-            m_u[U_CTR + slot] = 0
+    for slot in range(S.N_STREAMS):
+        if slot not in (S.STREAM_SEAT + seat, S.STREAM_SAMPLE + seat):
+            m_u[S.U_KEY + slot] = 0
+            m_u[S.U_CTR + slot] = 0
     return m_st, m_u
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from sim.core import engine, movegen
+from sim.core import movegen
+from sim.core import state as S
 from sim.core.layout import layout
 
 # today's offsets, pinned: a change here changes every record
@@ -32,10 +33,10 @@ PINNED_TRICK = {"TRICK_LEADER": 0, "TRICK_WINNER": 1, "TRICK_POINTS": 2, "TRICK_
                 "TRICK_B": 7}
 
 LAYOUTS = [
-    (engine.ST_FIELDS, engine.ST_SIZE, PINNED_ST, 568),
-    (engine.U_FIELDS, engine.U_SIZE, PINNED_U, 36),
-    (engine.CALL_FIELDS, engine.CALL_W, PINNED_CALL, 6),
-    (engine.TRICK_FIELDS, engine.TRICK_W, PINNED_TRICK, 11),
+    (S.ST_FIELDS, S.ST_SIZE, PINNED_ST, 568),
+    (S.U_FIELDS, S.U_SIZE, PINNED_U, 36),
+    (S.CALL_FIELDS, S.CALL_W, PINNED_CALL, 6),
+    (S.TRICK_FIELDS, S.TRICK_W, PINNED_TRICK, 11),
 ]
 
 
@@ -46,14 +47,14 @@ def test_fields_disjoint_inside_and_pinned(fields, size, pinned, pinned_size):
     assert len(set(names)) == len(names)
     used = [None] * size
     for name, width in fields:
-        off = getattr(engine, name)  # a module-level int, frozen by numba as a constant
+        off = getattr(S, name)  # a module-level int, frozen by numba as a constant
         assert isinstance(off, int) and width >= 1
         assert 0 <= off and off + width <= size, name
         for i in range(off, off + width):
             assert used[i] is None, f"{name} overlaps {used[i]} at {i}"
             used[i] = name
     assert None not in used  # no gaps either: the arrays hold nothing undeclared
-    assert {name: getattr(engine, name) for name in names} == pinned
+    assert {name: getattr(S, name) for name in names} == pinned
 
 
 def test_layout_rejects_duplicates_and_empty_fields():
@@ -65,16 +66,16 @@ def test_layout_rejects_duplicates_and_empty_fields():
 
 
 def test_record_areas_hold_their_records():
-    assert engine.S_DECK - engine.S_CALLS == engine.MAX_CALLS * engine.CALL_W
-    assert engine.S_FIX - engine.S_TRICKS == 27 * engine.TRICK_W
-    assert engine.TRICK_B - engine.TRICK_A == 4
+    assert S.S_DECK - S.S_CALLS == S.MAX_CALLS * S.CALL_W
+    assert S.S_FIX - S.S_TRICKS == 27 * S.TRICK_W
+    assert S.TRICK_B - S.TRICK_A == 4
 
 
 def test_stream_slots_inside_u():
-    slots = [engine.STREAM_CARDS] + [engine.STREAM_SEAT + s for s in range(4)] \
-        + [engine.STREAM_SAMPLE + s for s in range(4)]
-    assert sorted(slots) == list(range(engine.N_STREAMS))
-    assert engine.U_CTR - engine.U_KEY == engine.N_STREAMS
+    slots = [S.STREAM_CARDS] + [S.STREAM_SEAT + s for s in range(4)] \
+        + [S.STREAM_SAMPLE + s for s in range(4)]
+    assert sorted(slots) == list(range(S.N_STREAMS))
+    assert S.U_CTR - S.U_KEY == S.N_STREAMS
 
 
 @pytest.mark.parametrize("a, b", [(0, -1), (53, -1), (0, 0), (3, 17), (52, 53), (53, 53)])
@@ -145,7 +146,7 @@ def test_one_plugin_loader_appends_its_folders_only_for_a_plugin(tmp_path, monke
 
 def test_hand_mask_pairs_sit_the_same_distance_apart():
     # sim.spaces.hand_ids reads a hand's twice mask at i_once + U_TWICE - U_ONCE
-    assert engine.U_FIRST_TWICE - engine.U_FIRST_ONCE == engine.U_TWICE - engine.U_ONCE
+    assert S.U_FIRST_TWICE - S.U_FIRST_ONCE == S.U_TWICE - S.U_ONCE
 
 
 # --- every other declared layout ----------------------------------------------------------------
@@ -267,7 +268,7 @@ def test_declared_sizes_as_documented():
     assert (batch.N_META, batch.N_CTL, batch.N_FIN) == (10, 18, 9)
     assert dict(batch.CTL_FIELDS)["C_KINDS"] == 4
     assert dict(batch.CTL_FIELDS)["C_RULES"] == rules.N_RULES == 7
-    assert batch.SU_W == engine.ST_SIZE + engine.U_SIZE
+    assert batch.SU_W == S.ST_SIZE + S.U_SIZE
     # the rules: one int64 per variant, in Rules' declaration order
     r = rules.Rules(max_redeals=5, kou_di_single=3, kou_di_pair=6, settle_step=21,
                     settle_unit=4, defender_cap=11, start_skill=1700).array()
@@ -275,7 +276,7 @@ def test_declared_sizes_as_documented():
             r[rules.R_STEP], r[rules.R_UNIT], r[rules.R_CAP], r[rules.R_START]] == \
         [5, 3, 6, 21, 4, 11, 1700]
     assert tables.N_COLS == 19 and tables.C_FIRST_SHOW_ROUND == 18
-    assert spaces.P_SIZE == engine.ST_SIZE + engine.U_SIZE + rules.N_RULES + movegen.MAX_CHOICES
+    assert spaces.P_SIZE == S.ST_SIZE + S.U_SIZE + rules.N_RULES + movegen.MAX_CHOICES
     # parameter rows: the expert's starts with greedy's calling slots (greedy_show reads them)
     assert expert.N_EXPERT_PARAMS == params.N_PARAMS == 15
     for name in ("P_SHOW_AT", "P_MIN_CARDS", "P_PARTNER_MARGIN"):
@@ -285,8 +286,8 @@ def test_declared_sizes_as_documented():
     assert dict(expert.BUF_FIELDS)["R_SAMPLER"] == dict(search.BUF_FIELDS)["R_SAMPLER"] \
         == sampler.REGION == 450
     for mod in (expert, search):
-        assert min(dict(mod.UWS_FIELDS)[k] for k in ("U_WORLD", "U_ROLL")) >= engine.U_SIZE
-        assert dict(mod.BUF_FIELDS)["R_ST"] >= engine.ST_SIZE
+        assert min(dict(mod.UWS_FIELDS)[k] for k in ("U_WORLD", "U_ROLL")) >= S.U_SIZE
+        assert dict(mod.BUF_FIELDS)["R_ST"] >= S.ST_SIZE
     assert expert.MAX_POOL == 496 and expert.UWS_END == 4096
 
 

@@ -8,18 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim.core.engine import (
-    PLAY,
-    S_PHASE,
-    S_TO_ACT,
-    S_TRICK_A,
-    S_TRICK_B,
-    S_VOIDS,
-    U_ONCE,
-    U_PLAYED_ONCE,
-    U_PLAYED_TWICE,
-    U_TWICE,
-)
+from sim.core import state as S
 from sim.core.movegen import code_first, code_second
 from sim.deal import Deal
 from strategies import learned as L
@@ -49,15 +38,15 @@ def _renamed(st, u, km, p):
                 out |= 1 << int(km[k])
         return np.uint64(out)
 
-    for i in list(range(U_ONCE, U_ONCE + 4)) + list(range(U_TWICE, U_TWICE + 4)) + [
-            U_PLAYED_ONCE, U_PLAYED_TWICE]:
+    for i in list(range(S.U_ONCE, S.U_ONCE + 4)) + list(range(S.U_TWICE, S.U_TWICE + 4)) + [
+            S.U_PLAYED_ONCE, S.U_PLAYED_TWICE]:
         u2[i] = mask(u[i])
     for i in range(4):
-        for base in (S_TRICK_A, S_TRICK_B):
+        for base in (S.S_TRICK_A, S.S_TRICK_B):
             if st[base + i] >= 0:
                 st2[base + i] = km[st[base + i]]
-        v = int(st[S_VOIDS + i])
-        st2[S_VOIDS + i] = sum(1 << (p[g] if g < 3 else 3) for g in range(4) if (v >> g) & 1)
+        v = int(st[S.S_VOIDS + i])
+        st2[S.S_VOIDS + i] = sum(1 << (p[g] if g < 3 else 3) for g in range(4) if (v >> g) & 1)
     return st2, u2
 
 
@@ -86,8 +75,8 @@ def test_side_suit_renaming_maps_the_features_of_the_renamed_deal(seed):
     deal = Deal(seed, 0)
     st, u, rules = deal.engine
     while not deal.done:
-        seat = int(st[S_TO_ACT])
-        if st[S_PHASE] == PLAY and len(deal.legal_codes()) > 1:
+        seat = int(st[S.S_TO_ACT])
+        if st[S.S_PHASE] == S.PLAY and len(deal.legal_codes()) > 1:
             s0, d0, m0 = _features(st, u, rules, params, seat)
             for i, p in enumerate(L.SIDE_PERMUTATIONS):
                 km = _key_map(p)
@@ -113,7 +102,7 @@ def greedy_choice(deal, params):
 
     st, u, rules = deal.engine
     buf, fws, uws = new_scratch()
-    return decide(1, entries(), params, st, u, rules, int(st[S_TO_ACT]), buf, fws, uws)
+    return decide(1, entries(), params, st, u, rules, int(st[S.S_TO_ACT]), buf, fws, uws)
 
 
 def test_side_suit_maps_are_permutations_with_identity_first():

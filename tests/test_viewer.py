@@ -13,6 +13,7 @@ import pytest
 
 from sim.analysis import viewer
 from sim.cli import main
+from sim.core import state as S
 
 EVIL = "</script><script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\">&amp;"
 
@@ -43,12 +44,11 @@ def pair():
 def fake_rows(rec, rng):
     """Analysis rows (docs/analysis.md) for every decision of ``rec``, every legal choice with
     a made-up value: the shape and size of real ``shuangkou analyze`` rows."""
-    from sim.core.engine import S_TRUMP
     from sim.tools import analyze
 
     rows = []
     for dec in analyze.decisions(rec):
-        trump = int(dec.st[S_TRUMP])
+        trump = int(dec.st[S.S_TRUMP])
         names = [analyze.notation(dec.kind, c, trump) for c in dec.codes]
         p = dec.codes.index(dec.played)
         vals = [round(rng.uniform(-8, 8), 4) for _ in names]

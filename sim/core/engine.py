@@ -4,7 +4,7 @@ A deal lives in two flat arrays that the kernels update in place:
 
 * ``st`` (``int64[ST_SIZE]``): phase, whose turn, calling and trick state, and the logs a
   record is built from (deck, calls, tricks); offsets are the ``S_*`` constants of
-  ``sim.core.state`` (re-exported here);
+  ``sim.core.state`` (read as ``S.S_PHASE`` …);
 * ``u`` (``uint64[U_SIZE]``): the four hands as (once, twice) masks — card-id layout while
   calling, key layout (``sim.cards``) once trump is known — and the random streams.
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.cards import BIT, GROUP_MASK, ID_OF_KEY, TRUMP_GROUP
+from sim.core import state as S
 from sim.core.bits import ZERO, clear_lsb, lsb, popcount
 from sim.core.jit import kernel
 from sim.core.movegen import code_first, code_second, legal_givebacks, legal_set, set_all, show_mask
@@ -28,94 +29,43 @@ from sim.core.rng import STREAM_CARDS as RNG_CARDS
 from sim.core.rng import STREAM_SEAT0 as RNG_SEAT0
 from sim.core.rng import STREAM_STRATEGY0 as RNG_STRATEGY0
 from sim.core.rng import deal_key, key_of_stream
-from sim.core.state import (  # noqa: F401  (the layout and primitives, re-exported)
+from sim.core.state import (  # noqa: F401  (re-exported until their importers use S.NAME)
     CALL,
-    CALL_CARD,
-    CALL_FIELDS,
-    CALL_GAVE_A,
-    CALL_GAVE_B,
-    CALL_ROUND,
-    CALL_SEAT,
-    CALL_TOOK,
-    CALL_W,
     DONE,
     GIVEBACK,
-    KIND_NAMES,
-    MAX_CALLS,
-    N_STREAMS,
     PLAY,
-    S_ATT_POINTS,
-    S_CALLER,
-    S_CALLS,
-    S_CHANCE,
-    S_CUR_CARD,
-    S_CUR_SEAT,
-    S_DECISIONS,
     S_DECK,
-    S_FIX,
-    S_FIX_N,
-    S_FIX_SEAT,
-    S_GIVE_TO,
-    S_LEADER,
-    S_LEFT,
-    S_MULT,
-    S_NCALLS,
-    S_NOVERRIDES,
     S_NTRICKS,
-    S_PASSRUN,
     S_PHASE,
     S_POS,
     S_REDEALS,
     S_ROUND,
-    S_SCORE,
     S_SETTLE,
     S_TO_ACT,
     S_TRICK_A,
     S_TRICK_B,
     S_TRICKS,
     S_TRUMP,
-    S_VOID,
-    S_VOIDS,
-    ST_FIELDS,
     ST_SIZE,
-    STREAM_CARDS,
     STREAM_SAMPLE,
-    STREAM_SEAT,
     TRICK_A,
-    TRICK_B,
-    TRICK_FIELDS,
-    TRICK_LEADER,
-    TRICK_POINTS,
     TRICK_W,
-    TRICK_WINNER,
     U_CTR,
-    U_FIELDS,
-    U_FIRST_ONCE,
-    U_FIRST_TWICE,
     U_KEY,
     U_ONCE,
-    U_PLAYED_ONCE,
-    U_PLAYED_TWICE,
     U_SIZE,
     U_TWICE,
     add_card,
-    add_copy,
-    added,
     new_state,
-    next_draw,
-    played,
     remove_card,
-    removed,
 )
-from sim.core.step import (  # noqa: F401  (re-exported)
+from sim.core.step import (
     close_trick,
     end_calling,
     lay_play,
     next_chance,
     pass_chance,
     shuffle,
-    shuffle_fixed,
-    start_play,
     take_play,
     to_decision,
 )
@@ -132,25 +82,25 @@ def init_deal_fixed(st, u, seed, deal, fix_seat, fix_cards):
     """``init_deal``, but every shuffle gives the card ids ``fix_cards`` to ``fix_seat``
     (-1: no constraint). Used by ``shuangkou estimate``."""
     st[:] = 0
-    st[S_FIX_SEAT] = fix_seat
-    st[S_FIX_N] = fix_cards.shape[0]
+    st[S.S_FIX_SEAT] = fix_seat
+    st[S.S_FIX_N] = fix_cards.shape[0]
     for k in range(fix_cards.shape[0]):
-        st[S_FIX + k] = fix_cards[k]
+        st[S.S_FIX + k] = fix_cards[k]
     dk = deal_key(seed, deal)  # (``stream_key`` of each stream, the common part once)
-    u[U_KEY + STREAM_CARDS] = key_of_stream(dk, np.uint64(RNG_CARDS))
+    u[S.U_KEY + S.STREAM_CARDS] = key_of_stream(dk, np.uint64(RNG_CARDS))
     for s in range(4):  # the seats' strategy and sampling streams
-        u[U_KEY + STREAM_SEAT + s] = key_of_stream(dk, np.uint64(RNG_SEAT0 + s))
+        u[S.U_KEY + S.STREAM_SEAT + s] = key_of_stream(dk, np.uint64(RNG_SEAT0 + s))
     for s in range(4):
-        u[U_KEY + STREAM_SAMPLE + s] = key_of_stream(dk, np.uint64(RNG_STRATEGY0 + s))
-    for s in range(N_STREAMS):
-        u[U_CTR + s] = ZERO
-    u[U_PLAYED_ONCE] = ZERO
-    u[U_PLAYED_TWICE] = ZERO
-    st[S_TRUMP] = -1
-    st[S_CALLER] = -1
-    st[S_MULT] = 1
+        u[S.U_KEY + S.STREAM_SAMPLE + s] = key_of_stream(dk, np.uint64(RNG_STRATEGY0 + s))
+    for s in range(S.N_STREAMS):
+        u[S.U_CTR + s] = ZERO
+    u[S.U_PLAYED_ONCE] = ZERO
+    u[S.U_PLAYED_TWICE] = ZERO
+    st[S.S_TRUMP] = -1
+    st[S.S_CALLER] = -1
+    st[S.S_MULT] = 1
     shuffle(st, u)
-    st[S_PHASE] = CALL
+    st[S.S_PHASE] = S.CALL
 
 
 @kernel
@@ -160,110 +110,110 @@ def advance(st, u, rules):
     The calling counters live in locals while it runs (``sim.core.step.to_decision``; written
     back wherever it stops): the loop visits some 130 dealing rounds and calling chances per deal.
     """
-    if st[S_PHASE] != CALL:
+    if st[S.S_PHASE] != S.CALL:
         return  # GIVEBACK and PLAY already name S_TO_ACT; DONE has nothing to do
-    r, chance, passrun, _, m = to_decision(st, u, rules, st[S_ROUND], st[S_CHANCE],
-                                           st[S_PASSRUN], st[S_CUR_CARD])
-    st[S_ROUND] = r
-    st[S_CHANCE] = chance
-    st[S_PASSRUN] = passrun
+    r, chance, passrun, _, m = to_decision(st, u, rules, st[S.S_ROUND], st[S.S_CHANCE],
+                                           st[S.S_PASSRUN], st[S.S_CUR_CARD])
+    st[S.S_ROUND] = r
+    st[S.S_CHANCE] = chance
+    st[S.S_PASSRUN] = passrun
     if m == ZERO:
         end_calling(st, u)
     else:
-        st[S_TO_ACT] = chance
+        st[S.S_TO_ACT] = chance
 
 
 @kernel
 def apply_pass(st):
-    c, p = pass_chance(st[S_ROUND], st[S_CHANCE], st[S_PASSRUN])
-    st[S_CHANCE] = c
-    st[S_PASSRUN] = p
+    c, p = pass_chance(st[S.S_ROUND], st[S.S_CHANCE], st[S.S_PASSRUN])
+    st[S.S_CHANCE] = c
+    st[S.S_PASSRUN] = p
 
 
 @kernel
 def apply_show(st, u, card):
     """Seat ``S_TO_ACT`` shows its pair of ``card`` (id); an override takes the pair before (R8)."""
-    seat = st[S_TO_ACT]
-    prev = st[S_CUR_SEAT]
-    prev_card = st[S_CUR_CARD]
-    i = S_CALLS + st[S_NCALLS] * CALL_W
-    st[i + CALL_ROUND] = st[S_ROUND]
-    st[i + CALL_SEAT] = seat
-    st[i + CALL_CARD] = card
-    st[i + CALL_TOOK] = -1
-    st[i + CALL_GAVE_A] = -1
-    st[i + CALL_GAVE_B] = -1
-    st[S_NCALLS] += 1
-    st[S_CUR_CARD] = card
-    st[S_CUR_SEAT] = seat
-    st[S_PASSRUN] = 0
-    st[S_DECISIONS] += 1
-    st[S_CHANCE] = next_chance(st[S_ROUND], st[S_CHANCE])
+    seat = st[S.S_TO_ACT]
+    prev = st[S.S_CUR_SEAT]
+    prev_card = st[S.S_CUR_CARD]
+    i = S.S_CALLS + st[S.S_NCALLS] * S.CALL_W
+    st[i + S.CALL_ROUND] = st[S.S_ROUND]
+    st[i + S.CALL_SEAT] = seat
+    st[i + S.CALL_CARD] = card
+    st[i + S.CALL_TOOK] = -1
+    st[i + S.CALL_GAVE_A] = -1
+    st[i + S.CALL_GAVE_B] = -1
+    st[S.S_NCALLS] += 1
+    st[S.S_CUR_CARD] = card
+    st[S.S_CUR_SEAT] = seat
+    st[S.S_PASSRUN] = 0
+    st[S.S_DECISIONS] += 1
+    st[S.S_CHANCE] = next_chance(st[S.S_ROUND], st[S.S_CHANCE])
     if prev >= 0 and prev != seat:  # R8: the earlier shower's pair moves to the overrider
         b = BIT[prev_card]
-        u[U_ONCE + prev] &= ~b
-        u[U_TWICE + prev] &= ~b
-        u[U_ONCE + seat] |= b
-        u[U_TWICE + seat] |= b
-        st[i + CALL_TOOK] = prev
-        st[S_GIVE_TO] = prev
-        st[S_NOVERRIDES] += 1
-        st[S_PHASE] = GIVEBACK  # ... and the overrider gives two cards back
+        u[S.U_ONCE + prev] &= ~b
+        u[S.U_TWICE + prev] &= ~b
+        u[S.U_ONCE + seat] |= b
+        u[S.U_TWICE + seat] |= b
+        st[i + S.CALL_TOOK] = prev
+        st[S.S_GIVE_TO] = prev
+        st[S.S_NOVERRIDES] += 1
+        st[S.S_PHASE] = S.GIVEBACK  # ... and the overrider gives two cards back
 
 
 @kernel
 def apply_call_pass(st):
     """Seat ``S_TO_ACT`` passes a chance at which it could have shown."""
-    st[S_DECISIONS] += 1
+    st[S.S_DECISIONS] += 1
     apply_pass(st)
 
 
 @kernel
 def apply_giveback(st, u, a, b):
     """The overrider gives cards ``a`` and ``b`` (ids) back to the overridden seat (R8)."""
-    seat = st[S_TO_ACT]
-    to = st[S_GIVE_TO]
+    seat = st[S.S_TO_ACT]
+    to = st[S.S_GIVE_TO]
     remove_card(u, seat, a)
     remove_card(u, seat, b)
     add_card(u, to, a)
     add_card(u, to, b)
-    i = S_CALLS + (st[S_NCALLS] - 1) * CALL_W
-    st[i + CALL_GAVE_A] = a
-    st[i + CALL_GAVE_B] = b
-    st[S_DECISIONS] += 1
-    st[S_PHASE] = CALL
+    i = S.S_CALLS + (st[S.S_NCALLS] - 1) * S.CALL_W
+    st[i + S.CALL_GAVE_A] = a
+    st[i + S.CALL_GAVE_B] = b
+    st[S.S_DECISIONS] += 1
+    st[S.S_PHASE] = S.CALL
 
 
 @kernel
 def apply_play(st, u, rules, a, b):
     """Seat ``S_TO_ACT`` plays key ``a`` (and ``b``, or -1); completes and scores tricks."""
-    seat = st[S_TO_ACT]
-    pos = st[S_POS]
-    o, w, po, pt = take_play(u[U_ONCE + seat], u[U_TWICE + seat], u[U_PLAYED_ONCE],
-                             u[U_PLAYED_TWICE], a, b)
-    u[U_ONCE + seat] = o
-    u[U_TWICE + seat] = w
-    u[U_PLAYED_ONCE] = po
-    u[U_PLAYED_TWICE] = pt
-    lay_play(st, seat, pos, st[S_TRICK_A], st[S_TRICK_B], a, b)
-    st[S_DECISIONS] += 1
+    seat = st[S.S_TO_ACT]
+    pos = st[S.S_POS]
+    o, w, po, pt = take_play(u[S.U_ONCE + seat], u[S.U_TWICE + seat], u[S.U_PLAYED_ONCE],
+                             u[S.U_PLAYED_TWICE], a, b)
+    u[S.U_ONCE + seat] = o
+    u[S.U_TWICE + seat] = w
+    u[S.U_PLAYED_ONCE] = po
+    u[S.U_PLAYED_TWICE] = pt
+    lay_play(st, seat, pos, st[S.S_TRICK_A], st[S.S_TRICK_B], a, b)
+    st[S.S_DECISIONS] += 1
     pos += 1
     if pos < 4:
-        st[S_POS] = pos
-        st[S_TO_ACT] = (seat + 1) % 4
+        st[S.S_POS] = pos
+        st[S.S_TO_ACT] = (seat + 1) % 4
         return
-    winner, ntricks, att, left = close_trick(st, rules, st[S_TRUMP], st[S_CALLER] & 1,
-                                             st[S_LEADER], st[S_NTRICKS], st[S_ATT_POINTS],
-                                             st[S_LEFT], st[S_TRICK_B])
-    st[S_NTRICKS] = ntricks
-    st[S_ATT_POINTS] = att
-    st[S_LEFT] = left
+    winner, ntricks, att, left = close_trick(st, rules, st[S.S_TRUMP], st[S.S_CALLER] & 1,
+                                             st[S.S_LEADER], st[S.S_NTRICKS], st[S.S_ATT_POINTS],
+                                             st[S.S_LEFT], st[S.S_TRICK_B])
+    st[S.S_NTRICKS] = ntricks
+    st[S.S_ATT_POINTS] = att
+    st[S.S_LEFT] = left
     if left == 0:
-        st[S_PHASE] = DONE
+        st[S.S_PHASE] = S.DONE
         return
-    st[S_LEADER] = winner
-    st[S_TO_ACT] = winner
-    st[S_POS] = 0
+    st[S.S_LEADER] = winner
+    st[S.S_TO_ACT] = winner
+    st[S.S_POS] = 0
 
 
 # ``apply_play`` inlined (numba IR inlining) where a deal's plays run back to back: the
@@ -274,15 +224,15 @@ apply_play_inline = kernel(inline="always")(getattr(apply_play, "py_func", apply
 @kernel
 def play_set(st, u, seat):
     """The legal-set description (``sim.core.movegen.legal_set``) of ``seat``'s next play."""
-    if st[S_POS] == 0:
-        return legal_set(u[U_ONCE + seat], u[U_TWICE + seat], np.int64(-1), np.int64(-1))
-    return legal_set(u[U_ONCE + seat], u[U_TWICE + seat], st[S_TRICK_A], st[S_TRICK_B])
+    if st[S.S_POS] == 0:
+        return legal_set(u[S.U_ONCE + seat], u[S.U_TWICE + seat], np.int64(-1), np.int64(-1))
+    return legal_set(u[S.U_ONCE + seat], u[S.U_TWICE + seat], st[S.S_TRICK_A], st[S.S_TRICK_B])
 
 
 @kernel
 def giveback_set(st, u, seat):
     """The legal-set description (``sim.core.movegen.legal_givebacks``) of ``seat``'s give-back."""
-    return legal_givebacks(u[U_ONCE + seat], u[U_TWICE + seat], st[S_CUR_CARD])
+    return legal_givebacks(u[S.U_ONCE + seat], u[S.U_TWICE + seat], st[S.S_CUR_CARD])
 
 
 @kernel
@@ -292,22 +242,22 @@ def legal(st, u, out):
     show: card ids of showable pairs (pass is always also allowed and not listed);
     giveback: two-card codes over ids; play: play codes over keys (``sim.core.movegen``).
     """
-    ph = st[S_PHASE]
-    seat = st[S_TO_ACT]
-    o = u[U_ONCE + seat]
-    w = u[U_TWICE + seat]
-    if ph == CALL:
-        m = show_mask(o, w, st[S_CUR_CARD])
+    ph = st[S.S_PHASE]
+    seat = st[S.S_TO_ACT]
+    o = u[S.U_ONCE + seat]
+    w = u[S.U_TWICE + seat]
+    if ph == S.CALL:
+        m = show_mask(o, w, st[S.S_CUR_CARD])
         n = 0
         while m:
             out[n] = lsb(m)
             n += 1
             m = clear_lsb(m)
         return n
-    if ph == GIVEBACK:
+    if ph == S.GIVEBACK:
         mode, m1, m2 = giveback_set(st, u, seat)
         return set_all(mode, m1, m2, out)
-    if ph == PLAY:
+    if ph == S.PLAY:
         mode, m1, m2 = play_set(st, u, seat)
         return set_all(mode, m1, m2, out)
     return 0
@@ -316,16 +266,16 @@ def legal(st, u, out):
 @kernel
 def apply_code(st, u, rules, code):
     """Carry out a choice given as a code of ``legal`` (-1 = pass at a show decision)."""
-    ph = st[S_PHASE]
-    if ph == PLAY:  # trick play never needs advance(): the next seat is always asked
+    ph = st[S.S_PHASE]
+    if ph == S.PLAY:  # trick play never needs advance(): the next seat is always asked
         apply_play(st, u, rules, code_first(code), code_second(code))
         return
-    if ph == CALL:
+    if ph == S.CALL:
         if code < 0:
             apply_call_pass(st)
         else:
             apply_show(st, u, code)
-    elif ph == GIVEBACK:
+    elif ph == S.GIVEBACK:
         apply_giveback(st, u, code_first(code), code_second(code))
     advance(st, u, rules)
 
@@ -340,16 +290,16 @@ def apply_then_legal(st, u, rules, code, out):
     and the seat to act."""
     apply_code(st, u, rules, code)
     n = legal(st, u, out)
-    return n, st[S_PHASE], st[S_TO_ACT]
+    return n, st[S.S_PHASE], st[S.S_TO_ACT]
 
 
 @kernel
 def trumps_held(st, u, seat):
     """Trumps in ``seat``'s hand at the first lead (R12), counting both copies."""
     g = GROUP_MASK[TRUMP_GROUP]
-    return popcount(u[U_FIRST_ONCE + seat] & g) + popcount(u[U_FIRST_TWICE + seat] & g)
+    return popcount(u[S.U_FIRST_ONCE + seat] & g) + popcount(u[S.U_FIRST_TWICE + seat] & g)
 
 
 @kernel
 def id_of_key(st, k):
-    return ID_OF_KEY[st[S_TRUMP], k]
+    return ID_OF_KEY[st[S.S_TRUMP], k]

@@ -2,7 +2,8 @@
 
 ``st`` (``int64[ST_SIZE]``) and ``u`` (``uint64[U_SIZE]``) are described in
 ``sim.core.engine``; the transitions on them are ``sim.core.step``'s, the kernels that drive
-them ``sim.core.engine``'s. Everything here is re-exported by ``sim.core.engine``.
+them ``sim.core.engine``'s. Kernels elsewhere name the layout through the module,
+``from sim.core import state as S`` and ``S.S_PHASE`` (docs/engine.md).
 """
 
 from __future__ import annotations

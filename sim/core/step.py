@@ -19,61 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from sim.cards import BIT, GROUP, KEY_OF_ID, KEY_RUN_MASK, KEY_RUN_SHIFT, KEY_RUNS
+from sim.core import state as S
 from sim.core.bits import USE_PDEP, ZERO, clear_lsb, lsb, pext
 from sim.core.jit import kernel
 from sim.core.movegen import show_mask
 from sim.core.rng import bounded, draw
 from sim.core.scoring import settle_kernel
-from sim.core.state import (
-    DONE,
-    PLAY,
-    S_ATT_POINTS,
-    S_CALLER,
-    S_CHANCE,
-    S_CUR_CARD,
-    S_CUR_SEAT,
-    S_DECK,
-    S_FIX,
-    S_FIX_N,
-    S_FIX_SEAT,
-    S_LEADER,
-    S_LEFT,
-    S_MULT,
-    S_NCALLS,
-    S_NOVERRIDES,
-    S_NTRICKS,
-    S_PASSRUN,
-    S_PHASE,
-    S_POS,
-    S_REDEALS,
-    S_ROUND,
-    S_SCORE,
-    S_SETTLE,
-    S_TO_ACT,
-    S_TRICK_A,
-    S_TRICK_B,
-    S_TRICKS,
-    S_TRUMP,
-    S_VOID,
-    S_VOIDS,
-    STREAM_CARDS,
-    TRICK_A,
-    TRICK_B,
-    TRICK_LEADER,
-    TRICK_POINTS,
-    TRICK_W,
-    TRICK_WINNER,
-    U_CTR,
-    U_FIRST_ONCE,
-    U_FIRST_TWICE,
-    U_KEY,
-    U_ONCE,
-    U_TWICE,
-    add_card,
-    added,
-    next_draw,
-    removed,
-)
+from sim.core.state import add_card, added, next_draw, removed
 from sim.core.trick import trick_points, trick_winner_inline
 from sim.rules import R_KOU_PAIR, R_KOU_SINGLE, R_MAX_REDEALS
 
@@ -87,37 +39,37 @@ def shuffle(st, u):
     With fixed cards (``S_FIX_SEAT >= 0``) the deal is uniform among the deals in which that
     seat holds at least those cards (``shuffle_fixed``): an ordinary deal conditioned on it.
     """
-    fs = st[S_FIX_SEAT]
+    fs = st[S.S_FIX_SEAT]
     if fs < 0:
         for i in range(108):
-            st[S_DECK + i] = i // 2
-        key = u[U_KEY + STREAM_CARDS]  # in locals: next_draw without a store per draw
-        ctr = u[U_CTR + STREAM_CARDS]
+            st[S.S_DECK + i] = i // 2
+        key = u[S.U_KEY + S.STREAM_CARDS]  # in locals: next_draw without a store per draw
+        ctr = u[S.U_CTR + S.STREAM_CARDS]
         # draw d (from 0) swaps position 107 - d with one of 0 … 107 - d. The draws depend
         # on the counter alone, so they are all taken first (a loop the compiler vectorises)
         # into the trick log, empty while dealing, and the swaps follow (one chain of loads).
         for d in range(107):
-            st[S_TRICKS + d] = bounded(draw(key, ctr + np.uint64(d)), 108 - d)
+            st[S.S_TRICKS + d] = bounded(draw(key, ctr + np.uint64(d)), 108 - d)
         for d in range(107):
-            i = S_DECK + 107 - d
-            j = S_DECK + st[S_TRICKS + d]
-            st[S_TRICKS + d] = 0
+            i = S.S_DECK + 107 - d
+            j = S.S_DECK + st[S.S_TRICKS + d]
+            st[S.S_TRICKS + d] = 0
             t = st[i]
             st[i] = st[j]
             st[j] = t
-        u[U_CTR + STREAM_CARDS] = ctr + np.uint64(107)
+        u[S.U_CTR + S.STREAM_CARDS] = ctr + np.uint64(107)
     else:
         shuffle_fixed(st, u, fs)
     for s in range(4):
-        u[U_ONCE + s] = ZERO
-        u[U_TWICE + s] = ZERO
-    st[S_ROUND] = 0
-    st[S_CHANCE] = 0
-    st[S_PASSRUN] = 0
-    st[S_CUR_CARD] = -1
-    st[S_CUR_SEAT] = -1
-    st[S_NCALLS] = 0
-    st[S_NOVERRIDES] = 0
+        u[S.U_ONCE + s] = ZERO
+        u[S.U_TWICE + s] = ZERO
+    st[S.S_ROUND] = 0
+    st[S.S_CHANCE] = 0
+    st[S.S_PASSRUN] = 0
+    st[S.S_CUR_CARD] = -1
+    st[S.S_CUR_SEAT] = -1
+    st[S.S_NCALLS] = 0
+    st[S.S_NOVERRIDES] = 0
 
 
 @kernel
@@ -133,8 +85,8 @@ def shuffle_fixed(st, u, fs):
     its rounds in uniform order and the other 81 cards the other positions in uniform order.
     All draws come from stream 0, so the deal is a function of (seed, deal) as always.
     """
-    nfix = st[S_FIX_N]
-    sc = st[S_TRICKS:S_TRICKS + 27 * TRICK_W]  # scratch: the trick log is empty while dealing
+    nfix = st[S.S_FIX_N]
+    sc = st[S.S_TRICKS:S.S_TRICKS + 27 * S.TRICK_W]  # scratch: the trick log is empty while dealing
     need = sc[0:54]  # copies of each type the seat must hold
     hand = sc[54:81]  # the seat's 27 cards
     rest = sc[81:162]  # the other 81 cards
@@ -143,7 +95,7 @@ def shuffle_fixed(st, u, fs):
     for c in range(54):
         need[c] = 0
     for k in range(nfix):
-        need[st[S_FIX + k]] += 1
+        need[st[S.S_FIX + k]] += 1
     h = 0
     m1 = 0
     npool = 0
@@ -166,7 +118,7 @@ def shuffle_fixed(st, u, fs):
     for k in range(kmax):
         w *= (m1 - k) / (k + 1) * 0.5 * (r_free - k) / (npool - r_free + k + 1)
         total += w
-    x = (next_draw(u, STREAM_CARDS) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+    x = (next_draw(u, S.STREAM_CARDS) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
     k = 0
     w = 1.0
     acc = 1.0
@@ -175,14 +127,14 @@ def shuffle_fixed(st, u, fs):
         k += 1
         acc += w
     for i in range(k):  # which singles the seat holds twice: a partial Fisher-Yates
-        j = i + bounded(next_draw(u, STREAM_CARDS), m1 - i)
+        j = i + bounded(next_draw(u, S.STREAM_CARDS), m1 - i)
         t = singles[i]
         singles[i] = singles[j]
         singles[j] = t
         hand[h] = singles[i]
         h += 1
     for i in range(r_free - k):  # its other cards: a uniform subset of the unnamed copies
-        j = i + bounded(next_draw(u, STREAM_CARDS), npool - i)
+        j = i + bounded(next_draw(u, S.STREAM_CARDS), npool - i)
         t = pool[i]
         pool[i] = pool[j]
         pool[j] = t
@@ -196,74 +148,74 @@ def shuffle_fixed(st, u, fs):
         rest[n] = pool[i]
         n += 1
     for i in range(26, 0, -1):
-        j = bounded(next_draw(u, STREAM_CARDS), i + 1)
+        j = bounded(next_draw(u, S.STREAM_CARDS), i + 1)
         t = hand[i]
         hand[i] = hand[j]
         hand[j] = t
     for i in range(80, 0, -1):
-        j = bounded(next_draw(u, STREAM_CARDS), i + 1)
+        j = bounded(next_draw(u, S.STREAM_CARDS), i + 1)
         t = rest[i]
         rest[i] = rest[j]
         rest[j] = t
     r = 0
     for i in range(108):
         if i % 4 == fs:
-            st[S_DECK + i] = hand[i // 4]
+            st[S.S_DECK + i] = hand[i // 4]
         else:
-            st[S_DECK + i] = rest[r]
+            st[S.S_DECK + i] = rest[r]
             r += 1
-    for i in range(27 * TRICK_W):
+    for i in range(27 * S.TRICK_W):
         sc[i] = 0
 
 
 @kernel
 def start_play(st, u):
     """End of calling with a caller: trump, roles, key layout, first leader (R10, R17)."""
-    caller = st[S_CUR_SEAT]
-    t = st[S_CUR_CARD] % 4
-    st[S_CALLER] = caller
-    st[S_TRUMP] = t
+    caller = st[S.S_CUR_SEAT]
+    t = st[S.S_CUR_CARD] % 4
+    st[S.S_CALLER] = caller
+    st[S.S_TRUMP] = t
     for s in range(4):
         o = ZERO
         w = ZERO
         if USE_PDEP:  # a few bit-gathers (sim.cards.KEY_RUN_MASK)
-            x = u[U_ONCE + s]
-            y = u[U_TWICE + s]
+            x = u[S.U_ONCE + s]
+            y = u[S.U_TWICE + s]
             for r in range(KEY_RUNS[t]):
                 o |= pext(x, KEY_RUN_MASK[t, r]) << KEY_RUN_SHIFT[t, r]
                 w |= pext(y, KEY_RUN_MASK[t, r]) << KEY_RUN_SHIFT[t, r]
         else:
-            m = u[U_ONCE + s]
+            m = u[S.U_ONCE + s]
             while m:
                 c = lsb(m)
                 m = clear_lsb(m)
                 k = KEY_OF_ID[t, c]
                 o |= BIT[k]
-                if u[U_TWICE + s] & BIT[c]:
+                if u[S.U_TWICE + s] & BIT[c]:
                     w |= BIT[k]
-        u[U_ONCE + s] = o
-        u[U_TWICE + s] = w
-        u[U_FIRST_ONCE + s] = o
-        u[U_FIRST_TWICE + s] = w
+        u[S.U_ONCE + s] = o
+        u[S.U_TWICE + s] = w
+        u[S.U_FIRST_ONCE + s] = o
+        u[S.U_FIRST_TWICE + s] = w
     first_lead(st, caller)
 
 
 @kernel(inline="always")
 def first_lead(st, caller):
     """Trick play from its first lead, ``caller`` having called (the hands as they are)."""
-    st[S_LEADER] = (caller + 1) % 4  # R17: the defender after the caller leads
-    st[S_TO_ACT] = st[S_LEADER]
-    st[S_POS] = 0
-    st[S_NTRICKS] = 0
-    st[S_LEFT] = 27
-    st[S_ATT_POINTS] = 0
-    st[S_PHASE] = PLAY
+    st[S.S_LEADER] = (caller + 1) % 4  # R17: the defender after the caller leads
+    st[S.S_TO_ACT] = st[S.S_LEADER]
+    st[S.S_POS] = 0
+    st[S.S_NTRICKS] = 0
+    st[S.S_LEFT] = 27
+    st[S.S_ATT_POINTS] = 0
+    st[S.S_PHASE] = S.PLAY
 
 @kernel(inline="always")
 def deal_round(st, u, r):
     """Dealing round ``r + 1``: one card to each seat (R5); returns the round reached."""
     for s in range(4):
-        add_card(u, s, st[S_DECK + 4 * r + s])
+        add_card(u, s, st[S.S_DECK + 4 * r + s])
     return r + 1
 
 
@@ -297,8 +249,8 @@ def to_decision(st, u, rules, r, chance, passrun, cur):
             passrun = 0
             continue
         if r == 27 and passrun >= 4:  # R7: four passes in a row end calling
-            if st[S_CUR_SEAT] < 0 and st[S_REDEALS] < rules[R_MAX_REDEALS]:
-                st[S_REDEALS] += 1  # R11: nobody showed, deal again
+            if st[S.S_CUR_SEAT] < 0 and st[S.S_REDEALS] < rules[R_MAX_REDEALS]:
+                st[S.S_REDEALS] += 1  # R11: nobody showed, deal again
                 shuffle(st, u)  # resets the calling state in st
                 r = 0
                 chance = 0
@@ -307,11 +259,11 @@ def to_decision(st, u, rules, r, chance, passrun, cur):
                 continue
             return r, chance, passrun, cur, ZERO  # a caller, or R11: void
         if r < 27 and chance == 0:
-            pairs = u[U_TWICE] | u[U_TWICE + 1] | u[U_TWICE + 2] | u[U_TWICE + 3]
+            pairs = u[S.U_TWICE] | u[S.U_TWICE + 1] | u[S.U_TWICE + 2] | u[S.U_TWICE + 3]
             if show_mask(pairs, pairs, cur) == ZERO:
                 chance = 4  # R7: nobody can show this round; four forced passes
                 continue
-        m = show_mask(u[U_ONCE + chance], u[U_TWICE + chance], cur)
+        m = show_mask(u[S.U_ONCE + chance], u[S.U_TWICE + chance], cur)
         if m != ZERO:
             return r, chance, passrun, cur, m  # seat chance's decision
         chance, passrun = pass_chance(r, chance, passrun)  # no legal show: a forced pass
@@ -321,11 +273,11 @@ def to_decision(st, u, rules, r, chance, passrun, cur):
 def end_calling(st, u):
     """Four passes in a row after round 27: play starts under the last show, or, nobody having
     shown after the last redeal, the deal is void (R11)."""
-    if st[S_CUR_SEAT] >= 0:
+    if st[S.S_CUR_SEAT] >= 0:
         start_play(st, u)
     else:
-        st[S_VOID] = 1
-        st[S_PHASE] = DONE
+        st[S.S_VOID] = 1
+        st[S.S_PHASE] = S.DONE
 
 
 # --- trick play ---------------------------------------------------------------------------
@@ -356,12 +308,12 @@ def lay_play(st, seat, pos, lead_a, lead_b, a, b):
             void = GROUP[a] != g  # R18
         else:
             void = (GROUP[a] == g) + (GROUP[b] == g) < 2  # R19c/d: held at most one card of G
-        st[S_VOIDS + seat] |= np.int64(void) << g
+        st[S.S_VOIDS + seat] |= np.int64(void) << g
     else:
         lead_a = a
         lead_b = b
-    st[S_TRICK_A + pos] = a
-    st[S_TRICK_B + pos] = b
+    st[S.S_TRICK_A + pos] = a
+    st[S.S_TRICK_B + pos] = b
     return lead_a, lead_b
 
 
@@ -372,15 +324,15 @@ def close_trick(st, rules, trump, side, leader, ntricks, att, left, lead_b):
     and settlement. ``side``: the caller's side (seat & 1); ``ntricks``, ``att``, ``left``:
     tricks done, the attackers' points and cards left in each hand before it. Returns
     ``(winner, ntricks, att, left)`` after it (``left == 0``: the deal is over)."""
-    winner = (leader + trick_winner_inline(st, S_TRICK_A, S_TRICK_B, 4)) & 3  # R20, R21
-    pts = trick_points(st, S_TRICK_A, S_TRICK_B, 4, trump)
-    j = S_TRICKS + ntricks * TRICK_W
-    st[j + TRICK_LEADER] = leader
-    st[j + TRICK_WINNER] = winner
-    st[j + TRICK_POINTS] = pts
+    winner = (leader + trick_winner_inline(st, S.S_TRICK_A, S.S_TRICK_B, 4)) & 3  # R20, R21
+    pts = trick_points(st, S.S_TRICK_A, S.S_TRICK_B, 4, trump)
+    j = S.S_TRICKS + ntricks * S.TRICK_W
+    st[j + S.TRICK_LEADER] = leader
+    st[j + S.TRICK_WINNER] = winner
+    st[j + S.TRICK_POINTS] = pts
     for k in range(4):
-        st[j + TRICK_A + k] = st[S_TRICK_A + k]
-        st[j + TRICK_B + k] = st[S_TRICK_B + k]
+        st[j + S.TRICK_A + k] = st[S.S_TRICK_A + k]
+        st[j + S.TRICK_B + k] = st[S.S_TRICK_B + k]
     attacker = (winner & 1) == side
     if attacker:
         att += pts  # R22
@@ -390,10 +342,10 @@ def close_trick(st, rules, trump, side, leader, ntricks, att, left, lead_b):
         mult = 1
         if attacker:
             mult = rules[R_KOU_PAIR] if lead_pair else rules[R_KOU_SINGLE]
-        st[S_MULT] = mult
+        st[S.S_MULT] = mult
         score = att + (mult - 1) * pts
-        st[S_SCORE] = score
+        st[S.S_SCORE] = score
         x = settle_kernel(score, rules)  # R24
         for s in range(4):
-            st[S_SETTLE + s] = x if (s & 1) == side else -x
+            st[S.S_SETTLE + s] = x if (s & 1) == side else -x
     return winner, ntricks + 1, att, left

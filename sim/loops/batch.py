@@ -22,30 +22,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from sim.core import state as S
 from sim.core.bits import popcount, select
-from sim.core.engine import (
-    CALL,
-    DONE,
-    PLAY,
-    S_CALLER,
-    S_CUR_CARD,
-    S_PHASE,
-    S_SCORE,
-    S_SETTLE,
-    S_TO_ACT,
-    S_TRUMP,
-    S_VOID,
-    ST_SIZE,
-    U_ONCE,
-    U_SIZE,
-    U_TWICE,
-    advance,
-    apply_code,
-    giveback_set,
-    init_deal,
-    legal,
-    play_set,
-)
+from sim.core.engine import advance, apply_code, giveback_set, init_deal, legal, play_set
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.limits import MAX_DEAL
@@ -61,7 +40,7 @@ from strategies.compiled import decide
 # touched at every decision (u, the head of st) are contiguous; ``ctl`` holds the control
 # words, the seats' strategy kinds and the rules; ``fin`` the finished deals (and their final
 # states when records are kept).
-SU_W = ST_SIZE + U_SIZE
+SU_W = S.ST_SIZE + S.U_SIZE
 # columns of the per-slot table ``meta`` (declared once: sim.core.layout)
 META_FIELDS = (
     ("M_DEAL", 1),  # deal number played in the slot, -1 when idle
@@ -148,14 +127,14 @@ def _describe(st, u, meta, i):
     """Store the legal-set description of the decision awaited in slot ``i`` (so that
     ``_kth_code`` needs no rules cascade) and return the number of legal choices (pass
     included at a show decision)."""
-    ph = st[S_PHASE]
-    seat = st[S_TO_ACT]
-    if ph == CALL:
-        m = show_mask(u[U_ONCE + seat], u[U_TWICE + seat], st[S_CUR_CARD])
+    ph = st[S.S_PHASE]
+    seat = st[S.S_TO_ACT]
+    if ph == S.CALL:
+        m = show_mask(u[S.U_ONCE + seat], u[S.U_TWICE + seat], st[S.S_CUR_CARD])
         meta[i, M_SMODE] = SHOWS
         meta[i, M_M1] = np.int64(m)
         return 1 + popcount(m)
-    if ph == PLAY:
+    if ph == S.PLAY:
         mode, m1, m2 = play_set(st, u, seat)
     else:
         mode, m1, m2 = giveback_set(st, u, seat)
@@ -182,13 +161,13 @@ def _settle_slot(i, su, meta, ctl, entries, params, buf, fws, uws, fin):
     """Run slot ``i`` through compiled seats, finished deals and restarts until the policy
     must act (or the deal range is exhausted, or the finished queue is full). Returns 0, or
     1 when the slot's state is not one the engine makes (see MAX_RUN, MAX_FREE)."""
-    s = su[i, U_SIZE:]
-    v = su[i, :U_SIZE].view(np.uint64)
+    s = su[i, S.U_SIZE:]
+    v = su[i, :S.U_SIZE].view(np.uint64)
     kinds = ctl[C_KINDS:C_KINDS + 4]
     rules = ctl[C_RULES:C_RULES + N_RULES]
     run = 0
     while True:
-        if s[S_PHASE] == DONE:
+        if s[S.S_PHASE] == S.DONE:
             if meta[i, M_DEAL] >= 0:
                 j = ctl[C_NFIN]
                 if j >= fin.shape[0]:  # queue full: finish on the next call
@@ -203,10 +182,10 @@ def _settle_slot(i, su, meta, ctl, entries, params, buf, fws, uws, fin):
                 fin[j, F_SLOT] = i
                 fin[j, F_DEAL] = meta[i, M_DEAL]
                 for k in range(4):
-                    fin[j, F_SETTLE + k] = s[S_SETTLE + k]
-                fin[j, F_SCORE] = s[S_SCORE]
-                fin[j, F_CALLER] = s[S_CALLER]
-                fin[j, F_VOID] = s[S_VOID]
+                    fin[j, F_SETTLE + k] = s[S.S_SETTLE + k]
+                fin[j, F_SCORE] = s[S.S_SCORE]
+                fin[j, F_CALLER] = s[S.S_CALLER]
+                fin[j, F_VOID] = s[S.S_VOID]
                 if ctl[C_KEEP]:
                     for k in range(SU_W):
                         fin[j, N_FIN + k] = su[i, k]
@@ -225,13 +204,13 @@ def _settle_slot(i, su, meta, ctl, entries, params, buf, fws, uws, fin):
             advance(s, v, rules)
             run = 0
             continue
-        seat = s[S_TO_ACT]
+        seat = s[S.S_TO_ACT]
         if seat < 0 or seat > 3 or run >= MAX_RUN:
             return 1
         kind = kinds[seat]
         if kind < 0:
             meta[i, M_SEAT] = seat
-            meta[i, M_KIND] = s[S_PHASE]
+            meta[i, M_KIND] = s[S.S_PHASE]
             meta[i, M_NLEGAL] = _describe(s, v, meta, i)
             meta[i, M_FREE] = 0
             return 0
@@ -261,14 +240,14 @@ def batch_step(su, meta, ctl, actions, mode, entries, params, fin):
             if a < 0 or a >= meta[i, M_NLEGAL]:
                 return -1 - i, 0
             continue
-        s = su[i, U_SIZE:]
-        v = su[i, :U_SIZE].view(np.uint64)
+        s = su[i, S.U_SIZE:]
+        v = su[i, :S.U_SIZE].view(np.uint64)
         if a < 0 or a >= N_ACTIONS:
             return -1 - i, 0
-        c = code_of_action(s[S_PHASE], s[S_TRUMP], a)
+        c = code_of_action(s[S.S_PHASE], s[S.S_TRUMP], a)
         if c == -2:
             return -1 - i, 0
-        if c >= 0 or s[S_PHASE] != CALL:
+        if c >= 0 or s[S.S_PHASE] != S.CALL:
             m = legal(s, v, buf)
             ok = False
             for k in range(m):
@@ -285,7 +264,7 @@ def batch_step(su, meta, ctl, actions, mode, entries, params, fin):
                 return -1 - n - i, 0
         elif meta[i, M_SEAT] >= 0 and mode != MODE_NONE:
             code = _kth_code(meta, i, actions[i]) if mode == MODE_INDEX else meta[i, M_CODE]
-            apply_code(su[i, U_SIZE:], su[i, :U_SIZE].view(np.uint64),
+            apply_code(su[i, S.U_SIZE:], su[i, :S.U_SIZE].view(np.uint64),
                        ctl[C_RULES:C_RULES + N_RULES], code)
             if _settle_slot(i, su, meta, ctl, entries, params, buf, fws, uws, fin):
                 return -1 - n - i, 0
@@ -306,8 +285,8 @@ def batch_observe(su, meta, obs, mask, buf, want_obs, want_mask):
             if want_mask:
                 mask[i, :] = False
             continue
-        s = su[i, U_SIZE:]
-        v = su[i, :U_SIZE].view(np.uint64)
+        s = su[i, S.U_SIZE:]
+        v = su[i, :S.U_SIZE].view(np.uint64)
         if want_obs:
             fill_obs(s, v, seat, obs[i])
         if want_mask:
@@ -485,9 +464,9 @@ class Batch:
 
     def _alloc(self, n: int, records: bool) -> None:
         self._su = np.zeros((n, SU_W), dtype=np.int64)
-        self._st = self._su[:, U_SIZE:]  # views, for Python code and tests
-        self._u = self._su[:, :U_SIZE].view(np.uint64)
-        self._st[:, S_PHASE] = DONE
+        self._st = self._su[:, S.U_SIZE:]  # views, for Python code and tests
+        self._u = self._su[:, :S.U_SIZE].view(np.uint64)
+        self._st[:, S.S_PHASE] = S.DONE
         self._meta = np.zeros((n, N_META), dtype=np.int64)
         self._meta[:, M_DEAL] = -1
         self._meta[:, M_SEAT] = -1
@@ -593,8 +572,8 @@ class Batch:
         records = None
         if self.records:
             from sim.record import build_record
-            records = [build_record(f[j, N_FIN + U_SIZE:],
-                                    f[j, N_FIN:N_FIN + U_SIZE].view(np.uint64), self.seed,
+            records = [build_record(f[j, N_FIN + S.U_SIZE:],
+                                    f[j, N_FIN:N_FIN + S.U_SIZE].view(np.uint64), self.seed,
                                     int(f[j, F_DEAL]), self.rules, self.seat_names)
                        for j in range(k)]
             f = f[:, :N_FIN]

@@ -23,56 +23,10 @@ import numpy as np
 from numba import njit
 
 from sim.cards import BIT
+from sim.core import state as S
 from sim.core.bind import bindable
 from sim.core.bits import ONE, ZERO, popcount, select
-from sim.core.engine import (
-    CALL,
-    DONE,
-    PLAY,
-    S_ATT_POINTS,
-    S_CALLER,
-    S_CALLS,
-    S_CHANCE,
-    S_CUR_CARD,
-    S_DECISIONS,
-    S_FIX_SEAT,
-    S_LEADER,
-    S_LEFT,
-    S_MULT,
-    S_NCALLS,
-    S_NOVERRIDES,
-    S_NTRICKS,
-    S_PASSRUN,
-    S_PHASE,
-    S_POS,
-    S_REDEALS,
-    S_ROUND,
-    S_SCORE,
-    S_SETTLE,
-    S_TO_ACT,
-    S_TRICK_A,
-    S_TRICK_B,
-    S_TRICKS,
-    S_TRUMP,
-    S_VOID,
-    ST_SIZE,
-    STREAM_SEAT,
-    TRICK_W,
-    TRICK_WINNER,
-    U_CTR,
-    U_KEY,
-    U_ONCE,
-    U_PLAYED_ONCE,
-    U_PLAYED_TWICE,
-    U_SIZE,
-    U_TWICE,
-    apply_giveback,
-    apply_show,
-    init_deal,
-    init_deal_fixed,
-    new_state,
-    trumps_held,
-)
+from sim.core.engine import apply_giveback, apply_show, init_deal, init_deal_fixed, trumps_held
 from sim.core.jit import kernel
 from sim.core.movegen import (
     CODE_FIRST_MASK,
@@ -84,6 +38,7 @@ from sim.core.movegen import (
 )
 from sim.core.movegen import set_kth_inline as set_kth
 from sim.core.rng import bounded, draw
+from sim.core.state import new_state
 from sim.core.step import close_trick, end_calling, lay_play, pass_chance, take_play, to_decision
 from sim.core.tables import (  # noqa: F401  (re-exported: the summary row's columns)
     C_ATT_POINTS,
@@ -145,7 +100,7 @@ def forced_line(st, rules, seat, m):
     -2 never show, else the card id of a pair to show when it is legal, R6, else pass), for
     the seat with the fixed cards (``S_FIX_SEAT``) only."""
     line = rules[rules.shape[0] - 1]
-    if seat != st[S_FIX_SEAT] or line == -1:
+    if seat != st[S.S_FIX_SEAT] or line == -1:
         return PLAYER
     if line >= 0 and (m & BIT[line]) != ZERO:  # R6: legal now
         return line
@@ -174,14 +129,14 @@ def seat_decide(kind, entries, st, u, rules, seat, params, buf, fws, uws):
 @kernel(inline="always")
 def finish_deal(st, u, rules, kinds, entries, params, buf, fws, uws):
     """Play an initialised deal to the end with the seats' compiled strategies."""
-    while st[S_PHASE] != DONE:
-        if st[S_PHASE] == PLAY:  # trick play runs to the end of the deal in its own loop
+    while st[S.S_PHASE] != S.DONE:
+        if st[S.S_PHASE] == S.PLAY:  # trick play runs to the end of the deal in its own loop
             play_tricks(st, u, rules, kinds, entries, params, buf, fws, uws)
             return
-        if st[S_PHASE] == CALL:  # so does calling, up to a give-back, the first lead or a void
+        if st[S.S_PHASE] == S.CALL:  # so does calling, up to a give-back, the first lead or a void
             play_calling(st, u, rules, kinds, entries, params, buf, fws, uws)
             continue
-        seat = st[S_TO_ACT]  # a give-back (R8), about one a deal
+        seat = st[S.S_TO_ACT]  # a give-back (R8), about one a deal
         kind = kinds[seat]
         if kind == KIND_RANDOM:
             code = random_giveback(st, u, seat)
@@ -195,26 +150,26 @@ def finish_deal(st, u, rules, kinds, entries, params, buf, fws, uws):
 def _calling_back(st, r, chance, passrun, to_act, decisions):
     """``play_calling``'s locals back into the state, as ``advance`` and ``apply_code`` leave
     it (before a kernel reads it, before a show, at the end)."""
-    st[S_ROUND] = r
-    st[S_CHANCE] = chance
-    st[S_PASSRUN] = passrun
-    st[S_TO_ACT] = to_act
-    st[S_DECISIONS] = decisions
+    st[S.S_ROUND] = r
+    st[S.S_CHANCE] = chance
+    st[S.S_PASSRUN] = passrun
+    st[S.S_TO_ACT] = to_act
+    st[S.S_DECISIONS] = decisions
 
 
 @kernel(inline="always")
 def _tricks_back(st, u, seat, pos, leader, ntricks, left, att, decisions, po, pt):
     """``play_tricks``'s locals back into the state, as ``apply_play`` leaves it (before a
     kernel reads it, and after the last play)."""
-    st[S_TO_ACT] = seat
-    st[S_POS] = pos
-    st[S_LEADER] = leader
-    st[S_NTRICKS] = ntricks
-    st[S_LEFT] = left
-    st[S_ATT_POINTS] = att
-    st[S_DECISIONS] = decisions
-    u[U_PLAYED_ONCE] = po
-    u[U_PLAYED_TWICE] = pt
+    st[S.S_TO_ACT] = seat
+    st[S.S_POS] = pos
+    st[S.S_LEADER] = leader
+    st[S.S_NTRICKS] = ntricks
+    st[S.S_LEFT] = left
+    st[S.S_ATT_POINTS] = att
+    st[S.S_DECISIONS] = decisions
+    u[S.U_PLAYED_ONCE] = po
+    u[S.U_PLAYED_TWICE] = pt
 
 
 @kernel(inline="always")
@@ -227,10 +182,10 @@ def _random_play(u, seat, o, w, lead_a, lead_b):
     n = set_count(mode, m1, m2)
     # a forced play (n == 1) takes no draw; without a branch: ``bounded(x, 1)`` is 0, the one
     # play, and the counter moves only when there was a choice
-    i = U_CTR + STREAM_SEAT + seat
+    i = S.U_CTR + S.STREAM_SEAT + seat
     ctr = u[i]
     u[i] = ctr + np.uint64(n > 1)
-    return set_kth(mode, m1, m2, bounded(draw(u[U_KEY + STREAM_SEAT + seat], ctr), n))
+    return set_kth(mode, m1, m2, bounded(draw(u[S.U_KEY + S.STREAM_SEAT + seat], ctr), n))
 
 
 @kernel
@@ -242,12 +197,12 @@ def play_calling(st, u, rules, kinds, entries, params, buf, fws, uws):
     ``sim.core.step.to_decision``'s. The state gets them back before any strategy but
     random decides, before a show, and at the end, as ``advance`` and ``apply_code`` leave it.
     """
-    r = st[S_ROUND]
-    chance = st[S_CHANCE]
-    passrun = st[S_PASSRUN]
-    cur = st[S_CUR_CARD]
-    decisions = st[S_DECISIONS]
-    to_act = st[S_TO_ACT]
+    r = st[S.S_ROUND]
+    chance = st[S.S_CHANCE]
+    passrun = st[S.S_PASSRUN]
+    cur = st[S.S_CUR_CARD]
+    decisions = st[S.S_DECISIONS]
+    to_act = st[S.S_TO_ACT]
     while True:
         r, chance, passrun, cur, m = to_decision(st, u, rules, r, chance, passrun, cur)
         if m == ZERO:
@@ -259,8 +214,8 @@ def play_calling(st, u, rules, kinds, entries, params, buf, fws, uws):
         if code != PLAYER:
             pass  # a forced calling line (sim.tools.estimate)
         elif kind == KIND_RANDOM:  # random_decide's show branch on the locals
-            i = U_CTR + STREAM_SEAT + seat
-            key = u[U_KEY + STREAM_SEAT + seat]
+            i = S.U_CTR + S.STREAM_SEAT + seat
+            key = u[S.U_KEY + S.STREAM_SEAT + seat]
             ctr = u[i]
             x = draw(key, ctr)
             ctr += ONE
@@ -275,12 +230,12 @@ def play_calling(st, u, rules, kinds, entries, params, buf, fws, uws):
         if code >= 0:  # a show (R6, R8), on the state
             _calling_back(st, r, chance, passrun, seat, decisions)
             apply_show(st, u, code)
-            if st[S_PHASE] != CALL:
+            if st[S.S_PHASE] != S.CALL:
                 return  # GIVEBACK
-            chance = st[S_CHANCE]
+            chance = st[S.S_CHANCE]
             passrun = 0
             cur = code
-            decisions = st[S_DECISIONS]
+            decisions = st[S.S_DECISIONS]
             continue
         decisions += 1  # apply_call_pass
         chance, passrun = pass_chance(r, chance, passrun)
@@ -297,24 +252,24 @@ def play_tricks(st, u, rules, kinds, entries, params, buf, fws, uws):
     arrays get it back before any strategy but random decides (kernels read them) and at the
     end, so they end exactly as ``apply_play`` leaves them (records are built from them).
     """
-    trump = st[S_TRUMP]
-    side = st[S_CALLER] & 1
-    leader = st[S_LEADER] & 3
-    pos = st[S_POS]
-    ntricks = st[S_NTRICKS]
-    left = st[S_LEFT]
-    att = st[S_ATT_POINTS]
-    decisions = st[S_DECISIONS]
-    po = u[U_PLAYED_ONCE]
-    pt = u[U_PLAYED_TWICE]
-    lead_a = st[S_TRICK_A]
-    lead_b = st[S_TRICK_B]
+    trump = st[S.S_TRUMP]
+    side = st[S.S_CALLER] & 1
+    leader = st[S.S_LEADER] & 3
+    pos = st[S.S_POS]
+    ntricks = st[S.S_NTRICKS]
+    left = st[S.S_LEFT]
+    att = st[S.S_ATT_POINTS]
+    decisions = st[S.S_DECISIONS]
+    po = u[S.U_PLAYED_ONCE]
+    pt = u[S.U_PLAYED_TWICE]
+    lead_a = st[S.S_TRICK_A]
+    lead_b = st[S.S_TRICK_B]
     seat = (leader + pos) & 3
     while True:
         kind = kinds[seat]
         if kind == KIND_RANDOM:  # random_decide's play branch on the locals
-            o = u[U_ONCE + seat]
-            w = u[U_TWICE + seat]
+            o = u[S.U_ONCE + seat]
+            w = u[S.U_TWICE + seat]
             if pos == 0:  # the lead's kind as constants: each copy folds to its own legal set
                 code = _random_play(u, seat, o, w, np.int64(-1), np.int64(-1))
             elif lead_b < 0:
@@ -324,13 +279,13 @@ def play_tricks(st, u, rules, kinds, entries, params, buf, fws, uws):
         else:  # the state as apply_play leaves it before this play, then the kernel
             _tricks_back(st, u, seat, pos, leader, ntricks, left, att, decisions, po, pt)
             code = seat_decide(kind, entries, st, u, rules, seat, params, buf, fws, uws)
-            o = u[U_ONCE + seat]
-            w = u[U_TWICE + seat]
+            o = u[S.U_ONCE + seat]
+            w = u[S.U_TWICE + seat]
         a = code & CODE_FIRST_MASK  # apply_play on the locals
         b = (code >> CODE_SHIFT) - 1
         o, w, po, pt = take_play(o, w, po, pt, a, b)
-        u[U_ONCE + seat] = o
-        u[U_TWICE + seat] = w
+        u[S.U_ONCE + seat] = o
+        u[S.U_TWICE + seat] = w
         lead_a, lead_b = lay_play(st, seat, pos, lead_a, lead_b, a, b)
         decisions += 1
         if pos < 3:
@@ -341,7 +296,7 @@ def play_tricks(st, u, rules, kinds, entries, params, buf, fws, uws):
                                                  left, lead_b)
         if left == 0:  # as apply_play leaves them after the last play (pos is 3, left 0)
             _tricks_back(st, u, seat, pos, leader, ntricks, left, att, decisions, po, pt)
-            st[S_PHASE] = DONE
+            st[S.S_PHASE] = S.DONE
             return
         leader = winner
         seat = winner
@@ -351,24 +306,24 @@ def play_tricks(st, u, rules, kinds, entries, params, buf, fws, uws):
 @kernel
 def summarize(st, u, row):
     """Fill one summary row (``COLUMN_NAMES``) from a finished deal."""
-    row[C_REDEALS] = st[S_REDEALS]
-    row[C_VOID] = st[S_VOID]
-    row[C_CALLER] = st[S_CALLER]
-    row[C_TRUMP] = st[S_TRUMP]
-    row[C_ATT_POINTS] = st[S_ATT_POINTS]
-    row[C_MULT] = st[S_MULT]
-    row[C_SCORE] = st[S_SCORE]
+    row[C_REDEALS] = st[S.S_REDEALS]
+    row[C_VOID] = st[S.S_VOID]
+    row[C_CALLER] = st[S.S_CALLER]
+    row[C_TRUMP] = st[S.S_TRUMP]
+    row[C_ATT_POINTS] = st[S.S_ATT_POINTS]
+    row[C_MULT] = st[S.S_MULT]
+    row[C_SCORE] = st[S.S_SCORE]
     for s in range(4):
-        row[C_SETTLE0 + s] = st[S_SETTLE + s]
-    row[C_NCALLS] = st[S_NCALLS]
-    row[C_OVERRIDES] = st[S_NOVERRIDES]
-    row[C_SHOW_RANK] = st[S_CUR_CARD] // 4 if st[S_CUR_CARD] >= 0 else -1
-    row[C_TRUMP_LEN] = trumps_held(st, u, st[S_CALLER]) if st[S_VOID] == 0 else 0
-    row[C_DECISIONS] = st[S_DECISIONS]
-    row[C_NTRICKS] = st[S_NTRICKS]
-    n = st[S_NTRICKS]
-    row[C_LAST_WINNER] = st[S_TRICKS + (n - 1) * TRICK_W + TRICK_WINNER] if n > 0 else -1
-    row[C_FIRST_SHOW_ROUND] = st[S_CALLS] if st[S_NCALLS] > 0 else -1
+        row[C_SETTLE0 + s] = st[S.S_SETTLE + s]
+    row[C_NCALLS] = st[S.S_NCALLS]
+    row[C_OVERRIDES] = st[S.S_NOVERRIDES]
+    row[C_SHOW_RANK] = st[S.S_CUR_CARD] // 4 if st[S.S_CUR_CARD] >= 0 else -1
+    row[C_TRUMP_LEN] = trumps_held(st, u, st[S.S_CALLER]) if st[S.S_VOID] == 0 else 0
+    row[C_DECISIONS] = st[S.S_DECISIONS]
+    row[C_NTRICKS] = st[S.S_NTRICKS]
+    n = st[S.S_NTRICKS]
+    row[C_LAST_WINNER] = st[S.S_TRICKS + (n - 1) * S.TRICK_W + S.TRICK_WINNER] if n > 0 else -1
+    row[C_FIRST_SHOW_ROUND] = st[S.S_CALLS] if st[S.S_NCALLS] > 0 else -1
 
 
 @njit(cache=True, nogil=True)
@@ -419,8 +374,8 @@ def play_deal(st, u, rules, seed, deal, kinds, params, buf, fws, uws, entries=No
 def run_deals_fixed(seed, first, n, rules, kinds, entries, params, fix_seat, fix_cards, out):
     """``run_deals`` in a state of its own, with the card ids ``fix_cards`` dealt to
     ``fix_seat`` in every deal."""
-    st = np.zeros(ST_SIZE, dtype=np.int64)
-    u = np.zeros(U_SIZE, dtype=np.uint64)
+    st = np.zeros(S.ST_SIZE, dtype=np.int64)
+    u = np.zeros(S.U_SIZE, dtype=np.uint64)
     buf = np.empty(INT_SCRATCH, dtype=np.int64)  # not zeroed: ~10 MB, mostly never touched
     fws = np.empty(FLOAT_SCRATCH, dtype=np.float64)  # (no kernel reads scratch unwritten)
     uws = np.empty(UINT_SCRATCH, dtype=np.uint64)

@@ -20,14 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import jit, njit
 
+from sim.core import state as S
 from sim.core.engine import (
-    DONE,
-    PLAY,
-    S_DECK,
-    S_PHASE,
-    S_TO_ACT,
-    ST_SIZE,
-    U_SIZE,
     advance,
     apply_code_inline,
     apply_play_inline,
@@ -104,8 +98,8 @@ def finish_deal(st, u, rules, kinds, entries, params, buf, fws, uws, m_st, m_u, 
     for s in range(4):  # each plug-in seat's own masked copy, synced trick by trick
         synced[s] = 0
     advance(st, u, rules)
-    while st[S_PHASE] != DONE:
-        seat = st[S_TO_ACT]
+    while st[S.S_PHASE] != S.DONE:
+        seat = st[S.S_TO_ACT]
         status[ST_SEAT] = seat
         status[ST_CALLS] += 1
         kind = kinds[seat]
@@ -121,7 +115,7 @@ def finish_deal(st, u, rules, kinds, entries, params, buf, fws, uws, m_st, m_u, 
                            m_r[seat], m_p[seat], pbuf[seat], status)
             if status[ST_ERROR] != 0:
                 return
-        if st[S_PHASE] == PLAY:
+        if st[S.S_PHASE] == S.PLAY:
             apply_play_inline(st, u, rules, code_first(code), code_second(code))
         else:
             apply_code_inline(st, u, rules, code)
@@ -140,12 +134,12 @@ def play_deal(st, u, rules, seed, deal, kinds, entries, params, buf, fws, uws, m
 def _work(rules, params):
     """The state and scratch of ``play_deals``: its own, each seat's masked copies and
     copies of the rules and parameters, the plug-ins' and the built-ins' scratch."""
-    m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
+    m_st = np.zeros((4, S.ST_SIZE), dtype=np.int64)
     for s in range(4):
-        for i in range(S_DECK, ST_SIZE):  # the deck and fixed cards: never shown
+        for i in range(S.S_DECK, S.ST_SIZE):  # the deck and fixed cards: never shown
             m_st[s, i] = -1
-    return (np.zeros(ST_SIZE, dtype=np.int64), np.zeros(U_SIZE, dtype=np.uint64), m_st,
-            np.zeros((4, U_SIZE), dtype=np.uint64), np.zeros((4, rules.shape[0]), dtype=np.int64),
+    return (np.zeros(S.ST_SIZE, dtype=np.int64), np.zeros(S.U_SIZE, dtype=np.uint64), m_st,
+            np.zeros((4, S.U_SIZE), dtype=np.uint64), np.zeros((4, rules.shape[0]), dtype=np.int64),
             np.zeros((4, params.shape[1]), dtype=np.float64),
             np.zeros((4, PLUGIN_SCRATCH), dtype=np.int64), np.zeros(4, dtype=np.int64),
             np.zeros(INT_SCRATCH, dtype=np.int64), np.zeros(FLOAT_SCRATCH, dtype=np.float64),

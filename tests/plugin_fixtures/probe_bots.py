@@ -7,20 +7,20 @@ import numba
 import numpy as np
 
 from sim import view
-from sim.core.engine import S_DECK, S_FIX, S_TRICKS, U_FIRST_ONCE, U_FIRST_TWICE, U_ONCE, U_TWICE
+from sim.core import state as S
 from strategies.base import Strategy, param
 
 
 @numba.njit(cache=True)
 def probe_kernel(st, u, rules, seat, params, buf):
     for s in range(4):  # R9: no other hand, now or at the first lead
-        if s != seat and (u[U_ONCE + s] | u[U_TWICE + s] | u[U_FIRST_ONCE + s]
-                          | u[U_FIRST_TWICE + s]) != 0:
+        if s != seat and (u[S.U_ONCE + s] | u[S.U_TWICE + s] | u[S.U_FIRST_ONCE + s]
+                          | u[S.U_FIRST_TWICE + s]) != 0:
             raise RuntimeError("saw another hand")
-    for i in range(S_DECK, S_TRICKS):  # ... nor the deck
+    for i in range(S.S_DECK, S.S_TRICKS):  # ... nor the deck
         if st[i] != -1:
             raise RuntimeError("saw the deck")
-    for i in range(S_FIX, st.shape[0]):
+    for i in range(S.S_FIX, st.shape[0]):
         if st[i] != -1:
             raise RuntimeError("saw the fixed cards")
     n = view.legal_codes(st, u, buf)
