@@ -82,9 +82,9 @@ class BotProcess:
         try:
             self.write([_dumps({"type": "hello", "protocol": PROTOCOL})], deadline)
             line = self.read_line(deadline)
+            msg = self._parse(line)  # not JSON: a start fault too, as any other bad hello
         except BotFault as e:
             raise BotFault("start", f"no hello within {bot.start_ms} ms ({e.detail})") from None
-        msg = self._parse(line)
         if msg.get("type") != "hello" or not isinstance(msg.get("name"), str):
             raise BotFault("start", f"answered hello with {line[:120]!r}, not "
                                     f'{{"type": "hello", "name": ...}}')
