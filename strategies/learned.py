@@ -29,15 +29,7 @@ plain ``.npz`` read with ``allow_pickle=False``: loading weights never runs code
 
 from __future__ import annotations
 
-import io
-import json
-import math
 import os
-import struct
-import zipfile
-import zlib
-from collections.abc import Callable, Mapping
-from typing import Any
 
 import numpy as np
 
@@ -54,13 +46,11 @@ from sim.cards import (
 from sim.core import state as S
 from sim.core.bits import popcount
 from sim.core.engine import legal
-from sim.core.files import decode_json, open_received
 from sim.core.jit import kernel
 from sim.core.layout import layout
-from sim.core.limits import MAX_HIDDEN
 from sim.core.movegen import code_first, code_second
 from sim.core.trick import beats
-from sim.errors import ShuangkouError, WeightsError
+from strategies import learned_weights as LW
 from strategies.base import param
 from strategies.greedy import (
     FIVE_POINTS_MASK,
@@ -74,134 +64,31 @@ from strategies.greedy import (
     voids_after,
 )
 from strategies.kinds import KIND_LEARNED
+from strategies.learned_weights import (  # noqa: F401  (the weights file: public here too)
+    DM,
+    DS,
+    FEATURE_VERSION,
+    MAX_WEIGHTS_BYTES,
+    MD,
+    MV_GREEDY,
+    ND,
+    NM_MAX,
+    NS_MAX,
+    WEIGHT_NAMES,
+    WEIGHTS_FORMAT,
+    WEIGHTS_VERSION,
+    flat_row,
+    load_networks,
+    load_weights,
+    n_weights,
+    read_npz,
+    save_weights,
+    shipped_weights,
+    weight_shapes,
+    weights_row,
+)
 from strategies.params import N_PARAMS, ROLLOUT_ROW, param_row
 from strategies.tier import CompiledStrategy
-
-FEATURE_VERSION = 1
-WEIGHTS_FORMAT = "shuangkou-learned"
-WEIGHTS_VERSION = 1
-
-# --- the state's binary features (indices into W1's rows) -------------------------------
-# relative seats: 1 = the next seat (an opponent), 2 = the partner, 3 = the seat before
-STATE_FIELDS = (
-    ("F_HAND1", 54),  # key k: at least one copy in my hand (key layout, sim.cards)
-    ("F_HAND2", 54),  # key k: both copies in my hand
-    ("F_PLAYED1", 54),  # key k: at least one copy played (public)
-    ("F_PLAYED2", 54),  # both copies played
-    ("F_VOID", 12),  # 3 (relative seat - 1) + group: that seat has shown a void (R18, R19)
-    ("F_TRICK_A", 3 * 54),  # this trick: the first card each relative seat played
-    ("F_TRICK_B", 3 * 54),  # and its second card (a pair lead)
-    ("F_POS", 4),  # plays before mine in this trick
-    ("F_LEAD_GROUP", 4),  # group of the lead (when I follow)
-    ("F_LEAD_PAIR", 1),
-    ("F_WIN_PARTNER", 1),  # who is winning the trick now (when I follow)
-    ("F_WIN_OPP", 1),
-    ("F_ATTACKER", 1),  # my team attacks (R10)
-    ("F_CALLER", 4),  # the caller's relative seat (0: me)
-    ("F_CALL_KEY", 54),  # the pair that made the caller (R10): public
-    ("F_NTRICKS", 27),  # tricks completed
-    ("F_ATT_PTS", 21),  # attackers' points so far, in tens (20: 200)
-)
-_F, DS = layout(STATE_FIELDS)
-F_HAND1 = _F["F_HAND1"]
-F_HAND2 = _F["F_HAND2"]
-F_PLAYED1 = _F["F_PLAYED1"]
-F_PLAYED2 = _F["F_PLAYED2"]
-F_VOID = _F["F_VOID"]
-F_TRICK_A = _F["F_TRICK_A"]
-F_TRICK_B = _F["F_TRICK_B"]
-F_POS = _F["F_POS"]
-F_LEAD_GROUP = _F["F_LEAD_GROUP"]
-F_LEAD_PAIR = _F["F_LEAD_PAIR"]
-F_WIN_PARTNER = _F["F_WIN_PARTNER"]
-F_WIN_OPP = _F["F_WIN_OPP"]
-F_ATTACKER = _F["F_ATTACKER"]
-F_CALLER = _F["F_CALLER"]
-F_CALL_KEY = _F["F_CALL_KEY"]
-F_NTRICKS = _F["F_NTRICKS"]
-F_ATT_PTS = _F["F_ATT_PTS"]
-NS_MAX = 256  # active state features at most (hand 54 + played 108 + the rest < 60)
-
-# the state's dense features (rows of Wd)
-DENSE_FIELDS = (
-    ("D_ATT", 1),  # attackers' points / 100
-    ("D_DEF", 1),  # defenders' points / 100
-    ("D_TRICK", 1),  # points in the current trick / 50
-    ("D_OUT", 1),  # points neither in my hand nor played / 100
-    ("D_MINE", 1),  # points in my hand / 50
-    ("D_LEFT", 1),  # cards left in each hand / 27
-    ("D_TRUMPS", 1),  # trumps in my hand / 27
-    ("D_CHOICES", 1),  # legal plays / 32
-    ("D_OUT_G", 4),  # by group: copies neither in my hand nor played / 20
-    ("D_MINE_G", 4),  # by group: cards in my hand / 20
-)
-_D, ND = layout(DENSE_FIELDS)
-D_ATT = _D["D_ATT"]
-D_DEF = _D["D_DEF"]
-D_TRICK = _D["D_TRICK"]
-D_OUT = _D["D_OUT"]
-D_MINE = _D["D_MINE"]
-D_LEFT = _D["D_LEFT"]
-D_TRUMPS = _D["D_TRUMPS"]
-D_CHOICES = _D["D_CHOICES"]
-D_OUT_G = _D["D_OUT_G"]
-D_MINE_G = _D["D_MINE_G"]
-
-# --- a play's binary features (rows of M) ----------------------------------------------
-MOVE_FIELDS = (
-    ("MV_A", 54),  # its first card's key
-    ("MV_B", 54),  # its second card's key (two-card plays)
-    ("MV_SINGLE", 1),
-    ("MV_PAIR", 1),  # a pair (R15)
-    ("MV_TWO", 1),  # two cards that are not a pair (R19b–d)
-    ("MV_BEATS", 1),  # it would win the trick as it stands (R20, R21)
-    ("MV_WINS", 1),  # it beats and I play last: it takes the trick
-    ("MV_MASTER", 1),  # nothing outside my hand beats it in its group (greedy's is_master)
-    ("MV_GREEDY", 1),  # greedy's move (default parameters)
-    ("MV_PARTNER_WIN", 1),  # my partner is winning the trick now
-    ("MV_FOLLOWS", 1),  # of the led group
-    ("MV_TRUMP", 1),  # a trump (R12)
-    ("MV_PTS", 5),  # its points: 0, 5, 10, 15, 20+
-    ("MV_LAST", 1),  # the last trick (R23)
-    ("MV_VOIDS", 1),  # it leaves me void in its first card's group
-    ("MV_ABOVE", 4),  # copies outside my hand that beat it in its group: 0, 1, 2, 3+
-    ("MV_PARTNER_AFTER", 1),  # my partner plays after me in this trick
-    ("MV_OPP_VOID", 1),  # an opponent after me is known void in the led (or its) group
-)
-_M, DM = layout(MOVE_FIELDS)
-MV_A = _M["MV_A"]
-MV_B = _M["MV_B"]
-MV_SINGLE = _M["MV_SINGLE"]
-MV_PAIR = _M["MV_PAIR"]
-MV_TWO = _M["MV_TWO"]
-MV_BEATS = _M["MV_BEATS"]
-MV_WINS = _M["MV_WINS"]
-MV_MASTER = _M["MV_MASTER"]
-MV_GREEDY = _M["MV_GREEDY"]
-MV_PARTNER_WIN = _M["MV_PARTNER_WIN"]
-MV_FOLLOWS = _M["MV_FOLLOWS"]
-MV_TRUMP = _M["MV_TRUMP"]
-MV_PTS = _M["MV_PTS"]
-MV_LAST = _M["MV_LAST"]
-MV_VOIDS = _M["MV_VOIDS"]
-MV_ABOVE = _M["MV_ABOVE"]
-MV_PARTNER_AFTER = _M["MV_PARTNER_AFTER"]
-MV_OPP_VOID = _M["MV_OPP_VOID"]
-NM_MAX = 16  # active features of one play at most (two cards, its kind, points, 12 flags)
-
-MOVE_DENSE_FIELDS = (
-    ("MD_PTS", 1),  # its points / 20
-    ("MD_STRENGTH", 1),  # its first card's strength / 20
-    ("MD_TAKE", 1),  # the trick's points with it / 50
-    ("MD_LEFT_G", 1),  # cards of its first card's group left in my hand after it / 10
-    ("MD_OUT_G", 1),  # copies of its group neither in my hand nor played / 20
-)
-_MD, MD = layout(MOVE_DENSE_FIELDS)
-MD_PTS = _MD["MD_PTS"]
-MD_STRENGTH = _MD["MD_STRENGTH"]
-MD_TAKE = _MD["MD_TAKE"]
-MD_LEFT_G = _MD["MD_LEFT_G"]
-MD_OUT_G = _MD["MD_OUT_G"]
 
 M_MAX = 40  # plays kept per training example (the teacher's and up to M_MAX - 1 others)
 
@@ -216,25 +103,14 @@ P_GREEDY_BIAS = _P["P_GREEDY_BIAS"]
 P_NETS = _P["P_NETS"]  # networks in the tail, one after another: their scores are averaged
 TAIL = N_PARAMS  # the weights start here in the row
 
-# the weight arrays in the order they lie in the row, with their shapes by (DS, ND, DM, MD,
-# H1, H2, G)
-WEIGHT_NAMES = ("W1", "Wd", "b1", "W2", "b2", "W3", "b3", "M", "Md", "bm", "v")
-
-
-def weight_shapes(h1: int, h2: int, g: int) -> dict[str, tuple[int, ...]]:
-    """The shape of every weight array of a network with hidden sizes ``h1``, ``h2``, ``g``."""
-    return {"W1": (DS, h1), "Wd": (ND, h1), "b1": (h1,), "W2": (h1, h2), "b2": (h2,),
-            "W3": (h2, g), "b3": (g,), "M": (DM, g), "Md": (MD, g), "bm": (g,), "v": (g,)}
-
-
 # scratch: where the kernel keeps its lists (``buf``: the legal codes use the first
 # MAX_CHOICES slots) and its vectors (``fws``)
-SCRATCH_FIELDS = (("B_SIDX", NS_MAX), ("B_MIDX", 1536 * NM_MAX))
+SCRATCH_FIELDS = (("B_SIDX", LW.NS_MAX), ("B_MIDX", 1536 * LW.NM_MAX))
 _B, _ = layout(SCRATCH_FIELDS, start=2048)
 B_SIDX = _B["B_SIDX"]
 B_MIDX = _B["B_MIDX"]
-FLOAT_FIELDS = (("W_SDEN", ND), ("W_H1", 1024), ("W_H2", 1024), ("W_G", 1024),
-                ("W_MDEN", 1536 * MD), ("W_SCORES", 1536), ("W_SCORES2", 1536))
+FLOAT_FIELDS = (("W_SDEN", LW.ND), ("W_H1", 1024), ("W_H2", 1024), ("W_G", 1024),
+                ("W_MDEN", 1536 * LW.MD), ("W_SCORES", 1536), ("W_SCORES2", 1536))
 _W, _ = layout(FLOAT_FIELDS)
 W_SDEN = _W["W_SDEN"]
 W_H1 = _W["W_H1"]
@@ -243,7 +119,6 @@ W_G = _W["W_G"]
 W_MDEN = _W["W_MDEN"]
 W_SCORES = _W["W_SCORES"]
 W_SCORES2 = _W["W_SCORES2"]  # a further network's scores, before they are added
-MAX_NETS = 16  # networks in one weights file at most
 
 
 @kernel
@@ -271,34 +146,34 @@ def features(st, u, rules, seat, params, n, buf, fws):
     for k in range(54):
         kk = np.uint64(k)
         if (mo >> kk) & one:
-            buf[B_SIDX + ns] = F_HAND1 + k
+            buf[B_SIDX + ns] = LW.F_HAND1 + k
             ns += 1
         if (mw >> kk) & one:
-            buf[B_SIDX + ns] = F_HAND2 + k
+            buf[B_SIDX + ns] = LW.F_HAND2 + k
             ns += 1
         if (po >> kk) & one:
-            buf[B_SIDX + ns] = F_PLAYED1 + k
+            buf[B_SIDX + ns] = LW.F_PLAYED1 + k
             ns += 1
         if (pw >> kk) & one:
-            buf[B_SIDX + ns] = F_PLAYED2 + k
+            buf[B_SIDX + ns] = LW.F_PLAYED2 + k
             ns += 1
     for r in range(1, 4):
         s = (seat + r) % 4
         v = view.voids(st, s)
         for g in range(4):
             if (v >> g) & 1:
-                buf[B_SIDX + ns] = F_VOID + 4 * (r - 1) + g
+                buf[B_SIDX + ns] = LW.F_VOID + 4 * (r - 1) + g
                 ns += 1
     pos = view.trick_pos(st)
     leader = view.leader(st)
     for p in range(pos):
         r = (leader + p - seat) % 4
-        buf[B_SIDX + ns] = F_TRICK_A + 54 * (r - 1) + view.trick_first(st, p)
+        buf[B_SIDX + ns] = LW.F_TRICK_A + 54 * (r - 1) + view.trick_first(st, p)
         ns += 1
         if view.trick_second(st, p) >= 0:
-            buf[B_SIDX + ns] = F_TRICK_B + 54 * (r - 1) + view.trick_second(st, p)
+            buf[B_SIDX + ns] = LW.F_TRICK_B + 54 * (r - 1) + view.trick_second(st, p)
             ns += 1
-    buf[B_SIDX + ns] = F_POS + pos
+    buf[B_SIDX + ns] = LW.F_POS + pos
     ns += 1
     pair = False
     lead_group = -1
@@ -310,14 +185,14 @@ def features(st, u, rules, seat, params, n, buf, fws):
     if pos > 0:
         lead_group = GROUP[view.trick_first(st, 0)]
         pair = view.trick_second(st, 0) >= 0
-        buf[B_SIDX + ns] = F_LEAD_GROUP + lead_group
+        buf[B_SIDX + ns] = LW.F_LEAD_GROUP + lead_group
         ns += 1
         if pair:
-            buf[B_SIDX + ns] = F_LEAD_PAIR
+            buf[B_SIDX + ns] = LW.F_LEAD_PAIR
             ns += 1
         w = view.trick_winner_pos(st)
         partner_winning = (((leader + w) % 4) & 1) == (seat & 1)
-        buf[B_SIDX + ns] = F_WIN_PARTNER if partner_winning else F_WIN_OPP
+        buf[B_SIDX + ns] = LW.F_WIN_PARTNER if partner_winning else LW.F_WIN_OPP
         ns += 1
         kw = view.trick_first(st, w)
         best_s = STRENGTH[kw]
@@ -326,37 +201,37 @@ def features(st, u, rules, seat, params, n, buf, fws):
     caller = view.caller(st)
     attacker = (caller & 1) == (seat & 1)
     if attacker:
-        buf[B_SIDX + ns] = F_ATTACKER
+        buf[B_SIDX + ns] = LW.F_ATTACKER
         ns += 1
-    buf[B_SIDX + ns] = F_CALLER + (caller - seat) % 4
+    buf[B_SIDX + ns] = LW.F_CALLER + (caller - seat) % 4
     ns += 1
     if view.shown_card(st) >= 0:
-        buf[B_SIDX + ns] = F_CALL_KEY + KEY_OF_ID[trump, view.shown_card(st)]
+        buf[B_SIDX + ns] = LW.F_CALL_KEY + KEY_OF_ID[trump, view.shown_card(st)]
         ns += 1
-    buf[B_SIDX + ns] = F_NTRICKS + min(view.n_tricks(st), 26)
+    buf[B_SIDX + ns] = LW.F_NTRICKS + min(view.n_tricks(st), 26)
     ns += 1
     att = view.attacker_points(st)
-    buf[B_SIDX + ns] = F_ATT_PTS + min(att // 10, 20)
+    buf[B_SIDX + ns] = LW.F_ATT_PTS + min(att // 10, 20)
     ns += 1
     # dense
     played_pts = _points_of(po, pw)
     mine = _points_of(mo, mw)
     done_pts = played_pts - trick_pts  # points in completed tricks
-    fws[W_SDEN + D_ATT] = att / 100.0
-    fws[W_SDEN + D_DEF] = (done_pts - att) / 100.0
-    fws[W_SDEN + D_TRICK] = trick_pts / 50.0
-    fws[W_SDEN + D_OUT] = (200 - played_pts - mine) / 100.0
-    fws[W_SDEN + D_MINE] = mine / 50.0
+    fws[W_SDEN + LW.D_ATT] = att / 100.0
+    fws[W_SDEN + LW.D_DEF] = (done_pts - att) / 100.0
+    fws[W_SDEN + LW.D_TRICK] = trick_pts / 50.0
+    fws[W_SDEN + LW.D_OUT] = (200 - played_pts - mine) / 100.0
+    fws[W_SDEN + LW.D_MINE] = mine / 50.0
     left = view.cards_left(st)
-    fws[W_SDEN + D_LEFT] = left / 27.0
+    fws[W_SDEN + LW.D_LEFT] = left / 27.0
     tm = GROUP_MASK[TRUMP_GROUP]
-    fws[W_SDEN + D_TRUMPS] = (popcount(mo & tm) + popcount(mw & tm)) / 27.0
-    fws[W_SDEN + D_CHOICES] = n / 32.0
+    fws[W_SDEN + LW.D_TRUMPS] = (popcount(mo & tm) + popcount(mw & tm)) / 27.0
+    fws[W_SDEN + LW.D_CHOICES] = n / 32.0
     out1, out2 = outside_masks(u, seat)
     for g in range(4):
         gm = GROUP_MASK[g]
-        fws[W_SDEN + D_OUT_G + g] = (popcount(out1 & gm) + popcount(out2 & gm)) / 20.0
-        fws[W_SDEN + D_MINE_G + g] = (popcount(mo & gm) + popcount(mw & gm)) / 20.0
+        fws[W_SDEN + LW.D_OUT_G + g] = (popcount(out1 & gm) + popcount(out2 & gm)) / 20.0
+        fws[W_SDEN + LW.D_MINE_G + g] = (popcount(mo & gm) + popcount(mw & gm)) / 20.0
     # the plays
     greedy_code = buf[n]
     voids = voids_after(st, seat)
@@ -365,46 +240,46 @@ def features(st, u, rules, seat, params, n, buf, fws):
         c = buf[j]
         a = code_first(c)
         b = code_second(c)
-        at = B_MIDX + j * NM_MAX
+        at = B_MIDX + j * LW.NM_MAX
         m = 0
-        buf[at + m] = MV_A + a
+        buf[at + m] = LW.MV_A + a
         m += 1
         if b >= 0:
-            buf[at + m] = MV_B + b
+            buf[at + m] = LW.MV_B + b
             m += 1
-            buf[at + m] = MV_PAIR if b == a else MV_TWO
+            buf[at + m] = LW.MV_PAIR if b == a else LW.MV_TWO
         else:
-            buf[at + m] = MV_SINGLE
+            buf[at + m] = LW.MV_SINGLE
         m += 1
         is_pair = b == a
         beat = pos > 0 and beats(a, b, pair, lead_group, best_s, best_trump)
         if beat:
-            buf[at + m] = MV_BEATS
+            buf[at + m] = LW.MV_BEATS
             m += 1
             if pos == 3:
-                buf[at + m] = MV_WINS
+                buf[at + m] = LW.MV_WINS
                 m += 1
         if is_master(voids, a, is_pair, out1, out2):
-            buf[at + m] = MV_MASTER
+            buf[at + m] = LW.MV_MASTER
             m += 1
         if c == greedy_code:
-            buf[at + m] = MV_GREEDY
+            buf[at + m] = LW.MV_GREEDY
             m += 1
         if pos > 0 and partner_winning:
-            buf[at + m] = MV_PARTNER_WIN
+            buf[at + m] = LW.MV_PARTNER_WIN
             m += 1
         ga = GROUP[a]
         if pos > 0 and ga == lead_group:
-            buf[at + m] = MV_FOLLOWS
+            buf[at + m] = LW.MV_FOLLOWS
             m += 1
         if ga == TRUMP_GROUP:
-            buf[at + m] = MV_TRUMP
+            buf[at + m] = LW.MV_TRUMP
             m += 1
         pts = POINTS_KEY[trump, a] + (POINTS_KEY[trump, b] if b >= 0 else 0)
-        buf[at + m] = MV_PTS + min(pts // 5, 4)
+        buf[at + m] = LW.MV_PTS + min(pts // 5, 4)
         m += 1
         if last_trick:
-            buf[at + m] = MV_LAST
+            buf[at + m] = LW.MV_LAST
             m += 1
         # cards of a's group left in my hand after the play
         gm = GROUP_MASK[ga]
@@ -412,26 +287,26 @@ def features(st, u, rules, seat, params, n, buf, fws):
         if b >= 0 and GROUP[b] == ga:
             cnt -= 1
         if cnt == 0:
-            buf[at + m] = MV_VOIDS
+            buf[at + m] = LW.MV_VOIDS
             m += 1
         above = popcount((out2 if is_pair else out1) & ABOVE_STRENGTH[a])
-        buf[at + m] = MV_ABOVE + min(above, 3)
+        buf[at + m] = LW.MV_ABOVE + min(above, 3)
         m += 1
         if pos <= 1:
-            buf[at + m] = MV_PARTNER_AFTER
+            buf[at + m] = LW.MV_PARTNER_AFTER
             m += 1
         if pos < 3 and (voids >> (lead_group if pos > 0 else ga)) & 1:
-            buf[at + m] = MV_OPP_VOID
+            buf[at + m] = LW.MV_OPP_VOID
             m += 1
-        while m < NM_MAX:
+        while m < LW.NM_MAX:
             buf[at + m] = -1
             m += 1
-        dt = W_MDEN + j * MD
-        fws[dt + MD_PTS] = pts / 20.0
-        fws[dt + MD_STRENGTH] = STRENGTH[a] / 20.0
-        fws[dt + MD_TAKE] = (trick_pts + pts) / 50.0
-        fws[dt + MD_LEFT_G] = cnt / 10.0
-        fws[dt + MD_OUT_G] = (popcount(out1 & gm) + popcount(out2 & gm)) / 20.0
+        dt = W_MDEN + j * LW.MD
+        fws[dt + LW.MD_PTS] = pts / 20.0
+        fws[dt + LW.MD_STRENGTH] = STRENGTH[a] / 20.0
+        fws[dt + LW.MD_TAKE] = (trick_pts + pts) / 50.0
+        fws[dt + LW.MD_LEFT_G] = cnt / 10.0
+        fws[dt + LW.MD_OUT_G] = (popcount(out1 & gm) + popcount(out2 & gm)) / 20.0
     return ns
 
 
@@ -441,15 +316,15 @@ def net_scores(w, base, h1n, h2n, gn, ns, n, buf, fws, out):
     ``fws[out + j]``; ``w``: the seat's parameter row, the network's weights from ``base``
     on. Returns where its weights end (an ensemble's next network starts there)."""
     o_w1 = base
-    o_wd = o_w1 + DS * h1n
-    o_b1 = o_wd + ND * h1n
+    o_wd = o_w1 + LW.DS * h1n
+    o_b1 = o_wd + LW.ND * h1n
     o_w2 = o_b1 + h1n
     o_b2 = o_w2 + h1n * h2n
     o_w3 = o_b2 + h2n
     o_b3 = o_w3 + h2n * gn
     o_m = o_b3 + gn
-    o_md = o_m + DM * gn
-    o_bm = o_md + MD * gn
+    o_md = o_m + LW.DM * gn
+    o_bm = o_md + LW.MD * gn
     o_v = o_bm + gn
     for i in range(h1n):
         fws[W_H1 + i] = w[o_b1 + i]
@@ -457,7 +332,7 @@ def net_scores(w, base, h1n, h2n, gn, ns, n, buf, fws, out):
         r = o_w1 + buf[B_SIDX + t] * h1n
         for i in range(h1n):
             fws[W_H1 + i] += w[r + i]
-    for d in range(ND):
+    for d in range(LW.ND):
         x = fws[W_SDEN + d]
         if x != 0.0:
             r = o_wd + d * h1n
@@ -483,16 +358,16 @@ def net_scores(w, base, h1n, h2n, gn, ns, n, buf, fws, out):
     for p in range(n):
         for i in range(gn):
             fws[z + i] = fws[W_G + i]
-        at = B_MIDX + p * NM_MAX
-        for t in range(NM_MAX):
+        at = B_MIDX + p * LW.NM_MAX
+        for t in range(LW.NM_MAX):
             f = buf[at + t]
             if f < 0:
                 break
             r = o_m + f * gn
             for i in range(gn):
                 fws[z + i] += w[r + i]
-        dt = W_MDEN + p * MD
-        for d in range(MD):
+        dt = W_MDEN + p * LW.MD
+        for d in range(LW.MD):
             x = fws[dt + d]
             if x != 0.0:
                 r = o_md + d * gn
@@ -559,287 +434,6 @@ def learned_decide(st, u, rules, seat, params, buf, fws, uws):
     return learned_play(st, u, rules, seat, params, buf, fws)
 
 
-# --- the weights file --------------------------------------------------------------------
-def shipped_weights() -> str:
-    """The weights that ship with the package (docs/learning.md says how they were made)."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights", "learned.npz")
-
-
-def _dims(arrays: dict[str, np.ndarray], where: str) -> tuple[int, int, int]:
-    try:
-        h1 = int(arrays["b1"].shape[0])
-        h2 = int(arrays["b2"].shape[0])
-        g = int(arrays["v"].shape[0])
-    except (KeyError, IndexError, AttributeError):
-        raise WeightsError(f"{where}: not a learned player's weights file (needs the arrays "
-                           f"{', '.join(WEIGHT_NAMES)})") from None
-    for name, d in (("H1", h1), ("H2", h2), ("G", g)):
-        if not 1 <= d <= MAX_HIDDEN:
-            raise WeightsError(f"{where}: hidden size {name}={d} is outside 1 … {MAX_HIDDEN}")
-    return h1, h2, g
-
-
-def check_arrays(arrays: dict[str, Any], where: str = "weights") -> dict[str, np.ndarray]:
-    """The weight arrays as float64, checked: every name present with its shape, all finite;
-    else a WeightsError naming the problem."""
-    missing = [k for k in WEIGHT_NAMES if k not in arrays]
-    if missing:
-        raise WeightsError(f"{where}: missing weight arrays {', '.join(missing)} (a learned "
-                           f"player's file holds {', '.join(WEIGHT_NAMES)})")
-    out = {}
-    for k in WEIGHT_NAMES:
-        a = np.asarray(arrays[k])
-        if a.dtype.kind != "f":
-            raise WeightsError(f"{where}: array {k} has dtype {a.dtype}; expected floats")
-        out[k] = a.astype(np.float64)
-    h1, h2, g = _dims(out, where)
-    for k, shape in weight_shapes(h1, h2, g).items():
-        if out[k].shape != shape:
-            raise WeightsError(f"{where}: array {k} has shape {out[k].shape}; this version's "
-                               f"features need {shape} (state {DS}+{ND}, play {DM}+{MD} "
-                               f"features, feature version {FEATURE_VERSION})")
-        if not np.all(np.isfinite(out[k])):
-            raise WeightsError(f"{where}: array {k} holds values that are not finite")
-    return out
-
-
-def member_key(k: int, name: str) -> str:
-    """The array name of weight ``name`` of network ``k`` of a file (0: the plain name)."""
-    return name if k == 0 else f"m{k}/{name}"
-
-
-def same_sizes(nets: list[dict[str, np.ndarray]], path: str) -> tuple[int, int, int]:
-    """The hidden sizes that every network of an ensemble has, or a WeightsError."""
-    dims = {_dims(a, path) for a in nets}
-    if len(dims) > 1:
-        raise WeightsError(f"{path}: an ensemble's networks must have the same hidden sizes "
-                           f"(got {', '.join(map(str, sorted(dims)))})")
-    return dims.pop()
-
-
-def save_weights(path: str, arrays: dict[str, Any] | list[dict[str, Any]],
-                 meta: dict[str, Any]) -> None:
-    """Write ``arrays`` (one network's, or a list of networks' of the same hidden sizes: an
-    ensemble, whose scores the player averages), checked, and ``meta`` (JSON) as a weights
-    file, atomically."""
-    nets = [arrays] if isinstance(arrays, dict) else list(arrays)
-    if not 1 <= len(nets) <= MAX_NETS:
-        raise WeightsError(f"{path}: {len(nets)} networks; a weights file holds 1 … "
-                           f"{MAX_NETS}")
-    checked = [check_arrays(a, path) for a in nets]
-    same_sizes(checked, path)
-    flat = {member_key(k, name): a[name] for k, a in enumerate(checked) for name in a}
-    try:
-        text = json.dumps(meta, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise WeightsError(f"{path}: meta cannot be written as JSON ({e})") from None
-    tmp = f"{path}.tmp{os.getpid()}.npz"
-    np.savez_compressed(tmp, format=np.array(WEIGHTS_FORMAT), version=np.array(WEIGHTS_VERSION),
-                        feature_version=np.array(FEATURE_VERSION), meta=np.array(text), **flat)
-    os.replace(tmp, path)
-
-
-# --- an .npz someone else made, read as data ------------------------------------------------
-NPY_HEADER = 1 << 16  # the most an .npy member's header may take (numpy writes ~128 bytes)
-MAX_MEMBERS = 4096  # members of any .npz this package reads
-MAX_WEIGHTS_BYTES = 1 << 30  # a weights file on disk (the shipped ensemble of three: 1.4 MB)
-MAX_META_BYTES = 4 << 20  # its metadata, unpacked (the shipped file's: 11 KB)
-_SMALL = 4096  # format, version, feature_version: one short value each
-
-
-def _npy(raw: bytes) -> np.ndarray | str:
-    """The array of one ``.npy`` member's bytes: its header read by numpy (never a pickle),
-    its shape times its item size equal to the bytes that follow; else why not (a string;
-    numpy's header reader raises ValueError for a header it cannot read)."""
-    from numpy.lib import format as npy
-
-    buf = io.BytesIO(raw)
-    version = npy.read_magic(buf)
-    reader = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}.get(version)
-    if reader is None:
-        return f".npy version {version} (numpy writes 1.0 or 2.0)"
-    shape, fortran, dtype = reader(buf, max_header_size=NPY_HEADER)
-    if dtype.hasobject:
-        return "it holds Python objects (a pickle), which are never loaded"
-    body = memoryview(raw)[buf.tell():]
-    count = math.prod(shape)
-    if count * dtype.itemsize != len(body):
-        return (f"its header says shape {shape} of {dtype}, {count * dtype.itemsize:,} bytes; "
-                f"{len(body):,} follow")
-    a = np.frombuffer(body, dtype=dtype, count=count)
-    return a.reshape(shape, order="F" if fortran else "C")
-
-
-def read_npz(path: str, caps: Callable[[str], int | None] | Mapping[str, int], what: str,
-             limit: int, error: type[ShuangkouError] = WeightsError) -> dict[str, np.ndarray]:
-    """The arrays of the ``.npz`` file ``path``, read as data someone else made.
-
-    ``path`` must be a regular file of at most ``limit`` bytes (never a FIFO or a device:
-    ``sim.core.files.open_received``); every member must be one ``caps`` names (member name
-    without ``.npy`` -> the most bytes it may unpack to; None: not expected), and its unpacked
-    size, as the zip's directory states it, within that cap, all checked before a byte is
-    unpacked (a member can never unpack past its stated size: the zip reader stops there and
-    checks the CRC), so a zip bomb or an extra array costs nothing. Each member is parsed
-    without pickles (``_npy``). Any failure: ``error`` with one line naming the file, the
-    member and what was expected."""
-    cap_of = caps.get if isinstance(caps, Mapping) else caps
-    try:
-        f = open_received(path, limit, what)
-    except FileNotFoundError:
-        raise error(f"{what} {path!r} does not exist") from None
-    except OSError as e:
-        raise error(f"{what} {path!r} cannot be read ({e.strerror or type(e).__name__})"
-                    ) from None
-    out: dict[str, np.ndarray] = {}
-    name = ""
-    try:
-        with f, zipfile.ZipFile(f) as z:
-            infos = z.infolist()
-            if len(infos) > MAX_MEMBERS:
-                raise error(f"{what} {path!r} holds {len(infos):,} members; at most "
-                            f"{MAX_MEMBERS:,} are expected")
-            plan = []
-            for info in infos:
-                name = info.filename
-                key = name[:-4] if name.endswith(".npy") else None
-                cap = cap_of(key) if key is not None else None
-                if cap is None:
-                    raise error(f"{what} {path!r}: unexpected member {name!r} (not an array "
-                                f"this kind of file holds)")
-                if key in out or any(key == k for k, _ in plan):
-                    raise error(f"{what} {path!r}: member {name!r} is there twice")
-                if info.file_size > cap:
-                    raise error(f"{what} {path!r}: member {name!r} unpacks to "
-                                f"{info.file_size:,} bytes, more than the {cap:,} it may")
-                plan.append((key, info))
-            for key, info in plan:
-                name = info.filename
-                with z.open(info) as m:
-                    raw = m.read(info.file_size + 1)
-                got = _npy(raw) if len(raw) == info.file_size else \
-                    f"{len(raw):,} bytes unpacked; the zip says {info.file_size:,}"
-                if isinstance(got, str):
-                    raise error(f"{what} {path!r} is not a readable .npz file (corrupt or "
-                                f"truncated?): member {name!r}: {got}")
-                out[key] = got
-    except ShuangkouError:
-        raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, struct.error, OSError,
-            EOFError, ValueError, NotImplementedError, RuntimeError, KeyError) as e:
-        part = f": member {name!r}" if name else ""
-        why = " ".join(str(e).split()) or type(e).__name__
-        raise error(f"{what} {path!r} is not a readable .npz file (corrupt or truncated?)"
-                    f"{part}: {why}") from None
-    return out
-
-
-def _weights_caps() -> dict[str, int]:
-    """Every member a weights file may hold and the most bytes each may unpack to (a network
-    of ``MAX_HIDDEN`` everywhere, float64)."""
-    big = weight_shapes(MAX_HIDDEN, MAX_HIDDEN, MAX_HIDDEN)
-    caps = {"format": _SMALL, "version": _SMALL, "feature_version": _SMALL,
-            "meta": MAX_META_BYTES}
-    for k in range(MAX_NETS):
-        for name, shape in big.items():
-            caps[member_key(k, name)] = 8 * math.prod(shape) + NPY_HEADER
-    return caps
-
-
-def _finite(x: Any) -> bool:
-    """No infinite number anywhere in decoded JSON (its nesting is capped at 64)."""
-    if isinstance(x, float):
-        return math.isfinite(x)
-    if isinstance(x, dict):
-        return all(_finite(v) for v in x.values())
-    if isinstance(x, list):
-        return all(_finite(v) for v in x)
-    return True
-
-
-def read_meta(a: Any, path: str) -> dict[str, Any]:
-    """A weights file's ``meta`` member: a JSON object (no NaN, no infinity, nesting capped),
-    else a WeightsError."""
-    if a is None:
-        return {}
-    a = np.asarray(a)
-    if a.shape != () or a.dtype.kind not in "US":
-        raise WeightsError(f"weights file {path!r}: meta is an array of {a.dtype} and shape "
-                           f"{a.shape}; expected one JSON text")
-    text = a.item()
-    try:
-        meta = decode_json(text, dict[str, Any], where=f"weights file {path!r}: meta")
-    except ValueError as e:
-        raise WeightsError(f"{e} (expected a JSON object, without NaN)") from None
-    if not _finite(meta):
-        raise WeightsError(f"weights file {path!r}: meta holds an infinite number; expected "
-                           f"a JSON object of finite numbers")
-    return meta
-
-
-def load_weights(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The weight arrays of the (first) network and the metadata of the weights file
-    ``path``, checked (never unpickles: a file that needs it is refused)."""
-    nets, meta = load_networks(path)
-    return nets[0], meta
-
-
-def load_networks(path: str) -> tuple[list[dict[str, np.ndarray]], dict[str, Any]]:
-    """Every network of the weights file ``path`` (one, or an ensemble's) and its metadata,
-    checked (never unpickles: a file that needs it is refused)."""
-    data = read_npz(path, _weights_caps(), "weights file", MAX_WEIGHTS_BYTES)
-    fmt = str(data.get("format", ""))
-    if fmt != WEIGHTS_FORMAT:
-        raise WeightsError(f"{path}: not a learned player's weights file (format {fmt!r}; "
-                           f"expected {WEIGHTS_FORMAT!r})")
-    for key, want in (("version", WEIGHTS_VERSION), ("feature_version", FEATURE_VERSION)):
-        try:
-            got = int(data[key])
-        except (KeyError, TypeError, ValueError):
-            got = None
-        if got != want:
-            raise WeightsError(f"{path}: weights file {key} {got}; this version of shuangkou "
-                               f"reads {key} {want} only")
-    meta = read_meta(data.get("meta"), path)
-    nets = [check_arrays(data, path)]
-    while any(k.startswith(f"m{len(nets)}/") for k in data):
-        k = len(nets)
-        if k >= MAX_NETS:
-            raise WeightsError(f"{path}: more than {MAX_NETS} networks")
-        nets.append(check_arrays({name: data[member_key(k, name)] for name in WEIGHT_NAMES
-                                  if member_key(k, name) in data}, f"{path} (network {k})"))
-    same_sizes(nets, path)
-    return nets, meta
-
-
-def flat_row(arrays: dict[str, np.ndarray]) -> np.ndarray:
-    """The weights in the order they lie in a parameter row's tail (``net_scores``)."""
-    return np.concatenate([arrays[k].ravel() for k in WEIGHT_NAMES]).astype(np.float64)
-
-
-_ROWS: dict[tuple, tuple[np.ndarray, tuple[int, int, int], int]] = {}
-
-
-def weights_row(path: str) -> tuple[np.ndarray, tuple[int, int, int], int]:
-    """The flat weights of the file ``path`` (read-only; an ensemble's networks one after
-    another), their hidden sizes and how many networks, cached by path, size and modification
-    time (a tournament's seats and workers share one copy)."""
-    try:
-        stt = os.stat(path)
-        key: tuple | None = (os.path.abspath(path), stt.st_size, stt.st_mtime_ns)
-    except OSError:
-        key = None
-    if key is not None and key in _ROWS:
-        return _ROWS[key]
-    nets, _ = load_networks(path)
-    flat = np.concatenate([flat_row(a) for a in nets])
-    flat.flags.writeable = False
-    out = (flat, same_sizes(nets, path), len(nets))
-    if key is not None:
-        if len(_ROWS) >= 4:
-            _ROWS.clear()
-        _ROWS[key] = out
-    return out
-
 
 class LearnedStrategy(CompiledStrategy):
     """Policy network distilled from expert: the network plays the tricks; calling and
@@ -878,11 +472,6 @@ class LearnedStrategy(CompiledStrategy):
         return row
 
 
-def n_weights(h1: int, h2: int, g: int) -> int:
-    """How many floats a network with these hidden sizes holds."""
-    return sum(math.prod(s) for s in weight_shapes(h1, h2, g).values())
-
-
 # --- the side suits are interchangeable: index maps for training ---------------------------
 SIDE_PERMUTATIONS = ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
 
@@ -898,11 +487,11 @@ def side_suit_maps() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     first card stays in ``MV_A``) even where the renaming reverses their key order: the
     trainer's data augmentation (``sim.learn.jaxnet``) accepts that approximation."""
     n = len(SIDE_PERMUTATIONS)
-    state = np.tile(np.arange(DS + 1), (n, 1))
-    dense = np.tile(np.arange(ND), (n, 1))
-    move = np.tile(np.arange(DM + 1), (n, 1))
-    key_blocks = (F_HAND1, F_HAND2, F_PLAYED1, F_PLAYED2, F_CALL_KEY) + tuple(
-        base + 54 * r for base in (F_TRICK_A, F_TRICK_B) for r in range(3))
+    state = np.tile(np.arange(LW.DS + 1), (n, 1))
+    dense = np.tile(np.arange(LW.ND), (n, 1))
+    move = np.tile(np.arange(LW.DM + 1), (n, 1))
+    key_blocks = (LW.F_HAND1, LW.F_HAND2, LW.F_PLAYED1, LW.F_PLAYED2, LW.F_CALL_KEY) + tuple(
+        base + 54 * r for base in (LW.F_TRICK_A, LW.F_TRICK_B) for r in range(3))
     for i, p in enumerate(SIDE_PERMUTATIONS):
         km = np.arange(54)
         for k in range(30):
@@ -914,11 +503,11 @@ def side_suit_maps() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             state[i, base:base + 54] = base + km
         for r in range(3):
             for g in range(3):
-                state[i, F_VOID + 4 * r + g] = F_VOID + 4 * r + p[g]
+                state[i, LW.F_VOID + 4 * r + g] = LW.F_VOID + 4 * r + p[g]
         for g in range(3):
-            state[i, F_LEAD_GROUP + g] = F_LEAD_GROUP + p[g]
-            for base in (D_OUT_G, D_MINE_G):
+            state[i, LW.F_LEAD_GROUP + g] = LW.F_LEAD_GROUP + p[g]
+            for base in (LW.D_OUT_G, LW.D_MINE_G):
                 dense[i, base + p[g]] = base + g
-        move[i, MV_A:MV_A + 54] = MV_A + km
-        move[i, MV_B:MV_B + 54] = MV_B + km
+        move[i, LW.MV_A:LW.MV_A + 54] = LW.MV_A + km
+        move[i, LW.MV_B:LW.MV_B + 54] = LW.MV_B + km
     return state, dense, move

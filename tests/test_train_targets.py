@@ -12,6 +12,7 @@ from sim.core import state as S
 from sim.core.movegen import code_first, code_second
 from sim.deal import Deal
 from strategies import learned as L
+from strategies import learned_weights as LW
 from strategies.params import param_table
 from strategies.registry import make
 from strategies.tier import new_scratch
@@ -113,10 +114,10 @@ def test_side_suit_maps_are_permutations_with_identity_first():
         assert (a[0] == np.arange(n)).all()
         assert all(sorted(r) == list(range(n)) for r in a)
     i = L.SIDE_PERMUTATIONS.index((1, 0, 2))
-    assert smap[i, L.F_HAND1 + 5] == L.F_HAND1 + 15  # a side card of group 0 goes to group 1
-    assert smap[i, L.F_HAND1 + 40] == L.F_HAND1 + 41  # so does its suit's 2 (付2)
-    assert smap[i, L.F_HAND1 + 35] == L.F_HAND1 + 35  # a trump-suit card stays
-    assert mmap[i, L.MV_B + 48] == L.MV_B + 49 and smap[i, L.DS] == L.DS
+    assert smap[i, LW.F_HAND1 + 5] == LW.F_HAND1 + 15  # a side card of group 0 goes to group 1
+    assert smap[i, LW.F_HAND1 + 40] == LW.F_HAND1 + 41  # so does its suit's 2 (付2)
+    assert smap[i, LW.F_HAND1 + 35] == LW.F_HAND1 + 35  # a trump-suit card stays
+    assert mmap[i, LW.MV_B + 48] == LW.MV_B + 49 and smap[i, L.DS] == L.DS
 
 
 def test_soft_targets_are_nan_safe_and_pull_towards_the_best_value():
