@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from sim.errors import ConfigError
+from strategies.learned import side_suit_maps
 
 NAMES = ("W1", "Wd", "b1", "W2", "b2", "W3", "b3", "M", "Md", "bm", "v")
 DATA_KEYS = ("sidx", "sden", "nmov", "midx", "mden", "label")
@@ -157,8 +158,6 @@ class Model:
         self.regret = float(regret)
         self.augment = bool(augment)
         if augment:
-            from strategies.learned import side_suit_maps
-
             self._maps = side_suit_maps()
         self.params = from_arrays(arrays, dtype)
         self.opt = optax.adam(lr)

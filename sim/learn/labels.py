@@ -13,14 +13,22 @@ from typing import Any
 
 import numpy as np
 
-from sim.errors import ConfigError
-from strategies.kinds import KIND_LEARNED, N_BUILTIN
+from sim.core.rng import check_deal, check_seed
+from sim.core.state import new_state
+from sim.errors import ConfigError, ShuangkouError, WorkerError
+from sim.learn.learn_loop import LS_DEALS, N_LABEL_STATUS, collect_deals
+from sim.rules import as_rules
+from strategies.compiled import entries
+from strategies.kinds import BUILTIN_NAMES, KIND_LEARNED, N_BUILTIN
+from strategies.learned import M_MAX, MD, ND, NM_MAX, NS_MAX
+from strategies.params import param_table
+from strategies.plugin import checked_params
+from strategies.registry import make
+from strategies.tier import new_scratch
 
 
 # the arrays ``collect`` returns: name -> (dtype, shape after the row axis)
 def _fields() -> dict[str, tuple[Any, tuple[int, ...]]]:
-    from strategies.learned import M_MAX, MD, ND, NM_MAX, NS_MAX
-
     return {"sidx": (np.int16, (NS_MAX,)), "sden": (np.float32, (ND,)),
             "nmov": (np.int16, ()), "midx": (np.int16, (M_MAX, NM_MAX)),
             "mden": (np.float32, (M_MAX, MD)), "label": (np.int16, ()),
@@ -35,10 +43,6 @@ ROWS_PER_DEAL = 54  # a seat makes 27 plays: two learner seats label at most 54 
 def compiled_seat(spec: str, what: str) -> Any:
     """The built-in compiled strategy of ``spec``, or a ConfigError naming what can serve as
     ``what`` (a teacher or the opponents)."""
-    from sim.errors import ShuangkouError
-    from strategies.kinds import BUILTIN_NAMES
-    from strategies.registry import make
-
     allowed = ", ".join(n for n in BUILTIN_NAMES if n != "oracle")
     try:
         s = make(spec)
@@ -54,9 +58,6 @@ def compiled_seat(spec: str, what: str) -> Any:
 
 
 def _tables(learner: Any, opponents: Any) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    from strategies.params import param_table
-    from strategies.plugin import checked_params
-
     lrow = checked_params(learner)
     orow = checked_params(opponents)
     kinds = np.zeros((2, 4), dtype=np.int64)
@@ -76,33 +77,20 @@ def _tables(learner: Any, opponents: Any) -> tuple[np.ndarray, np.ndarray, list[
 def _chunk(args: tuple) -> dict[str, np.ndarray]:
     (teacher, learner, opponents, seed, first, n) = args[:6]
     beta, rules_spec = args[6:]
-    from sim.core.engine import new_state
-    from sim.learn.learn_loop import LS_DEALS, N_LABEL_STATUS
-    from sim.rules import as_rules
-    from strategies.params import param_table
-    from strategies.plugin import checked_params
-    from strategies.registry import make
-    from strategies.tier import new_scratch
-
     t, lr, op = make(teacher), make(learner), make(opponents)
     kinds, learners, (pe, po) = _tables(lr, op)
     tparams = param_table([checked_params(t)] * 4)
-    import sim.learn.learn_loop as mod
-    from strategies.compiled import entries
-
     table = entries({int(k) for k in kinds.ravel()} | {t.compiled_kind})
     cap = ROWS_PER_DEAL * n + 64
     out = {k: np.zeros((cap,) + shape, dtype=dt) for k, (dt, shape) in _fields().items()}
     st, u = new_state()
     buf, fws, uws = new_scratch()
     status = np.zeros(N_LABEL_STATUS, dtype=np.int64)
-    rows = mod.collect_deals(np.uint64(seed), np.int64(first), np.int64(n), kinds, table, learners,
-                             pe, po, np.int64(t.compiled_kind), tparams, float(beta),
-                             as_rules(rules_spec).array(), *(out[k] for k in FIELDS),
-                             st, u, buf, fws, uws, status)
+    rows = collect_deals(np.uint64(seed), np.int64(first), np.int64(n), kinds, table, learners,
+                         pe, po, np.int64(t.compiled_kind), tparams, float(beta),
+                         as_rules(rules_spec).array(), *(out[k] for k in FIELDS),
+                         st, u, buf, fws, uws, status)
     if status[LS_DEALS] != n:  # pragma: no cover - the outputs hold 54 rows a deal
-        from sim.errors import WorkerError
-
         raise WorkerError(f"label collector stopped after {status[LS_DEALS]} of {n} deals")
     return {k: v[:rows].copy() for k, v in out.items()}
 
@@ -117,8 +105,6 @@ def collect(teacher: str, weights: str | None, seed: int, first: int, n: int,
     other team plays ``opponents``. ``jobs`` processes share the deals in chunks; every
     chunk must finish within ``timeout`` seconds. Returns the arrays of ``FIELDS``, rows in
     deal order."""
-    from sim.core.rng import check_deal, check_seed
-
     check_seed(seed)
     check_deal(first)
     if n < 0:

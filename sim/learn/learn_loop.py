@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.core.engine import DONE, PLAY, S_PHASE, S_TO_ACT, advance, apply_code, init_deal, legal
+from sim.core import state as S
+from sim.core.engine import advance, apply_code, init_deal, legal
 from sim.core.jit import kernel
 from sim.core.layout import layout
 from sim.core.movegen import MAX_CHOICES
@@ -74,10 +75,10 @@ def collect_deals(seed, first, n, kinds, entries, learners, params_even, params_
         init_deal(st, u, seed, np.uint64(deal))
         advance(st, u, rules)
         step = 0
-        while st[S_PHASE] != DONE:
-            seat = st[S_TO_ACT]
+        while st[S.S_PHASE] != S.DONE:
+            seat = st[S.S_TO_ACT]
             kind = kinds[par, seat]
-            if st[S_PHASE] == PLAY and learners[par, seat] != 0:
+            if st[S.S_PHASE] == S.PLAY and learners[par, seat] != 0:
                 tc = decide(tkind, entries, tparams, st, u, rules, seat, buf, fws, uws)
                 samples = min(np.int64(tparams[seat, P_SAMPLES]), np.int64(MAX_POOL // 2))
                 has_q = tkind == KIND_EXPERT and samples > 0 and \

@@ -13,7 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from sim.errors import ConfigError
+from sim.errors import ConfigError, ShuangkouError
+from sim.learn.labels import compiled_seat
+from strategies.kinds import BUILTIN_NAMES
+from strategies.registry import make
 
 FORMAT = "shuangkou-train/1"
 CHECKPOINT = "checkpoint.npz"
@@ -38,12 +41,6 @@ MAX_HOLDOUT = 1_000_000  # --holdout deals
 MAX_EVAL_PAIRS = 1_000_000  # --eval-pairs per epoch
 MAX_BATCH = 65_536  # --batch
 BUDGET_SLACK = 0.05  # --hours: the run stops within this share of its budget
-
-
-def learned_module() -> Any:
-    import strategies.learned as learned
-
-    return learned
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,11 +111,6 @@ class TrainConfig:
 def check_teacher(spec: str) -> str:
     """The teacher's canonical spec, or a ConfigError: it must build and be a fair compiled
     built-in (the collector asks its kernel inside the compiled deal loop)."""
-    from sim.errors import ShuangkouError
-    from sim.learn.labels import compiled_seat
-    from strategies.kinds import BUILTIN_NAMES
-    from strategies.registry import make
-
     if not isinstance(spec, str) or not spec.strip():
         raise ConfigError("--teacher is empty: give a compiled built-in player such as expert")
     try:

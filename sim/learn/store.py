@@ -18,8 +18,10 @@ from typing import Annotated, Any, Literal
 import msgspec
 import numpy as np
 
+from sim.core.files import MAX_JSON_DEPTH, json_depth, read_received
 from sim.core.limits import MAX_HIDDEN
 from sim.errors import ConfigError
+from sim.learn.labels import ROWS_PER_DEAL
 from sim.learn.recipe import (
     BASELINE,
     CHECKPOINT,
@@ -32,8 +34,9 @@ from sim.learn.recipe import (
     OPPONENTS,
     OPTIONAL,
     TrainConfig,
-    learned_module,
 )
+from sim.tournament.results import atomic_write
+from strategies import learned
 
 
 # --- files -------------------------------------------------------------------------------
@@ -44,8 +47,6 @@ def npz_bytes(arrays: Mapping[str, np.ndarray], compress: bool = False) -> bytes
 
 
 def write_bytes(path: str, data: bytes) -> None:
-    from sim.tournament.results import atomic_write
-
     atomic_write(path, lambda f: f.write(data))
 
 
@@ -59,8 +60,6 @@ def load_data(path: str, cfg: TrainConfig, deals: int | None = None) -> dict[str
     or a ConfigError (one line) for a file that is missing, corrupt or of other sizes. Read as
     data (``strategies.learned.read_npz``): a regular file, only the arrays a labels file
     holds, each unpacking to at most the rows ``deals`` deals can give (default: a round's)."""
-    from sim.learn.labels import ROWS_PER_DEAL
-
     s = cfg.sizes
     want = {"sidx": (s["ns_max"],), "sden": (s["nd"],), "nmov": (), "label": (),
             "midx": (s["m_max"], s["nm_max"]), "mden": (s["m_max"], s["md"]), "deal": (),
@@ -69,7 +68,7 @@ def load_data(path: str, cfg: TrainConfig, deals: int | None = None) -> dict[str
     caps = {k: rows * np.dtype(DATA_DTYPES[k]).itemsize * math.prod(want[k]) + (1 << 16)
             for k in DATA_DTYPES}
     try:
-        got = learned_module().read_npz(path, caps, "labels file", 1 << 40, error=ConfigError)
+        got = learned.read_npz(path, caps, "labels file", 1 << 40, error=ConfigError)
     except ConfigError as e:
         raise ConfigError(f"{e}: the labels are missing or corrupt; remove the run's folder or "
                           f"choose another --out") from None
@@ -164,12 +163,10 @@ def read_state(file: str, cfg: TrainConfig | None
     holds (``state``, ``p/NAME``, ``opt/I``), each within the size ``cfg``'s network gives
     (None: the largest network), the state's JSON nesting capped and every field checked
     against ``_state_schema``; else a ConfigError naming the file and the field."""
-    from sim.core.files import MAX_JSON_DEPTH, json_depth
-
-    lm = learned_module()
     hidden = (MAX_HIDDEN,) * 3 if cfg is None else cfg.hidden
-    big = max(8 * math.prod(shape) for shape in lm.weight_shapes(*hidden).values()) + (1 << 16)
-    names = {f"p/{k}" for k in lm.WEIGHT_NAMES} | {f"opt/{i}" for i in range(MAX_OPT_LEAVES)}
+    shapes = learned.weight_shapes(*hidden)
+    big = max(8 * math.prod(shape) for shape in shapes.values()) + (1 << 16)
+    names = {f"p/{k}" for k in learned.WEIGHT_NAMES} | {f"opt/{i}" for i in range(MAX_OPT_LEAVES)}
 
     def cap(name: str) -> int | None:
         return MAX_STATE_BYTES if name == "state" else big if name in names else None
@@ -179,8 +176,8 @@ def read_state(file: str, cfg: TrainConfig | None
                            f"another --out")
 
     try:
-        arrays = lm.read_npz(file, cap, "checkpoint", MAX_STATE_BYTES + 2 * len(names) * big,
-                             error=ConfigError)
+        arrays = learned.read_npz(file, cap, "checkpoint", MAX_STATE_BYTES + 2 * len(names) * big,
+                                  error=ConfigError)
     except ConfigError as e:
         raise corrupt(str(e).replace(f"checkpoint {file!r}", "").strip(" :")) from None
     a = arrays.pop("state", None)
@@ -246,10 +243,8 @@ def labels_key(cfg: TrainConfig, weights: str | None, first: int, n: int, beta: 
     bytes), the deals, beta, the opponents and the feature sizes (``labels`` caches by it)."""
     wh = None
     if weights is not None:
-        from sim.core.files import read_received
-
         try:
-            wh = hashlib.sha256(read_received(weights, learned_module().MAX_WEIGHTS_BYTES,
+            wh = hashlib.sha256(read_received(weights, learned.MAX_WEIGHTS_BYTES,
                                               "weights file")).hexdigest()
         except OSError as e:
             raise ConfigError(f"weights file {weights!r} cannot be read "
@@ -322,8 +317,6 @@ def curve_md(cfg: TrainConfig, rows: Sequence[Mapping[str, Any]]) -> str:
 
 def write_curve(cfg: TrainConfig, rows: Sequence[Mapping[str, Any]], out: str,
                 plot: bool = True) -> None:
-    from sim.tournament.results import atomic_write
-
     for name, text in (("curve.csv", curve_csv(rows)), ("curve.md", curve_md(cfg, rows))):
         atomic_write(os.path.join(out, name), lambda f, t=text: f.write(t), mode="w")
     if plot and rows:

@@ -36,8 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from sim.core.limits import MAX_HIDDEN, MAX_JOBS
-from sim.errors import ConfigError
+from sim.core.limits import EVAL_SEED, MAX_HIDDEN, MAX_JOBS, refuse_eval_seed
+from sim.core.rng import MAX_SEED, check_seed
+from sim.errors import ConfigError, WeightsError
+from sim.learn.jaxnet import Model, init_params, require_jax
+from sim.learn.labels import collect
 from sim.learn.recipe import (  # noqa: F401  (re-exported: the command line and tests)
     BASELINE,
     BUDGET_SLACK,
@@ -58,7 +61,6 @@ from sim.learn.recipe import (  # noqa: F401  (re-exported: the command line and
     check_int,
     check_teacher,
     git_revision,
-    learned_module,
     weights_spec,
 )
 from sim.learn.store import (
@@ -74,13 +76,14 @@ from sim.learn.store import (
     signed,
 )
 from sim.learn.store import npz_bytes as _npz_bytes  # noqa: F401  (tests write checkpoints)
+from sim.tools.tune import confirmation
+from sim.tournament.run import pair_player
+from strategies import learned
 
 _SHUFFLE = 0x5348_5546  # "SHUF": the minibatch order's stream tag
 
 
 def _collect(*args: Any, **kw: Any) -> dict[str, np.ndarray]:
-    from sim.learn.labels import collect
-
     return collect(*args, **kw)
 
 
@@ -90,9 +93,6 @@ def make_config(teacher: str = "expert", seed: int = 0, deals: int = 2000, epoch
                 lr: float = 1e-3, dtype: str = "float32", soft: float = 1.0, tau: float = 0.3,
                 augment: bool = True, regret: float = 0.0) -> TrainConfig:
     """A ``TrainConfig`` checked, or a one-line ConfigError naming what is wrong."""
-    from sim.core.limits import EVAL_SEED, refuse_eval_seed
-    from sim.core.rng import MAX_SEED, check_seed
-
     seed = check_seed(seed, "--seed")
     if eval_seed is None:  # seed + 1, stepping over the evaluation seed
         eval_seed = seed + 1 if seed < MAX_SEED else seed - 1
@@ -131,9 +131,8 @@ def make_config(teacher: str = "expert", seed: int = 0, deals: int = 2000, epoch
     if not (isinstance(regret, (int, float)) and math.isfinite(regret) and 0 <= regret <= 100):
         raise ConfigError(f"--regret {regret!r} must be a number in 0 … 100")
     teacher = check_teacher(teacher)
-    lm = learned_module()
-    dims = (int(lm.FEATURE_VERSION), int(lm.DS), int(lm.ND), int(lm.DM), int(lm.MD),
-            int(lm.NS_MAX), int(lm.NM_MAX), int(lm.M_MAX))
+    dims = (int(learned.FEATURE_VERSION), int(learned.DS), int(learned.ND), int(learned.DM),
+            int(learned.MD), int(learned.NS_MAX), int(learned.NM_MAX), int(learned.M_MAX))
     return TrainConfig(teacher, seed, deals, epochs, holdout, eval_pairs, eval_seed,
                        hidden, batch, float(lr), dtype, dims, float(soft), float(tau),
                        bool(augment), float(regret))
@@ -151,8 +150,6 @@ def retrain(cfg: TrainConfig, src: str, out: str, say: Callable[[str], None] | N
     weights file. ``rounds``: the labels of the first ``rounds`` rounds only."""
     import glob
     import shlex
-
-    from sim.learn.jaxnet import Model, init_params, require_jax
 
     files = sorted(glob.glob(os.path.join(glob.escape(src), "data", "round_[0-9]*.npz")))
     files = [f for f in files if not f.endswith(".part.npz")]
@@ -200,14 +197,11 @@ def retrain(cfg: TrainConfig, src: str, out: str, say: Callable[[str], None] | N
                        + ["--epochs", str(cfg.epochs), "--seed", str(cfg.seed)]
                        + cfg.network_flags())
     path = os.path.join(out, "learned.npz")
-    learned_module().save_weights(path, model.arrays(), {
+    learned.save_weights(path, model.arrays(), {
         "recipe": "shuangkou train --retrain", "config": cfg.key(), "teacher": teacher,
         "labels": n, "rounds": len(files), "command": command, "git": git_revision(),
         "seconds": round(time.perf_counter() - t0, 3)})
     if cfg.eval_pairs:
-        from sim.tools.tune import confirmation
-        from sim.tournament.run import pair_player
-
         spec = weights_spec(path)  # in this process: JAX's threads are running (no fork)
         with pair_player(cfg.eval_seed, 1, warm_up=[(spec, BASELINE)]) as play:
             (x2,) = play([(spec, BASELINE, EVAL_FIRST, cfg.eval_pairs)])
@@ -224,9 +218,6 @@ def merge(paths: Sequence[str], out: str) -> str:
     keeps each file's own as ``members``. Returns ``out``."""
     import shlex
 
-    from sim.errors import WeightsError
-
-    lm = learned_module()
     if len(paths) < 2:
         raise ConfigError("--merge needs two weights files or more (an ensemble of one is the "
                           "file itself)")
@@ -236,7 +227,7 @@ def merge(paths: Sequence[str], out: str) -> str:
     nets: list[dict[str, np.ndarray]] = []
     members = []
     for path in paths:
-        got, meta = lm.load_networks(path)
+        got, meta = learned.load_networks(path)
         nets += got
         members.append({"file": os.path.basename(path), "networks": len(got), **meta})
     teachers = {m.get("teacher") for m in members}
@@ -248,7 +239,7 @@ def merge(paths: Sequence[str], out: str) -> str:
             "labels": sum(int(m.get("labels") or 0) for m in members),
             "config": members[0].get("config")}
     try:
-        lm.save_weights(out, nets, meta)
+        learned.save_weights(out, nets, meta)
     except WeightsError as e:
         raise ConfigError(f"--merge: {e}") from None
     except OSError as e:
@@ -292,8 +283,6 @@ def run(cfg: TrainConfig, out: str, rounds: int | None = None, hours: float | No
     ``tournament.pair_player`` function to evaluate with (default: one started here);
     ``labels``: a folder that caches every round's labels by what decides them
     (``labels_key``): a rerun of the same rounds with other training settings reuses them."""
-    from sim.learn.jaxnet import require_jax
-
     if rounds is None and hours is None:
         raise ConfigError("give --rounds, --hours or both: a run needs somewhere to stop")
     if rounds is not None:
@@ -313,17 +302,13 @@ def run(cfg: TrainConfig, out: str, rounds: int | None = None, hours: float | No
         raise ConfigError(f"{out!r} already holds a training checkpoint: pass --resume to "
                           f"continue it, or choose another --out")
     require_jax()  # before any work: a missing extra is one line
-    from sim.learn.jaxnet import init_params
-
     s = cfg.sizes
     init = init_params(s["ds"], s["nd"], s["dm"], s["md"], cfg.hidden, s["ns_max"],
                        s["nm_max"], cfg.seed)
     first = os.path.abspath(os.path.join(out, "weights", "r000_e00.npz"))  # untrained
-    learned_module().save_weights(first, init, {"recipe": "shuangkou train", "config": cfg.key(),
-                                          "round": 0, "epoch": 0, "labels": 0})
+    learned.save_weights(first, init, {"recipe": "shuangkou train", "config": cfg.key(),
+                                       "round": 0, "epoch": 0, "labels": 0})
     if play is None and cfg.eval_pairs:
-        from sim.tournament.run import pair_player
-
         # the evaluation's workers start (fork) here, before JAX starts its threads, with
         # the learned player's loop loaded
         warm = [(BASELINE, BASELINE), (weights_spec(first), BASELINE)]
@@ -360,8 +345,6 @@ class _Run:
                  found: tuple[dict[str, Any], dict[str, np.ndarray]] | None,
                  say: Callable[[str], None] | None, play: Callable[..., Any] | None,
                  init: Mapping[str, np.ndarray], first: str, labels: str | None) -> None:
-        from sim.learn.jaxnet import Model
-
         self.cfg, self.out, self.jobs, self.play, self.labels = cfg, out, jobs, play, labels
         self.log = log = _Log(out, say)
         self.model = model = Model(init, lr=cfg.lr, dtype=cfg.dtype, soft=cfg.soft,
@@ -412,7 +395,7 @@ class _Run:
 
     def export(self, r: int, e: int) -> str:
         path = os.path.abspath(os.path.join(self.out, "weights", f"r{r:03d}_e{e:02d}.npz"))
-        learned_module().save_weights(path, self.model.arrays(), self.meta(r, e))
+        learned.save_weights(path, self.model.arrays(), self.meta(r, e))
         return path
 
     def over(self, need: float) -> bool:
@@ -480,8 +463,6 @@ class _Run:
         return True
 
     def evaluate(self, path: str) -> dict[str, Any]:
-        from sim.tools.tune import confirmation
-
         cfg = self.cfg
         if not cfg.eval_pairs or self.play is None:
             return {"margin": math.nan, "lo": math.nan, "hi": math.nan, "pairs": 0}
