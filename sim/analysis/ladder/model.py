@@ -297,38 +297,20 @@ def _components(p: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         lab = new
 
 
-def fit(data: LadderData, anchor: str | None = None, conf: float = CONF,
-        anchor_elo: float = 0.0) -> LadderFit:
-    """The joint Bradley-Terry fit of every pair in ``data`` (module docstring).
-
-    ``anchor``: a player's spec held at rating ``anchor_elo`` (its interval is then empty and
-    every other interval is the one of the difference to it); default None: the mean rating
-    of the rated players is ``anchor_elo`` (intervals are against that mean). ``anchor_elo``
-    moves every number by the same amount: differences and their intervals do not change.
-    An anchor that is not rated itself (no pairs yet, or a one-sided bound) falls back to the
-    mean (``LadderFit.anchor`` is then None). Players with no path of games to the rated
-    group are ``"unrated"``; a player that every path of results puts above (below) the rated
-    group without bound, e.g. one that won (lost) every pair, gets a one-sided bound.
-    """
-    p = _check(data)
+def _check_anchor(data: LadderData, anchor: str | None, anchor_elo: float) -> None:
+    """``anchor`` a player of ``data`` (or None) and ``anchor_elo`` a finite number."""
     if anchor is not None and anchor not in data.names:
         raise ConfigError(f"anchor {anchor!r} is not a player of the ladder; players: "
                           f"{', '.join(data.names) or '(none)'}")
     if isinstance(anchor_elo, bool) or not isinstance(anchor_elo, (int, float, np.number)) \
             or not math.isfinite(anchor_elo):
         raise ConfigError(f"anchor Elo {anchor_elo!r} must be a finite number")
-    a = np.asarray(data.a)
-    b = np.asarray(data.b)
-    s2 = np.asarray(data.score2)
-    agg, cross = _aggregate(p, a, b, s2)
-    wdl = cross.sum(axis=1)
-    pairs = wdl.sum(axis=1)
-    mg = np.bincount(agg.code3 // 3, np.asarray(data.margin), p * p).reshape(p, p)
-    msum = mg.sum(axis=1) - mg.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        margin = np.where(pairs > 0, msum / np.maximum(pairs, 1), np.nan)
 
-    # which players can be rated: the component and strongly connected group of results
+
+def _rated_group(data: LadderData, p: int, agg: _Agg, a: np.ndarray, pairs: np.ndarray,
+                 anchor: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which players can be rated: each player's component (``comp``), which players' results
+    reach which (``reach``), and the rated group ``main`` (all False below two players)."""
     m_n, m_w, m_d = agg.n, agg.w, agg.d
     comp = _components(p, agg.lo, agg.hi)
     score_lo = m_w + 0.5 * m_d  # the lower index's score total per matchup
@@ -353,6 +335,78 @@ def fit(data: LadderData, anchor: str | None = None, conf: float = CONF,
     main = strong[seed].copy() if seed >= 0 else np.zeros(p, dtype=bool)
     if main.sum() < 2:
         main[:] = False
+    return comp, reach, main
+
+
+def _clustered_meat(data: LadderData, p: int, agg: _Agg, a: np.ndarray, b: np.ndarray, k: int,
+                    idx: np.ndarray, pos: np.ndarray, ui: np.ndarray, uj: np.ndarray,
+                    pm: np.ndarray, mm: int) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """The clustered meat of the rated players' sandwich (``k`` of them, ``mm`` matchups),
+    the matchups' residual totals' covariance ``S`` for the goodness-of-fit test (None above
+    ``GOF_MAX_MATCHUPS`` or ``GOF_MAX_WORK``) and the number of deals (clusters) behind them."""
+    # clustered meat: the residuals of all pairs on one deal summed. Per pair, the
+    # residual of the matchup's lower index, score - p, and the matchup's column come from
+    # tables indexed by (a * P + b) * 3 + score2
+    row = np.full(p * p, mm, dtype=np.int64)  # column of the matchup (mm: left out)
+    res = np.zeros((p * p, 3))
+    lo_c, hi_c = idx[ui] * p + idx[uj], idx[uj] * p + idx[ui]
+    row[lo_c] = row[hi_c] = np.arange(mm)
+    res[lo_c] = np.array([0.0, 0.5, 1.0])[None, :] - pm[:, None]  # a is the lower index
+    res[hi_c] = np.array([1.0, 0.5, 0.0])[None, :] - pm[:, None]  # a is the higher one
+    di, nd = _deal_index(np.asarray(data.deal))
+    r = res.ravel()[agg.code3]
+    col = np.repeat(row, 3)[agg.code3]
+    if mm <= GOF_MAX_MATCHUPS and nd * (mm + 1) ** 2 <= GOF_MAX_WORK:
+        s_mat, clusters = _deal_sums(di, nd, col, None, mm, r)
+        u = np.zeros((mm, k))
+        u[np.arange(mm), ui] = 1.0
+        u[np.arange(mm), uj] = -1.0
+        meat_c = u.T @ s_mat @ u
+    else:  # many matchups: sum per deal and player directly
+        s_mat = None
+        keep = col < mm
+        pa_, pb_ = pos[a], pos[b]
+        plo = np.where(keep, np.minimum(pa_, pb_), k)
+        phi = np.where(keep, np.maximum(pa_, pb_), k)
+        meat_c, clusters = _deal_sums(di, nd, plo, phi, k, r)
+    if clusters > 1:
+        meat_c = meat_c * (clusters / (clusters - 1.0))
+        if s_mat is not None:
+            s_mat = s_mat * (clusters / (clusters - 1.0))
+    # small-sample guard: GUARD_PAIRS virtual pairs of the largest per-pair variance
+    # p (1 - p) per matchup, so that a few pairs that happen to agree (all drawn) do not
+    # claim certainty; negligible once a matchup has hundreds of pairs
+    meat_c = meat_c + _laplacian(k, ui, uj, GUARD_PAIRS * pm * (1.0 - pm))
+    return meat_c, s_mat, clusters
+
+
+def fit(data: LadderData, anchor: str | None = None, conf: float = CONF,
+        anchor_elo: float = 0.0) -> LadderFit:
+    """The joint Bradley-Terry fit of every pair in ``data`` (module docstring).
+
+    ``anchor``: a player's spec held at rating ``anchor_elo`` (its interval is then empty and
+    every other interval is the one of the difference to it); default None: the mean rating
+    of the rated players is ``anchor_elo`` (intervals are against that mean). ``anchor_elo``
+    moves every number by the same amount: differences and their intervals do not change.
+    An anchor that is not rated itself (no pairs yet, or a one-sided bound) falls back to the
+    mean (``LadderFit.anchor`` is then None). Players with no path of games to the rated
+    group are ``"unrated"``; a player that every path of results puts above (below) the rated
+    group without bound, e.g. one that won (lost) every pair, gets a one-sided bound.
+    """
+    p = _check(data)
+    _check_anchor(data, anchor, anchor_elo)
+    a = np.asarray(data.a)
+    b = np.asarray(data.b)
+    s2 = np.asarray(data.score2)
+    agg, cross = _aggregate(p, a, b, s2)
+    wdl = cross.sum(axis=1)
+    pairs = wdl.sum(axis=1)
+    mg = np.bincount(agg.code3 // 3, np.asarray(data.margin), p * p).reshape(p, p)
+    msum = mg.sum(axis=1) - mg.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        margin = np.where(pairs > 0, msum / np.maximum(pairs, 1), np.nan)
+
+    comp, reach, main = _rated_group(data, p, agg, a, pairs, anchor)
     k = int(main.sum())
     status = [UNRATED] * p
     rating, lo, hi, se = (np.full(p, np.nan) for _ in range(4))
@@ -372,7 +426,7 @@ def fit(data: LadderData, anchor: str | None = None, conf: float = CONF,
         inm = main[agg.lo] & main[agg.hi]
         mm = int(inm.sum())
         ui, uj = pos[agg.lo[inm]], pos[agg.hi[inm]]
-        mn, mw, md = m_n[inm], m_w[inm], m_d[inm]
+        mn, mw, md = agg.n[inm], agg.w[inm], agg.d[inm]
         theta, h = _newton(k, ui, uj, mn, mw + 0.5 * md)
         jk = np.full((k, k), 1.0 / k)
         hinv = np.linalg.inv(h + jk) - jk  # inverse information, mean-0 constraint
@@ -380,39 +434,8 @@ def fit(data: LadderData, anchor: str | None = None, conf: float = CONF,
         # naive meat: pairs independent (per matchup sum of squared score residuals)
         var_m = mw * (1.0 - pm) ** 2 + md * (0.5 - pm) ** 2 + (mn - mw - md) * pm ** 2
         meat_n = _laplacian(k, ui, uj, var_m)
-        # clustered meat: the residuals of all pairs on one deal summed. Per pair, the
-        # residual of the matchup's lower index, score - p, and the matchup's column come from
-        # tables indexed by (a * P + b) * 3 + score2
-        row = np.full(p * p, mm, dtype=np.int64)  # column of the matchup (mm: left out)
-        res = np.zeros((p * p, 3))
-        lo_c, hi_c = idx[ui] * p + idx[uj], idx[uj] * p + idx[ui]
-        row[lo_c] = row[hi_c] = np.arange(mm)
-        res[lo_c] = np.array([0.0, 0.5, 1.0])[None, :] - pm[:, None]  # a is the lower index
-        res[hi_c] = np.array([1.0, 0.5, 0.0])[None, :] - pm[:, None]  # a is the higher one
-        di, nd = _deal_index(np.asarray(data.deal))
-        r = res.ravel()[agg.code3]
-        col = np.repeat(row, 3)[agg.code3]
-        if mm <= GOF_MAX_MATCHUPS and nd * (mm + 1) ** 2 <= GOF_MAX_WORK:
-            s_mat, clusters = _deal_sums(di, nd, col, None, mm, r)
-            u = np.zeros((mm, k))
-            u[np.arange(mm), ui] = 1.0
-            u[np.arange(mm), uj] = -1.0
-            meat_c = u.T @ s_mat @ u
-        else:  # many matchups: sum per deal and player directly
-            s_mat = None
-            keep = col < mm
-            pa_, pb_ = pos[a], pos[b]
-            plo = np.where(keep, np.minimum(pa_, pb_), k)
-            phi = np.where(keep, np.maximum(pa_, pb_), k)
-            meat_c, clusters = _deal_sums(di, nd, plo, phi, k, r)
-        if clusters > 1:
-            meat_c = meat_c * (clusters / (clusters - 1.0))
-            if s_mat is not None:
-                s_mat = s_mat * (clusters / (clusters - 1.0))
-        # small-sample guard: GUARD_PAIRS virtual pairs of the largest per-pair variance
-        # p (1 - p) per matchup, so that a few pairs that happen to agree (all drawn) do not
-        # claim certainty; negligible once a matchup has hundreds of pairs
-        meat_c = meat_c + _laplacian(k, ui, uj, GUARD_PAIRS * pm * (1.0 - pm))
+        meat_c, s_mat, clusters = _clustered_meat(data, p, agg, a, b, k, idx, pos, ui, uj,
+                                                   pm, mm)
         c_cl = hinv @ meat_c @ hinv
         c_nv = hinv @ meat_n @ hinv
         t_mat = np.eye(k)

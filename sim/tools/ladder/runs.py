@@ -67,32 +67,8 @@ def culprit(e: BaseException, specs: Sequence[str]) -> int | None:
     return specs.index(name) if name in specs else None
 
 
-def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
-        backend: str = "auto", scheduler: str = "", matchup: tuple[str, str] | None = None,
-        timeout: float = 0.0, progress: bool | None = None, plugins: Sequence[str] = (),
-        stop_after: int | None = None, force_jobs: bool = False,
-        say: Any = None) -> dict[str, Any]:
-    """Play ``pairs`` more duplicate pairs, in chunks of ``chunk`` pairs (None: sized by time,
-    ``CHUNK_SECONDS``), each matchup chosen by ``sim.analysis.ladder.schedule`` (or
-    ``matchup``: a pair of specs); every finished chunk is committed at once. With a fixed
-    ``chunk`` and one job the pairs played depend only on the database (a killed run continued
-    plays what an uninterrupted one would). ``stop_after``: testing hook, stop after this
-    many chunks."""
-    from sim.analysis import ladder as model
-    from sim.tournament import run as tm
-    from sim.tournament.chunks import DEAL_VALUES, Chunk, DealValues, tally_from_json
-    from sim.tournament.config import TournamentConfig
-    from sim.tournament.standings import Progress, Standings
-    from strategies.registry import load_plugins
-
-    say = say or (lambda text: print(text, file=sys.stderr))
-    players = lad.players()
-    if len(players) < 2:
-        raise ConfigError(f"ladder {lad.path!r} has {len(players)} player(s): add at least two "
-                          f"with `shuangkou ladder add SPEC ...`")
-    specs = [p.spec for p in players]
-    from sim.core.limits import MAX_DEAL
-
+def _check_sizes(pairs: int, chunk: int | None, jobs: int, timeout: float) -> None:
+    """``--pairs``, ``--chunk``, ``--jobs`` and ``--timeout`` in their ranges, or one line."""
     if isinstance(pairs, bool) or not isinstance(pairs, int) or not 1 <= pairs <= MAX_RUN_PAIRS:
         raise ConfigError(f"--pairs {pairs!r}: a run plays 1 … {MAX_RUN_PAIRS:,} pairs (run "
                           f"again for more)")
@@ -104,9 +80,17 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
     if not 0 <= timeout <= MAX_TIMEOUT:
         raise ConfigError(f"--timeout {timeout!r}: seconds per decision are 0 (no limit) … "
                           f"{MAX_TIMEOUT:g}")
+
+
+def _check_players(lad: Ladder, players: Sequence[Any], plugins: Sequence[str]
+                   ) -> tuple[str, ...]:
+    """Load ``plugins`` (returned without repeats) and check that every player is playable
+    here and its parameters readable, before anything compiles or runs."""
+    from strategies.registry import load_plugins
+
     # the database names plug-ins, it never loads them: a module a spec names must be loaded
     # already (--plugin), and a plug-in player's file comes from --plugin, never from the file
-    check_received_specs(lad.path, specs)
+    check_received_specs(lad.path, [p.spec for p in players])
     mods = tuple(dict.fromkeys(plugins))
     load_plugins(mods, [os.getcwd()])
     for p in players:  # every player must be playable here before anything runs
@@ -127,13 +111,157 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
                               f"{shlex.quote(p.spec)}`") from None
     for p in players:  # and its parameters readable (a weights file), before any compiling
         _parameters(p.spec)
-    forced = None
-    if matchup is not None:
-        i, j = (specs.index(lad.player(s).spec) for s in matchup)
-        if i == j:
-            raise ConfigError(f"--matchup {','.join(matchup)!r} names the same player twice: "
-                              f"give two different players")
-        forced = (min(i, j), max(i, j))
+    return mods
+
+
+def _forced(lad: Ladder, specs: list[str], matchup: tuple[str, str] | None
+            ) -> tuple[int, int] | None:
+    """The players of ``--matchup`` as an index pair ``(i, j)``, ``i < j`` (None: none)."""
+    if matchup is None:
+        return None
+    i, j = (specs.index(lad.player(s).spec) for s in matchup)
+    if i == j:
+        raise ConfigError(f"--matchup {','.join(matchup)!r} names the same player twice: "
+                          f"give two different players")
+    return (min(i, j), max(i, j))
+
+
+def _matchups(lad: Ladder, players: Sequence[Any], ijs: Sequence[tuple[int, int]], pairs: int
+              ) -> tuple[dict[tuple[int, int], int], dict[int, int]]:
+    """The matchup ids of the index pairs ``ijs`` (created where new) and every matchup's next
+    deal; refused when ``pairs`` more would go past the last deal number."""
+    from sim.core.limits import MAX_DEAL
+
+    mids: dict[tuple[int, int], int] = {}
+    with lad.transaction() as con:
+        for i, j in ijs:
+            mids[(i, j)] = lad.matchup(players[i].id, players[j].id, con)
+    nxt = lad.next_deals()
+    last = max((nxt.get(m, 0) for m in mids.values()), default=0)
+    if last + pairs - 1 > MAX_DEAL:
+        raise LadderError(f"ladder database {lad.path!r}: a matchup's next_deal is "
+                          f"{last:,}, and {pairs:,} more pairs would go past the last deal "
+                          f"number 2**63-1")
+    return mids, nxt
+
+
+class _Feed:
+    """The chunks of a run: handed to the workers (``tasks``, matchups from the scheduler or
+    the forced one), and committed as they come back (``commit``)."""
+
+    def __init__(self, state: RunState, cfg: Any, specs: list[str], mods: tuple[str, ...],
+                 mids: dict[tuple[int, int], int], nxt: dict[int, int], pairs: int,
+                 chunk: int | None, forced: tuple[int, int] | None) -> None:
+        self.state, self.cfg, self.specs, self.mods = state, cfg, specs, mods
+        self.mids, self.nxt, self.chunk, self.forced = mids, nxt, chunk, forced
+        self.path = tuple(dict.fromkeys([os.getcwd(), *sys.path]))
+        self.lock = threading.Lock()
+        self.left = pairs
+        self.order = 0
+        self.sent: dict[int, tuple[int, int, int, int]] = {}  # chunk index: (i, j, first, n)
+
+    def tasks(self) -> Iterator[Any]:
+        from sim.tournament import run as tm
+        from sim.tournament.chunks import Chunk
+
+        cfg, specs = self.cfg, self.specs
+        queue: list[tuple[int, int]] = []
+        while True:
+            with self.lock:
+                if self.left <= 0:
+                    return
+                if self.forced:
+                    ij = self.forced
+                else:
+                    if not queue:
+                        queue = self.state.schedule(max(1, cfg.jobs), self.chunk)
+                    if not queue:
+                        return
+                    ij = tuple(sorted(queue.pop(0)))
+                if ij not in self.mids:  # (schedule() names matchups among these players)
+                    raise LadderError(f"schedule() returned {ij!r}, not a matchup of "
+                                      f"{len(specs)} players")
+                m = self.mids[ij]
+                n = min(self.chunk or self.state.size(m), self.left)
+                self.left -= n
+                first = self.nxt.get(m, 0)
+                self.nxt[m] = first + n
+                k = self.order
+                self.order += 1
+                self.sent[k] = (ij[0], ij[1], first, n)
+            yield tm.Task(Chunk(k, m, first, n), cfg.seed, ij[0], ij[1], specs[ij[0]],
+                          specs[ij[1]], True, cfg.rules, cfg.timeout, self.mods, self.path,
+                          False, 0, 0, "", 1, False, True)
+
+    def commit(self, lad: Ladder, res: Any, kill: bool) -> tuple[tuple[int, int], int, Any]:
+        """Commit a finished chunk to the database in one transaction (``kill``: the testing
+        hook, killed inside it) and hand its pairs to the scheduler; returns its matchup, its
+        pairs and its tally."""
+        from sim.tournament.chunks import DEAL_VALUES, DealValues, tally_from_json
+
+        i, j, first, n = self.sent.pop(res.chunk.index)
+        tally = tally_from_json(res.tally)
+        x2 = DealValues.from_dict(res.tally[DEAL_VALUES]).values
+        deals = np.arange(first, first + n, dtype=np.int64)
+        if x2.size != n:
+            raise LadderError(f"chunk of {self.specs[i]} vs {self.specs[j]} returned "
+                              f"{x2.size} pair results for {n} pairs")
+        with lad.transaction() as con:
+            lad.insert_chunk(con, self.mids[(i, j)], deals, x2, seconds=res.seconds)
+            if kill:
+                os.kill(os.getpid(), 9)
+        with self.lock:
+            self.state.add(i, j, deals, x2)
+            self.state.timed(self.mids[(i, j)], n, res.seconds)
+        tally.pop(DEAL_VALUES, None)
+        return (i, j), n, tally
+
+
+def _incident(lad: Ladder, e: StrategyError, players: Sequence[Any], feed: _Feed
+              ) -> StrategyError | None:
+    """A bot's failure recorded as an incident of the player it names, and the error to raise
+    instead (how to take it off the ladder); None when it names no player of the run."""
+    specs = feed.specs
+    k = culprit(e, specs)
+    if k is None:
+        return None
+    m = re.search(r"deal (\d+)", str(e))
+    pair = next(((i, j) for (i, j, _, _) in feed.sent.values() if k in (i, j)), feed.forced)
+    with contextlib.suppress(ShuangkouError, sqlite3.Error):
+        _ensure_open(lad)
+        lad.record_incident(players[k].id, classify(e), str(e),
+                            feed.mids.get(pair) if pair else None,
+                            int(m.group(1)) if m else None)
+    # the scheduler would pick it again: say how to take it off the ladder
+    return StrategyError(f"{e}; counted in `ladder show`, and `shuangkou ladder "
+                         f"remove {shlex.quote(specs[k])}` stops scheduling it")
+
+
+def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
+        backend: str = "auto", scheduler: str = "", matchup: tuple[str, str] | None = None,
+        timeout: float = 0.0, progress: bool | None = None, plugins: Sequence[str] = (),
+        stop_after: int | None = None, force_jobs: bool = False,
+        say: Any = None) -> dict[str, Any]:
+    """Play ``pairs`` more duplicate pairs, in chunks of ``chunk`` pairs (None: sized by time,
+    ``CHUNK_SECONDS``), each matchup chosen by ``sim.analysis.ladder.schedule`` (or
+    ``matchup``: a pair of specs); every finished chunk is committed at once. With a fixed
+    ``chunk`` and one job the pairs played depend only on the database (a killed run continued
+    plays what an uninterrupted one would). ``stop_after``: testing hook, stop after this
+    many chunks."""
+    from sim.analysis import ladder as model
+    from sim.tournament import run as tm
+    from sim.tournament.config import TournamentConfig
+    from sim.tournament.standings import Progress, Standings
+
+    say = say or (lambda text: print(text, file=sys.stderr))
+    players = lad.players()
+    if len(players) < 2:
+        raise ConfigError(f"ladder {lad.path!r} has {len(players)} player(s): add at least two "
+                          f"with `shuangkou ladder add SPEC ...`")
+    specs = [p.spec for p in players]
+    _check_sizes(pairs, chunk, jobs, timeout)
+    mods = _check_players(lad, players, plugins)
+    forced = _forced(lad, specs, matchup)
     all_pairs = [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
     cfg = TournamentConfig(
         name="ladder", format="round-robin", players=tuple(specs), deals=pairs,
@@ -150,53 +278,9 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
     with run_lock(lad.path):
         lad.check_pairs()
         data = lad.data(times=False)  # the scheduler needs no times
-        mids: dict[tuple[int, int], int] = {}
-        with lad.transaction() as con:
-            for i, j in ([forced] if forced else all_pairs):
-                mids[(i, j)] = lad.matchup(players[i].id, players[j].id, con)
-        nxt = lad.next_deals()
-        last = max((nxt.get(m, 0) for m in mids.values()), default=0)
-        if last + pairs - 1 > MAX_DEAL:
-            raise LadderError(f"ladder database {lad.path!r}: a matchup's next_deal is "
-                              f"{last:,}, and {pairs:,} more pairs would go past the last deal "
-                              f"number 2**63-1")
+        mids, nxt = _matchups(lad, players, [forced] if forced else all_pairs, pairs)
         backend_now = tm.resolve_backend(cfg)
-        path = tuple(dict.fromkeys([os.getcwd(), *sys.path]))
-        state = RunState(data, model)
-        lock = threading.Lock()
-        left = [pairs]
-        order = [0]
-        sent: dict[int, tuple[int, int, int, int]] = {}  # chunk index: (i, j, first, n)
-
-        def tasks() -> Iterator[Any]:
-            queue: list[tuple[int, int]] = []
-            while True:
-                with lock:
-                    if left[0] <= 0:
-                        return
-                    if forced:
-                        ij = forced
-                    else:
-                        if not queue:
-                            queue = state.schedule(max(1, cfg.jobs), chunk)
-                        if not queue:
-                            return
-                        ij = tuple(sorted(queue.pop(0)))
-                    if ij not in mids:  # (schedule() names matchups among these players)
-                        raise LadderError(f"schedule() returned {ij!r}, not a matchup of "
-                                          f"{len(specs)} players")
-                    m = mids[ij]
-                    n = min(chunk or state.size(m), left[0])
-                    left[0] -= n
-                    first = nxt.get(m, 0)
-                    nxt[m] = first + n
-                    k = order[0]
-                    order[0] += 1
-                    sent[k] = (ij[0], ij[1], first, n)
-                yield tm.Task(Chunk(k, m, first, n), cfg.seed, ij[0], ij[1], specs[ij[0]],
-                              specs[ij[1]], True, cfg.rules, cfg.timeout, mods, path, False,
-                              0, 0, "", 1, False, True)
-
+        feed = _Feed(RunState(data, model), cfg, specs, mods, mids, nxt, pairs, chunk, forced)
         live = Standings(specs, all_pairs)
         live_index = {ij: k for k, ij in enumerate(all_pairs)}
         done = committed_pairs = 0
@@ -212,43 +296,19 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
                 lad.reopen()
                 bar = Progress("ladder", pairs, 0,
                                cfg.progress if progress is None else progress, live)
-                for res in execute(tasks()):
-                    i, j, first, n = sent.pop(res.chunk.index)
-                    tally = tally_from_json(res.tally)
-                    x2 = DealValues.from_dict(res.tally[DEAL_VALUES]).values
-                    deals = np.arange(first, first + n, dtype=np.int64)
-                    if x2.size != n:
-                        raise LadderError(f"chunk of {specs[i]} vs {specs[j]} returned "
-                                          f"{x2.size} pair results for {n} pairs")
-                    with lad.transaction() as con:
-                        lad.insert_chunk(con, mids[(i, j)], deals, x2, seconds=res.seconds)
-                        if kill_at == done + 1:
-                            os.kill(os.getpid(), 9)
-                    with lock:
-                        state.add(i, j, deals, x2)
-                        state.timed(mids[(i, j)], n, res.seconds)
+                for res in execute(feed.tasks()):
+                    ij, n, tally = feed.commit(lad, res, kill_at == done + 1)
                     done += 1
                     committed_pairs += n
-                    tally.pop(DEAL_VALUES, None)
-                    live.add(live_index[(i, j)], tally)
+                    live.add(live_index[ij], tally)
                     bar.update(n)
                     if stop_after is not None and done >= stop_after:
                         break
         except StrategyError as e:
-            k = culprit(e, specs)
-            if k is not None:
-                m = re.search(r"deal (\d+)", str(e))
-                pair = next(((i, j) for (i, j, _, _) in sent.values() if k in (i, j)), forced)
-                with contextlib.suppress(ShuangkouError, sqlite3.Error):
-                    _ensure_open(lad)
-                    lad.record_incident(players[k].id, classify(e), str(e),
-                                        mids.get(pair) if pair else None,
-                                        int(m.group(1)) if m else None)
-                # the scheduler would pick it again: say how to take it off the ladder
-                raise StrategyError(f"{e}; counted in `ladder show`, and `shuangkou ladder "
-                                    f"remove {shlex.quote(specs[k])}` stops scheduling it") \
-                    from None
-            raise
+            instead = _incident(lad, e, players, feed)
+            if instead is None:
+                raise
+            raise instead from None
         except KeyboardInterrupt:
             if bar is not None:
                 bar.close()
