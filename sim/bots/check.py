@@ -21,7 +21,7 @@ from sim.bots.spec import QUIT_MS, BotSpec, parse_bot
 from sim.errors import ConfigError
 
 CHECK_SEED = 20261203
-NAME = "checked-bot"
+NAME = "checked_bot"
 
 
 def _answers(folder: str) -> list[str]:

@@ -108,5 +108,6 @@ def command(bot: BotSpec, parent: int, log: str = "") -> list[str]:
     if layer(bot.sandbox) == LAYER_BWRAP:
         bwrap = shutil.which("bwrap")
         assert bwrap is not None
-        argv = [bwrap, *BWRAP_ARGS, "--", *argv]
+        net = ["--share-net"] if bot.network else []  # e.g. an LLM seat's endpoint
+        argv = [bwrap, *BWRAP_ARGS, *net, "--", *argv]
     return [sys.executable, "-I", "-S", GUARD, json.dumps(cfg), "--", *argv]

@@ -134,7 +134,7 @@ class BotSeat(Strategy):
         if slot.restarts > self.bot.max_restarts:
             slot.dead = (f"not restarted: {self.bot.max_restarts} restart(s) used, its "
                          f"remaining deals are forfeits")
-            raise BotFault("crash", slot.dead)
+            raise BotFault("crash", slot.dead, again=True)
         proc = BotProcess(self.bot, f"{self.table or 'table'}-seat{self.seat}")
         match = {"type": "match", "seat": self.seat, "partner": (self.seat + 2) % 4,
                  "rules": self.rules,

@@ -68,6 +68,7 @@ class BotSpec:
     memory_mb: int = MEMORY_MB
     cpu_s: int = CPU_S
     sandbox: str = "auto"
+    network: bool = False  # in the sandbox: reach the network (an LLM seat's endpoint)
     logs: str = ""  # folder for standard error, per process ("" = discarded)
     transcript: str = ""  # folder for the messages exchanged, per process ("" = none)
     program: str = ""
@@ -151,7 +152,7 @@ def _int_setting(where: str, key: str, value: Any) -> int:
     return value
 
 
-SETTINGS = tuple(_LIMITS) + ("on_fault", "fallback", "sandbox")
+SETTINGS = tuple(_LIMITS) + ("on_fault", "fallback", "sandbox", "network")
 
 
 def apply_settings(bot: BotSpec, settings: Mapping[str, Any], where: str) -> BotSpec:
@@ -176,6 +177,10 @@ def apply_settings(bot: BotSpec, settings: Mapping[str, Any], where: str) -> Bot
                 raise ConfigError(f"{where}: fallback = {value!r} must be a built-in player's "
                                   f"spec, e.g. 'greedy'")
             kw[key] = value.strip()
+        elif key == "network":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: network = {value!r} must be true or false")
+            kw[key] = value
         elif key in ("logs", "transcript"):
             kw[key] = str(value)
         else:
@@ -188,13 +193,10 @@ def parse_clock(text: str) -> tuple[str, dict[str, int]]:
     """``NAME=DECISION_MS[,BANK_MS]`` (the value of ``--bot-clock``)."""
     name, eq, rest = text.partition("=")
     parts = rest.split(",")
-    try:
-        if not eq or not 1 <= len(parts) <= 2:
-            raise ValueError
-        values = [int(p) for p in parts]
-    except ValueError:
+    if not eq or not 1 <= len(parts) <= 2 or not all(p.strip().isdigit() for p in parts):
         raise ConfigError(f"--bot-clock {text!r}: write NAME=DECISION_MS or "
-                          f"NAME=DECISION_MS,BANK_MS, e.g. mybot=200,5000") from None
+                          f"NAME=DECISION_MS,BANK_MS, e.g. mybot=200,5000")
+    values = [int(p) for p in parts]
     out = {"decision_ms": values[0]}
     if len(values) == 2:
         out["bank_ms"] = values[1]

@@ -37,6 +37,8 @@ def add_bots(p: argparse.ArgumentParser) -> None:
                    help="restarts of a crashed bot before its deals are forfeits (default 3)")
     g.add_argument("--sandbox", choices=SANDBOX,
                    help="bubblewrap: auto (where it works, default), require, off")
+    g.add_argument("--bot-network", action="store_const", const=True, dest="bot_network",
+                   help="let bots reach the network from the sandbox (an LLM seat)")
     g.add_argument("--bot-logs", metavar="DIR", help="keep each bot process's standard error "
                                                      "here (1 MiB each at most)")
     g.add_argument("--transcript", metavar="DIR", help="write the messages exchanged with "
@@ -53,6 +55,7 @@ def bot_settings(args: argparse.Namespace) -> dict[str, Any]:
     for key, attr in (("decision_ms", "decision_ms"), ("bank_ms", "bank_ms"),
                       ("on_fault", "on_fault"), ("fallback", "fallback"),
                       ("max_restarts", "max_restarts"), ("sandbox", "sandbox"),
+                      ("network", "bot_network"),
                       ("logs", "bot_logs"), ("transcript", "transcript")):
         v = getattr(args, attr, None)
         if v is not None:

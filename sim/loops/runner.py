@@ -236,7 +236,7 @@ class Asker:
             strat = now[seat]
             obs = Observation(deal, seat)
             legal = deal.legal()
-            if bots and strat.external:
+            if bots and getattr(strat, "external", False):
                 try:
                     choice = strat.choose(obs, legal)
                 except BotFault as f:
