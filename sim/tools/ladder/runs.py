@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from sim.core.limits import MAX_JOBS
+from sim.analysis import ladder as model
+from sim.core.limits import MAX_DEAL, MAX_JOBS
 from sim.errors import ConfigError, LadderError, ShuangkouError, StrategyError
 from sim.tools.ladder.checks import check_received_specs, quote_value
 from sim.tools.ladder.database import Ladder, canonical, run_lock
@@ -33,14 +34,13 @@ from sim.tools.ladder.schema import (
     MAX_TIMEOUT,
     score2_of,
 )
+from strategies.registry import load_plugins, make
 
 
 def _parameters(spec: str) -> None:
     """The compiled parameters of ``spec`` built once (a weights file read by its own checked
     loader, which refuses a FIFO or a device): a bad one is one line before the kernels
     compile or any chunk runs."""
-    from strategies.registry import make
-
     try:
         make(spec).compiled_params()
     except ShuangkouError as e:
@@ -86,8 +86,6 @@ def _check_players(lad: Ladder, players: Sequence[Any], plugins: Sequence[str]
                    ) -> tuple[str, ...]:
     """Load ``plugins`` (returned without repeats) and check that every player is playable
     here and its parameters readable, before anything compiles or runs."""
-    from strategies.registry import load_plugins
-
     # the database names plug-ins, it never loads them: a module a spec names must be loaded
     # already (--plugin), and a plug-in player's file comes from --plugin, never from the file
     check_received_specs(lad.path, [p.spec for p in players])
@@ -130,8 +128,6 @@ def _matchups(lad: Ladder, players: Sequence[Any], ijs: Sequence[tuple[int, int]
               ) -> tuple[dict[tuple[int, int], int], dict[int, int]]:
     """The matchup ids of the index pairs ``ijs`` (created where new) and every matchup's next
     deal; refused when ``pairs`` more would go past the last deal number."""
-    from sim.core.limits import MAX_DEAL
-
     mids: dict[tuple[int, int], int] = {}
     with lad.transaction() as con:
         for i, j in ijs:
@@ -161,6 +157,7 @@ class _Feed:
         self.sent: dict[int, tuple[int, int, int, int]] = {}  # chunk index: (i, j, first, n)
 
     def tasks(self) -> Iterator[Any]:
+        # for `ladder run` only, as in run()
         from sim.tournament import run as tm
         from sim.tournament.chunks import Chunk
 
@@ -197,6 +194,7 @@ class _Feed:
         """Commit a finished chunk to the database in one transaction (``kill``: the testing
         hook, killed inside it) and hand its pairs to the scheduler; returns its matchup, its
         pairs and its tally."""
+        # for `ladder run` only, as in run()
         from sim.tournament.chunks import DEAL_VALUES, DealValues, tally_from_json
 
         i, j, first, n = self.sent.pop(res.chunk.index)
@@ -248,7 +246,8 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
     ``chunk`` and one job the pairs played depend only on the database (a killed run continued
     plays what an uninterrupted one would). ``stop_after``: testing hook, stop after this
     many chunks."""
-    from sim.analysis import ladder as model
+    # the tournament machinery loads for `ladder run` only: the ladder's other commands
+    # import this module (through sim.tools.ladder) and load no tournament code
     from sim.tournament import run as tm
     from sim.tournament.config import TournamentConfig
     from sim.tournament.standings import Progress, Standings
