@@ -41,6 +41,8 @@ def test_python_block(i, capsys):
 
 def test_console_commands_in_order(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
+    # the example bots, where the commands name them (relative to the repository's root)
+    (tmp_path / "examples").symlink_to(os.path.join(os.path.dirname(README), "examples"))
     for cmd in COMMANDS:
         argv = shlex.split(cmd)[1:]
         capsys.readouterr()
