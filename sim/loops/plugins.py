@@ -22,14 +22,19 @@ import hashlib
 import inspect
 import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from numba.core.errors import NumbaError
 
-from sim.core._cache import CACHE_DIR
+from sim.core import state as S
+from sim.core._cache import CACHE_DIR, compiles_running
+from sim.core.bind import bound_module
+from sim.core.calls import native_address
 from sim.errors import ConfigError, StrategyError
+from sim.loops import loop, plugin_loop
 from sim.loops.helper import HelperThread
 from sim.loops.plugin_loop import (  # the status array of the plug-in loops
     N_STATUS,
@@ -39,6 +44,7 @@ from sim.loops.plugin_loop import (  # the status array of the plug-in loops
     ST_ERROR,
     ST_SEAT,
 )
+from strategies.compiled import decide, entries, player_address
 from strategies.kinds import (  # noqa: F401
     KIND_GREEDY,
     KIND_RANDOM,
@@ -54,6 +60,7 @@ from strategies.plugin import (  # noqa: F401  (re-exported)
     kernel_error,
     plugin_kernel,
 )
+from strategies.plugin_entry import PLUGIN_SIG
 
 CHECK_POLL = 0.05  # seconds between looks at a child playing the check deal
 WATCH_POLL = 0.1  # seconds between looks at the progress of a watched call
@@ -126,9 +133,6 @@ def builtin_loops(**hooks: Any) -> Any:
     """``sim.loops.loop``'s deal loops, compiled once for every set of players (their kernels
     are called through ``strategies.compiled.entries``); ``hooks``: its bindable names
     (``forced_show``), one bound copy per set of hooks, cached apart (``sim.core.bind``)."""
-    from sim.core.bind import bound_module
-    from sim.loops import loop
-
     if not hooks:
         return loop
     key = tuple(sorted(hooks.items()))
@@ -144,8 +148,6 @@ def _entry_module(cls: type, inline: bool, digest: str) -> Any:
     """The copy of ``strategies.plugin_entry`` with ``cls``'s kernel bound: inlined into the
     entry (no runtime, as the built-ins), or a function of its own that may allocate;
     ``digest``: ``plugin_digest([cls])``."""
-    from sim.core.bind import bound_module
-
     key = (cls, digest, inline)
     if key not in _MODULES:
         _MODULES[key] = bound_module("strategies.plugin_entry",
@@ -161,9 +163,6 @@ def plugin_address(cls: type, digest: str | None = None) -> int:
     as a function of its own with bounds checks (a marker file remembers which). A kernel
     that does not compile either way is one ``ConfigError``. ``digest``:
     ``plugin_digest([cls])``, when the caller has it."""
-    from sim.core.calls import native_address
-    from strategies.plugin_entry import PLUGIN_SIG
-
     digest = digest or plugin_digest([cls])
     marker = os.path.join(CACHE_DIR, "plugins", f"{digest}{ALLOCATES}")
     if not os.path.exists(marker):
@@ -260,8 +259,6 @@ class Loops:
         self.kinds = np.array([kind[type(s)] if type(s) in kind
                                else (s.compiled_kind if s.runs_compiled() else -1)
                                for s in seats], dtype=np.int64)
-        from strategies.compiled import entries
-
         # the players' kernels: each compiled once on this machine, then loaded from the cache
         self.check_key = tuple(plugin_digest([c]) for c in classes)  # their sources, hashed once
         self.entries = entries(self.kinds, {N_BUILTIN + i: plugin_address(c, d) for i, (c, d)
@@ -269,19 +266,15 @@ class Loops:
         self.builtin = builtin_loops()
         self.mod: Any = None
         if classes:
-            import sim.loops.plugin_loop as mod
-
-            self.mod = mod
+            self.mod = plugin_loop
         # what a first call compiles (the tournament's warm-up): the loops, never the players
         self.key = (self.builtin, self.mod)
         self.status = np.zeros(N_STATUS, dtype=np.int64)
         self.timeout: float | None = None  # seconds a plug-in kernel may take per decision
         if self.mod is not None:
-            from sim.core.engine import S_DECK, ST_SIZE, U_SIZE
-
-            self.m_st = np.zeros((4, ST_SIZE), dtype=np.int64)
-            self.m_st[:, S_DECK:] = -1  # the deck and fixed cards: never shown
-            self.m_u = np.zeros((4, U_SIZE), dtype=np.uint64)
+            self.m_st = np.zeros((4, S.ST_SIZE), dtype=np.int64)
+            self.m_st[:, S.S_DECK:] = -1  # the deck and fixed cards: never shown
+            self.m_u = np.zeros((4, S.U_SIZE), dtype=np.uint64)
             # the plug-in's copies of the rules and of its parameter row: ``_copies`` widens
             # them to the arrays of each call (a learned seat's row holds its weights: far
             # more than 64 values, and the kernel copies the whole row)
@@ -296,8 +289,6 @@ class Loops:
         for k in kinds:
             k = int(k)
             if 1 < k < N_BUILTIN and self.entries[k] == 0:
-                from strategies.compiled import player_address
-
                 self.entries[k] = player_address(k)
         return self.entries
 
@@ -414,10 +405,6 @@ class Loops:
         """``fn(*args)`` on a helper thread while this one waits: interruptible (Ctrl-C,
         SIGTERM through a handler), and, under ``timeout``, stopped waiting for once no
         decision has started for ``timeout`` seconds while a plug-in seat decides."""
-        import time
-
-        from sim.core._cache import compiles_running
-
         helper = _helper()
         helper.submit(fn, args)
         limit = self.timeout
@@ -501,8 +488,6 @@ class Loops:
         error."""
         entries = self.table([kind])
         if self.mod is None or kind < N_BUILTIN:
-            from strategies.compiled import decide
-
             return int(decide(kind, entries, params, st, u, rules, seat, buf, fws, uws))
         out = [0]
         self._copies(rules, params)

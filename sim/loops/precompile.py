@@ -18,7 +18,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from sim.core._cache import (
+    CACHE_DIR,
+    KERNEL_SECONDS,
+    NOTICE_ENV,
+    compile_watch,
+    is_tty,
+    measured_seconds,
+    prune_after_compile,
+)
+from sim.core.tables import N_COLS
+from sim.loops.loop import play_deals
+from sim.loops.plugins import plugin_address, plugin_kernel
+from sim.loops.runner import compiled_tables, make_seats
+from sim.rules import DEFAULT_RULES
+from strategies.compiled import KERNEL_NAMES, player_address
 from strategies.kinds import BUILTIN_NAMES
+from strategies.params import param_table
+from strategies.registry import make
 
 
 @dataclass
@@ -33,13 +52,6 @@ class Step:
 
 def _loop_step() -> Step:
     def run() -> None:
-        import numpy as np
-
-        from sim.core.tables import N_COLS
-        from sim.loops.loop import play_deals
-        from sim.rules import DEFAULT_RULES
-        from strategies.params import param_table
-
         out = np.zeros((1, N_COLS), dtype=np.int64)
         play_deals(np.uint64(1), np.uint64(0), 1, DEFAULT_RULES.array(),
                    np.array([0, 1, 0, 1], dtype=np.int64), param_table(), out)
@@ -49,12 +61,6 @@ def _loop_step() -> Step:
 
 def _plugin_loop_step(seat: Any) -> Step:
     def run() -> None:
-        import numpy as np
-
-        from sim.core.tables import N_COLS
-        from sim.loops.runner import compiled_tables, make_seats
-        from sim.rules import DEFAULT_RULES
-
         seats = make_seats([seat, "random"])
         tables = compiled_tables(seats)
         assert tables is not None
@@ -69,10 +75,6 @@ def _plugin_loop_step(seat: Any) -> Step:
 def plan(specs: Sequence[str]) -> tuple[list[Step], list[str]]:
     """The steps that compile the players ``specs`` (every built-in when empty), and the
     players that need nothing compiled (Python bots)."""
-    from sim.loops.plugins import plugin_address, plugin_kernel
-    from strategies.compiled import KERNEL_NAMES, player_address
-    from strategies.registry import make
-
     specs = list(specs) or list(BUILTIN_NAMES)
     steps = [_loop_step()]
     python: list[str] = []
@@ -117,16 +119,6 @@ def run(specs: Sequence[str], out: Any = None, err: Any = None,
     """Compile (or load) the kernels of ``specs``; one line per kernel on ``out`` with the
     time it took, a bar per kernel on ``err`` (a terminal only, unless ``progress``).
     Returns the steps' figures."""
-    from sim.core._cache import (
-        CACHE_DIR,
-        KERNEL_SECONDS,
-        NOTICE_ENV,
-        compile_watch,
-        is_tty,
-        measured_seconds,
-        prune_after_compile,
-    )
-
     out = out or sys.stdout
     err = err or sys.stderr
     steps, python = plan(specs)

@@ -16,7 +16,29 @@ from typing import Any
 
 import numpy as np
 
+from sim.cards import CARD_NAMES
+from sim.core import state as S
+from sim.core.state import new_state
+from sim.core.tables import N_COLS
+from sim.deal import Deal
 from sim.errors import RecordError
+from sim.observation import giveback_table, play_table
+from sim.replay import pretty
+from sim.rules import Rules
+from strategies.kinds import KIND_SCRIPT, N_KINDS
+from strategies.params import N_PARAMS, PARAM_ROWS
+from strategies.script import (
+    LG_CODE,
+    LG_PHASE,
+    LG_REDEALS,
+    LG_ROUND,
+    LG_SEAT,
+    LG_STEP,
+    read_log,
+    script_done,
+    script_into,
+)
+from strategies.tier import new_scratch
 
 _SCRIPT_SCRATCH: dict[str, Any] = {}  # the scripted seat's scratch, kept between records
 
@@ -50,10 +72,6 @@ def check_record(rec: dict[str, Any], where: str, validate: Any) -> None:
 
 def decisions(rec: dict[str, Any]) -> Iterator[Decision]:
     """Every decision of a validated record, in order (passes included)."""
-    from sim.core.engine import S_REDEALS, S_ROUND
-    from sim.deal import Deal
-    from sim.rules import Rules
-
     rules = Rules.from_dict(rec["rules"])
     d = Deal(rec["seed"], rec["deal"], rules)
     calls = rec["calls"]
@@ -72,8 +90,8 @@ def decisions(rec: dict[str, Any]) -> Iterator[Decision]:
             if rec.get("unfinished") and rec.get("trump") is None:
                 return  # stopped during the calling: where exactly is not recorded
             c = calls[ci] if ci < len(calls) else None
-            if (c is not None and int(st[S_REDEALS]) == rec["redeals"]
-                    and c["round"] == int(st[S_ROUND]) and c["seat"] == seat):
+            if (c is not None and int(st[S.S_REDEALS]) == rec["redeals"]
+                    and c["round"] == int(st[S.S_ROUND]) and c["seat"] == seat):
                 choice: Any = c["pair"]
                 last_call = c
                 ci += 1
@@ -91,8 +109,8 @@ def decisions(rec: dict[str, Any]) -> Iterator[Decision]:
         code = d.code_of(choice)
         trick = 0 if kind != "play" else (pi - 1) // 4 + 1
         yield Decision(int(rec["deal"]), step, seat, kind, st.copy(), u.copy(),
-                       list(d.legal_codes()), code, trick, int(st[S_ROUND]),
-                       int(st[S_REDEALS]))
+                       list(d.legal_codes()), code, trick, int(st[S.S_ROUND]),
+                       int(st[S.S_REDEALS]))
         d.apply_code(code)
         step += 1
 
@@ -127,24 +145,6 @@ def decision_steps(rec: dict[str, Any], loops: Any = None) -> Iterator[Step]:
 
 
 def _scripted_steps(rec: dict[str, Any], loops: Any) -> list[Step] | None:
-    from sim.core.engine import CALL, GIVEBACK, S_REDEALS, S_SETTLE, new_state
-    from sim.core.tables import N_COLS
-    from sim.rules import Rules
-    from strategies.kinds import KIND_SCRIPT, N_KINDS
-    from strategies.params import N_PARAMS, PARAM_ROWS
-    from strategies.script import (
-        LG_CODE,
-        LG_PHASE,
-        LG_REDEALS,
-        LG_ROUND,
-        LG_SEAT,
-        LG_STEP,
-        read_log,
-        script_done,
-        script_into,
-    )
-    from strategies.tier import new_scratch
-
     st, u = new_state()
     buf, fws, uws = _SCRIPT_SCRATCH.get("script") or new_scratch()
     _SCRIPT_SCRATCH["script"] = (buf, fws, uws)
@@ -156,10 +156,10 @@ def _scripted_steps(rec: dict[str, Any], loops: Any) -> list[Step] | None:
                     Rules.from_dict(rec["rules"]).array(), np.full(4, KIND_SCRIPT, np.int64),
                     np.zeros(N_KINDS, np.int64), np.zeros((PARAM_ROWS, N_PARAMS)),
                     np.zeros((1, N_COLS), np.int64), st, u, buf, fws, uws)
-    if (not script_done(buf) or int(st[S_REDEALS]) != rec["redeals"]
-            or [int(x) for x in st[S_SETTLE:S_SETTLE + 4]] != list(rec["settlement"])):
+    if (not script_done(buf) or int(st[S.S_REDEALS]) != rec["redeals"]
+            or [int(x) for x in st[S.S_SETTLE:S.S_SETTLE + 4]] != list(rec["settlement"])):
         return None  # not this record's deal: replay it through sim.Deal instead
-    kinds = {CALL: "show", GIVEBACK: "giveback"}
+    kinds = {S.CALL: "show", S.GIVEBACK: "giveback"}
     out, plays = [], 0
     for row in read_log(buf).tolist():
         kind = kinds.get(row[LG_PHASE], "play")
@@ -175,9 +175,6 @@ def _scripted_steps(rec: dict[str, Any], loops: Any) -> list[Step] | None:
 def notation(kind: str, code: int, trump: int) -> Any:
     """A choice as records write it: a show's pair card (``None`` for a pass), a give-back's
     two cards, a play's one or two cards (docs/record.md)."""
-    from sim.cards import CARD_NAMES
-    from sim.observation import giveback_table, play_table
-
     if kind == "show":
         return None if code < 0 else CARD_NAMES[code]
     if kind == "giveback":
@@ -185,10 +182,7 @@ def notation(kind: str, code: int, trump: int) -> Any:
     return list(play_table(trump)[code])
 
 
-
 def choice_label(kind: str, choice: Any) -> str:
-    from sim.replay import pretty
-
     if kind == "show":
         return "pass" if choice is None else f"show {pretty(choice)} {pretty(choice)}"
     cards = " ".join(pretty(c) for c in choice)
