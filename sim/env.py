@@ -50,6 +50,10 @@ from sim.errors import ConfigError, IllegalPlayError, NotResetError, StrategyErr
 from sim.observation import Observation
 from sim.rules import DEFAULT_RULES, Rules, as_rules
 from sim.spaces import N_ACTIONS, OBS_FIELDS, OBS_OFFSETS, OBS_SIZE
+from strategies.base import Strategy
+from strategies.params import param_table
+from strategies.registry import make
+from strategies.tier import CompiledStrategy, new_scratch
 
 AGENTS = ("seat_0", "seat_1", "seat_2", "seat_3")
 # what reset() sets: reading one before it is a NotResetError ("call reset() first")
@@ -67,13 +71,8 @@ class _Opponent:
         self.seat = seat
         self.strat = strat
         self.name = strat.spec()
-        from strategies.tier import CompiledStrategy
-
         self.kernel = isinstance(strat, CompiledStrategy) and strat.runs_compiled()
         if self.kernel:
-            from strategies.params import param_table
-            from strategies.tier import new_scratch
-
             self.params = param_table([strat.compiled_params()] * 4)
             self.scratch = new_scratch()
 
@@ -98,9 +97,6 @@ class _Opponent:
 
 def _opponents(opponents: Any) -> dict[int, _Opponent]:
     """``{seat: spec or Strategy}`` (or four entries, None for an agent's seat) -> seats."""
-    from strategies.base import Strategy
-    from strategies.registry import make
-
     if opponents is None:
         return {}
     if isinstance(opponents, dict):

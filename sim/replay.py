@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim.cards import GROUP, KEY_OF_ID, SUIT_SYMBOLS, SUITS, TRUMP_GROUP, parse_card
+from sim.cards import CARD_NAMES, GROUP, KEY_OF_ID, SUIT_SYMBOLS, SUITS, TRUMP_GROUP, parse_card
 from sim.core.console import clean
 
 _SYM = dict(zip(SUITS, SUIT_SYMBOLS))
@@ -34,8 +34,6 @@ def hand_line(cards: list[str], trump: str | None) -> str:
 
 
 def _name(i: int) -> str:
-    from sim.cards import CARD_NAMES
-
     return CARD_NAMES[i]
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from sim.core.layout import layout
+from sim.errors import ConfigError
 
 N_PARAMS = 15  # float64 parameters per row
 PARAM_ROWS = 5  # rows 0-3: the seats; row 4: greedy's defaults for rollouts
@@ -31,8 +32,6 @@ def param_table(rows: Sequence[Sequence[float]] = ()) -> np.ndarray:
     t = np.zeros((PARAM_ROWS, width), dtype=np.float64)
     for i, r in enumerate(rows):
         if len(r) > N_PARAMS and not isinstance(r, np.ndarray):  # never cut off silently
-            from sim.errors import ConfigError
-
             raise ConfigError(f"seat {i}'s strategy passes {len(r)} parameters to its kernel; "
                               f"at most {N_PARAMS} reach it")
         t[i, :len(r)] = r

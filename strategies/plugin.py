@@ -9,8 +9,12 @@ from typing import Any
 import numpy as np
 
 from sim.core import state as S
+from sim.core.engine import legal
+from sim.core.rng import STREAM_SEAT0, STREAM_STRATEGY0, stream_key
 from sim.errors import ConfigError, StrategyError
+from sim.view import is_legal, mask_into, unmask_streams
 from strategies.kinds import INT_SCRATCH, PLUGIN_SCRATCH
+from strategies.params import N_PARAMS, param_table
 
 
 def plugin_kernel(cls: type) -> Any:
@@ -57,8 +61,6 @@ def compiled_params(strategy: Any) -> list[float]:
             raise ConfigError(f"parameter {key}={v!r} of strategy {strategy.name!r} cannot "
                               f"reach a kernel as a number: give it choices, or override "
                               f"compiled_params()")
-    from strategies.params import N_PARAMS
-
     if len(out) > N_PARAMS:
         raise ConfigError(f"strategy {strategy.name!r} has {len(out)} parameters for its "
                           f"kernel; at most {N_PARAMS} reach it")
@@ -68,8 +70,6 @@ def compiled_params(strategy: Any) -> list[float]:
 def checked_params(strategy: Any) -> list[float]:
     """``strategy.compiled_params()``, refused in one line when more numbers than reach a
     kernel (``N_PARAMS`` float64 slots) would be cut off."""
-    from strategies.params import N_PARAMS
-
     out = strategy.compiled_params()
     if getattr(strategy, "params_tail", False):  # a built-in row with a tail (learned)
         return out
@@ -152,8 +152,6 @@ def compile_error(names: str, e: BaseException, kernels: Any = ()) -> ConfigErro
 def begin_kernel_deal(strategy: Any, seat: int, seed: int, deal: int) -> None:
     """``begin_deal`` of a compiled plug-in asked from Python: the deal's identity and the
     seat's own random streams, which ``choose_with_kernel`` restores and advances."""
-    from sim.core.rng import STREAM_SEAT0, STREAM_STRATEGY0, stream_key
-
     strategy._deal_id = (seed, deal)
     strategy._streams = [[int(stream_key(np.uint64(seed), np.uint64(deal), np.uint64(s))), 0]
                          for s in (STREAM_SEAT0 + seat, STREAM_STRATEGY0 + seat)]
@@ -164,10 +162,6 @@ def choose_with_kernel(strategy: Any, obs: Any, legal_choices: list) -> Any:
     with its own random streams restored (as ``strategies.tier.CompiledStrategy``), on its
     own copies of the rules and parameters, exactly as the generated deal loops call it."""
     from numba.core.errors import NumbaError
-
-    from sim.core.engine import legal
-    from sim.view import is_legal, mask_into, unmask_streams
-    from strategies.params import param_table
 
     cache = getattr(strategy, "_plugin_cache", None)
     if cache is None:

@@ -19,7 +19,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from sim.errors import ConfigError
-from strategies.base import Strategy
+from strategies.base import Strategy, format_value
 
 ENTRY_POINT_GROUP = "shuangkou.strategies"
 _REGISTRY: dict[str, type[Strategy]] = {}
@@ -319,8 +319,6 @@ def params_markdown(classes: Iterable[type[Strategy]]) -> str:
     """Markdown tables of the classes' parameters with their defaults, types and ranges, as
     the registry has them (``shuangkou strategies --markdown``; docs/strategies.md carries the
     built-ins' and tests/test_readme.py checks that it matches)."""
-    from strategies.base import format_value
-
     out = []
     for cls in classes:
         doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split()).replace("``", "`")

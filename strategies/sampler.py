@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 import sim.view as view
-from sim.cards import BIT, GROUP, KEY_OF_ID, STRENGTH
+from sim.cards import BIT, CARD_NAMES, GROUP, ID_OF_KEY, KEY_OF_ID, STRENGTH
 from sim.core import state as S
 from sim.core.bits import ZERO
 from sim.core.jit import kernel
@@ -499,8 +499,6 @@ def sample_hands(obs, n: int, key: int = 12345) -> list[list[list[str]]]:
     For tests and analysis; the search players call ``sample_world`` directly. ``key`` seeds
     the sampling stream.
     """
-    from sim.cards import CARD_NAMES, ID_OF_KEY
-
     st, u = (a.copy() for a in obs.arrays())
     seat = obs.seat
     u[S.U_KEY + S.STREAM_SAMPLE + seat] = np.uint64(key)

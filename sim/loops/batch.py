@@ -31,9 +31,15 @@ from sim.core.limits import MAX_DEAL
 from sim.core.movegen import MAX_CHOICES, set_count, set_kth, show_mask
 from sim.core.rng import check_deal, check_seed
 from sim.errors import ConfigError, IllegalPlayError, UsageError
+from sim.record import build_record
 from sim.rules import N_RULES, Rules, as_rules
 from sim.spaces import N_ACTIONS, OBS_SIZE, code_of_action, fill_mask, fill_obs
+from strategies.base import Strategy
 from strategies.compiled import decide
+from strategies.compiled import entries as entry_table
+from strategies.kinds import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH
+from strategies.params import param_table
+from strategies.registry import builtin_classes, make
 
 # The kernels take few arguments (every array argument costs time on each call from Python):
 # ``su`` holds each slot's u (as int64 bits) and st side by side, u first so that the words
@@ -347,10 +353,6 @@ class Finished:
 
 
 def _seat_tables(seats: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, list[str], bool]:
-    from strategies.base import Strategy
-    from strategies.params import param_table
-    from strategies.registry import make
-
     seats = [None] * 4 if seats is None else \
         list(seats) if isinstance(seats, (list, tuple)) else seats
     if not isinstance(seats, list) or len(seats) != 4:
@@ -366,8 +368,6 @@ def _seat_tables(seats: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, l
             continue
         strat = spec if isinstance(spec, Strategy) else make(spec)
         if not strat.runs_compiled() or strat.compiled_kind is None:
-            from strategies.registry import builtin_classes
-
             what = ("is a compiled plug-in, which sim.Batch does not seat (sim.env's opponents "
                     "and tournaments do)" if strat.runs_compiled() else
                     "has no compiled kernel")
@@ -426,11 +426,9 @@ class Batch:
                               f"an integer in 0 … {last} (first_deal + deals <= 2**63, "
                               f"first_deal={self.first_deal})")
         self.kinds, self.params, self.seat_names, _ = _seat_tables(seats)
-        from strategies.compiled import entries
-
         # the compiled seats' kernels (each compiled once on this machine); the step is
         # compiled once for every set of seats
-        self._entries = entries(k for k in self.kinds if k >= 0)
+        self._entries = entry_table(k for k in self.kinds if k >= 0)
         self.records = bool(records)
         try:
             self._alloc(n, records)
@@ -473,7 +471,6 @@ class Batch:
         self._meta[:, M_KIND] = IDLE
         self._meta[:, M_PENDING] = 1
         if (self.kinds >= 0).any():
-            from strategies.compiled import FLOAT_SCRATCH, INT_SCRATCH, UINT_SCRATCH
             n_uws, n_fws, n_buf = UINT_SCRATCH, FLOAT_SCRATCH, INT_SCRATCH
         else:
             n_uws, n_fws, n_buf = 1, 1, MAX_CHOICES
@@ -571,7 +568,6 @@ class Batch:
         self.deals_finished += k
         records = None
         if self.records:
-            from sim.record import build_record
             records = [build_record(f[j, N_FIN + S.U_SIZE:],
                                     f[j, N_FIN:N_FIN + S.U_SIZE].view(np.uint64), self.seed,
                                     int(f[j, F_DEAL]), self.rules, self.seat_names)

@@ -64,6 +64,7 @@ from sim.core.tables import (  # noqa: F401  (re-exported: the summary row's col
     N_COLS,
 )
 from strategies.compiled import call_kind
+from strategies.compiled import entries as entry_table
 from strategies.greedy import greedy_decide_inline
 from strategies.kinds import (
     FLOAT_SCRATCH,
@@ -346,9 +347,7 @@ def _entries(kinds, entries):
     """``entries`` as given, or the table for the built-in ``kinds``."""
     if entries is not None:
         return entries
-    from strategies.compiled import entries as table
-
-    return table(int(k) for k in kinds)
+    return entry_table(int(k) for k in kinds)
 
 
 def play_deals(seed, first, n, rules, kinds, params, out, entries=None):
