@@ -35,8 +35,10 @@ from typing import IO, Any, NamedTuple
 
 import numpy as np
 
+from sim.analysis import viewer
 from sim.cards import CARD_NAMES, SUITS, parse_card
-from sim.core.engine import S_DECK, S_NTRICKS, S_REDEALS, S_ROUND, S_TRUMP
+from sim.core import state as S
+from sim.core.rng import check_seed
 from sim.deal import Deal
 from sim.errors import (
     ConfigError,
@@ -63,7 +65,15 @@ from sim.human.screen import (
 from sim.loops.runner import Asker, check_timeout, use_alarm
 from sim.record import FORMAT, call_dicts, dumps, hands_of, trick_dicts
 from sim.rules import Rules
-from sim.tools.analyze import DEFAULT_SAMPLES  # worlds per decision for hint and review
+from sim.tools.analyze import (
+    DEFAULT_SAMPLES,  # worlds per decision for hint and review
+    Decision,
+    Settings,
+    choice_values,
+    run_task,
+    tasks_of,
+)
+from sim.view import mask_into
 from strategies.base import Strategy
 from strategies.registry import make, split_specs
 
@@ -162,21 +172,21 @@ def unfinished_record(deal: Deal) -> dict[str, Any]:
     """The record of a deal stopped part way (docs/record.md, "Unfinished deals")."""
     st, u, _ = deal.engine
     names = CARD_NAMES
-    trump = int(st[S_TRUMP])
+    trump = int(st[S.S_TRUMP])
     playing = trump >= 0
     rec: dict[str, Any] = {
         "format": FORMAT, "seed": deal.seed, "deal": deal.deal,
         "rules": deal.rules.to_dict(), "seats": list(deal.seats),
-        "redeals": int(st[S_REDEALS]), "void": False,
-        "deck": [names[c] for c in st[S_DECK:S_DECK + 108]],
+        "redeals": int(st[S.S_REDEALS]), "void": False,
+        "deck": [names[c] for c in st[S.S_DECK:S.S_DECK + 108]],
         "calls": call_dicts(st),
         "caller": None, "trump": None, "attackers": None,
         "hands": ([[names[c] for c in h] for h in hands_of(st, u)] if playing
                   else [deal.hand(s) for s in range(4)]),
-        "tricks": trick_dicts(st, trump, 0, int(st[S_NTRICKS])) if playing else [],
+        "tricks": trick_dicts(st, trump, 0, int(st[S.S_NTRICKS])) if playing else [],
         "attacker_points": None, "last_trick_multiplier": None, "attacker_score": None,
         "settlement": [0, 0, 0, 0],
-        "unfinished": True, "dealt_rounds": int(st[S_ROUND]), "current_trick": None,
+        "unfinished": True, "dealt_rounds": int(st[S.S_ROUND]), "current_trick": None,
     }
     if playing:
         obs = deal.observation(0)
@@ -275,7 +285,6 @@ class Session(Screen, Narrator):
         self.choices_cut = False  # the last screen cut the numbered choices short
         self._gone = False  # output failed (terminal closed): nothing more is written to it
         self._saved_deal: Deal | None = None  # the last deal whose record was written
-
 
     def cols(self) -> int:
         """The terminal's width now (or the width given)."""
@@ -469,13 +478,9 @@ class Session(Screen, Narrator):
     def analyse_now(self, kind: str) -> dict[str, Any]:
         """``analyze.choice_values`` of the decision awaited, computed from the person's
         seat's masked state (R9: the others' hands are removed before anything is read)."""
-        from sim.core.engine import ST_SIZE, U_SIZE
-        from sim.tools.analyze import Decision, Settings, choice_values
-        from sim.view import mask_into
-
         deal = self.deal
-        mst = np.empty(ST_SIZE, dtype=np.int64)
-        mu = np.empty(U_SIZE, dtype=np.uint64)
+        mst = np.empty(S.ST_SIZE, dtype=np.int64)
+        mu = np.empty(S.U_SIZE, dtype=np.uint64)
         mask_into(*deal.engine[:2], self.seat, mst, mu)
         codes = list(deal.legal_codes())
         dec = Decision(deal.deal, self.step, self.seat, kind, mst, mu, codes, codes[0], 0, 0, 0)
@@ -525,25 +530,21 @@ class Session(Screen, Narrator):
             self.write(f"\nreview skipped (Ctrl-C); deal {rec['deal']} is saved\n")
 
     def _review(self, rec: dict[str, Any], path: str) -> None:
-        from sim.tools import analyze as A
-
-        settings = A.Settings(samples=self.samples)
+        settings = Settings(samples=self.samples)
         rows: list[dict[str, Any]] = []
         deadline = time.monotonic() + self.review_seconds
-        tasks = A.tasks_of([rec], [self.seat])
+        tasks = tasks_of([rec], [self.seat])
         self.write(("\n" if self.full else "") + f"Reviewing your {len(tasks)} decisions "
                    f"({self.samples} worlds each; Ctrl-C skips) …\n")
         for t in tasks:
             if time.monotonic() >= deadline:
                 break
-            rows.append(A.run_task((t, settings)))
+            rows.append(run_task((t, settings)))
         lines = self.review_lines(rec, rows, settings)
         if len(rows) < len(tasks):
             lines.append(f"(review cut short at {self.review_seconds:g} s: {len(rows)} of "
                          f"{len(tasks)} decisions analysed)")
         try:
-            from sim.analysis import viewer
-
             text = viewer.page([rec], rows, title=f"Deal {rec['deal']} (seed {rec['seed']}): "
                                f"your review, seat {self.seat}",
                                note=f"continuation {settings.policy}, {settings.samples} "
@@ -625,8 +626,6 @@ def run(seat: int = 0, partner: str = "greedy", opponents: str = "ismcts",
         delay: float = 0.4, timeout: float | None = 60, out: str | None = None,
         plain: bool = False, review: bool = True, samples: int = DEFAULT_SAMPLES) -> int:
     """``shuangkou human``: returns the exit code."""
-    from sim.core.rng import check_seed
-
     delay = check_delay(delay)
     samples = check_samples(samples)
     bots = make_bots(seat, partner, opponents)

@@ -18,11 +18,12 @@ import time
 from typing import Any
 
 from sim.cards import CARD_NAMES
+from sim.core import state as S
 from sim.core.console import width as text_width
-from sim.core.engine import S_DECK
 from sim.human.screen import BOLD, RED, choice_text
 from sim.observation import Observation
 from sim.titles import level_text
+from sim.tools.analyze import summarize
 
 HINT_ALL = 12  # a hint lists every choice up to this many, else the best HINT_TOP
 HINT_TOP = 8
@@ -85,7 +86,7 @@ class Narrator:
                        f"redeal {obs.redeals}")
             r0 = 0
         for r in range(r0 + 1, r1 + 1):
-            card = CARD_NAMES[int(deal.engine[0][S_DECK + 4 * (r - 1) + self.seat])]
+            card = CARD_NAMES[int(deal.engine[0][S.S_DECK + 4 * (r - 1) + self.seat])]
             self.event(f"round {r}: you get {self.p.card(card)}", 0.15)
 
     def narrate(self, b: "Snap", obs: Observation, seat: int, kind: str, choice: Any) -> None:
@@ -232,8 +233,6 @@ class Narrator:
 
     def review_lines(self, rec: dict[str, Any], rows: list[dict[str, Any]],
                      settings: Any) -> list[str]:
-        from sim.tools.analyze import summarize
-
         p = self.p
         out = [p.c(f"Review of your decisions, deal {rec['deal']}", BOLD)
                + f" (from what your seat knew; continuation {settings.policy}, "
