@@ -125,9 +125,10 @@ class BotSeat(Strategy):
         slot = self._slot = _pool().setdefault(key, _Slot())
         if slot.proc is not None and slot.proc.alive:
             return slot.proc
-        if slot.proc is not None:
+        if slot.proc is not None:  # it died since its last deal: a crash, charged to this deal
             slot.proc.kill()
             slot.proc = None
+            raise BotFault("crash", "exited between deals")
         if slot.dead:
             raise BotFault("crash", slot.dead, again=True)
         slot.restarts += 1
