@@ -29,9 +29,7 @@ from sim.core.rng import STREAM_CARDS as RNG_CARDS
 from sim.core.rng import STREAM_SEAT0 as RNG_SEAT0
 from sim.core.rng import STREAM_STRATEGY0 as RNG_STRATEGY0
 from sim.core.rng import deal_key, key_of_stream
-
-# DONE and new_state: re-exported for sim.loops.runner until it reads them from sim.core.state
-from sim.core.state import DONE, add_card, new_state, remove_card  # noqa: F401
+from sim.core.state import add_card, remove_card
 from sim.core.step import (
     close_trick,
     end_calling,

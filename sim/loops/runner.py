@@ -26,11 +26,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-import sim.core.state as S
 from sim.bots.process import BotFault
 from sim.bots.seat import forfeit_result
-from sim.core.engine import DONE, new_state
+from sim.core import state as S
 from sim.core.rng import check_deal, check_seed
+from sim.core.state import DONE, new_state
 from sim.core.tables import C_ATT_POINTS, C_CALLER, C_MULT, C_SCORE, C_SETTLE0, C_VOID
 from sim.deal import Deal
 from sim.errors import ConfigError, IllegalPlayError, StrategyError
