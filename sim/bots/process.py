@@ -23,11 +23,10 @@ from sim.bots import sandbox
 from sim.bots.spec import MAX_LINE, QUIT_MS, TRANSCRIPT_BYTES, BotSpec
 
 PROTOCOL = "shuangkou-bot/1"
-FAULT_KINDS = ("start", "crash", "timeout", "illegal", "protocol")
 
 
 class BotFault(Exception):
-    """A bot at fault: ``kind`` (``FAULT_KINDS``) and what happened (one line)."""
+    """A bot at fault: ``kind`` (``sim.bots.spec.FAULT_KINDS``) and what happened (one line)."""
 
     def __init__(self, kind: str, detail: str, again: bool = False) -> None:
         super().__init__(f"{kind}: {detail}")

@@ -19,6 +19,7 @@ from typing import Any
 from sim.errors import ConfigError
 
 ON_FAULT = ("forfeit", "fallback", "stop")
+FAULT_KINDS = ("start", "crash", "timeout", "illegal", "protocol")  # docs/protocol.md, Faults
 SANDBOX = ("auto", "require", "off")
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 

@@ -8,13 +8,20 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from sim.bots import sandbox
-from sim.bots.process import FAULT_KINDS
-from sim.bots.seat import register_bots
-from sim.bots.spec import ON_FAULT, SANDBOX, BotSpec, apply_settings, parse_bots, parse_clock
+from sim.bots.spec import (
+    FAULT_KINDS,
+    ON_FAULT,
+    SANDBOX,
+    BotSpec,
+    apply_settings,
+    parse_bots,
+    parse_clock,
+)
 from sim.cli.options import bounded_int
 from sim.errors import ConfigError
-from strategies.registry import builtin_classes
+
+# the runner's modules (sim.bots.seat: the strategies, numpy) load when a command seats a bot,
+# not for `shuangkou --help` (tests/test_resources.py keeps the light commands light)
 
 
 def add_bots(p: argparse.ArgumentParser) -> None:
@@ -45,7 +52,9 @@ def add_bots(p: argparse.ArgumentParser) -> None:
                                                        "each bot process here")
 
 
-def _builtin_names() -> list[str]:
+def builtin_names() -> list[str]:
+    from strategies.registry import builtin_classes
+
     return [c.name for c in builtin_classes()]
 
 
@@ -68,7 +77,7 @@ def use_bots(args: argparse.Namespace, config: Mapping[str, Any] | None = None
     """The bots of ``--bot``, with the settings of ``config`` (a tournament's ``[bots]``:
     common keys, and ``NAME`` tables per bot), then of the command line (``--bot-clock`` per
     bot last), checked and registered as players. Prints the sandbox layer in use."""
-    bots = parse_bots(getattr(args, "bot", None), _builtin_names())
+    bots = parse_bots(getattr(args, "bot", None), builtin_names())
     if not bots:
         if getattr(args, "bot_clock", None):
             raise ConfigError("--bot-clock names a bot, but no --bot NAME=COMMAND is given")
@@ -92,6 +101,9 @@ def use_bots(args: argparse.Namespace, config: Mapping[str, Any] | None = None
         b = apply_settings(b, flags, "the command line")
         b = apply_settings(b, clocks.get(b.name, {}), f"--bot-clock {b.name}")
         out.append(b)
+    from sim.bots import sandbox
+    from sim.bots.seat import register_bots
+
     modes = {b.sandbox for b in out}
     for m in sorted(modes):
         sandbox.layer(m)  # --sandbox require without bubblewrap: the error, before anything
@@ -99,6 +111,23 @@ def use_bots(args: argparse.Namespace, config: Mapping[str, Any] | None = None
     print(f"bots: {', '.join(b.name for b in out)}; "
           f"{sandbox.describe(out[0].sandbox)}", file=sys.stderr)
     return out
+
+
+def close_bots() -> None:
+    """Quit every bot process this command started (none if it seated no bot)."""
+    seat = sys.modules.get("sim.bots.seat")
+    if seat is not None:
+        seat.close_all()
+
+
+def register(texts: list[str] | None) -> None:
+    """Make the ``--bot`` names players with default settings (a config that names them is
+    checked before its ``[bots]`` settings apply; ``use_bots`` registers them again)."""
+    bots = parse_bots(texts, builtin_names())
+    if bots:
+        from sim.bots.seat import register_bots
+
+        register_bots(bots)
 
 
 def fault_lines(faults: list[dict[str, Any]]) -> list[str]:

@@ -7,8 +7,7 @@ import os
 import sys
 from typing import Any
 
-from sim.bots.seat import close_all
-from sim.cli.bots import add_bots, fault_lines, use_bots
+from sim.cli.bots import add_bots, close_bots, fault_lines, use_bots
 from sim.cli.common import check_output_file, compiling_for, write_records, write_text_atomic
 from sim.cli.options import (
     DEFAULT_ANALYZE_SAMPLES,
@@ -50,7 +49,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     try:
         return _play(args, seed, rules, seats)
     finally:
-        close_all()
+        close_bots()
 
 
 def _play(args: argparse.Namespace, seed: int, rules: Any, seats: list[Any]) -> int:
@@ -235,7 +234,7 @@ def cmd_human(args: argparse.Namespace) -> int:
                          delay=args.delay, timeout=args.timeout, out=args.out,
                          plain=args.plain, review=not args.no_review, samples=args.samples)
     finally:
-        close_all()
+        close_bots()
 
 
 def add_parser(sub: Any) -> None:

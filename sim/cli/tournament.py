@@ -9,9 +9,7 @@ import sys
 import threading
 from typing import Any
 
-from sim.bots.seat import close_all, register_bots
-from sim.bots.spec import parse_bots
-from sim.cli.bots import add_bots, use_bots
+from sim.cli.bots import add_bots, close_bots, register, use_bots
 from sim.cli.common import output_error, raise_interrupt
 from sim.cli.options import (
     MAX_CHUNK_SIZE,
@@ -28,7 +26,6 @@ from sim.cli.options import (
 )
 from sim.core.console import clean
 from sim.errors import ConfigError, OutputError
-from strategies.registry import builtin_classes
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
@@ -57,7 +54,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.no_plots:
         overrides["output.plots"] = False
     # bots are players before the config names them; then the config's [bots] settings
-    register_bots(parse_bots(args.bot, [c.name for c in builtin_classes()]))
+    register(args.bot)
     cfg = load_config(args.config, overrides)
     bots = [b for b in use_bots(args, cfg.bots_dict) if b.name in cfg.players]
     from sim.tournament.run import cap_jobs
@@ -85,7 +82,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
                                  echo=None if quiet else _echo,
                                  plugins=tuple(args.plugin or ()), bots=bots)
     finally:
-        close_all()
+        close_bots()
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
     for name, c in sorted(((summary or {}).get("faults") or {}).items()):

@@ -19,7 +19,7 @@ from sim.analysis.stats.moments import ClusterMoments, Moments
 from sim.analysis.stats.sprt import SPRT
 from sim.analysis.stats.swings import Swings
 from sim.analysis.stats.win_draw_loss import WDL
-from sim.bots.process import FAULT_KINDS
+from sim.bots.spec import FAULT_KINDS
 from sim.errors import ConfigError
 
 FORMAT = "shuangkou-tournament/1"  # the format tag of chunk files and of summary.json
