@@ -366,3 +366,46 @@ def _pids(text: str) -> list[int]:
             except OSError:
                 pass
     return out
+
+
+# --- the ladder ------------------------------------------------------------------------------
+def test_ladder_remembers_a_bots_program_and_faults(tmp_path, capsys):
+    path = tmp_path / "b.py"
+    path.write_text(FIRST.replace("{behaviour}", ANSWER))
+    db = str(tmp_path / "lad.db")
+    bot_flag = ["--bot", f"lbot={sys.executable} {path}", "--sandbox", "off"]
+    assert main(["ladder", "--db", db, "add", "lbot", "greedy", *bot_flag]) == 0
+    assert main(["ladder", "--db", db, "run", "--pairs", "4", "--no-progress", "--quiet",
+                 *bot_flag]) == 0
+    # without --bot the ladder says what to add; the database never holds the command
+    p = subprocess.run([sys.executable, "-m", "sim.cli", "ladder", "--db", db, "run",
+                        "--pairs", "2", "--no-progress"], capture_output=True, text=True,
+                       cwd=ROOT, timeout=300)
+    assert p.returncode == 2 and "--bot lbot=COMMAND" in p.stderr
+    assert str(path).encode() not in open(db, "rb").read()
+    # the same name with another program: a warning; a crashing program: its faults counted
+    path.write_text(FIRST.replace("{behaviour}", "sys.exit(3)"))
+    assert main(["ladder", "--db", db, "run", "--pairs", "2", "--no-progress", "--quiet",
+                 *bot_flag, "--max-restarts", "0"]) == 0
+    out = capsys.readouterr()
+    assert "comes back with another program" in out.err
+    assert "faults of bot lbot: " in out.out
+    assert main(["ladder", "--db", db, "show", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["bots"]["lbot"]["faults"]["crash"] >= 1
+    assert shown["bots"]["lbot"]["faults"]["forfeits"] >= 2
+
+
+def test_ladder_refuses_a_corrupt_bots_table(tmp_path, capsys):
+    import sqlite3
+
+    db = str(tmp_path / "lad.db")
+    assert main(["ladder", "--db", db, "add", "greedy", "random"]) == 0
+    con = sqlite3.connect(db)
+    con.execute("INSERT OR REPLACE INTO meta(key, value) "
+                "VALUES ('bots', '{\"x\": {\"program\": 1}}')")
+    con.commit()
+    con.close()
+    capsys.readouterr()
+    assert main(["ladder", "--db", db, "show"]) == 2
+    assert "meta.bots is not a table of bots" in capsys.readouterr().err

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sys
 import threading
 from typing import Any
 
+from sim.cli.bots import add_bots, close_bots, use_bots
 from sim.cli.common import check_output_file, raise_interrupt, write_text_atomic
 from sim.cli.options import (
     add_backend,
@@ -83,6 +85,7 @@ def _ladder_creation(args: argparse.Namespace) -> tuple[int | None, dict[str, in
 
 def cmd_ladder_add(args: argparse.Namespace) -> int:
     load_plugins(args.plugin)
+    bots = use_bots(args)  # a bot is added by its name; its command is never stored
     seed, rules = _ladder_creation(args)
     plugin = args.plugin[-1] if args.plugin and len(args.plugin) == 1 else None
     if args.plugin and len(args.plugin) > 1:
@@ -90,6 +93,8 @@ def cmd_ladder_add(args: argparse.Namespace) -> int:
     with _ladder_open(args, create=True, seed=seed, rules=rules) as lad:
         for spec, what in lad.add(args.specs, plugin):
             print(f"{clean(spec)}: {what}")
+        for w in lad.note_bots({b.name: b.program for b in bots if b.name in args.specs}):
+            print(f"shuangkou ladder add: warning: {clean(w)}", file=sys.stderr)
     return 0
 
 
@@ -122,6 +127,7 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
 
     timeout = check_timeout(args.timeout) or 0.0  # a negative or NaN limit: one line
     load_plugins(args.plugin)
+    bots = use_bots(args)
     matchup = _ladder_matchup(args.matchup)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, raise_interrupt) if main_thread else None
@@ -131,12 +137,16 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
                              backend=backend, scheduler=args.scheduler or "", matchup=matchup,
                              timeout=timeout,
                              progress=False if args.no_progress or args.quiet else None,
-                             plugins=tuple(args.plugin or ()), force_jobs=args.force_jobs)
+                             plugins=tuple(args.plugin or ()), force_jobs=args.force_jobs,
+                             bots=bots)
             if not args.quiet:
                 _ladder_show_text(lad)
     finally:
+        close_bots()
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
+    for name, c in sorted(got["faults"].items()):
+        print(f"faults of bot {clean(name)}: " + ", ".join(f"{v} {k}" for k, v in c.items()))
     print(f"played {got['pairs']:,} pairs in {got['chunks']} chunks ({got['seconds']:.1f} s, "
           f"{got['backend']}); committed to {args.db}")
     return 0
@@ -195,15 +205,22 @@ def cmd_ladder_show(args: argparse.Namespace) -> int:
     with _ladder_open(args, write=False) as lad:
         anchor, elo = _ladder_anchor(lad, args.anchor)
         data = lad.data(times=False)
+        bots = lad.bots()  # bots in other processes: program hash and faults (docs/bots.md)
     fit = model.fit(data, anchor=anchor, anchor_elo=elo)
     if args.html:
         html = model.show_html(data, fit)
         _ladder_output(args, args.html, "ladder page")
         write_text_atomic(args.html, html, "ladder page")
     if args.json:
-        print(json.dumps(model.show_json(data, fit), indent=1, ensure_ascii=False))
+        shown = model.show_json(data, fit)
+        if bots:
+            shown["bots"] = bots
+        print(json.dumps(shown, indent=1, ensure_ascii=False))
     elif not args.html:
         print(clean(model.show_text(data, fit)))
+        for name, b in sorted(bots.items()):
+            faults = ", ".join(f"{n} {k}" for k, n in b.get("faults", {}).items() if n)
+            print(clean(f"bot {name}: program {b['program']}; faults: {faults or 'none'}"))
     else:
         print(f"wrote {clean(args.html)}")
     return 0
@@ -282,6 +299,7 @@ def add_parser(sub: Any) -> None:
     ad.add_argument("--seed", default=None,
                     help="the ladder's master seed, fixed at creation (default 0)")
     add_rule(ad, "a rules variant of the ladder, fixed at creation (repeatable)")
+    add_bots(ad)
     ad.set_defaults(func=cmd_ladder_add)
     ru = lsub.add_parser("run", help="play more pairs where the ranking is least certain")
     ru.add_argument("--pairs", type=bounded_int("pairs a run plays", 1, MAX_RUN_PAIRS),
@@ -303,6 +321,7 @@ def add_parser(sub: Any) -> None:
     ru.add_argument("--quiet", action="store_true",
                     help="no progress bar or ranking: print only errors and the final line")
     add_plugin(ru, "FILE")
+    add_bots(ru)
     ru.set_defaults(func=cmd_ladder_run)
     im = lsub.add_parser("import", help="add finished tournament results folders (data only)")
     im.add_argument("results", nargs="+", metavar="RESULTS", help="results folders")

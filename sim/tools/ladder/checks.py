@@ -4,12 +4,14 @@ version, its schema, its pages and every value of the columns the product reads.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from sim.bots.spec import FAULT_KINDS, NAME_RE
 from sim.core.files import decode_json, open_received
 from sim.core.limits import MAX_DEAL, MAX_SEED
 from sim.errors import LadderError, ShuangkouError
@@ -176,6 +178,10 @@ _COLUMNS: dict[str, list[tuple[str, str, str]]] = {
     "imports": [(c, _TEXT, "text") for c in ("source", "path", "config_hash", "time")],
 }
 _META_KEYS = ("application", "schema", "seed", "rules", "created")
+# optional: the bots in other processes the ladder has seated, by name: the hash of the program
+# each ran and its faults (docs/bots.md; a command is never stored)
+META_BOTS = "bots"
+MAX_BOTS = 1000
 
 
 def check_columns(path: str, con: sqlite3.Connection) -> None:
@@ -207,9 +213,10 @@ def check_columns(path: str, con: sqlite3.Connection) -> None:
     rows = con.execute("SELECT key, typeof(value), value FROM meta").fetchall()
     keys = [r[0] for r in rows]
     for k, kind, v in rows:
-        if k not in _META_KEYS:
+        if k not in _META_KEYS and k != META_BOTS:
             raise LadderError(f"ladder database {path!r}: meta has the key {quote_value(k)}, not "
-                              f"one of a ladder's ({', '.join(_META_KEYS)}): refused")
+                              f"one of a ladder's ({', '.join(_META_KEYS + (META_BOTS,))}): "
+                              f"refused")
         if kind != "text" or len(v) > (1 << 16):
             raise LadderError(f"ladder database {path!r}: meta.{k} is {kind}"
                               f"{'' if kind != 'text' else ' of ' + format(len(v), ',')}"
@@ -219,6 +226,29 @@ def check_columns(path: str, con: sqlite3.Connection) -> None:
         if k not in keys:
             raise LadderError(f"ladder database {path!r} is corrupt (its meta table lacks "
                               f"{k!r}): restore it from a copy")
+
+
+def meta_bots(path: str, text: str | None) -> dict[str, dict[str, Any]]:
+    """``meta.bots`` read as data and checked: ``{name: {"program": hex, "faults": {kind:
+    n}}}``."""
+    if not text:
+        return {}
+    try:
+        d = json.loads(text)
+    except ValueError:
+        d = None
+    ok = isinstance(d, dict) and len(d) <= MAX_BOTS
+    for name, v in (d.items() if ok else ()):
+        ok = ok and bool(NAME_RE.fullmatch(name)) and isinstance(v, dict) \
+            and set(v) <= {"program", "faults"} and isinstance(v.get("program"), str) \
+            and re.fullmatch(r"[0-9a-f]{16}", v["program"]) is not None \
+            and isinstance(v.get("faults", {}), dict) \
+            and all(k in FAULT_KINDS + ("forfeits", "fallbacks") and type(n) is int
+                    and 0 <= n < 2**62 for k, n in v.get("faults", {}).items())
+    if not ok:
+        raise LadderError(f"ladder database {path!r}: meta.bots is not a table of bots "
+                          f"(name: program hash and fault counts): restore it from a copy")
+    return d
 
 
 def meta_values(path: str, meta: dict[str, str]) -> tuple[int, dict[str, int]]:

@@ -21,11 +21,13 @@ from sim.core.limits import MAX_DEAL
 from sim.errors import ConfigError, LadderError, ShuangkouError
 from sim.rules import Rules
 from sim.tools.ladder.checks import (
+    META_BOTS,
     check_columns,
     check_header,
     check_integrity,
     check_schema,
     check_version,
+    meta_bots,
     meta_values,
     quote_value,
 )
@@ -223,6 +225,38 @@ class Ladder:
                                     (own, row[0]))
                     out.append((spec, "already in the ladder"))
         return out
+
+    # --- bots in other processes (docs/bots.md) -------------------------------------------
+    def bots(self) -> dict[str, dict[str, Any]]:
+        """The bots seated so far: ``{name: {"program": hash, "faults": {kind: n}}}``."""
+        row = self.con.execute("SELECT value FROM meta WHERE key = ?", (META_BOTS,)).fetchone()
+        return meta_bots(self.path, row[0] if row else None)
+
+    def note_bots(self, programs: dict[str, str], faults: dict[str, dict[str, int]] | None = None
+                  ) -> list[str]:
+        """Remember each bot's program hash (and add its faults); returns a warning for each
+        bot that comes back under a known name with another program."""
+        if not programs and not faults:
+            return []
+        known = self.bots()
+        warnings = []
+        for name, h in programs.items():
+            old = known.get(name)
+            if old is not None and old["program"] != h:
+                warnings.append(f"bot {name!r} comes back with another program (hash "
+                                f"{old['program']} before, {h} now): its earlier pairs were "
+                                f"played by the other one; add it under a new name to rate "
+                                f"them apart")
+            known.setdefault(name, {"program": h, "faults": {}})["program"] = h
+        for name, c in (faults or {}).items():
+            f = known.setdefault(name, {"program": programs.get(name, "0" * 16),
+                                        "faults": {}}).setdefault("faults", {})
+            for k, n in c.items():
+                f[k] = f.get(k, 0) + n
+        with self.transaction() as con:
+            con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                        (META_BOTS, json.dumps(known, sort_keys=True)))
+        return warnings
 
     def remove(self, spec: str) -> str:
         p = self.player(spec)

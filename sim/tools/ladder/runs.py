@@ -100,7 +100,8 @@ def _check_players(lad: Ladder, players: Sequence[Any], plugins: Sequence[str]
                 raise  # its spec's own error (a parameter, a weights file): as it is
             if not named:
                 raise ConfigError(f"{e} (a plug-in player needs its file: pass --plugin FILE "
-                                  f"to `ladder run`)") from None
+                                  f"to `ladder run`; a bot in another process needs --bot "
+                                  f"{p.spec}=COMMAND)") from None
             flags = " ".join(f"--plugin {shlex.quote(m)}" for m in named)
             raise ConfigError(f"player {p.spec!r} comes from a plug-in, and a ladder database "
                               f"names plug-ins but never loads them: add {quote_value(flags, 300)} "
@@ -155,6 +156,8 @@ class _Feed:
         self.left = pairs
         self.order = 0
         self.sent: dict[int, tuple[int, int, int, int]] = {}  # chunk index: (i, j, first, n)
+        self.bots: tuple[Any, ...] = ()  # sim.bots.spec.BotSpec of the bot players
+        self.faults: dict[str, dict[str, int]] = {}  # their faults in this run, by name
 
     def tasks(self) -> Iterator[Any]:
         # for `ladder run` only, as in run()
@@ -188,7 +191,7 @@ class _Feed:
                 self.sent[k] = (ij[0], ij[1], first, n)
             yield tm.Task(Chunk(k, m, first, n), cfg.seed, ij[0], ij[1], specs[ij[0]],
                           specs[ij[1]], True, cfg.rules, cfg.timeout, self.mods, self.path,
-                          False, 0, 0, "", 1, False, True)
+                          False, 0, 0, "", 1, False, True, self.bots)
 
     def commit(self, lad: Ladder, res: Any, kill: bool) -> tuple[tuple[int, int], int, Any]:
         """Commit a finished chunk to the database in one transaction (``kill``: the testing
@@ -212,6 +215,13 @@ class _Feed:
             self.state.add(i, j, deals, x2)
             self.state.timed(self.mids[(i, j)], n, res.seconds)
         tally.pop(DEAL_VALUES, None)
+        for side, k in (("A", i), ("B", j)):  # a bot's faults (docs/bots.md), by player
+            for key in [key for key in tally if key.startswith(side + ".")]:
+                rest = key[2:]
+                if rest.startswith("fault.") or rest in ("forfeits", "fallbacks"):
+                    c = self.faults.setdefault(self.specs[k], {})
+                    what = rest[6:] if rest.startswith("fault.") else rest
+                    c[what] = c.get(what, 0) + tally.pop(key)
         return (i, j), n, tally
 
 
@@ -239,13 +249,15 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
         backend: str = "auto", scheduler: str = "", matchup: tuple[str, str] | None = None,
         timeout: float = 0.0, progress: bool | None = None, plugins: Sequence[str] = (),
         stop_after: int | None = None, force_jobs: bool = False,
-        say: Any = None) -> dict[str, Any]:
+        say: Any = None, bots: Sequence[Any] = ()) -> dict[str, Any]:
     """Play ``pairs`` more duplicate pairs, in chunks of ``chunk`` pairs (None: sized by time,
     ``CHUNK_SECONDS``), each matchup chosen by ``sim.analysis.ladder.schedule`` (or
     ``matchup``: a pair of specs); every finished chunk is committed at once. With a fixed
     ``chunk`` and one job the pairs played depend only on the database (a killed run continued
     plays what an uninterrupted one would). ``stop_after``: testing hook, stop after this
-    many chunks."""
+    many chunks. ``bots``: the ``sim.bots.spec.BotSpec`` of ``--bot`` (registered already):
+    the ladder remembers each one's program hash, warns when a name comes back with another
+    program, and adds up their faults."""
     # the tournament machinery loads for `ladder run` only: the ladder's other commands
     # import this module (through sim.tools.ladder) and load no tournament code
     from sim.tournament import run as tm
@@ -280,6 +292,9 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
         mids, nxt = _matchups(lad, players, [forced] if forced else all_pairs, pairs)
         backend_now = tm.resolve_backend(cfg)
         feed = _Feed(RunState(data, model), cfg, specs, mods, mids, nxt, pairs, chunk, forced)
+        feed.bots = tuple(b for b in bots if b.name in specs)
+        for w in lad.note_bots({b.name: b.program for b in feed.bots}):
+            say(f"shuangkou ladder run: warning: {w}")
         live = Standings(specs, all_pairs)
         live_index = {ij: k for k, ij in enumerate(all_pairs)}
         done = committed_pairs = 0
@@ -319,8 +334,11 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
             if bar is not None:
                 bar.close()
             _ensure_open(lad)
+            if feed.faults:  # (what was committed: the chunks' faults)
+                lad.note_bots({}, feed.faults)
     wall = time.perf_counter() - t0
-    return {"chunks": done, "pairs": committed_pairs, "seconds": wall, "backend": backend_now}
+    return {"chunks": done, "pairs": committed_pairs, "seconds": wall, "backend": backend_now,
+            "faults": feed.faults}
 
 
 def _ensure_open(lad: Ladder) -> None:
