@@ -56,7 +56,8 @@ PURE_TABLES = ("sim.errors", "sim.cards", "sim.rules", "sim.titles", "sim.core.t
 # import each other
 STATS = ("sim.analysis.stats", "sim.analysis.stats.quantiles", "sim.analysis.stats.moments",
          "sim.analysis.stats.histogram", "sim.analysis.stats.ratings",
-         "sim.analysis.stats.win_draw_loss", "sim.analysis.stats.sprt", "sim.analysis.stats.swings")
+         "sim.analysis.stats.win_draw_loss", "sim.analysis.stats.sprt", "sim.analysis.stats.swings",
+         "sim.analysis.stats.partners")
 SIDE = {"sim.analysis": (), **{m: PURE_TABLES + STATS for m in STATS},
         "sim.analysis.summary": PURE_TABLES + STATS,
         "sim.analysis.report": PURE_TABLES + STATS + ("sim.analysis.summary",),

@@ -12,7 +12,10 @@ modules, one per kind of figure, each importing only the ones before it in this 
   ``elo_from_score``, ``score_interval``);
 - ``win_draw_loss``: ``WDL``, ``wdl``;
 - ``sprt``: ``sprt_llr``, ``sprt_bounds``, ``SPRT``;
-- ``swings``: ``Swings``.
+- ``swings``: ``Swings``;
+- ``partners``: team strengths, compatibility and individual strengths of mixed teams on shared
+  deals (``team_types``, ``partner_pairings``, ``pairing_means``, ``partners_fit``,
+  ``partners_from_deals``).
 
 Every public name is also here, ``from sim.analysis.stats import Moments``.
 
@@ -55,6 +58,13 @@ from sim.analysis.stats.moments import (
     mean_ci,
     stratified_ci,  # noqa: F401 (public, outside __all__ as before the split)
 )
+from sim.analysis.stats.partners import (
+    pairing_means,
+    partner_pairings,
+    partners_fit,
+    partners_from_deals,
+    team_types,
+)
 from sim.analysis.stats.quantiles import norm_ppf, t_ppf
 from sim.analysis.stats.ratings import (
     ELO_PER_NAT,
@@ -87,5 +97,6 @@ __all__ = [
     "bradley_terry", "bt_cluster_meat", "bt_firth_draws", "bt_goodness_of_fit", "chi2_sf",
     "cross_cov",
     "elo_from_bt", "elo_from_score", "elo_from_wdl", "holm", "mean_ci", "norm_ppf",
-    "score_interval", "sprt_bounds", "sprt_llr", "t_ppf", "wdl",
+    "pairing_means", "partner_pairings", "partners_fit", "partners_from_deals",
+    "score_interval", "sprt_bounds", "sprt_llr", "t_ppf", "team_types", "wdl",
 ]
