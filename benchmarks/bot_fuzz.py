@@ -413,8 +413,8 @@ def cases(n: int, seed: int, folder: str, behaviours: Iterable[str] | None = Non
     out = []
     for i in range(n):
         b = names[i % len(names)]
-        # closing its output is seen as such only without bubblewrap (whose own processes
-        # hold the bot's output open: docs/bots.md "Fuzz"); half of these run without it
+        # closing its output: half of these run without bubblewrap, so that both layers
+        # are seen to turn it into an EOF (a crash), not a timeout
         off = b == "close_stdout" and (i // len(names)) % 2 == 1
         out.append(make_case(b, i, seed, folder, sandbox="off" if off else "auto"))
     return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -64,9 +65,7 @@ def test_expected_faults_of_a_bot_that_never_starts():
 def test_fuzz_sample(folder):
     """One bot per behaviour of SAMPLE (two runs at a time): right kind, seat and deal of
     every fault, no hang, no survivor (inside the run after close_all, and after it)."""
-    todo = [fz.make_case(b, i, 11, folder,
-                         sandbox="off" if b == "close_stdout" else "auto")
-            for i, b in enumerate(fz.SAMPLE)]
+    todo = [fz.make_case(b, i, 11, folder) for i, b in enumerate(fz.SAMPLE)]
     with ThreadPoolExecutor(2) as ex:
         results = list(ex.map(fz.run_case, todo))
     assert all(r.ok for r in results), _report(results)
@@ -75,14 +74,66 @@ def test_fuzz_sample(folder):
     assert kinds == {"start", "crash", "timeout", "illegal", "protocol"}
 
 
-@pytest.mark.skipif(sandbox.bwrap_works() != "", reason="bubblewrap is not in use here")
-@pytest.mark.xfail(strict=True, reason="under bubblewrap, its own processes hold the bot's "
-                   "output open: a bot that closes it is found out by its clock (timeout), "
-                   "not as a crash")
-def test_close_stdout_under_bubblewrap_is_a_crash(folder):
-    r = fz.run_case(fz.make_case("close_stdout", 100, 11, folder, sandbox="auto"))
+@pytest.mark.parametrize("mode", ["auto", "off"])
+def test_close_stdout_is_a_crash(folder, mode):
+    """A bot that closes its output and sleeps is a crash (EOF), with bubblewrap (whose own
+    processes must hold no copy of the bot's pipes) as without it."""
+    if mode == "auto" and sandbox.bwrap_works():
+        pytest.skip("bubblewrap is not in use here")
+    r = fz.run_case(fz.make_case("close_stdout", 100, 11, folder, sandbox=mode))
     assert not r.hung and not r.survivors and not r.left_after_close
     assert r.ok, _report([r])
+    assert [f[2] for f in r.got] == ["crash"]
+
+
+def _holders(inode: int) -> list[int]:
+    """The processes (other than this one) with the pipe ``inode`` open."""
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                fds = os.listdir(f"/proc/{name}/fd")
+                if any(os.readlink(f"/proc/{name}/fd/{fd}") == f"pipe:[{inode}]" for fd in fds):
+                    out.append(int(name))
+            except OSError:
+                pass
+    return out
+
+
+@pytest.mark.skipif(sandbox.bwrap_works() != "", reason="bubblewrap is not in use here")
+def test_only_the_bot_holds_its_pipes_under_bubblewrap(tmp_path):
+    """Neither the guard nor bubblewrap's own processes keep a copy of the bot's input or
+    output: the bot alone holds them (so its exit, or its closing one, is an EOF at once), on
+    its 0 and 1, inside the sandbox."""
+    from sim.bots.process import BotFault, BotProcess
+    from sim.bots.spec import parse_bot
+
+    path = tmp_path / "bot.py"
+    path.write_text("import json, sys\n"
+                    "for line in sys.stdin:\n"
+                    "    if json.loads(line)['type'] == 'hello':\n"
+                    "        print(json.dumps({'type': 'hello', 'name': 'b'}), flush=True)\n")
+    os.chmod(tmp_path, 0o755)
+    bot = parse_bot(f"b={sys.executable} -I {path}", ["greedy"]).replace(sandbox="require")
+    p = BotProcess(bot, "t")
+    p.start([])
+    try:
+        pipes = [os.fstat(fd).st_ino for fd in (p.fd_in, p.fd_out)]
+        held = [_holders(i) for i in pipes]
+        assert len(held[0]) == 1 and held[0] == held[1], held
+        bot_pid = held[0][0]
+        assert bot_pid != p.pid  # not the guard: the bot, below it
+        with open(f"/proc/{bot_pid}/cmdline", "rb") as f:
+            assert f.read().split(b"\0")[2] == str(path).encode()  # sh has exec'd the bot
+        fds = {fd: os.readlink(f"/proc/{bot_pid}/fd/{fd}") for fd in os.listdir(
+            f"/proc/{bot_pid}/fd")}
+        assert fds["0"] == f"pipe:[{pipes[0]}]" and fds["1"] == f"pipe:[{pipes[1]}]"
+        with pytest.raises(BotFault) as e:  # stdin at its end: the bot exits, EOF at once
+            os.close(p.fd_in)
+            p.read_line(time.monotonic() + 5)
+        assert e.value.kind == "crash"
+    finally:
+        p.kill()
 
 
 def test_runner_killed_midway_leaves_no_bot(folder):

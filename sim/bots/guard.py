@@ -6,9 +6,12 @@ bot and outlives it by the time it takes to clean up. It
 * asks the kernel for a signal when the runner dies (``PR_SET_PDEATHSIG``: kill -9 of the
   runner included) and becomes a *subreaper* (``PR_SET_CHILD_SUBREAPER``), so every process the
   bot leaves behind (a daemon that forked twice, a ``setsid`` child) becomes its child;
-* starts the bot with the bot's standard input and output (the guard keeps neither), in its
-  own process group, under the rlimits of CONFIG (address space, CPU seconds, open files,
-  processes, file size, no core file), as another user if CONFIG says so;
+* starts the bot with the bot's standard input and output (the guard keeps neither; when
+  CONFIG names ``fds``, on those descriptors instead of 0 and 1, with ``/dev/null`` on 0 and 1:
+  bubblewrap's own processes keep their 0 and 1, the sandboxed program alone gets the others,
+  see ``sim/bots/sandbox.py``), in its own process group, under the rlimits of CONFIG
+  (address space, CPU seconds, open files, processes, file size, no core file), as another
+  user if CONFIG says so;
 * copies the bot's standard error to the log file of CONFIG, up to its size bound;
 * when the bot exits, the runner asks (SIGTERM) or the runner dies, kills every process
   below it (SIGKILL, repeated until none is left) and exits with the bot's status.
@@ -135,6 +138,14 @@ def main():
                 os.dup2(log_w, 2)
                 os.close(log_r)
                 os.close(log_w)
+            if cfg.get("fds"):  # bubblewrap: the pipes on these, /dev/null on 0 and 1
+                fd_in, fd_out = cfg["fds"]
+                os.dup2(0, fd_in)
+                os.dup2(1, fd_out)
+                null = os.open(os.devnull, os.O_RDWR)
+                os.dup2(null, 0)
+                os.dup2(null, 1)
+                os.close(null)
             for res, value in cfg["rlimits"]:
                 try:
                     resource.setrlimit(getattr(resource, res), (value, value))

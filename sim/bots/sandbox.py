@@ -5,8 +5,16 @@ signal, every leftover process killed) and the runner's wall-clock deadlines. Wh
 unprivileged user namespaces work and bubblewrap (``bwrap``) is installed: the bot also runs
 in a bubblewrap sandbox — no network, a read-only view of the system, a private writable
 ``/var/tmp`` (its ``HOME`` and ``TMPDIR``; everything else, ``/tmp`` included, is
-read-only), its own process namespace — probed once by running ``true`` in it.
+read-only), its own process namespace — probed once by running ``/bin/sh`` in it.
 ``sandbox = "require"`` refuses to run without bubblewrap; ``"off"`` never uses it.
+
+Under bubblewrap the bot's input and output do not pass through bwrap's own standard streams:
+bwrap's two processes (its monitor and the namespace's init) keep their 0, 1 and 2 open as
+long as the sandbox lives, so a bot that closed its output without exiting would be found out
+only by its clock. The guard gives bwrap ``/dev/null`` as 0 and 1 and the bot's pipes on
+``SHIM_FDS``, which bwrap closes in both of its own processes and passes on to the program
+alone; inside, ``/bin/sh`` (``SHIM``) moves them to 0 and 1 and execs the bot in its place
+(the same process: no copy is left anywhere). Only the start-up changes (one exec of ``sh``).
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ PRIVATE = "/var/tmp"  # the bot's own writable folder in the sandbox (a tmpfs)
 BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE,
               "--setenv", "HOME", PRIVATE, "--setenv", "TMPDIR", PRIVATE,
               "--unshare-all", "--die-with-parent", "--new-session")
+SHIM_FDS = (3, 4)  # the bot's input and output, on their way through bwrap
+SHIM = "exec <&{0} >&{1} {0}<&- {1}>&- && exec \"$@\"".format(*SHIM_FDS)
 LAYER_BWRAP = "bubblewrap"
 LAYER_RLIMITS = "rlimits"
 
@@ -37,8 +47,9 @@ def bwrap_works() -> str:
     if exe is None:
         return "bubblewrap (bwrap) is not installed"
     try:
-        p = subprocess.run([exe, *BWRAP_ARGS, "--", "true"], stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=10)
+        p = subprocess.run([exe, *BWRAP_ARGS, "--", "/bin/sh", "-c", "exit 0"],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, timeout=10)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"bubblewrap does not start ({e})"
     if p.returncode != 0:
@@ -109,5 +120,6 @@ def command(bot: BotSpec, parent: int, log: str = "") -> list[str]:
         bwrap = shutil.which("bwrap")
         assert bwrap is not None
         net = ["--share-net"] if bot.network else []  # e.g. an LLM seat's endpoint
-        argv = [bwrap, *BWRAP_ARGS, *net, "--", *argv]
+        argv = [bwrap, *BWRAP_ARGS, *net, "--", "/bin/sh", "-c", SHIM, "shuangkou-shim", *argv]
+        cfg["fds"] = list(SHIM_FDS)
     return [sys.executable, "-I", "-S", GUARD, json.dumps(cfg), "--", *argv]
