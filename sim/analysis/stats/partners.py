@@ -179,8 +179,12 @@ def pairing_means(x: ArrayLike, clustered: bool = True
     n = mask.sum(axis=1)
     mean = np.where(n > 0, np.where(mask, v, 0.0).sum(axis=1) / np.maximum(n, 1), math.nan)
     dev = np.where(mask, v - mean[:, None], 0.0)
-    n_pq = mask.astype(np.float64) @ mask.T.astype(np.float64)
-    cross = dev @ dev.T
+    cross = np.einsum("pd,qd->pq", dev, dev)  # not BLAS: small, and threads only contend
+    if mask.all():
+        n_pq = np.full(cross.shape, float(v.shape[1]))
+    else:
+        f = mask.astype(np.float64)
+        n_pq = np.einsum("pd,qd->pq", f, f)
     with np.errstate(divide="ignore", invalid="ignore"):
         cov = np.where(n_pq >= 2, cross / np.outer(n, n) * n_pq / (n_pq - 1.0), 0.0)
     if not clustered:
@@ -273,25 +277,33 @@ def f_sf(f: float, d1: float, d2: float) -> float:
     return 1.0 - math.exp(log_front) * betainc_cf(b, a, 1.0 - x) / b
 
 
-def wald_test(r: np.ndarray, cov_r: np.ndarray, df: int, deals: int | None
-              ) -> dict[str, Any]:
-    """Wald test that ``E r = 0``, ``r`` of covariance ``cov_r`` on its ``df`` largest
-    dimensions: ``stat = r' cov_r^+ r``; the p-value from ``F(df, deals - df)`` after scaling
-    ``stat`` by ``(deals - df) / (df (deals - 1))`` (Hotelling's ``T^2``: ``cov_r`` estimated
-    from ``deals`` deals), or chi-square(``df``) when ``deals`` is None. ``df`` 0: stat 0,
-    p nan."""
+def complement(cols: np.ndarray) -> np.ndarray:
+    """Orthonormal basis of the complement of the span of ``cols`` (full column rank)."""
+    q = np.linalg.qr(cols, mode="complete")[0]
+    return q[:, cols.shape[1]:]
+
+
+def wald_test(v: np.ndarray, cov_v: np.ndarray, deals: int | None) -> dict[str, Any]:
+    """Wald test that ``E v = 0`` for contrasts ``v`` of covariance ``cov_v``:
+    ``stat = v' cov_v^{-1} v`` (a pseudo-inverse on the dimensions of non-zero variance if
+    ``cov_v`` is singular) on ``df`` those dimensions; the p-value from ``F(df, deals - df)``
+    after scaling ``stat`` by ``(deals - df) / (df (deals - 1))`` (Hotelling's ``T^2``:
+    ``cov_v`` is estimated from ``deals`` deals), or chi-square(``df``) when ``deals`` is None;
+    nan when ``deals <= df``. No dimension (``df`` 0): stat 0, p nan."""
     out: dict[str, Any] = {"stat": 0.0, "df": 0, "p": math.nan}
-    if df <= 0 or not r.size:
+    if not v.size:
         return out
-    vals, vecs = np.linalg.eigh(0.5 * (cov_r + cov_r.T))
-    keep = np.argsort(vals)[::-1][:df]
-    vals, vecs = vals[keep], vecs[:, keep]
-    ok = vals > 1e-12 * max(vals.max(initial=0.0), 1e-300)
-    proj = vecs[:, ok].T @ r
-    q = int(ok.sum())
+    cov_v = 0.5 * (cov_v + cov_v.T)
+    try:
+        w = np.linalg.solve(np.linalg.cholesky(cov_v), v)
+        stat, q = float(w @ w), int(v.size)
+    except np.linalg.LinAlgError:  # singular: the dimensions with variance
+        vals, vecs = np.linalg.eigh(cov_v)
+        ok = vals > 1e-12 * max(vals.max(initial=0.0), 1e-300)
+        proj = vecs[:, ok].T @ v
+        stat, q = float(np.sum(proj * proj / vals[ok])), int(ok.sum())
     if not q:
         return out
-    stat = float(np.sum(proj * proj / vals[ok]))
     if deals is None:
         p = chi2_sf(stat, q)
     elif deals - q >= 1:
@@ -299,15 +311,6 @@ def wald_test(r: np.ndarray, cov_r: np.ndarray, df: int, deals: int | None
     else:
         p = math.nan
     return {"stat": stat, "df": q, "p": p}
-
-
-def _residual_test(resid_map: np.ndarray, est: np.ndarray, cov: np.ndarray, df: int,
-                   deals: int | None) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
-    """Wald test that the residuals ``resid_map @ est`` are zero; also returns them and
-    their covariance."""
-    r = resid_map @ est
-    cov_r = resid_map @ cov @ resid_map.T
-    return wald_test(r, cov_r, df, deals), r, cov_r
 
 
 # --------------------------------------------------------------------------------------------
@@ -338,12 +341,15 @@ def _check_inputs(teams: Sequence[Team], pairings: Sequence[tuple[int, int]], me
 
 def _fit_section(u: np.ndarray, lmap: np.ndarray, m: np.ndarray, cov: np.ndarray,
                  deals: int | None, labels: list[list[list[str]]]) -> dict[str, Any]:
-    """The lack-of-fit test of the pairing means against the team model, with the pairings
-    furthest from it (standardised residual ``z``)."""
+    """The lack-of-fit test of the pairing means against the team model (that they lie in
+    the span of the incidence ``u``: ``P - (K - 1)`` contrasts), with the pairings furthest
+    from it (standardised residual ``z``)."""
     pp, k = u.shape
+    z_mat = complement(u[:, :k - 1])  # u's last column is minus the sum of the others
+    test = wald_test(z_mat.T @ m, z_mat.T @ cov @ z_mat, deals)
     resid_map = np.eye(pp) - u @ lmap
-    test, r, cov_r = _residual_test(resid_map, m, cov, pp - (k - 1), deals)
-    sd = np.sqrt(np.maximum(np.diag(cov_r), 0.0))
+    r = resid_map @ m
+    sd = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", resid_map, cov, resid_map), 0.0))
     z = np.where(sd > 1e-12 * max(sd.max(initial=0.0), 1e-300), r / np.where(sd > 0, sd, 1), 0)
     worst = [i for i in np.argsort(-np.abs(z), kind="stable")[:PARTNERS_FIT_SHOWN] if z[i]]
     test["worst"] = [{"teams": labels[i], "observed": float(m[i]),
@@ -367,9 +373,8 @@ def _team_sections(players: list[str], teams: list[Team], s: np.ndarray, cov_s: 
     imap = _individual_map(a_mat)
     out["individual"] = [{"player": p, **e}
                          for p, e in zip(players, _estimates(imap, s, cov_s, crit))]
-    fitted = (a_mat - a_mat.mean(axis=0)) @ imap  # s -> its additive projection
-    df = k - int(np.linalg.matrix_rank(a_mat))
-    out["additivity"] = _residual_test(eye - fitted, s, cov_s, df, deals)[0]
+    z_mat = complement(a_mat)  # additive: s in the span of a_mat (which holds the constant)
+    out["additivity"] = wald_test(z_mat.T @ s, z_mat.T @ cov_s @ z_mat, deals)
     rows = []
     for name, mirror, mixed in _mirror_mixed_map(players, teams):
         e_mir, e_mix, e_diff = _estimates(np.array([mirror, mixed, mixed - mirror]), s,
@@ -414,8 +419,10 @@ def partners_fit(players: Sequence[str], teams: Sequence[Team],
     Conditions on the players' strategies and the design; the deals are the random sample
     (module docstring). A StatsError if the pairings played do not connect the team types.
     """
-    players = list(players)
-    teams = [tuple(t) for t in teams]
+    players = _check_players(players)
+    teams = [(str(a), str(b)) for a, b in teams]
+    _parse_teams(players, teams)  # known names, each team once
+    _check_partners(players, teams)
     m, c, nn, u, keep = _check_inputs(teams, pairings, mean, cov, n)
     crit = critical(conf, deals - 1 if deals is not None and 2 <= deals < T_NORMAL_FROM
                     else math.inf)
