@@ -214,17 +214,23 @@ def _team_map(u: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 def _individual_map(a_mat: np.ndarray) -> np.ndarray:
     """``(N, K)`` matrix taking team strengths (summing to zero) to additive individual ones:
-    least squares of ``s`` on ``u_a + u_b`` centred like ``s``, the ``u`` of mean zero."""
-    k, nn = a_mat.shape
+    least squares of ``s`` on ``u_a + u_b`` centred like ``s``, the ``u`` of mean zero.
+
+    Like the team strengths they summarise, they hold for these players' strategies and are
+    relative to the players of the design; they say who is the better partner on average over
+    the teams played, and say it for every partner only where additivity holds."""
+    nn = a_mat.shape[1]
     b = a_mat - a_mat.mean(axis=0)
     jn = np.full((nn, nn), 1.0 / nn)
-    return np.linalg.solve(b.T @ b + jn, b.T) if k else np.zeros((nn, 0))
+    return np.linalg.solve(b.T @ b + jn, b.T)
 
 
 def _compat_map(players: Sequence[str], teams: Sequence[Team]
                 ) -> tuple[list[Team], np.ndarray]:
     """The mixed teams whose members' mirror teams are both played, and the ``(C, K)`` rows
-    ``s(a, b) - (s(a, a) + s(b, b)) / 2``."""
+    ``s(a, b) - (s(a, a) + s(b, b)) / 2``: how much better the pair plays together than the
+    mean of its members with themselves (for these strategies; independent of the design's
+    mean team, which cancels)."""
     idx = {t: i for i, t in enumerate(teams)}
     pairs, rows = [], []
     for t, (a, b) in enumerate(teams):
@@ -333,6 +339,8 @@ def _check_inputs(teams: Sequence[Team], pairings: Sequence[tuple[int, int]], me
         if not (0 <= a < k and 0 <= b < k and a != b):
             raise StatsError(f"pairing {(a, b)!r} must be two different team indices < {k}")
     keep = (nn > 0) & np.isfinite(m)
+    if not keep.any():
+        raise StatsError("no pairing has played a deal: nothing to fit")
     if not np.isfinite(c[np.ix_(keep, keep)]).all():
         raise StatsError("the covariance of the pairing means must be finite")
     u = incidence([pr for pr, kp in zip(pairings, keep) if kp], k)
