@@ -16,6 +16,13 @@ prints, per design, the coverage of the 95% intervals (clustered by deal, and wi
 pairings as independent) and the rejection rates at 0.05 of the additivity test (under an
 additive truth) and of the lack-of-fit test. tests/test_partners_stats.py runs smaller
 versions through ``coverage`` here.
+
+Measured (2026-12-03, 10,000 runs per row, 4.3 minutes; standard errors <= 0.002 for the
+coverages, 0.0022 for the sizes): clustered by deal, every family covers 0.948-0.954 and the
+tests reject 0.049-0.054 of null runs; with the pairings as independent, teams cover 0.87 (3
+players; the study's 86.8%) and 0.78 (4), individual strengths 0.80 and 0.66, and the
+additivity test rejects 0.08 and 0.23 of additive runs. The fit test's F reference matters:
+referred to chi-square(36) its size is 0.17 for 4 players on 300 deals (F: 0.055).
 """
 
 from __future__ import annotations
