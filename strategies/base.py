@@ -142,6 +142,7 @@ class Strategy:
         """Called before each deal with this strategy's seat and the deal's identity."""
         self.seat = seat
         if self._plugin():  # a compiled plug-in asked from Python keeps its own streams
+            # (the engine, numba: a Python strategy and the registry import this module light)
             from strategies.plugin import begin_kernel_deal
 
             begin_kernel_deal(self, seat, seed, deal)
@@ -152,7 +153,7 @@ class Strategy:
         A compiled plug-in (``kernel`` set) runs its kernel on the observation's masked state.
         """
         if self._plugin():
-            from strategies.plugin import choose_with_kernel
+            from strategies.plugin import choose_with_kernel  # (the engine: see begin_deal)
 
             return choose_with_kernel(self, obs, legal)
         raise NotImplementedError
@@ -164,7 +165,7 @@ class Strategy:
         string with ``choices`` its index); each reaches the kernel as ``params[i]``.
         """
         if self._plugin():
-            from strategies.plugin import compiled_params
+            from strategies.plugin import compiled_params  # (the engine: see begin_deal)
 
             return compiled_params(self)
         return []

@@ -53,6 +53,8 @@ def register(cls: type[Strategy]) -> type[Strategy]:
 
 def builtin_classes() -> list[type[Strategy]]:
     """The strategies that ship with the package."""
+    # (compiled kernels, numba and the engine: the registry itself stays light, as the config
+    # reader and the command line that import it)
     from strategies.expert import ExpertStrategy
     from strategies.greedy import GreedyStrategy
     from strategies.learned import LearnedStrategy

@@ -298,6 +298,8 @@ def forfeit_result(caller: int, seat: int, rules: Any) -> tuple[int, int, list[i
     settled under R24 as if the other side had taken every point — attacker score 0 when the
     faulting side attacks, 200 when it defends; before calling has ended (``caller`` < 0) the
     faulting side counts as attacking, with ``seat`` as its caller."""
+    # (a compiled kernel's module, numba: sim.bots.check imports this module before it knows a
+    # deal will be played, as the command line's bot options do)
     from sim.core.scoring import settle
 
     if caller < 0:

@@ -59,6 +59,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from sim.bots.spec import BotSpec, apply_settings
+from sim.core.files import read_received
 from sim.core.limits import MAX_DEAL, MAX_SEED
 from sim.errors import ConfigError, ShuangkouError
 from sim.tournament.forkpool import fork_available
@@ -140,7 +142,7 @@ class TournamentConfig:
         return dict(self.rules)
 
     def rules_obj(self) -> Any:
-        from sim.rules import Rules
+        from sim.rules import Rules  # (numpy: this module stays light for the command line)
 
         return Rules.from_dict(self.rules_dict)
 
@@ -261,8 +263,6 @@ def load_config(path: str | os.PathLike, overrides: Mapping[str, Any] | None = N
         For an unreadable file, invalid TOML or any invalid key or value.
     """
     path = os.fspath(path)
-    from sim.core.files import read_received
-
     try:
         data = read_received(path, MAX_CONFIG_BYTES, "config file")
     except FileNotFoundError:
@@ -293,6 +293,7 @@ def _check_loaded(raw: Mapping[str, Any], plugins: tuple[str, ...], source: str)
     """A config read from a file names plug-ins but does not load them: each module it names
     (``plugins``, ``module:Class`` players, nested specs too) must be imported already, by
     ``--plugin`` (or by the caller, in Python); then it is registered, which runs nothing."""
+    # (the registry reads entry points: importlib.metadata, kept off the command line's start)
     from strategies.registry import load_builtins, load_plugin, parse_spec, registered
 
     specs = [s for s in raw.get("players", []) if isinstance(s, str)] \
@@ -464,8 +465,6 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
 def _bots(v: _Validator, t: Any, players: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     """``[bots]``: settings for every bot, and ``[bots.NAME]`` tables for one (docs/bots.md);
     a command is refused (a config is data: commands come from ``--bot``)."""
-    from sim.bots.spec import BotSpec, apply_settings
-
     if not isinstance(t, dict):
         v.fail("bots", t, "must be a table of bot settings")
     probe = BotSpec("probe", ("true",))
@@ -488,7 +487,7 @@ def _bots(v: _Validator, t: Any, players: tuple[str, ...]) -> tuple[tuple[str, A
 
 def _load_plugins(mods: tuple[str, ...], base_dir: str, source: str) -> None:
     """Import plug-in modules, looking next to the config and in the working directory."""
-    from strategies.registry import load_plugins
+    from strategies.registry import load_plugins  # (entry points: as in _check_loaded)
 
     # appended, and only when there is a plug-in to find: a module next to the config (e.g. a
     # stray matplotlib.py) must never shadow an installed one
@@ -579,7 +578,7 @@ class _Validator:
 
     def players(self, raw: Mapping[str, Any], fmt: str) -> tuple[tuple[str, ...],
                                                                  tuple[bool, ...]]:
-        from strategies.registry import make
+        from strategies.registry import make  # (entry points: as in _check_loaded)
 
         if "players" not in raw:
             raise ConfigError(f"{self.source}: missing key 'players': give a list of strategy "
@@ -611,6 +610,7 @@ class _Validator:
     def stored_players(self, raw: Mapping[str, Any], fmt: str, stored: Any
                        ) -> tuple[tuple[str, ...], tuple[bool, ...]]:
         """``players`` of a results folder, checked without importing anything."""
+        # (entry points: as in _check_loaded)
         from strategies.registry import load_builtins, parse_spec, registered
 
         if "players" not in raw:
@@ -641,7 +641,7 @@ class _Validator:
         return tuple(specs), tuple(oracle)
 
     def rules(self, t: Any) -> tuple[tuple[str, int], ...]:
-        from sim.rules import Rules
+        from sim.rules import Rules  # (numpy: as in rules_obj)
 
         if not isinstance(t, Mapping):
             self.fail("rules", t, f"must be a table ([rules]) with keys "
@@ -660,7 +660,7 @@ class _Validator:
 def parse_filter(text: str) -> list[tuple[str, str, int]]:
     """Parse ``"attacker_score >= 200 and multiplier == 4"`` into ``(column, op, value)``
     terms (all must hold). Columns are those of the per-deal table (``sim.tournament.run``)."""
-    from sim.core.tables import DEAL_COLUMNS
+    from sim.core.tables import DEAL_COLUMNS  # (numpy: as in TournamentConfig.rules_obj)
 
     terms = []
     for part in re.split(r"\band\b", text.strip()):

@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from sim.core.files import open_received, read_received
+from sim.core.files import decode_json, open_received, read_received
+from sim.core.limits import MAX_DEAL
 from sim.core.tables import DEAL_COLUMNS
 from sim.errors import ConfigError
 from sim.tournament.chunks import (
@@ -47,6 +48,7 @@ from sim.tournament.chunks import (
     tally_schema,
     tally_to_json,
 )
+from sim.tournament.config import MAX_MATCHUPS, from_dict
 from sim.tournament.lock import locked, pid_alive  # noqa: F401  (locked re-exported)
 
 # string columns of the Parquet table (dictionary-encoded: one copy of each name per file)
@@ -323,9 +325,6 @@ def _schemas() -> tuple[Any, Any]:
 
     import msgspec
 
-    from sim.core.limits import MAX_DEAL
-    from sim.tournament.config import MAX_MATCHUPS
-
     def ints(lo: int, hi: int) -> Any:
         return Annotated[int, msgspec.Meta(ge=lo, le=hi)]
 
@@ -354,8 +353,6 @@ def _schemas() -> tuple[Any, Any]:
 def read_meta(path: str) -> dict[str, Any]:
     """A chunk file's ``_meta``, each field's type and range checked (``_schemas``); raises
     ``ValueError`` naming the field (callers say which file, in one line)."""
-    from sim.core.files import decode_json
-
     with open_chunk(path) as z:
         text = str(z["_meta"])
     decode_json(text, _schemas()[0], where="_meta", max_depth=2)
@@ -365,8 +362,6 @@ def read_meta(path: str) -> dict[str, Any]:
 def read_stats(path: str) -> dict[str, Any]:
     """A chunk file's statistics, decoded into their declared schema (``tally_schema``: each
     field's type and range) before the accumulators are built; raises ``ValueError``."""
-    from sim.core.files import decode_json
-
     with open_chunk(path) as z:
         text = str(z["_stats"])
     try:
@@ -611,8 +606,6 @@ def _read_json(run_dir: str, name: str) -> Any:
 
 
 def read_config(run_dir: str) -> Any:
-    from sim.tournament.config import from_dict
-
     path = os.path.join(run_dir, "config.json")
     try:
         raw = _read_json(run_dir, "config.json")
@@ -737,8 +730,6 @@ def load_state(run_dir: str) -> dict[str, Any]:
 def read_run_info(run_dir: str) -> dict[str, Any] | None:
     """``run.json`` (the last session's figures), each field's type and range checked; None
     when absent (an unfinished run). A damaged one is one line naming the field."""
-    from sim.core.files import decode_json
-
     path = os.path.join(run_dir, "run.json")
     try:
         check_own(path, run_dir)

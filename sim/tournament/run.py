@@ -47,8 +47,13 @@ from typing import Any
 
 import numpy as np
 
+from sim.analysis import report
 from sim.bots import sandbox
+from sim.core._cache import compiling, kernels_cached
 from sim.errors import ConfigError, OutputError, WorkerError
+from sim.loops import runner
+from sim.rules import Rules
+from sim.tournament import swings
 from sim.tournament.chunks import (
     DEAL_VALUES,
     Aggregate,
@@ -59,6 +64,7 @@ from sim.tournament.chunks import (
     plan_chunks,
     tally_from_json,
 )
+from sim.tournament.forkpool import ForkPool, can_fork
 from sim.tournament.results import (
     CHUNK_DIR,
     atomic_write,
@@ -74,6 +80,7 @@ from sim.tournament.results import (
 )
 from sim.tournament.standings import Progress, Standings
 from sim.tournament.worker import Task, play_chunk, prepare
+from strategies.registry import load_plugins
 
 # --- the run ------------------------------------------------------------------------------
 
@@ -147,9 +154,6 @@ def _watch_parent(parent: int) -> None:
 
 def loops_cached(cfg: Any) -> bool:
     """Whether the loops of every matchup (one per set of strategy kinds) are compiled."""
-    from sim.core._cache import kernels_cached
-    from sim.loops import runner
-
     for a, b in cfg.matchups():
         tables = runner.compiled_tables(runner.make_seats([cfg.players[a], cfg.players[b]]))
         if tables is not None and not kernels_cached(tables.loops.kernel_name()):
@@ -162,10 +166,6 @@ def warm_up(cfg: Any) -> None:
     them from the on-disk cache instead of compiling its own copy (about 50 s each); on a warm
     cache, load them into this process (one deal of each set of strategy kinds). A cold cache
     prints one notice for the whole run, and one line with the time it took."""
-    from sim.core._cache import compiling
-    from sim.loops import runner
-    from sim.rules import Rules
-
     rules = Rules.from_dict(dict(cfg.rules))
     warm = set()
     label = f"tournament {', '.join(cfg.players)}"
@@ -236,8 +236,6 @@ def resolve_backend(cfg: Any) -> str:
     """What runs the chunks of ``cfg``: ``"in-process"`` for one job (dask excepted), else
     the backend, with ``auto`` made ``fork`` where that is safe (``forkpool.can_fork``: Linux,
     no other Python thread running in this process) and ``loky`` elsewhere."""
-    from sim.tournament.forkpool import can_fork
-
     if cfg.backend == "dask":
         return "dask"
     if cfg.jobs == 1:
@@ -258,8 +256,6 @@ def executor(cfg: Any, backend: str) -> Iterator[Callable[[Iterator[Task]],
         yield lambda tasks: (play_chunk(t) for t in tasks)
         return
     if backend == "fork":
-        from sim.tournament.forkpool import ForkPool
-
         with ForkPool(cfg.jobs, _watch_parent) as pool:
             yield lambda tasks: pool.map_unordered(play_chunk, tasks)
         return
@@ -466,8 +462,6 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
                 echo: Any, plugins: Sequence[str], bots: Sequence[Any] = ()
                 ) -> dict[str, Any] | None:
     """``run_tournament`` once it holds the results folder's lock."""
-    from sim.analysis import report
-
     out = cfg.out
     run_id = write_config(out, cfg)
     agg = Aggregate(cfg, chunks)
@@ -581,8 +575,6 @@ def _keep_swings(cfg: Any, chunks: Sequence[Chunk], plugins: Sequence[str],
                  state: dict[str, Any], bots: Sequence[Any] = ()) -> None:
     """Replay the largest swings into ``swings.jsonl`` (``sim.tournament.swings``); a player that
     cannot be replayed here costs the divergences, never the run's results."""
-    from sim.tournament import swings
-
     try:
         prepare(next(_tasks(cfg, chunks[:1], plugins, bots)))  # the plug-ins, as a worker does
         swings.keep(cfg.out, cfg, state)
@@ -651,10 +643,6 @@ def pair_player(seed: int, jobs: int = 1, backend: str = "auto", rules: Any = ()
     warmed: set[Any] = set()
 
     def warm(matchups: Sequence[tuple[str, str, int, int]]) -> None:
-        from sim.core._cache import compiling
-        from sim.loops import runner
-        from sim.rules import Rules
-
         for a, b in matchups:
             seats = runner.make_seats([a, b])
             tables = runner.compiled_tables(seats)
@@ -676,8 +664,6 @@ def pair_player(seed: int, jobs: int = 1, backend: str = "auto", rules: Any = ()
                 k += 1
 
     if mods:
-        from strategies.registry import load_plugins
-
         load_plugins(mods, [os.getcwd()])
     warm(warm_up)
     with executor(run, backend_now) as execute:

@@ -18,13 +18,19 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sim.analysis import viewer
 from sim.analysis.stats.swings import SWINGS_KEPT, SWINGS_SHOWN, Swings
 from sim.analysis.summary import divergence_text
+from sim.cards import SUITS
 from sim.errors import ConfigError
+from sim.loops.steps import choice_label, decision_steps, notation
+from sim.record import dumps, read_records
+from sim.rules import Rules
+from sim.tournament import results
 
 # swings.jsonl and swings.html (the deal viewer, docs/viewer.md, of the kept swing deals) are
 # named with every other file of a results folder, once: sim.tournament.results.RUN_FILES
-from sim.tournament.results import SWINGS_FILE, SWINGS_PAGE
+from sim.tournament.results import SWINGS_FILE, SWINGS_PAGE, atomic_write, check_own, read_config
 
 VIEW_PAIRS = 100  # pairs on that page at most, the first matchups' (a few MB)
 
@@ -44,9 +50,7 @@ def game_records(seed: int, rules: Any, a_spec: str, b_spec: str, matchup: int,
     """JSON Lines records of the (deal, orientation) games ``picks`` of a matchup: what a
     tournament writes into ``records.jsonl`` (``sim.tournament.worker`` calls this) and what
     ``pair_records`` replays. ``rules``: the config's ``(name, value)`` pairs."""
-    from sim.loops import runner
-    from sim.record import dumps
-    from sim.rules import Rules
+    from sim.loops import runner  # (the loops: see run_loops)
 
     rules = Rules.from_dict(dict(rules))
     specs = ([a_spec, b_spec], [b_spec, a_spec])
@@ -77,9 +81,6 @@ def divergence(rec0: Mapping[str, Any], rec1: Mapping[str, Any],
     ``loops``: the run's compiled built-in loops, to replay the records in
     (``sim.loops.steps.decision_steps``).
     """
-    from sim.cards import SUITS
-    from sim.loops.steps import choice_label, decision_steps, notation
-
     for x, y in zip(decision_steps(dict(rec0), loops), decision_steps(dict(rec1), loops)):
         if x.played == y.played and x.seat == y.seat and x.kind == y.kind:
             continue
@@ -101,8 +102,6 @@ def keep(out: str, cfg: Any, state: dict[str, Any], n: int = SWINGS_SHOWN) -> No
     ``swings.jsonl`` and put their divergences into ``state["swing_details"]``."""
     if not cfg.duplicate:
         return
-    from sim.tournament.results import atomic_write
-
     records: list[dict[str, Any]] = []
     with_swings = []
     for m in range(len(state["matchups"])):
@@ -133,6 +132,7 @@ def run_loops(a_spec: str, b_spec: str) -> Any:
     """The built-in compiled loops that a matchup of ``a_spec`` and ``b_spec`` plays in (its
     records and swing deals replay there at no new compile), or None (a plug-in or a Python
     seat: records are replayed through ``sim.Deal``)."""
+    # (the loops, only where deals are replayed: shuangkou report reads a run's swings without)
     from sim.loops import runner
 
     tables = runner.compiled_tables(runner.make_seats([a_spec, b_spec]))
@@ -144,11 +144,8 @@ def run_loops(a_spec: str, b_spec: str) -> Any:
 def _write_page(out: str, name: str, records: Sequence[Mapping[str, Any]]) -> None:
     """``swings.html``: both tables of each kept swing deal side by side in the deal viewer
     (records ``2k`` and ``2k + 1`` are a pair), the first ``VIEW_PAIRS`` pairs."""
-    from sim.analysis.viewer import page
-    from sim.tournament.results import atomic_write
-
     shown = list(records[:2 * VIEW_PAIRS])
-    text = page(shown, pairs=[(i, i + 1) for i in range(0, len(shown), 2)],
+    text = viewer.page(shown, pairs=[(i, i + 1) for i in range(0, len(shown), 2)],
                 title=f"Swing deals of tournament {name}",
                 note="each duplicate pair's two tables side by side (the same cards, teams "
                      "swapped), the largest swings of each matchup first")
@@ -186,15 +183,11 @@ def load_details(run_dir: str, cfg: Any = None
     ``cfg``: the run's own config, given by the run that re-renders itself: the records are
     compared in the loops the run played in (``matchup_loops``: cached, nothing compiles);
     without it (a received folder) through ``sim.Deal``."""
-    from sim.record import read_records
-
     path = os.path.join(run_dir, SWINGS_FILE)
     if not os.path.lexists(path):
         return None
     redo = ("delete it (the report then goes without the swing deals' divergences; "
             "tournament --force writes it again)")
-    from sim.tournament.results import check_own
-
     check_own(path, run_dir)
     recs = list(read_records(path))  # a damaged file: one line (RecordError), never ignored
     for rec in recs:
@@ -217,8 +210,6 @@ def load_state(run_dir: str, cfg: Any = None) -> dict[str, Any]:
     """``results.load_state`` with the swing deals' divergences and viewer places read back
     from ``swings.jsonl`` (nothing is replayed): what ``shuangkou report`` renders. ``cfg``:
     see ``load_details``."""
-    from sim.tournament import results
-
     state = results.load_state(run_dir)
     details = load_details(run_dir, cfg)
     if details is not None:
@@ -230,14 +221,11 @@ def pairs(run_dir: str, n: int) -> list[dict[str, Any]]:
     """The ``n`` largest swings of every matchup of the finished duplicate run in ``run_dir``,
     each with both tables' records and the divergence: records from ``swings.jsonl`` where it
     holds them, else replayed (exact: seed + deal + specs)."""
-    from sim.record import read_records
-    from sim.tournament.results import load_state, read_config
-
     if not os.path.isdir(run_dir):
         raise ConfigError(f"{run_dir!r} is not a folder: give a tournament results folder "
                           f"(results/NAME)")
     cfg = read_config(run_dir)
-    state = load_state(run_dir)
+    state = results.load_state(run_dir)
     if not state["complete"]:
         raise ConfigError(f"{run_dir!r} holds no finished run ({state['chunks_merged']} of "
                           f"{state['chunks_total']} chunks): finish it with shuangkou "

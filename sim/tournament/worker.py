@@ -15,8 +15,10 @@ import numpy as np
 
 from sim.bots.seat import register_bots
 from sim.bots.spec import program_path
-from sim.core.tables import DEAL_COLUMNS
+from sim.core.tables import COLUMN_NAMES, DEAL_COLUMNS, N_COLS
 from sim.errors import ConfigError
+from sim.loops import runner
+from sim.rules import Rules
 from sim.tournament.chunks import (
     DEAL_VALUES,
     TALLY_COLUMNS,
@@ -27,7 +29,10 @@ from sim.tournament.chunks import (
     tally_games,
     tally_to_json,
 )
+from sim.tournament.config import parse_filter
 from sim.tournament.results import parquet_bytes
+from sim.tournament.swings import game_records
+from strategies.registry import add_paths, load_plugins
 
 # summary-row columns (sim.loops.loop.COLUMN_NAMES) copied into the table under the same name
 _FROM_ROWS = ("caller", "trump", "attacker_points", "multiplier", "redeals", "void", "calls",
@@ -68,8 +73,6 @@ def prepare(task: Task) -> None:
     key = (task.sys_path, task.plugins, task.bots)
     if key in _PREPARED:
         return
-    from strategies.registry import add_paths, load_plugins
-
     add_paths(task.sys_path)  # also without plug-ins: module:Class players are found there
     load_plugins(task.plugins)
     for b in task.bots:  # a worker on another machine (dask) checks it can run them
@@ -85,10 +88,6 @@ def _rows(task: Task, deals: np.ndarray, specs: Sequence[str], orient: int = 0,
           faults: list[dict[str, Any]] | None = None) -> np.ndarray:
     """Summary rows of ``deals`` (ascending) with seats ``specs`` (team A, team B) in
     orientation ``orient``; bots' faults are appended to ``faults``."""
-    from sim.core.tables import N_COLS
-    from sim.loops import runner
-    from sim.rules import Rules
-
     rules = Rules.from_dict(dict(task.rules))
     seats = runner.make_seats(list(specs))
     for s in seats:  # one process per bot, seat and table (R9; docs/bots.md)
@@ -120,8 +119,6 @@ def _columns(task: Task, deals: np.ndarray, orient: np.ndarray,
     positions they fill (a slice or index array); each column is cast and placed in one step,
     without an interleaved copy of the rows.
     """
-    from sim.core.tables import COLUMN_NAMES
-
     pos = {name: i for i, name in enumerate(COLUMN_NAMES)}
     g = deals.size
 
@@ -148,8 +145,6 @@ def _columns(task: Task, deals: np.ndarray, orient: np.ndarray,
 
 
 def _filter_mask(cols: Mapping[str, np.ndarray], text: str) -> np.ndarray:
-    from sim.tournament.config import parse_filter
-
     ops = {"==": np.equal, "!=": np.not_equal, ">=": np.greater_equal, "<=": np.less_equal,
            ">": np.greater, "<": np.less}
     mask = np.ones(cols["deal"].size, dtype=bool)
@@ -160,8 +155,6 @@ def _filter_mask(cols: Mapping[str, np.ndarray], text: str) -> np.ndarray:
 
 def _records(task: Task, picks: Sequence[tuple[int, int]]) -> bytes:
     """JSON Lines records of the (deal, orientation) games ``picks``."""
-    from sim.tournament.swings import game_records
-
     return game_records(task.seed, task.rules, task.a_spec, task.b_spec, task.chunk.matchup,
                         picks, task.timeout)
 
