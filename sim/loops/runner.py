@@ -47,15 +47,43 @@ from strategies.plugin import checked_params
 from strategies.registry import make, split_specs
 
 
+def team_members(spec: str) -> list[str]:
+    """The two players of a team ``"a+b"`` (a partners tournament's entrant: ``a`` in the
+    team's first seat, ``b`` in its second), or ``[spec]`` for a single player; a ``+`` inside
+    a spec's parentheses or quotes is the spec's own."""
+    depth, quote, cut = 0, "", -1
+    for i, c in enumerate(spec):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "+" and depth == 0:
+            if cut >= 0:
+                raise ConfigError(f"team {spec!r}: a team is two players, a+b")
+            cut = i
+    if cut < 0:
+        return [spec]
+    a, b = spec[:cut].strip(), spec[cut + 1:].strip()
+    if not a or not b:
+        raise ConfigError(f"team {spec!r}: a team is two players, a+b")
+    return [a, b]
+
+
 def make_seats(specs: Sequence[str | Strategy] | str) -> list[Strategy]:
-    """Four strategies from one, two (alternating: teams A and B) or four specs."""
+    """Four strategies from one, two (alternating: teams A and B) or four specs; with two, a
+    team ``"a+b"`` seats ``a`` and ``b`` as partners (seats 0 and 2, or 1 and 3)."""
     if isinstance(specs, str):
         specs = split_specs(specs)
     specs = list(specs)
     if len(specs) == 1:
         specs = specs * 4
     elif len(specs) == 2:
-        specs = [specs[0], specs[1], specs[0], specs[1]]
+        ta, tb = (team_members(s) * 2 if isinstance(s, str) else [s, s] for s in specs)
+        specs = [ta[0], tb[0], ta[1], tb[1]]
     if len(specs) != 4:
         raise ConfigError(f"seats {specs!r}: give 1, 2 (team A, team B) or 4 strategy specs")
     return [make(s) for s in specs]
