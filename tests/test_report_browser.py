@@ -140,6 +140,11 @@ def load_page(browser, page, profile):
             images: Array.from(document.images).map(i => ({alt: i.alt, complete: i.complete,
                 width: i.naturalWidth, height: i.naturalHeight,
                 left: i.getBoundingClientRect().left, top: i.getBoundingClientRect().top})),
+            heat: Array.from(document.querySelectorAll('td.heat')).map(td => ({
+                text: td.innerText, zero: td.classList.contains('zero'),
+                bg: getComputedStyle(td).backgroundImage + ' ' +
+                    getComputedStyle(td).backgroundColor})),
+            h2: Array.from(document.querySelectorAll('h2')).map(h => h.textContent),
             height: document.documentElement.scrollHeight})"""}, session=session)
         facts = facts["result"]["value"]
         errors = []
@@ -248,3 +253,27 @@ def test_a_broken_image_and_a_console_error_are_caught(tmp_path, browser):
     facts, errors = load_page(browser, str(page), str(tmp_path / "profile"))
     assert facts["images"][0]["width"] == 0
     assert len(errors) >= 2 and any("boom" in e for e in errors)
+
+
+def test_partners_report_shows_the_partner_tables_and_heat_map(tmp_path, browser):
+    """A partners run's page: partner matrix, a compatibility heat map whose cells holding 0
+    are hatched, the individual ranking (flagged when additivity is rejected)."""
+    from sim.tournament.config import from_dict
+    from sim.tournament.run import run_tournament
+
+    cfg = from_dict({"name": "partners", "format": "partners",
+                     "players": ["greedy", "random", "random(show_prob=0.2)"],
+                     "deals": 120, "seed": 3, "run": {"chunk_size": 120, "progress": False},
+                     "output": {"dir": str(tmp_path / "out"), "plots": False}})
+    summary = run_tournament(cfg)
+    facts, errors = load_page(browser, os.path.join(cfg.out, "report.html"),
+                              str(tmp_path / "profile"))
+    assert errors == []
+    assert "Partner matrix" in facts["h2"] and "Partner compatibility" in facts["h2"]
+    assert any(h.startswith("Individual strengths") for h in facts["h2"])
+    comp = summary["partners"]["compatibility"]
+    assert len(facts["heat"]) == 2 * len(comp)  # both halves of the symmetric matrix
+    for cell in facts["heat"]:
+        assert cell["zero"] == ("(0 inside)" in cell["text"])
+        # a coloured cell has a colour, a cell whose interval holds 0 the hatching
+        assert ("repeating-linear-gradient" in cell["bg"]) == cell["zero"], cell

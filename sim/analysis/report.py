@@ -40,6 +40,7 @@ from sim.analysis.stats.histogram import Histogram
 from sim.analysis.summary import (
     ORACLE_MARK,
     SPRT_BIAS_NOTE,
+    ZERO_MARK,
     Table,
     derive,
     player_name,
@@ -402,6 +403,24 @@ def _view_link(deal: str, view: str | None) -> str:
     return _Html(f"<td><a href='{html.escape(view, quote=True)}'>{html.escape(deal)}</a></td>")
 
 
+def _heat(cell: str) -> Any:
+    """A compatibility cell as a heat-map cell: red below 0, blue above, by size (±1 point a
+    deal full colour); an interval holding 0 (``ZERO_MARK``) is hatched grey."""
+    m = re.match(r"([+\-−]?\d+\.\d+)", cell)
+    if not m:
+        return cell
+    v = float(m.group(1).replace("−", "-"))
+    if ZERO_MARK in cell:
+        style = "background:repeating-linear-gradient(45deg,#eee,#eee 4px,#fff 4px,#fff 8px)"
+        cls = "heat zero"
+    else:
+        a = min(1.0, abs(v)) * 0.6 + 0.1
+        rgb = "33,102,172" if v > 0 else "178,24,43"
+        style = f"background:rgba({rgb},{a:.2f})"
+        cls = "heat"
+    return _Html(f"<td class='{cls}' style='{style}'>{html.escape(cell)}</td>")
+
+
 def _bold(x: str) -> str:
     """Markdown's ``**x**`` as ``<strong>`` (``x`` already escaped)."""
     return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", x)
@@ -420,6 +439,8 @@ def to_html(summary: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
         parts.append(f"<h2>{e(title)}</h2>"
                      + (f"<details><summary>{len(rows)} rows</summary>" if fold else "")
                      + "<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
+        if title == "Partner compatibility":  # a heat map: colour by value, marked cells pale
+            rows = [r[:1] + [_heat(c) for c in r[1:]] for r in rows]
         if title == "Swing deals":  # the deal links to both tables in the deal viewer
             rows = [r[:2] + [_view_link(r[2], w.get("view"))] + r[3:]
                     for r, w in zip(rows, summary["swings"])]

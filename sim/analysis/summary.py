@@ -18,6 +18,7 @@ import numpy as np
 
 from sim.analysis.stats.histogram import Histogram
 from sim.analysis.stats.moments import ClusterMoments, Moments, cross_cov, holm, stratified_ci
+from sim.analysis.stats.partners import partners_fit
 from sim.analysis.stats.ratings import (
     bradley_terry,
     bt_cluster_meat,
@@ -152,7 +153,28 @@ def derive(state: Mapping[str, Any]) -> dict[str, Any]:
     faults = _faults(state)
     if faults:
         out["faults"] = faults
+    if state.get("teams"):
+        out["partners"] = _partners(state, cfg)
     return out
+
+
+def _partners(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A partners run's team strengths, compatibility, individual strengths and tests
+    (``sim.analysis.stats.partners``) from its matchups' pair means and their covariance
+    clustered by deal (the run's ``deal_moments``); None before two matchups share deals."""
+    teams = [tuple(t) for t in state["teams"]]
+    cm = state.get("deal_moments")
+    cluster = ClusterMoments.from_dict(cm) if cm else None
+    ms = state["matchups"]
+    if cluster is None or cluster.deals < 2 or cluster.m != len(ms):
+        return None
+    n = np.array([Moments.from_dict(m["tally"]["pairs"]).n for m in ms], dtype=float)
+    mean = np.array([Moments.from_dict(m["tally"]["pairs"]).mean for m in ms])
+    cov_x, _ = cluster.cov(scale=2.0)  # the values are twice the pair results
+    shared = float(cluster.deals)
+    cov = cov_x * shared / np.outer(n, n)
+    return partners_fit(cfg["players"], teams, [(m["a"], m["b"]) for m in ms], mean, cov,
+                        n=n, deals=int(cluster.deals))
 
 
 def _faults(state: Mapping[str, Any]) -> dict[str, dict[str, int]]:
@@ -548,9 +570,109 @@ def player_name(s: Mapping[str, Any] | str, oracle: bool = False) -> str:
 def tables(summary: Mapping[str, Any]) -> list[Table]:
     """The report's tables, from ``derive``'s output, in the report's order; a table this
     summary has no figures for is left out."""
-    steps = (_matchups_table, _players_table, _cross_table, _ratings_table, _score_table,
+    steps = (_partner_matrix_table, _compatibility_table, _individual_table,
+             _partner_tests_table, _faults_table,
+             _matchups_table, _players_table, _cross_table, _ratings_table, _score_table,
              _score_bins_table, _last_trick_table, _sides_table, _swings_table, _sprt_table)
     return [t for t in (step(summary) for step in steps) if t is not None]
+
+
+# --- partners (format "partners", issue 36) ------------------------------------------------
+PARTNER_NOTE = ("team strength: its points per deal per player against the mean team of the "
+                "run, on the same duplicate deals (intervals 95%, clustered by deal)")
+ZERO_MARK = " (0 inside)"  # a compatibility cell whose interval holds 0
+
+
+def _est(e: Mapping[str, float]) -> str:
+    return f"{_f(e['value'], '{:+.2f}')} [{_f(e['lo'], '{:+.2f}')}, {_f(e['hi'], '{:+.2f}')}]"
+
+
+def compatibility_significant(p: Mapping[str, Any]) -> bool:
+    """Whether some pair's compatibility interval excludes 0."""
+    return any(c["lo"] > 0 or c["hi"] < 0 for c in p["compatibility"])
+
+
+def _partner_matrix_table(summary: Mapping[str, Any]) -> Table | None:
+    p = summary.get("partners")
+    if not p:
+        return None
+    players = p["players"]
+    cell = {}
+    for t in p["teams"]:
+        a, b = t["players"]
+        cell[a, b] = cell[b, a] = _est(t)
+    rows = [[a] + [cell.get((a, b), "·") for b in players] for a in players]
+    return ("Partner matrix", ["player \\ partner", *players], rows,
+            PARTNER_NOTE + "; the diagonal is the player partnered with itself; · not played")
+
+
+def _compatibility_table(summary: Mapping[str, Any]) -> Table | None:
+    p = summary.get("partners")
+    if not p or not p["compatibility"]:
+        return None
+    players = p["players"]
+    cell = {}
+    for c in p["compatibility"]:
+        a, b = c["players"]
+        zero = c["lo"] <= 0 <= c["hi"]
+        cell[a, b] = cell[b, a] = _est(c) + (ZERO_MARK if zero else "")
+    rows = [[a] + [cell.get((a, b), "·") for b in players] for a in players]
+    note = ("compatibility: the mixed team's strength minus the mean of its members' mirror "
+            "teams (points per deal per player); > 0: they play better together than alone "
+            f"would predict; {ZERO_MARK.strip()} marks an interval that holds 0")
+    if compatibility_significant(p):
+        note += (". Partner effects are real here: a player's strength depends on its "
+                 "partner, so its individual strength below is an average over the partners "
+                 "played, on this scale (points per deal), not a property of the player alone")
+    return ("Partner compatibility", ["player \\ partner", *players], rows, note)
+
+
+def _individual_table(summary: Mapping[str, Any]) -> Table | None:
+    p = summary.get("partners")
+    if not p:
+        return None
+    rejected = p["additivity"]["p"] < 0.05
+    ind = sorted(p["individual"], key=lambda e: -e["value"])
+    mm = {m["player"]: m for m in p.get("mirror_vs_mixed", [])}
+    rows = [[str(k), e["player"], _est(e),
+             _est(mm[e["player"]]["mirror"]) if e["player"] in mm else "–",
+             _est(mm[e["player"]]["mixed"]) if e["player"] in mm else "–"]
+            for k, e in enumerate(ind, 1)]
+    title = "Individual strengths" + (" (additivity rejected)" if rejected else "")
+    return (title, ["rank", "player", "individual strength [95% CI]",
+                    "mirror team", "mixed teams (mean)"], rows,
+            "individual strength: u with team ≈ u(a) + u(b), the additive model fitted to "
+            "the team strengths (mean 0); mirror and mixed: the player's own team and the "
+            "mean of its mixed teams (the Hanabi tracks' reading)"
+            + ("; additivity is rejected (table below): read the ranking as an average over "
+               "the partners played" if rejected else ""))
+
+
+def _partner_tests_table(summary: Mapping[str, Any]) -> Table | None:
+    p = summary.get("partners")
+    if not p:
+        return None
+    rows = [[name, f"{t['stat']:.2f}", str(t["df"]), f"{t['p']:.3g}", what]
+            for name, t, what in (
+                ("additivity", p["additivity"], "every compatibility is 0"),
+                ("lack of fit", p["fit"], "the pairings' means follow the team strengths"))]
+    worst = "; ".join(f"{'+'.join(w['teams'][0])} vs {'+'.join(w['teams'][1])} "
+                      f"(z {w['z']:+.1f})" for w in p["fit"].get("worst", []))
+    return ("Partner tests", ["test", "statistic", "df", "p", "null hypothesis"], rows,
+            "Wald tests with the covariance clustered by deal (F reference)"
+            + (f"; pairings furthest from the team model: {worst}" if worst else ""))
+
+
+def _faults_table(summary: Mapping[str, Any]) -> Table | None:
+    faults = summary.get("faults")
+    if not faults:
+        return None
+    kinds = ("start", "crash", "timeout", "illegal", "protocol", "forfeits", "fallbacks")
+    rows = [[name] + [str(c.get(k, 0)) for k in kinds] for name, c in sorted(faults.items())]
+    return ("Bot faults", ["bot", *kinds], rows,
+            "faults of bots in other processes (docs/bots.md), counted once each; forfeits: "
+            "deals its side lost by forfeit (R24, as if the other side took every point); "
+            "fallbacks: deals a built-in finished for it")
 
 
 def _unit(summary: Mapping[str, Any]) -> str:

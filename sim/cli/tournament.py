@@ -26,6 +26,7 @@ from sim.cli.options import (
 )
 from sim.core.console import clean
 from sim.errors import ConfigError, OutputError
+from sim.tournament.config import FORMATS
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
@@ -34,6 +35,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
     load_plugins(args.plugin)
     overrides: dict[str, Any] = {}
+    if args.format is not None:
+        overrides["format"] = args.format
     if args.deals is not None:
         overrides["deals"] = args.deals
     if args.seed is not None:
@@ -167,6 +170,9 @@ def add_parser(sub: Any) -> None:
     """The parsers of tournament and report."""
     to = sub.add_parser("tournament", help="run a tournament from a TOML config")
     to.add_argument("config", help="config file, e.g. configs/quick.toml")
+    to.add_argument("--format", choices=FORMATS, default=None,
+                    help="override the config's format (partners: every team of two players "
+                         "against every other, docs/tournaments.md)")
     to.add_argument("--deals", type=bounded_int("deals per matchup", 1, MAX_CLI_DEALS),
                     help=f"deals per matchup (overrides the config; at most {MAX_CLI_DEALS:,})")
     to.add_argument("--jobs", type=bounded_int("parallel workers", 1, MAX_TOURNAMENT_JOBS),

@@ -44,33 +44,7 @@ from strategies.base import Strategy
 from strategies.compiled import new_scratch
 from strategies.params import param_table
 from strategies.plugin import checked_params
-from strategies.registry import make, split_specs
-
-
-def team_members(spec: str) -> list[str]:
-    """The two players of a team ``"a+b"`` (a partners tournament's entrant: ``a`` in the
-    team's first seat, ``b`` in its second), or ``[spec]`` for a single player; a ``+`` inside
-    a spec's parentheses or quotes is the spec's own."""
-    depth, quote, cut = 0, "", -1
-    for i, c in enumerate(spec):
-        if quote:
-            quote = "" if c == quote else quote
-        elif c in "'\"":
-            quote = c
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "+" and depth == 0:
-            if cut >= 0:
-                raise ConfigError(f"team {spec!r}: a team is two players, a+b")
-            cut = i
-    if cut < 0:
-        return [spec]
-    a, b = spec[:cut].strip(), spec[cut + 1:].strip()
-    if not a or not b:
-        raise ConfigError(f"team {spec!r}: a team is two players, a+b")
-    return [a, b]
+from strategies.registry import make, split_specs, team_members
 
 
 def make_seats(specs: Sequence[str | Strategy] | str) -> list[Strategy]:

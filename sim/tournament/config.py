@@ -8,7 +8,9 @@ value and says what is allowed (the CLI turns it into exit code 2).
 The schema (every key but ``players`` is optional; defaults shown)::
 
     name = "quick"                     # default: the file's stem; results go to results/NAME
-    format = "head-to-head"            # head-to-head (2 players), round-robin, gauntlet
+    format = "head-to-head"            # head-to-head (2 players), round-robin, gauntlet,
+                                       # partners (every team of two against every other)
+    teams = []                         # partners only: the teams to play, e.g. ["a+b", "a+a"]
     players = ["random(show_prob=0.9)", "random"]   # strategy specs (strategies issue)
     deals = 10000                      # distinct deals per matchup
     duplicate = true                   # play every deal twice, teams swapped
@@ -70,7 +72,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the same parser as a package
     import tomli as tomllib
 
-FORMATS = ("head-to-head", "round-robin", "gauntlet")
+FORMATS = ("head-to-head", "round-robin", "gauntlet", "partners")
 BACKENDS = ("auto", "fork", "loky", "threading", "dask")
 MAX_SEED_TOML = 2**63 - 1  # TOML integers are signed 64-bit
 MAX_CONFIG_BYTES = 1 << 20  # a config file is a few hundred bytes; 1 MiB is plenty
@@ -83,7 +85,7 @@ MAX_MATCHUPS = 500
 MAX_CONFIG_DEALS = 10**12
 
 _TOP = ("name", "format", "players", "deals", "duplicate", "seed", "first_deal", "plugins",
-        "timeout", "rules", "run", "output", "sprt", "bots")
+        "timeout", "rules", "run", "output", "sprt", "bots", "teams")
 _RUN = ("jobs", "backend", "scheduler", "chunk_size", "progress")
 _OUTPUT = ("dir", "deal_table", "records", "record_filter", "record_limit", "plots")
 _SPRT = ("mu0", "mu1", "alpha", "beta", "min_pairs")
@@ -133,6 +135,11 @@ class TournamentConfig:
     sprt: Sprt | None = None
     oracle: tuple[bool, ...] = ()
     bots: tuple[tuple[str, Any], ...] = ()  # [bots]: settings, never commands (docs/bots.md)
+    # partners: the individual players (``players`` are then the teams "a+b", the entrants of
+    # the run's matchups) and the teams the config chose (empty: every team)
+    members: tuple[str, ...] = ()
+    teams: tuple[str, ...] = ()
+    member_oracle: tuple[bool, ...] = ()  # partners: ``oracle`` of each member
     source: str = "<config>"
     base_dir: str = "."
 
@@ -164,7 +171,8 @@ class TournamentConfig:
     def to_dict(self) -> dict[str, Any]:
         """The resolved config as nested plain data, keys exactly as in a TOML file."""
         d: dict[str, Any] = {
-            "name": self.name, "format": self.format, "players": list(self.players),
+            "name": self.name, "format": self.format,
+            "players": list(self.members or self.players),
             "deals": self.deals, "duplicate": self.duplicate, "seed": self.seed,
             "first_deal": self.first_deal, "plugins": list(self.plugins),
             "timeout": self.timeout, "rules": dict(self.rules),
@@ -178,6 +186,8 @@ class TournamentConfig:
             d["sprt"] = dataclasses.asdict(self.sprt)
         if self.bots:
             d["bots"] = self.bots_dict
+        if self.teams:
+            d["teams"] = list(self.teams)
         return d
 
     @property
@@ -387,6 +397,14 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
         players, oracle = v.players(raw, fmt)
     else:
         players, oracle = v.stored_players(raw, fmt, stored_oracle)
+    members: tuple[str, ...] = ()
+    teams: tuple[str, ...] = ()
+    member_oracle: tuple[bool, ...] = ()
+    if fmt == "partners":
+        members, teams, member_oracle = players, _teams(v, raw, players, imports), oracle
+        players, oracle = _team_entrants(v, members, teams, oracle)
+    elif "teams" in raw:
+        v.fail("teams", raw["teams"], 'a list of teams needs format = "partners"')
     n_matchups = {"head-to-head": 1, "gauntlet": len(players) - 1}.get(
         fmt, len(players) * (len(players) - 1) // 2)
     if n_matchups > MAX_MATCHUPS:
@@ -396,6 +414,8 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
                           f"split the field into several runs")
     deals = v.integer(raw, "deals", 10000, 1, MAX_CONFIG_DEALS)
     duplicate = v.boolean(raw, "duplicate", True)
+    if fmt == "partners" and not duplicate:
+        v.fail("duplicate", duplicate, 'format "partners" plays duplicate deals: true')
     seed = v.integer(raw, "seed", 0, 0, MAX_SEED)
     first = v.integer(raw, "first_deal", 0, 0, MAX_DEAL)
     if first + deals - 1 > MAX_DEAL:
@@ -451,15 +471,53 @@ def from_dict(raw: Mapping[str, Any], source: str = "<config>",
                    f"exceed alpha and beta (0.10-0.14 instead of 0.05 at 2, in simulation)")
         min_pairs = v.integer(t, "min_pairs", 200, SPRT_SAFE_MIN_PAIRS, 10**9, prefix="sprt.")
         sprt = Sprt(mu0, mu1, alpha, beta, min_pairs)
-    bots = _bots(v, raw["bots"], players) if "bots" in raw else ()
+    bots = _bots(v, raw["bots"], members or players) if "bots" in raw else ()
     return TournamentConfig(
-        bots=bots, name=name, format=fmt, players=players, deals=deals, duplicate=duplicate,
-        seed=seed,
-        first_deal=first, plugins=plugins, timeout=timeout, rules=rules, jobs=jobs,
+        members=members, teams=teams, member_oracle=member_oracle, bots=bots, name=name,
+        format=fmt, players=players,
+        deals=deals, duplicate=duplicate, seed=seed, first_deal=first, plugins=plugins,
+        timeout=timeout, rules=rules, jobs=jobs,
         backend=backend, scheduler=scheduler, chunk_size=chunk, progress=progress,
         out_dir=out_dir, deal_table=deal_table, records=records, record_filter=rfilter,
         record_limit=rlimit, plots=plots, sprt=sprt, oracle=oracle, source=source,
         base_dir=base_dir)
+
+
+def _teams(v: _Validator, raw: Mapping[str, Any], players: tuple[str, ...], imports: bool
+           ) -> tuple[str, ...]:
+    """``teams`` of a partners config: ``"a+b"`` strings (players' specs, canonical as in
+    ``players``); empty for every team."""
+    from strategies.registry import make, team_members
+
+    out = []
+    for i, t in enumerate(v.str_list(raw, "teams", [])):
+        try:
+            pair = team_members(t) * (2 if "+" not in t else 1)
+            if imports:
+                pair = [make(x).spec() for x in pair]
+        except ShuangkouError as e:
+            raise ConfigError(f"{v.source}: key 'teams[{i}]' = {t!r}: {e}") from None
+        if len(pair) != 2:
+            v.fail(f"teams[{i}]", t, "a team is two players, a+b (a+a: a mirror team)")
+        out.append(f"{pair[0]}+{pair[1]}")
+    return tuple(out)
+
+
+def _team_entrants(v: _Validator, members: tuple[str, ...], teams: tuple[str, ...],
+                   oracle: tuple[bool, ...]) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+    """The teams "a+b" a partners run plays (all of them, or ``teams``), checked so that each
+    player's individual strength is identified (sim.analysis.stats.partners.team_types)."""
+    from sim.analysis.stats.partners import team_types  # (numpy: only for a partners config)
+    from strategies.registry import team_members
+
+    chosen = [team_members(t) for t in teams] or None
+    try:
+        types = team_types(list(members), chosen)
+    except ConfigError as e:
+        raise ConfigError(f"{v.source}: format \"partners\": {e}") from None
+    flag = dict(zip(members, oracle))
+    return (tuple(f"{a}+{b}" for a, b in types),
+            tuple(flag[a] or flag[b] for a, b in types))
 
 
 def _bots(v: _Validator, t: Any, players: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:

@@ -642,7 +642,8 @@ def write_config(out: str, cfg: Any) -> str:
     rid = read_run_id(out) if os.path.lexists(os.path.join(out, "config.json")) else ""
     rid = rid or uuid.uuid4().hex
     d = cfg.to_dict()
-    d["_oracle"] = list(cfg.oracle)  # for reports, which import no strategy; not hashed
+    # for reports, which import no strategy; not hashed (partners: one per member)
+    d["_oracle"] = list(cfg.member_oracle or cfg.oracle)
     d["_run_id"] = rid  # binds the chunk files to this run; not hashed
     text = json.dumps(d, indent=2, ensure_ascii=False) + "\n"
     atomic_write(os.path.join(out, "config.json"), lambda f: f.write(text), "w")
