@@ -301,6 +301,11 @@ def test_tournament_counts_faults(tmp_path, capsys):
     assert f["crash"] == 2
     assert f["forfeits"] == 6  # every game of the 3 duplicate deals
     assert "faults of bot crashy" in capsys.readouterr().out
+    lines = [json.loads(x) for x in (out / "faults.jsonl").read_text().splitlines()]
+    assert len(lines) == 6 and {x["bot"] for x in lines} == {"crashy"}
+    assert sum(x["counted"] for x in lines) == 2 and {x["scored"] for x in lines} == {"forfeit"}
+    assert sorted({(x["deal"], x["orientation"]) for x in lines}) == \
+        [(d, o) for d in range(3) for o in (0, 1)]
 
 
 def test_bot_check(tmp_path, capsys):

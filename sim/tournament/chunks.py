@@ -400,6 +400,7 @@ class ChunkResult:
     seconds: float
     deals_parquet: bytes = b""  # the per-deal table as Parquet, encoded by the worker
     tally_cols: dict[str, np.ndarray] | None = None  # TALLY_COLUMNS, kept by SPRT runs
+    faults: bytes = b""  # JSON Lines: each fault of a bot in another process (docs/bots.md)
 
 
 class Aggregate:

@@ -73,8 +73,9 @@ MAX_DATA_BYTES = 1 << 36  # a chunk file or its per-deal table (64 GiB: far past
 # user's. Top-level names, then (folder, pattern) for the files inside its folders.
 SWINGS_FILE = "swings.jsonl"  # sim.tournament.swings: the replayed swing deals
 SWINGS_PAGE = "swings.html"  # … and their deal-viewer page
+FAULTS_FILE = "faults.jsonl"  # write_faults: every fault of a bot in another process
 RUN_FILES = ("config.json", "config.toml", "run.json", "summary.json", "summary.md",
-             "report.html", "records.jsonl", SWINGS_FILE, SWINGS_PAGE)
+             "report.html", "records.jsonl", SWINGS_FILE, SWINGS_PAGE, FAULTS_FILE)
 PLOTS_DIR = "plots"
 RUN_PATTERNS = ((CHUNK_DIR, r"c\d{6}\.npz"), (DEALS_DIR, r"c\d{6}\.parquet"),
                 (PLOTS_DIR, r"(scores_m\d+|settlement|ratings)\.png"))  # report.render_plots
@@ -234,6 +235,8 @@ def save_chunk(out: str, res: ChunkResult, config_hash: str, run_id: str = "",
     arrays["_stats"] = np.array(json.dumps(res.tally))
     arrays["_records_first"] = np.frombuffer(res.records_first, dtype=np.uint8)
     arrays["_records_filter"] = np.frombuffer(res.records_filter, dtype=np.uint8)
+    if res.faults:
+        arrays["_faults"] = np.frombuffer(res.faults, dtype=np.uint8)
     for k, v in (res.tally_cols or {}).items():  # an SPRT run's per-game columns
         arrays[TALLY_PREFIX + k] = v
     atomic_write(path, lambda f: np.savez(f, **arrays))
@@ -686,6 +689,27 @@ def drop_after(out: str, stop_at: int) -> None:
             os.remove(path)
             with contextlib.suppress(FileNotFoundError):
                 os.remove(deals_path(path))
+
+
+def write_faults(out: str, agg: Aggregate) -> int:
+    """``faults.jsonl``: every fault of a bot in another process, chunk by chunk in run order
+    (``matchup``, ``deal``, ``orientation``, ``bot``, ``seat``, ``kind``, ``detail``,
+    ``scored``, ``counted``); written only when there is one. Returns the faults written."""
+    parts = []
+    last = agg.merged_chunks - 1
+    for p in chunk_files(out):
+        if int(os.path.basename(p)[1:7]) > last:
+            continue
+        with open_chunk(p) as z:
+            if "_faults" in z.files:
+                parts.append(z["_faults"].tobytes())
+    data = b"".join(parts)
+    path = os.path.join(out, FAULTS_FILE)
+    if data:
+        atomic_write(path, lambda f: f.write(data))
+    elif os.path.exists(path):
+        os.remove(path)
+    return data.count(b"\n")
 
 
 def write_records(out: str, cfg: Any, agg: Aggregate) -> None:

@@ -76,6 +76,7 @@ from sim.tournament.results import (
     read_config,
     save_chunk,
     write_config,
+    write_faults,
     write_records,
 )
 from sim.tournament.standings import Progress, Standings
@@ -565,6 +566,7 @@ def _run_locked(cfg: Any, chunks: list[Chunk], progress: bool | None, stop_after
     atomic_write(os.path.join(out, "run.json"),
                   lambda f: f.write(json.dumps(run_info, indent=2) + "\n"), "w")
     write_records(out, cfg, agg)
+    write_faults(out, agg)
     state = agg.state()
     state["run"] = run_info
     _keep_swings(cfg, chunks, plugins, state, bots)

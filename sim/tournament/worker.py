@@ -5,6 +5,7 @@ hands out the tasks and keeps the results is ``sim.tournament.run``."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import socket
 import time
@@ -211,5 +212,12 @@ def play_chunk(task: Task) -> ChunkResult:
     # the table is encoded here, in parallel, and crosses to the run's process compressed
     table = parquet_bytes(cols, (task.a_spec, task.b_spec)) if task.deal_table else b""
     keep = {k: cols[k] for k in TALLY_COLUMNS} if task.sprt else None
+    # every fault, attributed: bot, seat, deal, table (orientation), kind, what, how scored
+    lines = [json.dumps({"matchup": c.matchup, "deal": f["deal"], "orientation": o,
+                         "bot": f["bot"], "seat": f["seat"], "kind": f["kind"],
+                         "detail": f["detail"], "scored": f["scored"],
+                         "counted": not f.get("again")}) + "\n"
+             for f, o in zip(faults, by_orient)]
     return ChunkResult(c, tally, _records(task, first_picks),
-                       _records(task, filter_picks), time.perf_counter() - t0, table, keep)
+                       _records(task, filter_picks), time.perf_counter() - t0, table, keep,
+                       "".join(lines).encode())
