@@ -130,18 +130,12 @@ def _points_of(o, w):
 
 
 @kernel
-def features(st, u, rules, seat, params, n, buf, fws):
-    """Write the features of ``seat``'s play decision: the state's active features at
-    ``buf[B_SIDX:]`` (returns how many), its dense ones at ``fws[W_SDEN:]``, and for each of
-    the ``n`` legal plays in ``buf[:n]`` its active features at ``buf[B_MIDX + j * NM_MAX:]``
-    (padded with -1) and its dense ones at ``fws[W_MDEN + j * MD:]``. Reads only the seat's
-    own view (module docstring); ``buf[n]`` holds greedy's move on entry."""
-    trump = view.trump(st)
+def _seen_features(st, seat, mo, mw, po, pw, pos, leader, buf):
+    """``features``' first active features of the state, at ``buf[B_SIDX:]`` (returns how
+    many): the cards in ``seat``'s hand (``mo`` once, ``mw`` twice) and played (``po``,
+    ``pw``), the suits each other seat showed void in, the cards of the current trick by seat
+    (``pos`` played from ``leader``) and the position in the trick."""
     one = np.uint64(1)
-    mo = view.hand_once(u, seat)
-    mw = view.hand_twice(u, seat)
-    po = view.played_once(u)
-    pw = view.played_twice(u)
     ns = 0
     for k in range(54):
         kk = np.uint64(k)
@@ -164,8 +158,6 @@ def features(st, u, rules, seat, params, n, buf, fws):
             if (v >> g) & 1:
                 buf[B_SIDX + ns] = LW.F_VOID + 4 * (r - 1) + g
                 ns += 1
-    pos = view.trick_pos(st)
-    leader = view.leader(st)
     for p in range(pos):
         r = (leader + p - seat) % 4
         buf[B_SIDX + ns] = LW.F_TRICK_A + 54 * (r - 1) + view.trick_first(st, p)
@@ -175,6 +167,48 @@ def features(st, u, rules, seat, params, n, buf, fws):
             ns += 1
     buf[B_SIDX + ns] = LW.F_POS + pos
     ns += 1
+    return ns
+
+
+@kernel
+def _dense_features(mo, mw, po, pw, out1, out2, trick_pts, att, left, n, fws):
+    """``features``' dense features of the state, at ``fws[W_SDEN:]``: points (the
+    attackers', the defenders', the trick's, those still out, the seat's own), cards left,
+    trumps held, the number ``n`` of legal plays, and cards out and held per group (``out1``,
+    ``out2``: the cards outside the seat's hand once and twice)."""
+    played_pts = _points_of(po, pw)
+    mine = _points_of(mo, mw)
+    done_pts = played_pts - trick_pts  # points in completed tricks
+    fws[W_SDEN + LW.D_ATT] = att / 100.0
+    fws[W_SDEN + LW.D_DEF] = (done_pts - att) / 100.0
+    fws[W_SDEN + LW.D_TRICK] = trick_pts / 50.0
+    fws[W_SDEN + LW.D_OUT] = (200 - played_pts - mine) / 100.0
+    fws[W_SDEN + LW.D_MINE] = mine / 50.0
+    fws[W_SDEN + LW.D_LEFT] = left / 27.0
+    tm = GROUP_MASK[TRUMP_GROUP]
+    fws[W_SDEN + LW.D_TRUMPS] = (popcount(mo & tm) + popcount(mw & tm)) / 27.0
+    fws[W_SDEN + LW.D_CHOICES] = n / 32.0
+    for g in range(4):
+        gm = GROUP_MASK[g]
+        fws[W_SDEN + LW.D_OUT_G + g] = (popcount(out1 & gm) + popcount(out2 & gm)) / 20.0
+        fws[W_SDEN + LW.D_MINE_G + g] = (popcount(mo & gm) + popcount(mw & gm)) / 20.0
+
+
+@kernel
+def features(st, u, rules, seat, params, n, buf, fws):
+    """Write the features of ``seat``'s play decision: the state's active features at
+    ``buf[B_SIDX:]`` (returns how many), its dense ones at ``fws[W_SDEN:]``, and for each of
+    the ``n`` legal plays in ``buf[:n]`` its active features at ``buf[B_MIDX + j * NM_MAX:]``
+    (padded with -1) and its dense ones at ``fws[W_MDEN + j * MD:]``. Reads only the seat's
+    own view (module docstring); ``buf[n]`` holds greedy's move on entry."""
+    trump = view.trump(st)
+    mo = view.hand_once(u, seat)
+    mw = view.hand_twice(u, seat)
+    po = view.played_once(u)
+    pw = view.played_twice(u)
+    pos = view.trick_pos(st)
+    leader = view.leader(st)
+    ns = _seen_features(st, seat, mo, mw, po, pw, pos, leader, buf)
     pair = False
     lead_group = -1
     w = 0
@@ -213,25 +247,9 @@ def features(st, u, rules, seat, params, n, buf, fws):
     att = view.attacker_points(st)
     buf[B_SIDX + ns] = LW.F_ATT_PTS + min(att // 10, 20)
     ns += 1
-    # dense
-    played_pts = _points_of(po, pw)
-    mine = _points_of(mo, mw)
-    done_pts = played_pts - trick_pts  # points in completed tricks
-    fws[W_SDEN + LW.D_ATT] = att / 100.0
-    fws[W_SDEN + LW.D_DEF] = (done_pts - att) / 100.0
-    fws[W_SDEN + LW.D_TRICK] = trick_pts / 50.0
-    fws[W_SDEN + LW.D_OUT] = (200 - played_pts - mine) / 100.0
-    fws[W_SDEN + LW.D_MINE] = mine / 50.0
     left = view.cards_left(st)
-    fws[W_SDEN + LW.D_LEFT] = left / 27.0
-    tm = GROUP_MASK[TRUMP_GROUP]
-    fws[W_SDEN + LW.D_TRUMPS] = (popcount(mo & tm) + popcount(mw & tm)) / 27.0
-    fws[W_SDEN + LW.D_CHOICES] = n / 32.0
     out1, out2 = outside_masks(u, seat)
-    for g in range(4):
-        gm = GROUP_MASK[g]
-        fws[W_SDEN + LW.D_OUT_G + g] = (popcount(out1 & gm) + popcount(out2 & gm)) / 20.0
-        fws[W_SDEN + LW.D_MINE_G + g] = (popcount(mo & gm) + popcount(mw & gm)) / 20.0
+    _dense_features(mo, mw, po, pw, out1, out2, trick_pts, att, left, n, fws)
     # the plays
     greedy_code = buf[n]
     voids = voids_after(st, seat)
