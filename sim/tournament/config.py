@@ -487,7 +487,7 @@ def _teams(v: _Validator, raw: Mapping[str, Any], players: tuple[str, ...], impo
            ) -> tuple[str, ...]:
     """``teams`` of a partners config: ``"a+b"`` strings (players' specs, canonical as in
     ``players``); empty for every team."""
-    from strategies.registry import make, team_members
+    from strategies.registry import make, team_members  # (entry points: as in _check_loaded)
 
     out = []
     for i, t in enumerate(v.str_list(raw, "teams", [])):
@@ -508,7 +508,7 @@ def _team_entrants(v: _Validator, members: tuple[str, ...], teams: tuple[str, ..
     """The teams "a+b" a partners run plays (all of them, or ``teams``), checked so that each
     player's individual strength is identified (sim.analysis.stats.partners.team_types)."""
     from sim.analysis.stats.partners import team_types  # (numpy: only for a partners config)
-    from strategies.registry import team_members
+    from strategies.registry import team_members  # (entry points: as in _check_loaded)
 
     chosen = [team_members(t) for t in teams] or None
     try:
