@@ -60,7 +60,9 @@ STATS = ("sim.analysis.stats", "sim.analysis.stats.quantiles", "sim.analysis.sta
          "sim.analysis.stats.partners")
 SIDE = {"sim.analysis": (), **{m: PURE_TABLES + STATS for m in STATS},
         "sim.analysis.summary": PURE_TABLES + STATS,
-        "sim.analysis.report": PURE_TABLES + STATS + ("sim.analysis.summary",),
+        "sim.analysis.tables": PURE_TABLES + STATS + ("sim.analysis.summary",),
+        "sim.analysis.report": PURE_TABLES + STATS + ("sim.analysis.summary",
+                                                      "sim.analysis.tables"),
         "sim.analysis.viewer": PURE_TABLES,
         "sim.analysis.ladder": PURE_TABLES + STATS + ("sim.analysis.ladder.model",
                                                        "sim.analysis.ladder.show"),

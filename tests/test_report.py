@@ -13,7 +13,8 @@ import pytest
 from sim import level
 from sim.analysis.report import markdown
 from sim.analysis.stats import Moments, stratified_ci
-from sim.analysis.summary import derive, tables
+from sim.analysis.summary import derive
+from sim.analysis.tables import tables
 from sim.cli import main
 from sim.titles import ranges
 from sim.tournament.config import from_dict

@@ -40,15 +40,14 @@ from sim.analysis.stats.histogram import Histogram
 from sim.analysis.summary import (
     ORACLE_MARK,
     SPRT_BIAS_NOTE,
-    ZERO_MARK,
     Table,
     derive,
     player_name,
     sprt_verdict,
-    tables,
     tally_of,
     verdict,
 )
+from sim.analysis.tables import ZERO_MARK, tables
 from sim.errors import OutputError
 from sim.titles import GLOSS
 
