@@ -121,7 +121,7 @@ def test_deal_id_and_seed_hide_the_master_seed():
 def test_messages_follow_the_protocol_and_r9(tmp_path, monkeypatch):
     log = tmp_path / "log.jsonl"
     monkeypatch.setenv("BOTLOG", str(log))
-    b = bot(tmp_path, "first", sandbox="off")
+    b = bot(tmp_path, "bt_first", sandbox="off")
     seats = runner.make_seats([b.name, "greedy"])
     faults: list = []
     runner.summaries(3, 0, 6, seats, faults=faults)
@@ -149,7 +149,7 @@ def test_messages_follow_the_protocol_and_r9(tmp_path, monkeypatch):
 def test_giveback_cards_only_to_giver_and_receiver(tmp_path, monkeypatch):
     log = tmp_path / "log.jsonl"
     monkeypatch.setenv("BOTLOG", str(log))
-    b = bot(tmp_path, "first", sandbox="off")
+    b = bot(tmp_path, "bt_first", sandbox="off")
     seats = runner.make_seats(["greedy", b.name])  # the bot in seats 1 and 3
     runner.summaries(5, 0, 40, seats)
     close_all()
@@ -182,7 +182,7 @@ def test_bot_answering_as_greedy_would_gives_greedys_rows(tmp_path):
             return legal[0]
 
     register(FirstChoice)
-    b = bot(tmp_path, "first")
+    b = bot(tmp_path, "bt_first")
     rows_bot = runner.summaries(11, 0, 8, runner.make_seats([b.name, "greedy"]))
     rows_twin = runner.summaries(11, 0, 8, runner.make_seats(["first_choice_twin", "greedy"]))
     assert np.array_equal(rows_bot, rows_twin)
@@ -209,10 +209,10 @@ def test_forfeit_result_is_r24_with_every_point_to_the_other_side():
     ("import time; time.sleep(30)", "timeout"),
 ])
 def test_fault_is_attributed_and_forfeited(tmp_path, behaviour, kind):
-    b = bot(tmp_path, "bad", behaviour, decision_ms=300, bank_ms=0, max_restarts=1)
+    b = bot(tmp_path, "bt_bad", behaviour, decision_ms=300, bank_ms=0, max_restarts=1)
     faults: list = []
     rows = runner.summaries(2, 0, 3, runner.make_seats(["greedy", b.name]), faults=faults)
-    assert faults and faults[0]["kind"] == kind and faults[0]["bot"] == "bad"
+    assert faults and faults[0]["kind"] == kind and faults[0]["bot"] == "bt_bad"
     assert faults[0]["seat"] in (1, 3) and faults[0]["scored"] == "forfeit"
     for f in faults:  # every faulted deal is the bot side's loss
         row = rows[f["deal"]]
@@ -223,22 +223,22 @@ def test_fault_is_attributed_and_forfeited(tmp_path, behaviour, kind):
 
 
 def test_fallback_plays_on_and_stop_stops(tmp_path):
-    b = bot(tmp_path, "bad", "sys.exit(3)", on_fault="fallback", max_restarts=0)
+    b = bot(tmp_path, "bt_bad", "sys.exit(3)", on_fault="fallback", max_restarts=0)
     faults: list = []
     rows = runner.summaries(2, 0, 2, runner.make_seats([b.name, "greedy"]), faults=faults)
     assert {f["scored"] for f in faults} == {"fallback"}
     greedy = runner.summaries(2, 0, 2, runner.make_seats(["greedy", "greedy"]))
     assert rows.shape == greedy.shape  # every deal played to its end by the fallback
     close_all()
-    b = bot(tmp_path, "bad2", "sys.exit(3)", on_fault="stop")
-    with pytest.raises(StrategyError, match="bad2.*crash.*on_fault = stop"):
+    b = bot(tmp_path, "bt_bad2", "sys.exit(3)", on_fault="stop")
+    with pytest.raises(StrategyError, match="bt_bad2.*crash.*on_fault = stop"):
         runner.summaries(2, 0, 2, runner.make_seats([b.name, "greedy"]))
 
 
 def test_start_fault_when_no_hello(tmp_path):
-    p = tmp_path / "mute.py"
+    p = tmp_path / "bt_mute.py"
     p.write_text("import time\ntime.sleep(60)\n")
-    b = parse_bot(f"mute={sys.executable} {p}").replace(start_ms=500, max_restarts=0)
+    b = parse_bot(f"bt_mute={sys.executable} {p}").replace(start_ms=500, max_restarts=0)
     register_bots([b])
     faults: list = []
     runner.summaries(1, 0, 2, runner.make_seats([b.name, "greedy"]), faults=faults)
@@ -254,10 +254,11 @@ def test_bot_fault_type():
 def test_play_with_a_bot(tmp_path, capsys):
     path = tmp_path / "b.py"
     path.write_text(FIRST.replace("{behaviour}", ANSWER))
-    assert main(["play", "--bot", f"mine={sys.executable} {path}", "--seats", "mine,greedy",
+    assert main(["play", "--bot", f"bt_mine={sys.executable} {path}", "--seats",
+                 "bt_mine,greedy",
                  "--deals", "4", "--sandbox", "off"]) == 0
     out = capsys.readouterr()
-    assert "0=mine, 1=greedy" in out.out
+    assert "0=bt_mine, 1=greedy" in out.out
     assert "rlimits only (--sandbox off)" in out.err
 
 
@@ -265,24 +266,24 @@ def test_tournament_config_with_bots(tmp_path, capsys):
     path = tmp_path / "b.py"
     path.write_text(FIRST.replace("{behaviour}", ANSWER))
     cfg = tmp_path / "t.toml"
-    cfg.write_text('players = ["unseen", "greedy"]\ndeals = 4\n[run]\nprogress = false\n'
+    cfg.write_text('players = ["bt_unseen", "greedy"]\ndeals = 4\n[run]\nprogress = false\n'
                    '[output]\nplots = false\n[bots]\ndecision_ms = 500\n'
-                   '[bots.unseen]\nbank_ms = 100\n')
+                   '[bots.bt_unseen]\nbank_ms = 100\n')
     out = tmp_path / "out"
     # without --bot: the config names an unknown player, and the message says what to add
     assert main(["tournament", str(cfg), "--out", str(out)]) == 2
-    assert "--bot unseen=COMMAND" in capsys.readouterr().err
+    assert "--bot bt_unseen=COMMAND" in capsys.readouterr().err
     assert main(["tournament", str(cfg), "--out", str(out), "--bot",
-                 f"unseen={sys.executable} {path}", "--sandbox", "off"]) == 0
+                 f"bt_unseen={sys.executable} {path}", "--sandbox", "off"]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["run"]["bots"][0]["name"] == "unseen"
+    assert summary["run"]["bots"][0]["name"] == "bt_unseen"
     assert summary.get("faults") is None
     toml = (out / "config.toml").read_text()
     assert str(path) not in toml and "bank_ms = 100" in toml  # settings, never the command
     # a config holding a command is refused
-    cfg.write_text('players = ["unseen", "greedy"]\n[bots.unseen]\ncommand = "rm -rf /"\n')
+    cfg.write_text('players = ["bt_unseen", "greedy"]\n[bots.bt_unseen]\ncommand = "rm -rf /"\n')
     assert main(["tournament", str(cfg), "--out", str(tmp_path / "o2"), "--bot",
-                 f"unseen={sys.executable} {path}"]) == 2
+                 f"bt_unseen={sys.executable} {path}"]) == 2
     assert "never holds a bot's command" in capsys.readouterr().err
 
 
@@ -290,19 +291,19 @@ def test_tournament_counts_faults(tmp_path, capsys):
     path = tmp_path / "b.py"
     path.write_text(FIRST.replace("{behaviour}", "sys.exit(3)"))
     cfg = tmp_path / "t.toml"
-    cfg.write_text('players = ["crashy", "greedy"]\ndeals = 3\n[run]\nprogress = false\n'
+    cfg.write_text('players = ["bt_crashy", "greedy"]\ndeals = 3\n[run]\nprogress = false\n'
                    '[output]\nplots = false\n[bots]\nmax_restarts = 0\n')
     out = tmp_path / "out"
     assert main(["tournament", str(cfg), "--out", str(out), "--bot",
-                 f"crashy={sys.executable} {path}", "--sandbox", "off"]) == 0
+                 f"bt_crashy={sys.executable} {path}", "--sandbox", "off"]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    f = summary["faults"]["crashy"]
+    f = summary["faults"]["bt_crashy"]
     # the first seat to decide crashes; then its side forfeits at once: one per table
     assert f["crash"] == 2
     assert f["forfeits"] == 6  # every game of the 3 duplicate deals
-    assert "faults of bot crashy" in capsys.readouterr().out
+    assert "faults of bot bt_crashy" in capsys.readouterr().out
     lines = [json.loads(x) for x in (out / "faults.jsonl").read_text().splitlines()]
-    assert len(lines) == 6 and {x["bot"] for x in lines} == {"crashy"}
+    assert len(lines) == 6 and {x["bot"] for x in lines} == {"bt_crashy"}
     assert sum(x["counted"] for x in lines) == 2 and {x["scored"] for x in lines} == {"forfeit"}
     assert sorted({(x["deal"], x["orientation"]) for x in lines}) == \
         [(d, o) for d in range(3) for o in (0, 1)]
@@ -378,15 +379,15 @@ def test_ladder_remembers_a_bots_program_and_faults(tmp_path, capsys):
     path = tmp_path / "b.py"
     path.write_text(FIRST.replace("{behaviour}", ANSWER))
     db = str(tmp_path / "lad.db")
-    bot_flag = ["--bot", f"lbot={sys.executable} {path}", "--sandbox", "off"]
-    assert main(["ladder", "--db", db, "add", "lbot", "greedy", *bot_flag]) == 0
+    bot_flag = ["--bot", f"bt_lbot={sys.executable} {path}", "--sandbox", "off"]
+    assert main(["ladder", "--db", db, "add", "bt_lbot", "greedy", *bot_flag]) == 0
     assert main(["ladder", "--db", db, "run", "--pairs", "4", "--no-progress", "--quiet",
                  *bot_flag]) == 0
     # without --bot the ladder says what to add; the database never holds the command
     p = subprocess.run([sys.executable, "-m", "sim.cli", "ladder", "--db", db, "run",
                         "--pairs", "2", "--no-progress"], capture_output=True, text=True,
                        cwd=ROOT, timeout=300)
-    assert p.returncode == 2 and "--bot lbot=COMMAND" in p.stderr
+    assert p.returncode == 2 and "--bot bt_lbot=COMMAND" in p.stderr
     assert str(path).encode() not in open(db, "rb").read()
     # the same name with another program: a warning; a crashing program: its faults counted
     path.write_text(FIRST.replace("{behaviour}", "sys.exit(3)"))
@@ -394,11 +395,11 @@ def test_ladder_remembers_a_bots_program_and_faults(tmp_path, capsys):
                  *bot_flag, "--max-restarts", "0"]) == 0
     out = capsys.readouterr()
     assert "comes back with another program" in out.err
-    assert "faults of bot lbot: " in out.out
+    assert "faults of bot bt_lbot: " in out.out
     assert main(["ladder", "--db", db, "show", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown["bots"]["lbot"]["faults"]["crash"] >= 1
-    assert shown["bots"]["lbot"]["faults"]["forfeits"] >= 2
+    assert shown["bots"]["bt_lbot"]["faults"]["crash"] >= 1
+    assert shown["bots"]["bt_lbot"]["faults"]["forfeits"] >= 2
 
 
 def test_ladder_refuses_a_corrupt_bots_table(tmp_path, capsys):

@@ -124,7 +124,7 @@ def test_missing_players_and_formats():
     assert from_dict({"format": "round_robin", "players": three}).matchups() == \
         [(0, 1), (0, 2), (1, 2)]
     assert from_dict({"format": "Gauntlet", "players": three}).matchups() == [(0, 1), (0, 2)]
-    assert set(FORMATS) == {"head-to-head", "round-robin", "gauntlet"}
+    assert set(FORMATS) == {"head-to-head", "round-robin", "gauntlet", "partners"}
     assert BACKENDS == ("auto", "fork", "loky", "threading", "dask")
 
 
