@@ -279,6 +279,12 @@ def team_members(spec: str) -> list[str]:
     return [a, b]
 
 
+def team_pair(spec: str) -> list[str]:
+    """The two players of a team, ``"a+b"``, or a single player's mirror team ``[a, a]``."""
+    members = team_members(spec)
+    return members * 2 if len(members) == 1 else members
+
+
 def split_specs(text: str) -> list[str]:
     """Split a list of specs, ``'pimc(samples=8, rollout=greedy),random'``, at the commas
     outside parentheses and quotes (the parser of a spec's own parameters)."""

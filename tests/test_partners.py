@@ -12,7 +12,7 @@ from sim.errors import ConfigError
 from sim.loops.runner import make_seats
 from sim.tournament.config import from_dict
 from sim.tournament.run import run_tournament
-from strategies.registry import team_members
+from strategies.registry import team_members, team_pair
 
 PLAYERS = ["greedy", "random", "random(show_prob=0.2)"]
 
@@ -21,6 +21,8 @@ def test_team_members_and_seats():
     assert team_members("greedy+random") == ["greedy", "random"]
     assert team_members("pimc(samples=1e+3)+greedy") == ["pimc(samples=1e+3)", "greedy"]
     assert team_members("greedy") == ["greedy"]
+    assert team_pair("greedy") == ["greedy", "greedy"]
+    assert team_pair("pimc(samples=1e+3)+greedy") == ["pimc(samples=1e+3)", "greedy"]
     with pytest.raises(ConfigError):
         team_members("a+b+c")
     assert [s.spec() for s in make_seats(["greedy+random", "random"])] == \
@@ -37,6 +39,11 @@ def test_config_builds_every_team_and_round_trips():
     chosen = from_dict({"format": "partners", "players": PLAYERS[:2],
                         "teams": ["greedy+random", "greedy", "random+random"]})
     assert chosen.players == ("greedy+greedy", "random+random", "greedy+random")
+    # a "+" inside a spec's parentheses is the spec's own: a one-player entry is its mirror team
+    spec = "random(show_prob=1e+0)"
+    mirror = from_dict({"format": "partners", "players": ["greedy", spec],
+                        "teams": [spec, f"greedy+{spec}", "greedy"]})
+    assert mirror.players[0] == "greedy+greedy" and len(mirror.players) == 3
 
 
 @pytest.mark.parametrize("raw, words", [

@@ -44,7 +44,7 @@ from strategies.base import Strategy
 from strategies.compiled import new_scratch
 from strategies.params import param_table
 from strategies.plugin import checked_params
-from strategies.registry import make, split_specs, team_members
+from strategies.registry import make, split_specs, team_pair
 
 
 def make_seats(specs: Sequence[str | Strategy] | str) -> list[Strategy]:
@@ -56,7 +56,7 @@ def make_seats(specs: Sequence[str | Strategy] | str) -> list[Strategy]:
     if len(specs) == 1:
         specs = specs * 4
     elif len(specs) == 2:
-        ta, tb = (team_members(s) * 2 if isinstance(s, str) else [s, s] for s in specs)
+        ta, tb = (team_pair(s) if isinstance(s, str) else [s, s] for s in specs)
         specs = [ta[0], tb[0], ta[1], tb[1]]
     if len(specs) != 4:
         raise ConfigError(f"seats {specs!r}: give 1, 2 (team A, team B) or 4 strategy specs")
@@ -162,8 +162,8 @@ class Asker:
         self.python = [python_tier or not s.runs_compiled() for s in seats]
         # bots in other processes (sim.bots): their own clocks, faults scored by their rule
         self.external = [bool(getattr(s, "external", False)) for s in seats]
-        for s in seats:
-            if getattr(s, "external", False):
+        for s, ext in zip(seats, self.external):
+            if ext:
                 s.rules = rules.to_dict()
         self.faults: list[dict[str, Any]] = []  # every bot fault, in order (sim.bots)
         self.forfeit: Forfeit | None = None  # the last deal's forfeit, if it was forfeited

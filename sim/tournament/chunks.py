@@ -21,7 +21,7 @@ from sim.analysis.stats.swings import Swings
 from sim.analysis.stats.win_draw_loss import WDL
 from sim.bots.spec import FAULT_KINDS
 from sim.errors import ConfigError
-from strategies.registry import team_members
+from strategies.registry import team_pair
 
 FORMAT = "shuangkou-tournament/1"  # the format tag of chunk files and of summary.json
 
@@ -515,6 +515,6 @@ class Aggregate:
             "deal_moments": (self.cluster.to_dict()
                              if self.cluster is not None and self.cluster.deals else None),
             # partners: each entrant's two players (sim.analysis.summary reads the design)
-            "teams": ([team_members(t) * (2 // len(team_members(t))) for t in cfg.players]
+            "teams": ([team_pair(t) for t in cfg.players]
                       if cfg.format == "partners" else None),
         }

@@ -487,18 +487,16 @@ def _teams(v: _Validator, raw: Mapping[str, Any], players: tuple[str, ...], impo
            ) -> tuple[str, ...]:
     """``teams`` of a partners config: ``"a+b"`` strings (players' specs, canonical as in
     ``players``); empty for every team."""
-    from strategies.registry import make, team_members  # (entry points: as in _check_loaded)
+    from strategies.registry import make, team_pair  # (entry points: as in _check_loaded)
 
     out = []
     for i, t in enumerate(v.str_list(raw, "teams", [])):
         try:
-            pair = team_members(t) * (2 if "+" not in t else 1)
+            pair = team_pair(t)  # "a+b", or "a" for the mirror team a+a
             if imports:
                 pair = [make(x).spec() for x in pair]
         except ShuangkouError as e:
             raise ConfigError(f"{v.source}: key 'teams[{i}]' = {t!r}: {e}") from None
-        if len(pair) != 2:
-            v.fail(f"teams[{i}]", t, "a team is two players, a+b (a+a: a mirror team)")
         out.append(f"{pair[0]}+{pair[1]}")
     return tuple(out)
 
@@ -508,9 +506,9 @@ def _team_entrants(v: _Validator, members: tuple[str, ...], teams: tuple[str, ..
     """The teams "a+b" a partners run plays (all of them, or ``teams``), checked so that each
     player's individual strength is identified (sim.analysis.stats.partners.team_types)."""
     from sim.analysis.stats.partners import team_types  # (numpy: only for a partners config)
-    from strategies.registry import team_members  # (entry points: as in _check_loaded)
+    from strategies.registry import team_pair  # (entry points: as in _check_loaded)
 
-    chosen = [team_members(t) for t in teams] or None
+    chosen = [team_pair(t) for t in teams] or None
     try:
         types = team_types(list(members), chosen)
     except ConfigError as e:
