@@ -180,20 +180,35 @@ def _partners(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, Any
 def _faults(state: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     """Per player that faulted (a bot in another process, docs/bots.md): its faults by kind
     (``start``, ``crash``, …) and the deals they cost (``forfeits``, ``fallbacks``), summed
-    over its matchups from the tallies' ``A.fault.KIND`` / ``A.forfeits`` counts."""
+    over its matchups (``side_faults``)."""
     players = state["players"]
     out: dict[str, dict[str, int]] = {}
     for m in state["matchups"]:
         for side, who in (("A", m["a"]), ("B", m["b"])):
-            for key, v in m["tally"].items():
-                if not key.startswith(side + ".") or not isinstance(v, int) or not v:
-                    continue
-                rest = key[2:]
-                if rest.startswith("fault.") or rest in ("forfeits", "fallbacks"):
-                    name = rest[6:] if rest.startswith("fault.") else rest
-                    c = out.setdefault(players[who], {})
-                    c[name] = c.get(name, 0) + v
+            add_counts(out, players[who], side_faults(m["tally"], side))
     return out
+
+
+def side_faults(tally: Mapping[str, Any], side: str) -> dict[str, int]:
+    """One side's bot faults in a matchup's tally: its ``A.fault.KIND`` counts by kind and its
+    ``A.forfeits`` / ``A.fallbacks`` (those that are not 0)."""
+    out = {}
+    for key, v in tally.items():
+        if key.startswith(side + ".") and isinstance(v, int) and v:
+            rest = key[len(side) + 1:]
+            if rest.startswith("fault."):
+                out[rest[len("fault."):]] = v
+            elif rest in ("forfeits", "fallbacks"):
+                out[rest] = v
+    return out
+
+
+def add_counts(into: dict[str, dict[str, int]], name: str, counts: Mapping[str, int]) -> None:
+    """Add ``counts`` to ``into[name]`` (made when ``counts`` holds anything)."""
+    if counts:
+        c = into.setdefault(name, {})
+        for k, v in counts.items():
+            c[k] = c.get(k, 0) + v
 
 
 def _swings(state: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from sim.bots.spec import (
     parse_clock,
 )
 from sim.cli.options import bounded_int
+from sim.core.console import clean
 from sim.errors import ConfigError
 
 # the runner's modules (sim.bots.seat: the strategies, numpy) load when a command seats a bot,
@@ -130,22 +131,29 @@ def register(texts: list[str] | None) -> None:
         register_bots(bots)
 
 
-def fault_lines(faults: list[dict[str, Any]]) -> list[str]:
-    """Per bot: its faults by kind and the deals they cost (for the terminal)."""
-    by: dict[str, dict[str, int]] = {}
+def fault_counts(faults: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """A run's fault records (``sim.loops.runner.Asker.faults``) as counts per bot: by kind
+    (a bot out of restarts is not counted again) and the deals they cost (``forfeits``,
+    ``fallbacks``), as summary.json's ``"faults"`` and the ladder keep them."""
+    out: dict[str, dict[str, int]] = {}
     for f in faults:
-        c = by.setdefault(f["bot"], {})
-        if not f.get("again"):
-            c[f["kind"]] = c.get(f["kind"], 0) + 1
-        c[f["scored"]] = c.get(f["scored"], 0) + 1
+        c = out.setdefault(f["bot"], {})
+        for key in ([f["kind"]] if not f.get("again") else []) + [f["scored"] + "s"]:
+            c[key] = c.get(key, 0) + 1
+    return out
+
+
+def fault_lines(counts: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """Per bot (``fault_counts``, summary.json's ``"faults"``): its faults by kind and the
+    deals they cost, one line each for the terminal."""
     lines = []
-    for name, c in sorted(by.items()):
+    for name, c in sorted(counts.items()):
         kinds = ", ".join(f"{c[k]} {k}" for k in FAULT_KINDS if c.get(k))
-        scored = ", ".join(f"{c[k]} deal(s) {w}" for k, w in (("forfeit", "forfeited"),
-                                                              ("fallback", "played on by "
+        scored = ", ".join(f"{c[k]} deal(s) {w}" for k, w in (("forfeits", "forfeited"),
+                                                              ("fallbacks", "played on by "
                                                                "the fallback")) if c.get(k))
-        lines.append(f"faults of bot {name}: {kinds or 'none counted'}"
-                     + (f"; {scored}" if scored else ""))
+        lines.append(clean(f"faults of bot {name}: {kinds or 'none counted'}"
+                           + (f"; {scored}" if scored else "")))
     return lines
 
 

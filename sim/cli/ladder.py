@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-from sim.cli.bots import add_bots, close_bots, use_bots
+from sim.cli.bots import add_bots, close_bots, fault_lines, use_bots
 from sim.cli.common import check_output_file, raise_interrupt, write_text_atomic
 from sim.cli.options import (
     add_backend,
@@ -145,8 +145,8 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
         close_bots()
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
-    for name, c in sorted(got["faults"].items()):
-        print(f"faults of bot {clean(name)}: " + ", ".join(f"{v} {k}" for k, v in c.items()))
+    for line in fault_lines(got["faults"]):
+        print(line)
     print(f"played {got['pairs']:,} pairs in {got['chunks']} chunks ({got['seconds']:.1f} s, "
           f"{got['backend']}); committed to {args.db}")
     return 0

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from sim.cli.bots import add_bots, close_bots, fault_lines, use_bots
+from sim.cli.bots import add_bots, close_bots, fault_counts, fault_lines, use_bots
 from sim.cli.common import check_output_file, compiling_for, write_records, write_text_atomic
 from sim.cli.options import (
     DEFAULT_ANALYZE_SAMPLES,
@@ -88,7 +88,7 @@ def _play(args: argparse.Namespace, seed: int, rules: Any, seats: list[Any]) -> 
     mean = tot / args.deals
     print("settlement per seat (total / mean per deal): "
           + ", ".join(f"{i}: {int(t):+d} / {m:+.3f}" for i, (t, m) in enumerate(zip(tot, mean))))
-    for line in fault_lines(faults):
+    for line in fault_lines(fault_counts(faults)):
         print(line)
     return 0
 

@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-from sim.cli.bots import add_bots, close_bots, register, use_bots
+from sim.cli.bots import add_bots, close_bots, fault_lines, register, use_bots
 from sim.cli.common import output_error, raise_interrupt
 from sim.cli.options import (
     MAX_CHUNK_SIZE,
@@ -88,8 +88,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         close_bots()
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
-    for name, c in sorted(((summary or {}).get("faults") or {}).items()):
-        print(f"faults of bot {name}: " + ", ".join(f"{v} {k}" for k, v in c.items()))
+    for line in fault_lines((summary or {}).get("faults") or {}):
+        print(line)
     if summary is not None:
         from sim.analysis.summary import verdict
 

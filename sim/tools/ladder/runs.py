@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from sim.analysis import ladder as model
+from sim.analysis.summary import add_counts, side_faults
 from sim.core.limits import MAX_DEAL, MAX_JOBS
 from sim.errors import ConfigError, LadderError, ShuangkouError, StrategyError
 from sim.tools.ladder.checks import check_received_specs, quote_value
@@ -216,12 +217,7 @@ class _Feed:
             self.state.timed(self.mids[(i, j)], n, res.seconds)
         tally.pop(DEAL_VALUES, None)
         for side, k in (("A", i), ("B", j)):  # a bot's faults (docs/bots.md), by player
-            for key in [key for key in tally if key.startswith(side + ".")]:
-                rest = key[2:]
-                if rest.startswith("fault.") or rest in ("forfeits", "fallbacks"):
-                    c = self.faults.setdefault(self.specs[k], {})
-                    what = rest[6:] if rest.startswith("fault.") else rest
-                    c[what] = c.get(what, 0) + tally.pop(key)
+            add_counts(self.faults, self.specs[k], side_faults(tally, side))
         return (i, j), n, tally
 
 
