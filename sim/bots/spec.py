@@ -122,14 +122,21 @@ def parse_bot(text: str, builtins: Iterable[str] = ()) -> BotSpec:
     if not argv:
         raise ConfigError(f"--bot {name}=: the command is empty; write the program to run, "
                           f"e.g. --bot {name}='python3 mybot.py'")
-    path = program_path(argv[0])
-    if path is None:
-        where = "no such file" if "/" in argv[0] else "not found on PATH"
-        raise ConfigError(f"--bot {name}: program {argv[0]!r}: {where}")
-    if not os.access(path, os.X_OK):
-        raise ConfigError(f"--bot {name}: program {argv[0]!r} ({path}) is not executable "
-                          f"(chmod +x it, or run it through its interpreter)")
+    why = not_runnable(argv[0])
+    if why:
+        raise ConfigError(f"--bot {name}: {why}")
     return BotSpec(name=name, argv=argv, program=program_hash(argv))
+
+
+def not_runnable(argv0: str) -> str:
+    """Why the program ``argv0`` cannot be run here (one phrase), or "" when it can."""
+    path = program_path(argv0)
+    if path is None:
+        return f"program {argv0!r}: " + ("no such file" if "/" in argv0 else "not found on PATH")
+    if not os.access(path, os.X_OK):
+        return (f"program {argv0!r} ({path}) is not executable (chmod +x it, or run it "
+                f"through its interpreter)")
+    return ""
 
 
 def parse_bots(texts: Sequence[str] | None, builtins: Iterable[str] = ()) -> list[BotSpec]:

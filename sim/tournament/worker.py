@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import socket
 import time
 from collections.abc import Mapping, Sequence
@@ -15,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from sim.bots.seat import register_bots
-from sim.bots.spec import program_path
+from sim.bots.spec import not_runnable
 from sim.core.tables import COLUMN_NAMES, DEAL_COLUMNS, N_COLS
 from sim.errors import ConfigError
 from sim.loops import runner
@@ -77,10 +76,9 @@ def prepare(task: Task) -> None:
     add_paths(task.sys_path)  # also without plug-ins: module:Class players are found there
     load_plugins(task.plugins)
     for b in task.bots:  # a worker on another machine (dask) checks it can run them
-        path = program_path(b.argv[0])
-        if path is None or not os.access(path, os.X_OK):
-            raise ConfigError(f"bot {b.name}: program {b.argv[0]!r} cannot be run on worker "
-                              f"{socket.gethostname()} (not found or not executable there)")
+        why = not_runnable(b.argv[0])
+        if why:
+            raise ConfigError(f"bot {b.name} on worker {socket.gethostname()}: {why}")
     register_bots(task.bots)
     _PREPARED.add(key)
 
@@ -88,27 +86,32 @@ def prepare(task: Task) -> None:
 def _rows(task: Task, deals: np.ndarray, specs: Sequence[str], orient: int = 0,
           faults: list[dict[str, Any]] | None = None) -> np.ndarray:
     """Summary rows of ``deals`` (ascending) with seats ``specs`` (team A, team B) in
-    orientation ``orient``; bots' faults are appended to ``faults``."""
+    orientation ``orient``; bots' faults are appended to ``faults``, each with its
+    ``orientation``."""
     rules = Rules.from_dict(dict(task.rules))
     seats = runner.make_seats(list(specs))
     for s in seats:  # one process per bot, seat and table (R9; docs/bots.md)
         if getattr(s, "external", False):
             s.table = f"m{task.chunk.matchup}o{orient}"
     timeout = task.timeout or None
+    got: list[dict[str, Any]] = []
     if deals.size and deals[-1] - deals[0] + 1 == deals.size:  # contiguous
-        return runner.summaries(task.seed, int(deals[0]), int(deals.size), seats, rules,
-                                timeout, faults)
-    out = np.zeros((deals.size, N_COLS), dtype=np.int64)
-    tables = runner.compiled_tables(seats)
-    if tables is None:
-        for i, d in enumerate(deals):
-            out[i] = runner.summaries(task.seed, int(d), 1, seats, rules, timeout, faults)[0]
-        return out
-    tables.loops.timeout = timeout  # a compiled plug-in's limit too
-    r = rules.array()
-    seed = np.uint64(task.seed)
-    for i, d in enumerate(deals):  # one compiled call per deal costs well under a microsecond
-        tables.loops.play_deals(seed, np.uint64(d), 1, r, *tables, out[i:i + 1])
+        out = runner.summaries(task.seed, int(deals[0]), int(deals.size), seats, rules,
+                               timeout, got)
+    else:
+        out = np.zeros((deals.size, N_COLS), dtype=np.int64)
+        tables = runner.compiled_tables(seats)
+        if tables is None:
+            for i, d in enumerate(deals):
+                out[i] = runner.summaries(task.seed, int(d), 1, seats, rules, timeout, got)[0]
+        else:
+            tables.loops.timeout = timeout  # a compiled plug-in's limit too
+            r = rules.array()
+            seed = np.uint64(task.seed)
+            for i, d in enumerate(deals):  # one compiled call per deal: well under 1 µs
+                tables.loops.play_deals(seed, np.uint64(d), 1, r, *tables, out[i:i + 1])
+    if faults is not None:
+        faults.extend({**f, "orientation": orient} for f in got)
     return out
 
 
@@ -168,28 +171,21 @@ def play_chunk(task: Task) -> ChunkResult:
     deals = np.arange(c.first, c.first + c.n, dtype=np.int64)
     ab, ba = (task.a_spec, task.b_spec), (task.b_spec, task.a_spec)
     faults: list[dict[str, Any]] = []
-    by_orient: list[int] = []
     if task.duplicate:  # pairs are adjacent rows: (deal, orientation) order
-        parts = []
-        for o, (where, specs) in enumerate(((slice(0, None, 2), ab), (slice(1, None, 2), ba))):
-            parts.append((where, _rows(task, deals, specs, o, faults)))
-            by_orient += [o] * (len(faults) - len(by_orient))
+        parts = [(slice(0, None, 2), _rows(task, deals, ab, 0, faults)),
+                 (slice(1, None, 2), _rows(task, deals, ba, 1, faults))]
         game_deals = np.repeat(deals, 2)
         orient = np.tile(np.array([0, 1], dtype=np.int64), c.n)
     else:
         orient = deals % 2
-        parts = []
-        for o, specs in ((0, ab), (1, ba)):
-            if (orient == o).any():
-                parts.append((np.flatnonzero(orient == o),
-                              _rows(task, deals[orient == o], specs, o, faults)))
-                by_orient += [o] * (len(faults) - len(by_orient))
+        parts = [(np.flatnonzero(orient == o), _rows(task, deals[orient == o], specs, o, faults))
+                 for o, specs in ((0, ab), (1, ba)) if (orient == o).any()]
         game_deals = deals
     cols = _columns(task, game_deals, orient, parts)
     del parts
     t = tally_games(cols, task.duplicate)
-    for f, o in zip(faults, by_orient):  # counted by side: A sits in seats o % 2, o % 2 + 2
-        side = "A" if (f["seat"] + o) % 2 == 0 else "B"
+    for f in faults:  # counted by side: A sits in seats o % 2, o % 2 + 2 (orientation o)
+        side = "A" if (f["seat"] + f["orientation"]) % 2 == 0 else "B"
         if not f.get("again"):
             key = f"{side}.fault.{f['kind']}"
             t[key] = t.get(key, 0) + 1
@@ -213,11 +209,11 @@ def play_chunk(task: Task) -> ChunkResult:
     table = parquet_bytes(cols, (task.a_spec, task.b_spec)) if task.deal_table else b""
     keep = {k: cols[k] for k in TALLY_COLUMNS} if task.sprt else None
     # every fault, attributed: bot, seat, deal, table (orientation), kind, what, how scored
-    lines = [json.dumps({"matchup": c.matchup, "deal": f["deal"], "orientation": o,
-                         "bot": f["bot"], "seat": f["seat"], "kind": f["kind"],
-                         "detail": f["detail"], "scored": f["scored"],
+    lines = [json.dumps({"matchup": c.matchup, "deal": f["deal"],
+                         "orientation": f["orientation"], "bot": f["bot"], "seat": f["seat"],
+                         "kind": f["kind"], "detail": f["detail"], "scored": f["scored"],
                          "counted": not f.get("again")}) + "\n"
-             for f, o in zip(faults, by_orient)]
+             for f in faults]
     return ChunkResult(c, tally, _records(task, first_picks),
                        _records(task, filter_picks), time.perf_counter() - t0, table, keep,
                        "".join(lines).encode())
