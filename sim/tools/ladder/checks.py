@@ -4,12 +4,11 @@ version, its schema, its pages and every value of the columns the product reads.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from sim.bots.spec import FAULT_KINDS, NAME_RE
 from sim.core.files import decode_json, open_received
@@ -229,26 +228,25 @@ def check_columns(path: str, con: sqlite3.Connection) -> None:
 
 
 def meta_bots(path: str, text: str | None) -> dict[str, dict[str, Any]]:
-    """``meta.bots`` read as data and checked: ``{name: {"program": hex, "faults": {kind:
-    n}}}``."""
+    """``meta.bots`` read as data through the bounded JSON reader and its declared schema:
+    ``{name: {"program": 16 hex digits, "faults": {kind: n}}}`` (at most ``MAX_BOTS``)."""
     if not text:
         return {}
+    import msgspec  # (as meta_values: read only when a ladder holds bots)
+
+    count = Annotated[int, msgspec.Meta(ge=0, lt=2**62)]
+    kind = Literal[FAULT_KINDS + ("forfeits", "fallbacks")]  # type: ignore[valid-type]
+    bot = msgspec.defstruct("LadderBot", [
+        ("program", Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{16}$")]),
+        ("faults", dict[kind, count], {})], forbid_unknown_fields=True)
+    name = Annotated[str, msgspec.Meta(pattern=f"^{NAME_RE.pattern}$")]
+    schema = Annotated[dict[name, bot], msgspec.Meta(max_length=MAX_BOTS)]
+    where = (f"ladder database {path!r}: meta.bots is not a table of bots (name: program hash "
+             f"and fault counts)")
     try:
-        d = json.loads(text)
-    except ValueError:
-        d = None
-    ok = isinstance(d, dict) and len(d) <= MAX_BOTS
-    for name, v in (d.items() if ok else ()):
-        ok = ok and bool(NAME_RE.fullmatch(name)) and isinstance(v, dict) \
-            and set(v) <= {"program", "faults"} and isinstance(v.get("program"), str) \
-            and re.fullmatch(r"[0-9a-f]{16}", v["program"]) is not None \
-            and isinstance(v.get("faults", {}), dict) \
-            and all(k in FAULT_KINDS + ("forfeits", "fallbacks") and type(n) is int
-                    and 0 <= n < 2**62 for k, n in v.get("faults", {}).items())
-    if not ok:
-        raise LadderError(f"ladder database {path!r}: meta.bots is not a table of bots "
-                          f"(name: program hash and fault counts): restore it from a copy")
-    return d
+        return msgspec.to_builtins(decode_json(text, schema, where=where))
+    except ValueError as e:
+        raise LadderError(f"{e}: restore it from a copy") from None
 
 
 def meta_values(path: str, meta: dict[str, str]) -> tuple[int, dict[str, int]]:
