@@ -70,7 +70,8 @@ SIDE = {"sim.analysis": (), **{m: PURE_TABLES + STATS for m in STATS},
         "sim.analysis.ladder.show": PURE_TABLES + STATS + ("sim.analysis.ladder.model",),
         "sim.reference": (), "sim.reference.cards": PURE_TABLES,
         "sim.reference.oracle": PURE_TABLES + ("sim.reference.cards",),
-        "sim.reference.validator": PURE_TABLES + ("sim.reference.cards", "sim.reference.oracle")}
+        "sim.reference.validator": PURE_TABLES + ("sim.reference.cards", "sim.reference.oracle"),
+        "sim.reference.minimax": PURE_TABLES + ("sim.reference.cards", "sim.reference.oracle")}
 # the modules at the top of sim/: the public API only, each for a stated reason; everything
 # internal lives in a subpackage by layer (sim.Batch is sim.loops.batch through the facade)
 PUBLIC = {
