@@ -59,9 +59,13 @@ def _ladder_anchor(lad: Any, text: str | None) -> tuple[str | None, float]:
     if spec == "mean":
         return None, elo
     try:
-        return lad.player(spec).spec, elo
+        held = lad.player(spec)
     except ConfigError as e:
         raise ConfigError(f"--anchor {quoted_arg(text)}: {e} (or mean)") from None
+    if held.team:
+        raise ConfigError(f"--anchor {quoted_arg(text)}: {held.spec!r} is a team; the anchor "
+                          f"is a player (or mean)")
+    return held.spec, elo
 
 
 def _ladder_creation(args: argparse.Namespace) -> tuple[int | None, dict[str, int] | None]:
@@ -129,6 +133,7 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
     load_plugins(args.plugin)
     bots = use_bots(args)
     matchup = _ladder_matchup(args.matchup)
+    teams = _ladder_teams(args.teams)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, raise_interrupt) if main_thread else None
     try:
@@ -138,9 +143,9 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
                              timeout=timeout,
                              progress=False if args.no_progress or args.quiet else None,
                              plugins=tuple(args.plugin or ()), force_jobs=args.force_jobs,
-                             bots=bots)
+                             bots=bots, partners=args.partners, teams=teams)
             if not args.quiet:
-                _ladder_show_text(lad)
+                _ladder_show_text(lad, partners=args.partners)
     finally:
         close_bots()
         if main_thread:
@@ -152,12 +157,37 @@ def cmd_ladder_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ladder_show_text(lad: Any) -> None:
+def _ladder_teams(text: str | None) -> list[str] | None:
+    """``--teams A+B,C+D``: the teams as given (checked against the ladder by the run)."""
+    if text is None:
+        return None
+    from strategies.registry import split_specs
+
+    got = split_specs(text)
+    if not got:
+        raise ConfigError(f"--teams {quoted_arg(text)} names no team: give A+B,C+D")
+    return got
+
+
+def _ladder_show_text(lad: Any, partners: bool = False) -> None:
     from sim.analysis import ladder as model
 
     anchor, elo = _ladder_anchor(lad, None)
     data = lad.data()
-    print(clean(model.show_text(data, model.fit(data, anchor=anchor, anchor_elo=elo))))
+    fit = model.fit(data, anchor=anchor, anchor_elo=elo)
+    print(clean(_plain_text(model, data, fit)))
+    if partners:
+        print(clean(model.partners_text(model.partners(data, fit))))
+
+
+def _plain_text(model: Any, data: Any, fit: Any) -> str:
+    """The ranking of the plain players (a ladder's teams: one line naming ``--partners``)."""
+    shown, sfit = model.plain(data, fit)
+    text = model.show_text(shown, sfit)
+    if data.teams:
+        text += (f"(and {len(data.teams)} team entrant(s) with {model.team_pairs(data):,} "
+                 f"pairs, in the joint fit: `ladder show --partners`)\n")
+    return text
 
 
 def cmd_ladder_import(args: argparse.Namespace) -> int:
@@ -207,6 +237,17 @@ def cmd_ladder_show(args: argparse.Namespace) -> int:
         data = lad.data(times=False)
         bots = lad.bots()  # bots in other processes: program hash and faults (docs/bots.md)
     fit = model.fit(data, anchor=anchor, anchor_elo=elo)
+    if args.partners:
+        if args.html:
+            raise ConfigError("--partners is shown as text or --json, not --html")
+        table = model.partners(data, fit)
+        if args.json:
+            print(json.dumps(model.partners_json(table), indent=1, ensure_ascii=False))
+        else:
+            print(clean(model.partners_text(table)))
+        return 0
+    full, full_fit = data, fit
+    data, fit = model.plain(data, fit)  # the plain players' ranking (teams: --partners)
     if args.html:
         html = model.show_html(data, fit)
         _ladder_output(args, args.html, "ladder page")
@@ -217,7 +258,7 @@ def cmd_ladder_show(args: argparse.Namespace) -> int:
             shown["bots"] = bots
         print(json.dumps(shown, indent=1, ensure_ascii=False))
     elif not args.html:
-        print(clean(model.show_text(data, fit)))
+        print(clean(_plain_text(model, full, full_fit)))
         for name, b in sorted(bots.items()):
             faults = ", ".join(f"{n} {k}" for k, n in b.get("faults", {}).items() if n)
             print(clean(f"bot {name}: program {b['program']}; faults: {faults or 'none'}"))
@@ -233,6 +274,8 @@ def cmd_ladder_history(args: argparse.Namespace) -> int:
         spec = lad.player(args.spec).spec
         anchor, elo = _ladder_anchor(lad, args.anchor)
         data = lad.data()
+    if spec not in data.names:
+        raise ConfigError(f"team {spec!r} is not rated while one of its players is removed")
     rows = model.history(data, data.names.index(spec), points=args.points, anchor=anchor,
                          anchor_elo=elo)
     if not rows:
@@ -310,6 +353,13 @@ def add_parser(sub: Any) -> None:
     add_backend(ru)
     ru.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address")
     ru.add_argument("--matchup", metavar="A,B", help="play only this matchup")
+    ru.add_argument("--partners", action="store_true",
+                    help="add mixed teams A+B of the ladder's players and play the pairings "
+                         "of a partners design: every two of the players and the teams, "
+                         "evened out (docs/ladder.md Partners)")
+    ru.add_argument("--teams", metavar="A+B,...",
+                    help="with --partners: only these mixed teams (default: every pair of "
+                         "players)")
     ru.add_argument("--chunk", type=bounded_int("pairs of a chunk", 1, CHUNK_MAX), default=None,
                     help=f"pairs per chunk: the unit of scheduling and of commits (default: "
                          f"sized to about {CHUNK_SECONDS:g} s of play per chunk, the first "
@@ -330,6 +380,9 @@ def add_parser(sub: Any) -> None:
     sh.add_argument("--json", action="store_true", help="print it as JSON")
     sh.add_argument("--html", metavar="OUT.html", help="write a self-contained page")
     sh.add_argument("--anchor", metavar="PLAYER[=ELO]", help=anchor_help)
+    sh.add_argument("--partners", action="store_true",
+                    help="the partner table: each team's Elo, the mean of its players', their "
+                         "difference (compatibility) and the additivity test")
     sh.set_defaults(func=cmd_ladder_show)
     rm = lsub.add_parser("remove", help="stop scheduling and rating a player (pairs kept)")
     rm.add_argument("spec", metavar="SPEC")

@@ -3,7 +3,8 @@
 ``shuangkou ladder`` (sim/tools/ladder) keeps every pair in a database and hands them here
 as arrays (``LadderData``); ``model`` fits the ratings (``fit``), picks the next matchups
 (``schedule``) and gives the rating of one player over time (``history``); ``show`` renders
-the rating list (``show_text``, ``show_json``, ``show_html``). numpy only; no engine.
+the rating list (``show_text``, ``show_json``, ``show_html``); ``partners`` the team entrants
+(``plain``: the ranking without them, ``partners``: the partner table). numpy only; no engine.
 docs/ladder.md describes the model, the anchor, the interval, the scheduling rule and the
 goodness-of-fit test.
 """
@@ -20,7 +21,16 @@ from sim.analysis.ladder.model import (
     history,
     schedule,
 )
+from sim.analysis.ladder.partners import (
+    balanced,
+    partners,
+    partners_json,
+    partners_text,
+    plain,
+    team_pairs,
+)
 from sim.analysis.ladder.show import NAME_WIDTH, show_html, show_json, show_text
 
 __all__ = ["LadderData", "LadderFit", "fit", "schedule", "show_text", "show_json", "show_html",
-           "history", "CONF", "BAD_FIT_P", "GUARD_PAIRS", "NAME_WIDTH"]
+           "history", "CONF", "BAD_FIT_P", "GUARD_PAIRS", "NAME_WIDTH", "plain", "partners",
+           "partners_text", "partners_json", "balanced", "team_pairs"]

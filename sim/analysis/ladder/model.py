@@ -59,6 +59,10 @@ class LadderData:
     incidents: np.ndarray  # int64[P, 3] crashes, timeouts, illegal moves per player
     last_time: list[str | None]  # ISO time of each player's last pair
     times: np.ndarray | None = None  # float64[n] commit time per pair (history), optional
+    # team entrants (docs/ladder.md "Partners"): entrant index -> its two members' indices,
+    # both plain players; a team is rated as an entrant of its own and left out of the mean
+    # that anchors the ratings (empty: a ladder of plain players, as before)
+    teams: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -114,11 +118,11 @@ class LadderFit:
         c = self.cov_naive if naive else self.cov
         d = float(self.rating[i] - self.rating[j])
         v = max(0.0, float(c[i, i] + c[j, j] - 2.0 * c[i, j]))
-        h = _z(self.conf) * math.sqrt(v)
+        h = z_value(self.conf) * math.sqrt(v)
         return (d, d - h, d + h)
 
 
-def _z(conf: float) -> float:
+def z_value(conf: float) -> float:
     return -norm_ppf(0.5 * (1.0 - conf))
 
 
@@ -148,6 +152,11 @@ def _check(data: LadderData) -> int:
                          f"not ({p}, 3)")
     if len(data.last_time) != p:
         raise UsageError(f"LadderData.last_time has {len(data.last_time)} entries, not {p}")
+    for t, (x, y) in data.teams.items():
+        if not (0 <= t < p and 0 <= x < p and 0 <= y < p) or x == y \
+                or x in data.teams or y in data.teams or t in (x, y):
+            raise UsageError(f"LadderData.teams[{t!r}] = {(x, y)!r}: a team is an entrant "
+                             f"whose two members are two other entrants, plain players")
     return p
 
 
@@ -227,7 +236,7 @@ def _newton(k: int, ui: np.ndarray, uj: np.ndarray, n: np.ndarray, score: np.nda
     return theta, h
 
 
-def _deal_index(deal: np.ndarray) -> tuple[np.ndarray, int]:
+def deal_index(deal: np.ndarray) -> tuple[np.ndarray, int]:
     """Deal numbers as cluster indices 0..D-1 over the deals played (D of them)."""
     if deal.size == 0:
         return deal.astype(np.int64), 0
@@ -240,8 +249,8 @@ def _deal_index(deal: np.ndarray) -> tuple[np.ndarray, int]:
     return inv.astype(np.int64).ravel(), uniq.size
 
 
-def _deal_sums(di: np.ndarray, nd: int, ca: np.ndarray, cb: np.ndarray | None, ncol: int,
-               r: np.ndarray) -> tuple[np.ndarray, int]:
+def deal_sums(di: np.ndarray, nd: int, ca: np.ndarray, cb: np.ndarray | None, ncol: int,
+              r: np.ndarray) -> tuple[np.ndarray, int]:
     """``sum over deals h_d h_d'`` where ``h_d[c]`` sums ``r`` over the deal's pairs with
     column ``ca == c``, less ``r`` over those with ``cb == c`` (``ncol`` columns; column
     ``ncol`` collects pairs left out), and the number of deals with a pair counted."""
@@ -353,11 +362,11 @@ def _clustered_meat(data: LadderData, p: int, agg: _Agg, a: np.ndarray, b: np.nd
     row[lo_c] = row[hi_c] = np.arange(mm)
     res[lo_c] = np.array([0.0, 0.5, 1.0])[None, :] - pm[:, None]  # a is the lower index
     res[hi_c] = np.array([1.0, 0.5, 0.0])[None, :] - pm[:, None]  # a is the higher one
-    di, nd = _deal_index(np.asarray(data.deal))
+    di, nd = deal_index(np.asarray(data.deal))
     r = res.ravel()[agg.code3]
     col = np.repeat(row, 3)[agg.code3]
     if mm <= GOF_MAX_MATCHUPS and nd * (mm + 1) ** 2 <= GOF_MAX_WORK:
-        s_mat, clusters = _deal_sums(di, nd, col, None, mm, r)
+        s_mat, clusters = deal_sums(di, nd, col, None, mm, r)
         u = np.zeros((mm, k))
         u[np.arange(mm), ui] = 1.0
         u[np.arange(mm), uj] = -1.0
@@ -368,7 +377,7 @@ def _clustered_meat(data: LadderData, p: int, agg: _Agg, a: np.ndarray, b: np.nd
         pa_, pb_ = pos[a], pos[b]
         plo = np.where(keep, np.minimum(pa_, pb_), k)
         phi = np.where(keep, np.maximum(pa_, pb_), k)
-        meat_c, clusters = _deal_sums(di, nd, plo, phi, k, r)
+        meat_c, clusters = deal_sums(di, nd, plo, phi, k, r)
     if clusters > 1:
         meat_c = meat_c * (clusters / (clusters - 1.0))
         if s_mat is not None:
@@ -418,7 +427,7 @@ def fit(data: LadderData, anchor: str | None = None, conf: float = CONF,
     misfits: list[dict[str, Any]] = []
     clusters = 0
     held = None  # the anchor, when it is among the rated players (else the mean is 0)
-    z = _z(conf)
+    z = z_value(conf)
     if k >= 2:
         idx = np.flatnonzero(main)
         pos = np.full(p, -1)
@@ -442,6 +451,10 @@ def fit(data: LadderData, anchor: str | None = None, conf: float = CONF,
         if anchor is not None and main[data.names.index(anchor)]:
             held = anchor
             t_mat[:, pos[data.names.index(anchor)]] -= 1.0  # ratings minus the anchor's
+        elif data.teams:  # the mean of the rated plain players at 0 (teams left out)
+            plain = [pos[i] for i in idx if i not in data.teams]
+            if plain:
+                t_mat[:, plain] -= 1.0 / len(plain)
         c_cl = t_mat @ c_cl @ t_mat.T
         c_nv = t_mat @ c_nv @ t_mat.T
         e2 = ELO_PER_NAT ** 2
@@ -666,7 +679,7 @@ def _subset(data: LadderData, keep: np.ndarray) -> LadderData:
     return LadderData(names=data.names, a=np.asarray(data.a)[keep], b=np.asarray(data.b)[keep],
                       deal=np.asarray(data.deal)[keep], score2=np.asarray(data.score2)[keep],
                       margin=np.asarray(data.margin)[keep], incidents=data.incidents,
-                      last_time=data.last_time, times=None)
+                      last_time=data.last_time, times=None, teams=data.teams)
 
 
 def history(data: LadderData, player: int, points: int = 20,

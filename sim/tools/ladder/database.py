@@ -42,7 +42,7 @@ from sim.tools.ladder.schema import (
     score2_of,
     utc_now,
 )
-from strategies.registry import make
+from strategies.registry import make, team_members
 
 BUSY_TIMEOUT = 10.0  # seconds a statement waits for another process's write transaction
 LOCK_SUFFIX = ".lock"
@@ -74,6 +74,11 @@ class Player:
     plugin: str | None
     added: str
     removed: bool
+
+    @property
+    def team(self) -> bool:
+        """Whether this entrant is a team ``a+b`` of two players (docs/ladder.md "Partners")."""
+        return len(team_members(self.spec)) == 2
 
 
 class Ladder:
@@ -186,12 +191,76 @@ class Ladder:
                                 + ("WHERE removed = 0 " if active else "") + "ORDER BY id")
         return [Player(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
 
+    def entrants(self) -> list[Player]:
+        """The active entrants in id order: the active players, and the active teams whose
+        two players are both active (what ``data`` rates)."""
+        players = self.players()
+        plain = {p.spec for p in players if not p.team}
+        return [p for p in players if not p.team
+                or all(m in plain for m in team_members(p.spec))]
+
+    def team_spec(self, text: str) -> str:
+        """The stored spec of the mixed team ``text`` (``a+b``): its two players as the
+        ladder stores them, the one added first in front; one line for a team naming a player
+        not on the ladder, the same player twice, or a single player."""
+        try:
+            members = team_members(text)
+        except ConfigError as e:
+            raise ConfigError(f"--teams: {e}") from None
+        if len(members) != 2:
+            raise ConfigError(f"team {text!r} is not a team: give two players, a+b")
+        got = []
+        for m in members:
+            try:
+                p = self.player(m)
+            except ConfigError:
+                raise ConfigError(f"team {text!r} names {m!r}, not a player of ladder "
+                                  f"{self.path!r}: add it first with `shuangkou ladder add "
+                                  f"SPEC`") from None
+            if p.team:
+                raise ConfigError(f"team {text!r}: {m!r} is a team; a team is two players")
+            got.append(p)
+        if got[0].id == got[1].id:
+            raise ConfigError(f"team {text!r} is {got[0].spec!r} partnered with itself, its "
+                              f"mirror team, which is the player {got[0].spec!r} on the "
+                              f"ladder: name teams of two different players")
+        got.sort(key=lambda p: p.id)
+        return f"{got[0].spec}+{got[1].spec}"
+
+    def add_teams(self, texts: Sequence[str]) -> list[tuple[str, str]]:
+        """Register mixed teams ``a+b`` as entrants (``team_spec``; a removed one comes back
+        with its pairs); returns ``(spec, what happened)`` for each."""
+        specs = list(dict.fromkeys(self.team_spec(t) for t in texts))
+        out = []
+        t, _ = utc_now()
+        with self.transaction() as con:
+            for spec in specs:
+                row = con.execute("SELECT id, removed FROM players WHERE spec = ?",
+                                  (spec,)).fetchone()
+                if row is None:
+                    con.execute("INSERT INTO players(spec, plugin, added) VALUES (?, NULL, ?)",
+                                (spec, t))
+                    out.append((spec, "added"))
+                elif row[1]:
+                    con.execute("UPDATE players SET removed = 0 WHERE id = ?", (row[0],))
+                    out.append((spec, "added again (its pairs count again)"))
+                else:
+                    out.append((spec, "already in the ladder"))
+        return out
+
     def player(self, spec: str) -> Player:
-        """The active player ``spec`` (as given, or its canonical spec)."""
+        """The active player ``spec`` (as given, or its canonical spec; a team ``a+b`` in
+        either order)."""
         players = self.players()
         for p in players:
             if p.spec == spec:
                 return p
+        if _is_team(spec):
+            with contextlib.suppress(ConfigError):
+                team = self.team_spec(spec)
+                for p in players:
+                    if p.spec == team:
+                        return p
         canon = canonical(spec, quiet=True)
         for p in players:
             if p.spec == canon:
@@ -203,6 +272,10 @@ class Ladder:
     def add(self, specs: Sequence[str], plugin: str | None = None) -> list[tuple[str, str]]:
         """Register players (canonical specs; a removed one comes back); returns
         ``(spec, what happened)`` for each."""
+        for s in specs:
+            if _is_team(s):
+                raise ConfigError(f"{s!r} is a team: add its players, then `shuangkou "
+                                  f"ladder run --partners --teams {s} --pairs N` adds it")
         canon = [canonical(s) for s in specs]
         out = []
         t, _ = utc_now()
@@ -312,7 +385,7 @@ class Ladder:
         """``sim.analysis.ladder.LadderData`` of the active players, from the chunks' arrays
         (their pairs in commit order); ``times=False`` leaves out each pair's commit time
         (only ``history`` needs it)."""
-        players = self.players()
+        players = self.entrants()
         index = {p.id: i for i, p in enumerate(players)}
         ms = {m: (a, b) for m, a, b in self.con.execute("SELECT id, a, b FROM matchups")}
         keep = {m: (index[a], index[b]) for m, (a, b) in ms.items()
@@ -347,8 +420,12 @@ class Ladder:
                 "SELECT player, kind, count(*) FROM incidents GROUP BY player, kind"):
             if pid in index and kind in KINDS:
                 inc[index[pid], KINDS.index(kind)] = cnt
+        names = [p.spec for p in players]
+        teams = {i: tuple(names.index(m) for m in team_members(p.spec))
+                 for i, p in enumerate(players) if p.team}
         return LadderData(
-            names=[p.spec for p in players], a=rep(parts_a, np.int32), b=rep(parts_b, np.int32),
+            teams=teams,
+            names=names, a=rep(parts_a, np.int32), b=rep(parts_b, np.int32),
             deal=np.concatenate(deals) if deals else np.zeros(0, np.int64),
             score2=score2_of(x2), margin=np.multiply(x2, 0.5, dtype=np.float32), incidents=inc,
             last_time=[iso_time(t) if np.isfinite(t) else None for t in last],
@@ -390,6 +467,14 @@ class Ladder:
         return {"players": q("SELECT count(*) FROM players WHERE removed = 0").fetchone()[0],
                 "chunks": q("SELECT count(*) FROM chunks").fetchone()[0],
                 "pairs": q("SELECT coalesce(sum(n), 0) FROM chunks").fetchone()[0]}
+
+
+def _is_team(spec: str) -> bool:
+    """Whether ``spec`` reads as a team ``a+b`` (a ``+`` outside parentheses and quotes)."""
+    try:
+        return len(team_members(spec)) == 2
+    except ConfigError:
+        return True  # a+b+c: refused as a team by team_spec
 
 
 def canonical(spec: str, quiet: bool = False) -> str:

@@ -74,7 +74,8 @@ def export_parquet(lad: Ladder, out: str, anchor: str | None = None,
             pa.array(sources, pa.string())),
     })
     data = lad.data(times=False)
-    listed = model.show_json(data, model.fit(data, anchor=anchor, anchor_elo=anchor_elo))
+    listed = model.show_json(*model.plain(data, model.fit(data, anchor=anchor,
+                                                          anchor_elo=anchor_elo)))
     ratings = {"anchor": listed["anchor"], "anchor_elo": listed["anchor_elo"],
                "players": [{k: p[k] for k in ("player", "status", "rating", "se", "lo", "hi")}
                            for p in listed["players"]]}

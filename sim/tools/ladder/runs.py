@@ -119,7 +119,12 @@ def _forced(lad: Ladder, specs: list[str], matchup: tuple[str, str] | None
     """The players of ``--matchup`` as an index pair ``(i, j)``, ``i < j`` (None: none)."""
     if matchup is None:
         return None
-    i, j = (specs.index(lad.player(s).spec) for s in matchup)
+    got = [lad.player(s).spec for s in matchup]
+    for spec in got:
+        if spec not in specs:  # a team one of whose players was removed
+            raise ConfigError(f"--matchup {','.join(matchup)!r}: team {spec!r} is not rated "
+                              f"while one of its players is removed: `ladder add` it again")
+    i, j = (specs.index(spec) for spec in got)
     if i == j:
         raise ConfigError(f"--matchup {','.join(matchup)!r} names the same player twice: "
                           f"give two different players")
@@ -245,7 +250,8 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
         backend: str = "auto", scheduler: str = "", matchup: tuple[str, str] | None = None,
         timeout: float = 0.0, progress: bool | None = None, plugins: Sequence[str] = (),
         stop_after: int | None = None, force_jobs: bool = False,
-        say: Any = None, bots: Sequence[Any] = ()) -> dict[str, Any]:
+        say: Any = None, bots: Sequence[Any] = (), partners: bool = False,
+        teams: Sequence[str] | None = None) -> dict[str, Any]:
     """Play ``pairs`` more duplicate pairs, in chunks of ``chunk`` pairs (None: sized by time,
     ``CHUNK_SECONDS``), each matchup chosen by ``sim.analysis.ladder.schedule`` (or
     ``matchup``: a pair of specs); every finished chunk is committed at once. With a fixed
@@ -253,7 +259,13 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
     plays what an uninterrupted one would). ``stop_after``: testing hook, stop after this
     many chunks. ``bots``: the ``sim.bots.spec.BotSpec`` of ``--bot`` (registered already):
     the ladder remembers each one's program hash, warns when a name comes back with another
-    program, and adds up their faults."""
+    program, and adds up their faults.
+
+    ``partners`` (docs/ladder.md "Partners"): first register the mixed teams ``teams``
+    (``a+b`` of players on the ladder; None: every pair of active players) as entrants, then
+    play the pairings of a partners design, every two of the players (mirror teams) and those
+    teams, each chunk to the pairing with the fewest pairs. Without it a run schedules the
+    plain players only, whatever teams the ladder holds."""
     # the tournament machinery loads for `ladder run` only: the ladder's other commands
     # import this module (through sim.tools.ladder) and load no tournament code
     from sim.tournament import run as tm
@@ -261,15 +273,33 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
     from sim.tournament.standings import Progress, Standings
 
     say = say or (lambda text: print(text, file=sys.stderr))
-    players = lad.players()
-    if len(players) < 2:
-        raise ConfigError(f"ladder {lad.path!r} has {len(players)} player(s): add at least two "
-                          f"with `shuangkou ladder add SPEC ...`")
-    specs = [p.spec for p in players]
+    singles = [p for p in lad.entrants() if not p.team]
+    if len(singles) < 2:
+        raise ConfigError(f"ladder {lad.path!r} has {len(singles)} player(s): add at least two "
+                          f"with `shuangkou ladder add SPEC ...`"
+                          + (" (--partners pairs them into teams)" if partners else ""))
+    if teams is not None and not partners:
+        raise ConfigError("--teams needs --partners (it chooses the teams a partners run plays)")
     _check_sizes(pairs, chunk, jobs, timeout)
-    mods = _check_players(lad, players, plugins)
+    chosen: list[str] = []
+    if partners:  # the teams' specs checked before anything is written
+        texts = list(teams) if teams else [f"{x.spec}+{y.spec}" for n, x in enumerate(singles)
+                                           for y in singles[n + 1:]]
+        if not texts:
+            raise ConfigError("--teams names no team: give mixed teams, e.g. greedy+random")
+        chosen = list(dict.fromkeys(lad.team_spec(t) for t in texts))
+    mods = _check_players(lad, singles, plugins)
+    if chosen:
+        lad.add_teams(chosen)
+    players = lad.entrants()
+    specs = [p.spec for p in players]
     forced = _forced(lad, specs, matchup)
-    all_pairs = [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
+    # the matchups this run may play: every two plain players; with partners, every two of
+    # the players (mirror teams) and the chosen teams
+    pool = sorted([i for i, p in enumerate(players) if not p.team]
+                  + [specs.index(t) for t in chosen])
+    all_pairs = [(i, j) for n, i in enumerate(pool) for j in pool[n + 1:]]
+    live_pairs = all_pairs + ([forced] if forced and forced not in all_pairs else [])
     cfg = TournamentConfig(
         name="ladder", format="round-robin", players=tuple(specs), deals=pairs,
         duplicate=True, seed=lad.seed, plugins=mods, timeout=timeout,
@@ -281,18 +311,19 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
         say(f"shuangkou ladder run: {capped}")
     # only the matchups this run may play are warmed up
     warm_cfg = dataclasses.replace(cfg, players=tuple(specs[k] for k in forced)
-                                   if forced else cfg.players)
+                                   if forced else tuple(specs[k] for k in pool))
     with run_lock(lad.path):
         lad.check_pairs()
         data = lad.data(times=False)  # the scheduler needs no times
         mids, nxt = _matchups(lad, players, [forced] if forced else all_pairs, pairs)
         backend_now = tm.resolve_backend(cfg)
-        feed = _Feed(RunState(data, model), cfg, specs, mods, mids, nxt, pairs, chunk, forced)
+        state = RunState(data, model, all_pairs if partners else None)
+        feed = _Feed(state, cfg, specs, mods, mids, nxt, pairs, chunk, forced)
         feed.bots = tuple(b for b in bots if b.name in specs)
         for w in lad.note_bots({b.name: b.program for b in feed.bots}):
             say(f"shuangkou ladder run: warning: {w}")
-        live = Standings(specs, all_pairs)
-        live_index = {ij: k for k, ij in enumerate(all_pairs)}
+        live = Standings(specs, live_pairs)
+        live_index = {ij: k for k, ij in enumerate(live_pairs)}
         done = committed_pairs = 0
         kill_at = int(os.environ.get(KILL_IN_COMMIT, "0") or 0)
         bar = None
@@ -347,8 +378,10 @@ def _ensure_open(lad: Ladder) -> None:
 class RunState:
     """The ladder's pairs during a run (the stored ones and this run's), for ``schedule``."""
 
-    def __init__(self, data: Any, model: Any) -> None:
+    def __init__(self, data: Any, model: Any,
+                 candidates: Sequence[tuple[int, int]] | None = None) -> None:
         self.data, self.model = data, model
+        self.candidates = candidates  # a partners run: these matchups, evened out
         self.parts: list[tuple[int, int, np.ndarray, np.ndarray]] = []
         self.rate: dict[int, float] = {}  # pairs per second of a worker, by matchup
         self.fit_seconds = 0.0
@@ -393,9 +426,15 @@ class RunState:
         """``k`` matchups for the next chunks, each counted by the model as a chunk's pairs
         (``chunk``, or the median size the measured speeds give)."""
         data = self.current()
+        sizes = [self.size(m) for m in self.rate] or [CHUNK_FIRST]
+        pairs = chunk or int(np.median(sizes))
+        if self.candidates is not None:
+            return self.model.balanced(data, self.candidates, k, pairs)
         t0 = time.perf_counter()
         fit = self.model.fit(data)
         self.fit_seconds = time.perf_counter() - t0
-        sizes = [self.size(m) for m in self.rate] or [CHUNK_FIRST]
-        pairs = chunk or int(np.median(sizes))
-        return [(int(i), int(j)) for i, j in self.model.schedule(data, fit, k, pairs=pairs)]
+        # the plain players only (a ladder's team entrants are played by partners runs)
+        shown, fit = self.model.plain(data, fit)
+        back = [data.names.index(n) for n in shown.names]
+        return [(back[int(i)], back[int(j)])
+                for i, j in self.model.schedule(shown, fit, k, pairs=pairs)]
