@@ -57,11 +57,12 @@ def follow_case(hand: list[str], trump: str, lead: tuple[str, ...]) -> str:
     return "R19b" if n >= 2 else "R19c" if n == 1 else "R19d"
 
 
-def make_position(seed: int, deal: int, rules: sim.Rules, rng: random.Random) -> Position | None:
-    """Random play (pairs led half the time when held) until the seat to lead holds ≤ k cards
-    (k drawn 1..4), then 0-3 more plays; None for a void deal."""
+def make_position(seed: int, deal: int, rules: sim.Rules, rng: random.Random, kmax: int = 4
+                  ) -> Position | None:
+    """Random play (pairs mostly kept, and led often near the end) until the seat to lead holds
+    ≤ k cards (k drawn 1..kmax), then 0-3 more plays; None for a void deal."""
     d = sim.Deal(seed=seed, deal=deal, rules=rules)
-    k = rng.randint(1, 4)
+    k = rng.randint(1, kmax)
     extra = rng.choice((0, 0, 0, 1, 2, 3))
     codes: list[int] = []
     trick: list[tuple[str, ...]] = []
@@ -120,12 +121,12 @@ def attackers(p: Position) -> tuple[int, int]:
     return side, side + 2
 
 
-def positions(seed: int, n: int, rules: sim.Rules) -> list[Position]:
+def positions(seed: int, n: int, rules: sim.Rules, kmax: int = 4) -> list[Position]:
     rng = random.Random(seed)
     out: list[Position] = []
     deal = 0
     while len(out) < n:
-        p = make_position(seed, deal, rules, rng)
+        p = make_position(seed, deal, rules, rng, kmax)
         deal += 1
         if p is not None:
             out.append(p)
@@ -201,6 +202,7 @@ def test_solver_equals_reference_minimax_large() -> None:
     solver = Solver()
     for seed, rules in ((7, sim.Rules()), (8, VARIANT), (9, VARIANT2)):
         run_sample(positions(seed, 2000, rules), solver)
+    run_sample(positions(10, 150, sim.Rules(), kmax=5), solver)  # some with 5 cards a hand
 
 
 def test_last_trick_multipliers_are_exercised(solver: Solver) -> None:
