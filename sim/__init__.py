@@ -47,11 +47,13 @@ __all__ = [
     "ConfigError", "DEFAULT_RULES", "Deal", "IllegalPlayError", "InvalidCardError",
     "Observation", "RecordError", "Rules", "RulesError", "ShuangkouError", "StrategyError",
     "ToAct", "card_points", "legal_plays", "level", "settle", "trick_winner",
-    "Batch", "N_ACTIONS", "OBS_SIZE", "action_of", "choice_of_action", "obs_spec",
+    "Batch", "N_ACTIONS", "OBS_SIZE", "action_of", "choice_of_action", "obs_spec", "solve",
 ]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "solve":  # a callable subpackage: sim.solve(deal), sim.solve.Solver
+        return importlib.import_module("sim.solve")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'sim' has no attribute {name!r}")
@@ -61,4 +63,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_LAZY, "solve"})

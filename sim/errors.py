@@ -81,3 +81,8 @@ class WeightsError(ShuangkouError):
     """A learned player's weights file or a trainer's checkpoint that cannot be used: missing,
     corrupt or truncated, of another format or version, or with arrays of the wrong shape
     (``strategies.learned``, ``sim.learn.train``)."""
+
+
+class SolveError(ShuangkouError):
+    """A position the double-dummy solver cannot settle: not in trick play, or past its node
+    cap (``sim.solve``)."""

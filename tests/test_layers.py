@@ -25,8 +25,8 @@ LAYERS = {
         "sim.core.layout", "sim.core.console", "sim.core.bind",
         "sim.core.calls"),
     1: ("sim.core.state", "sim.core.step", "sim.core.engine", "sim.core.movegen",
-        "sim.core.trick", "sim.core.scoring", "sim.view", "sim.spaces"),
-    2: ("sim.api", "sim.observation", "sim.deal", "sim.record", "sim.replay"),
+        "sim.core.trick", "sim.core.scoring", "sim.view", "sim.spaces", "sim.solve.kernels"),
+    2: ("sim.api", "sim.observation", "sim.deal", "sim.record", "sim.replay", "sim.solve"),
     3: ("strategies", "strategies.base", "strategies.registry", "strategies.tier",
         "strategies.plugin", "strategies.random", "strategies.greedy", "strategies.sampler",
         "strategies.search", "strategies.expert", "strategies.compiled", "strategies.example",
@@ -91,9 +91,11 @@ PUBLIC = {
     "sim.spaces": "sim.obs_spec, sim.action_of: the fast tier's spaces",
     "sim.view": "what a compiled plug-in's kernel may read (docs/strategies.md)",
     "sim.human": "shuangkou human: play in the terminal",
+    "sim.solve": "sim.solve(deal): the double-dummy solver (docs/solve.md)",
 }
 # each subpackage of sim and the layers its modules may be in
-FOLDERS = {"sim.core": (0, 1), "sim.loops": (4,), "sim.bots": (4,), "sim.tournament": (5,),
+FOLDERS = {"sim.core": (0, 1), "sim.solve": (1, 2), "sim.loops": (4,), "sim.bots": (4,),
+           "sim.tournament": (5,),
            "sim.tools": (6,), "sim.learn": (7,), "sim.cli": (8,), "sim.human": (8,),
            "sim.analysis": ("side",),
            "sim.reference": ("side",)}
