@@ -271,6 +271,18 @@ def test_partners_teams_option_plays_only_the_named_teams(tmp_path, capsys):
     assert [t["team"] for t in json.loads(out)["teams"]] == [team]
 
 
+def test_partners_run_sized_by_time_gives_each_pairing_an_even_share(tmp_path, capsys):
+    db = tmp_path / "l.sqlite"
+    cli(capsys, "--db", db, "add", "random", "greedy")
+    assert cli(capsys, "--db", db, "run", "--pairs", 500, "--quiet")[0] == 0
+    # the plain matchup has 500 pairs already: the team's two pairings are played first,
+    # in chunks of at most an even share of the run (90 / 3 pairings = 30 pairs), each to
+    # the pairing with the fewest pairs (the first of equals)
+    assert cli(capsys, "--db", db, "run", "--partners", "--pairs", 90, "--quiet")[0] == 0
+    assert matchup_pairs(db) == {("random", "greedy"): 500, ("random", "random+greedy"): 60,
+                                 ("greedy", "random+greedy"): 30}
+
+
 @pytest.mark.parametrize("args, parts", [
     (["run", "--partners", "--teams", "random+foo", "--pairs", 10], ["'foo'", "ladder add"]),
     (["run", "--teams", "random+greedy", "--pairs", 10], ["--teams needs --partners"]),

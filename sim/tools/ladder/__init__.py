@@ -15,7 +15,9 @@ whose schema, pages or values are not what this code writes (``check_schema``,
 - ``players(id, spec, plugin, added, removed)``: ``plugin`` is the file ``add --plugin`` was
   given, a name only (a run loads plug-ins from its own --plugin, never from the database);
   ``removed`` players are not scheduled, not shown and their pairs not rated (re-adding the
-  spec brings them back, pairs included);
+  spec brings them back, pairs included); a team entrant of a partners run is a row whose
+  ``spec`` is the team ``a+b`` of two players (``Ladder.add_teams``; docs/ladder.md
+  "Partners"), rated while both its players are active;
 - ``matchups(id, a, b, next_deal)`` with ``a < b`` (player ids): ``next_deal`` is above every
   deal the matchup has stored, and a run plays its next pairs from there;
 - ``chunks(id, matchup, first_deal, n, time, unix, source, source_chunk, seconds, deals, x2)``:

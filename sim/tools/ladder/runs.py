@@ -162,6 +162,7 @@ class _Feed:
         self.left = pairs
         self.order = 0
         self.sent: dict[int, tuple[int, int, int, int]] = {}  # chunk index: (i, j, first, n)
+        self.cap = CHUNK_MAX  # the largest chunk sized by time (a partners run: a share)
         self.bots: tuple[Any, ...] = ()  # sim.bots.spec.BotSpec of the bot players
         self.faults: dict[str, dict[str, int]] = {}  # their faults in this run, by name
 
@@ -188,7 +189,7 @@ class _Feed:
                     raise LadderError(f"schedule() returned {ij!r}, not a matchup of "
                                       f"{len(specs)} players")
                 m = self.mids[ij]
-                n = min(self.chunk or self.state.size(m), self.left)
+                n = min(self.chunk or min(self.state.size(m), self.cap), self.left)
                 self.left -= n
                 first = self.nxt.get(m, 0)
                 self.nxt[m] = first + n
@@ -319,6 +320,8 @@ def run(lad: Ladder, pairs: int, chunk: int | None = None, jobs: int = 1,
         backend_now = tm.resolve_backend(cfg)
         state = RunState(data, model, all_pairs if partners else None)
         feed = _Feed(state, cfg, specs, mods, mids, nxt, pairs, chunk, forced)
+        if partners and not forced:  # chunks sized by time, at most an even share each, so
+            feed.cap = max(1, -(-pairs // len(all_pairs)))  # one run evens the pairings out
         feed.bots = tuple(b for b in bots if b.name in specs)
         for w in lad.note_bots({b.name: b.program for b in feed.bots}):
             say(f"shuangkou ladder run: warning: {w}")
