@@ -283,6 +283,32 @@ def test_partners_run_sized_by_time_gives_each_pairing_an_even_share(tmp_path, c
                                  ("greedy", "random+greedy"): 30}
 
 
+def test_import_of_a_partners_tournament(tmp_path, capsys):
+    from sim.tournament.config import from_dict
+    from sim.tournament.run import run_tournament
+
+    folder = str(tmp_path / "p")
+    run_tournament(from_dict({"name": "p", "format": "partners", "players": ["random", "greedy"],
+                              "deals": 40, "seed": 0, "run": {"progress": False},
+                              "output": {"dir": folder, "plots": False}}, source="test"),
+                   progress=False)
+    db = tmp_path / "l.sqlite"
+    code, out, err = cli(capsys, "--db", db, "import", folder)
+    assert code == 0, err
+    # the mirror teams are the plain players, the mixed team the ladder's team entrant
+    assert matchup_pairs(db) == {("random", "greedy"): 40, ("random", "random+greedy"): 40,
+                                 ("greedy", "random+greedy"): 40}
+    code, out, _ = cli(capsys, "--db", db, "show", "--partners", "--json")
+    assert code == 0 and json.loads(out)["teams"][0]["pairs"] == 80
+    # a ladder that seats the team's players the other way round refuses it, in one line
+    other = tmp_path / "o.sqlite"
+    cli(capsys, "--db", other, "add", "greedy", "random")
+    code, _, err = cli(capsys, "--db", other, "import", folder)
+    assert code == 2
+    one_line(err, "'random+greedy'", "first seat")
+    assert matchup_pairs(other) == {}
+
+
 @pytest.mark.parametrize("args, parts", [
     (["run", "--partners", "--teams", "random+foo", "--pairs", 10], ["'foo'", "ladder add"]),
     (["run", "--teams", "random+greedy", "--pairs", 10], ["--teams needs --partners"]),

@@ -73,13 +73,8 @@ def import_folder(lad: Ladder, folder: str) -> dict[str, Any]:
         todo.append((chunk, np.asarray(x2[:chunk.n], dtype=np.int64)))
     new_pairs = skipped = 0
     with run_lock(lad.path, "ladder import"), lad.transaction() as con:
-        ids = {}
         iso, unix = utc_now()
-        for spec in cfg.players:
-            row = con.execute("SELECT id FROM players WHERE spec = ?", (spec,)).fetchone()
-            ids[spec] = int(row[0]) if row else int(con.execute(
-                "INSERT INTO players(spec, plugin, added) VALUES (?, NULL, ?)",
-                (spec, iso)).lastrowid)
+        ids = _entrant_ids(folder, con, cfg.players, iso)
         con.execute("INSERT OR IGNORE INTO imports(source, path, config_hash, time) "
                     "VALUES (?, ?, ?, ?)", (source, os.path.abspath(folder), cfg.hash(), iso))
         for chunk, x2 in todo:
@@ -102,6 +97,37 @@ def import_folder(lad: Ladder, folder: str) -> dict[str, Any]:
             new_pairs += int(deals.size)
     return {"source": source, "chunks": len(todo), "pairs": new_pairs, "skipped": skipped,
             "players": list(cfg.players)}
+
+
+def _entrant_ids(folder: str, con: Any, players: Any, iso: str) -> dict[str, int]:
+    """The ladder's player id of each of a folder's players, added where new. A partners
+    tournament's entrants are teams (docs/ladder.md "Partners"): its mirror team ``a+a`` is
+    the plain player ``a``, and a mixed team ``a+b`` the ladder's team entrant, with its two
+    players added first (in the folder's order); a team the ladder holds with its players
+    the other way round (``b`` added first) was seated otherwise, and is refused."""
+    from strategies.registry import team_members  # (entry points: as in runs)
+
+    def get(spec: str) -> int:
+        row = con.execute("SELECT id FROM players WHERE spec = ?", (spec,)).fetchone()
+        return int(row[0]) if row else int(con.execute(
+            "INSERT INTO players(spec, plugin, added) VALUES (?, NULL, ?)",
+            (spec, iso)).lastrowid)
+
+    split = {spec: team_members(spec) for spec in players}
+    plain = [m for spec in players for m in split[spec]]
+    single = {m: get(m) for m in dict.fromkeys(plain)}  # the players first, in their order
+    ids = {}
+    for spec in players:
+        ms = split[spec]
+        if len(ms) == 1 or ms[0] == ms[1]:
+            ids[spec] = single[ms[0]]
+            continue
+        if single[ms[0]] > single[ms[1]]:
+            raise ConfigError(f"{folder!r} plays team {spec!r} with {ms[0]!r} in its first "
+                              f"seat, and this ladder seats {ms[1]!r} first (added first): "
+                              f"import it into a ladder made from it (another --db)")
+        ids[spec] = get(spec)
+    return ids
 
 
 def _table_cols(path: str, meta: dict[str, Any], deals_path: Any, read_table_bytes: Any
