@@ -38,7 +38,7 @@ import numpy as np
 
 from sim.cards import BIT, GROUP, POINTS_KEY, STRENGTH
 from sim.core import state as S
-from sim.core.bits import ZERO, clear_lsb, lsb, popcount
+from sim.core.bits import ZERO, clear_lsb, lsb, msb, popcount
 from sim.core.jit import kernel
 from sim.core.movegen import code_first, code_second, legal_set, set_all
 from sim.core.step import close_trick, lay_play, take_play
@@ -103,14 +103,27 @@ def _hash(hands, leader):
 
 @kernel
 def _tt_find(tt_k, tt_v, hands, leader):
-    """(slot, whether it holds this position)."""
-    slot = np.int64(_hash(hands, leader) & np.uint64(tt_k.shape[0] - 1))
-    if tt_v[slot, TT_LEAD] != leader + 1:
-        return slot, False
-    for i in range(8):
-        if tt_k[slot, i] != hands[i]:
-            return slot, False
-    return slot, True
+    """(slot, whether it holds this position). Two slots per hash (a bucket): a position is
+    looked for in both; a new one takes the empty slot, else the one of the smaller subtree
+    (fewer cards left), so the entries that save the most work stay."""
+    base = np.int64(_hash(hands, leader) & np.uint64(tt_k.shape[0] - 2))
+    for slot in range(base, base + 2):
+        if tt_v[slot, TT_LEAD] == leader + 1:
+            same = True
+            for i in range(8):
+                if tt_k[slot, i] != hands[i]:
+                    same = False
+                    break
+            if same:
+                return slot, True
+    if tt_v[base, TT_LEAD] == 0:
+        return base, False
+    if tt_v[base + 1, TT_LEAD] == 0:
+        return base + 1, False
+    if popcount(tt_k[base, 0]) + popcount(tt_k[base, 4]) \
+            <= popcount(tt_k[base + 1, 0]) + popcount(tt_k[base + 1, 4]):
+        return base, False
+    return base + 1, False
 
 
 @kernel
@@ -144,16 +157,15 @@ def _live(hands, seat, trick, pos):
 
 @kernel
 def _equivalent(a, b, alone, own, others, trump):
-    """Whether single keys ``a`` and ``b`` (both in ``alone``: held once by the hand, their
-    other copy played) are interchangeable: same group and points, and no key of ``others``
-    (live elsewhere) and no key of the hand that is not in ``alone`` lies between them in
-    strength."""
+    """Whether single keys ``a`` < ``b`` (both in ``alone``: held once by the hand, their
+    other copy played) are interchangeable: same group and points, no key of ``others``
+    (live elsewhere) between them in strength, and every key of the hand between them itself
+    in ``alone`` with the same points."""
     if GROUP[a] != GROUP[b] or POINTS_KEY[trump, a] != POINTS_KEY[trump, b]:
         return False
     between = BETWEEN[a, b]
     if between & others:
         return False
-    # the hand's own cards between them must themselves be interchangeable singles
     m = between & own
     while m:
         k = lsb(m)
@@ -161,6 +173,34 @@ def _equivalent(a, b, alone, own, others, trump):
         if (alone & BIT[k]) == ZERO or POINTS_KEY[trump, k] != POINTS_KEY[trump, a]:
             return False
     return True
+
+
+@kernel
+def run_starts(o, w, others, trump):
+    """The runs of a hand (module docstring, equivalent cards): ``(alone, starts)``, where
+    ``alone`` holds the keys the hand holds once whose other copy is played, and ``starts``
+    the lowest key of each run of interchangeable ones. Which run cards are played does not
+    change the value, only how many: a play is known by its cards' runs."""
+    alone = o & ~w & ~others
+    starts = ZERO
+    m = alone
+    r = -1
+    while m:
+        k = lsb(m)
+        m = clear_lsb(m)
+        if r < 0 or not _equivalent(r, k, alone, o, others, trump):
+            starts |= BIT[k]
+            r = k
+    return alone, starts
+
+
+@kernel
+def _rep(k, alone, starts):
+    """The first key of ``k``'s run (``k`` itself when it is in none)."""
+    if (alone & BIT[k]) == ZERO:
+        return k
+    below = starts & (BIT[k] | (BIT[k] - np.uint64(1)))
+    return msb(below)
 
 
 @kernel
@@ -213,29 +253,33 @@ def _order(tst, hands, mv, keys, ply, n, seat, leader, pos, trump, best_first, o
 
 
 @kernel
-def _skip_equivalent(hands, mv, ply, n, seat, tst, pos, trump):
-    """Drop the single plays equivalent to an earlier single in ``mv[ply]`` (module
-    docstring); returns the count kept."""
+def _skip_equivalent(hands, mv, keys, ply, n, seat, tst, pos, trump):
+    """Keep one play of each class of equivalent plays in ``mv[ply]`` (the same runs, as
+    many cards of each: ``run_starts``); returns the count kept. ``keys[ply]`` is scratch."""
     o = hands[seat]
-    w = hands[4 + seat]
-    alone = o & ~w
-    others = _live(hands, seat, tst, pos)
-    alone &= ~others  # held once here and never elsewhere: the other copy is played
+    alone, starts = run_starts(o, hands[4 + seat], _live(hands, seat, tst, pos), trump)
+    if starts == alone:  # every run has one card: nothing to merge
+        return n
     row = mv[ply]
+    sig = keys[ply]
     kept = 0
     for i in range(n):
         c = row[i]
         a = code_first(c)
+        b = code_second(c)
+        ra = _rep(a, alone, starts)
+        x = ra
+        if b >= 0:
+            rb = _rep(b, alone, starts)
+            x = min(ra, rb) + 64 * (max(ra, rb) + 1) + 8192 * (a == b)
         dup = False
-        if code_second(c) < 0 and (alone & BIT[a]):
-            for j in range(kept):
-                d = row[j]
-                if code_second(d) < 0 and (alone & BIT[code_first(d)]) \
-                        and _equivalent(a, code_first(d), alone, o, others, trump):
-                    dup = True
-                    break
+        for j in range(kept):
+            if sig[j] == x:
+                dup = True
+                break
         if not dup:
             row[kept] = c
+            sig[kept] = x
             kept += 1
     return kept
 
@@ -290,7 +334,7 @@ def search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leade
     n = set_all(mode, m1, m2, mv[ply])
     if n > 1:
         if opts & OPT_EQUIV:
-            n = _skip_equivalent(hands, mv, ply, n, seat, trick, pos, trump)
+            n = _skip_equivalent(hands, mv, keys, ply, n, seat, trick, pos, trump)
         _order(trick, hands, mv, keys, ply, n, seat, leader, pos, trump, best_first, opts)
     maximizing = (seat & 1) == side
     best = -INF if maximizing else INF
@@ -350,6 +394,28 @@ def search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leade
 
 
 @kernel
+def mtdf(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leader, pos, lead_a,
+         lead_b, left, ply, guess):
+    """The exact value of a position (as ``search``) by null-window tests only (MTD(f),
+    Plaat et al. 1996): each test "is it at least x?" answers with a bound, the table keeps
+    the bounds, and the tests close in on the value from ``guess``."""
+    lo = -INF
+    hi = INF
+    g = guess
+    while lo < hi:
+        beta = g + 1 if g == lo else g
+        g = search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leader, pos,
+                   lead_a, lead_b, left, ply, np.int64(beta - 1), np.int64(beta))
+        if stats[ST_ABORT]:
+            return 0
+        if g < beta:
+            hi = g
+        else:
+            lo = g
+    return g
+
+
+@kernel
 def load(st, u, tst, hands):
     """Copy the position of an engine state in trick play into the solver's arrays: the hands
     into ``hands``, the current trick into ``tst[0]``. Returns ``(leader, pos, lead_a,
@@ -371,6 +437,11 @@ def value(st, u, rules, tst, hands, mv, keys, tt_k, tt_v, stats, alpha, beta):
     """The future attacker score of the engine position ``(st, u)`` in the window
     (``alpha``, ``beta``), as ``search``."""
     leader, pos, lead_a, lead_b, left = load(st, u, tst, hands)
+    if alpha < 0 and beta >= INF:
+        return mtdf(tst, hands, mv, keys, tt_k, tt_v, stats, rules, np.int64(st[S.S_TRUMP]),
+                    np.int64(st[S.S_CALLER] & 1), np.int64(0), np.int64(leader),
+                    np.int64(pos), np.int64(lead_a), np.int64(lead_b), np.int64(left),
+                    np.int64(0), np.int64(0))
     return search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, np.int64(st[S.S_TRUMP]),
                   np.int64(st[S.S_CALLER] & 1), np.int64(0), np.int64(leader), np.int64(pos),
                   np.int64(lead_a), np.int64(lead_b), np.int64(left), np.int64(0),
@@ -394,6 +465,7 @@ def choices(st, u, rules, tst, hands, mv, keys, tt_k, tt_v, stats, codes, values
         mode, m1, m2 = legal_set(o, w, lead_a, lead_b)
     n = set_all(mode, m1, m2, codes)
     trick = tst[0]
+    guess = 0
     for i in range(n):
         c = codes[i]
         a = code_first(c)
@@ -408,14 +480,13 @@ def choices(st, u, rules, tst, hands, mv, keys, tt_k, tt_v, stats, codes, values
             if left2 == 0:
                 v = trick[S.S_SCORE]
             else:
-                v = got + search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side,
-                                 np.int64(1), np.int64(winner), np.int64(0), np.int64(-1),
-                                 np.int64(-1), np.int64(left2), np.int64(1), np.int64(-1),
-                                 np.int64(INF))
+                v = got + mtdf(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side,
+                               np.int64(1), np.int64(winner), np.int64(0), np.int64(-1),
+                               np.int64(-1), np.int64(left2), np.int64(1), np.int64(guess))
         else:
-            v = search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, np.int64(0),
-                       np.int64(leader), np.int64(pos + 1), np.int64(la), np.int64(lb),
-                       np.int64(left), np.int64(1), np.int64(-1), np.int64(INF))
+            v = mtdf(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, np.int64(0),
+                     np.int64(leader), np.int64(pos + 1), np.int64(la), np.int64(lb),
+                     np.int64(left), np.int64(1), np.int64(guess))
         hands[seat] = o
         hands[4 + seat] = w
         trick[S.S_TRICK_A + pos] = -1
@@ -423,4 +494,5 @@ def choices(st, u, rules, tst, hands, mv, keys, tt_k, tt_v, stats, codes, values
         if stats[ST_ABORT]:
             return 0
         values[i] = v
+        guess = v
     return n
