@@ -223,6 +223,17 @@ def test_partners_run_and_show_end_to_end(tmp_path, capsys):
     assert "1 team entrant(s) with 200 pairs" in out
     code, out, _ = cli(capsys, "--db", db, "show", "--json")
     assert [p["player"] for p in json.loads(out)["players"]] == ["greedy", "random"]
+    html = tmp_path / "l.html"
+    assert cli(capsys, "--db", db, "show", "--html", html)[0] == 0
+    page = html.read_text()
+    # the ranking and crosstable: the players; the joint fit's misfits may name the team
+    ranking = page[:page.index("goodness of fit")]
+    assert "greedy" in ranking and "random+greedy" not in ranking
+    pq = pytest.importorskip("pyarrow.parquet")
+    assert cli(capsys, "--db", db, "export", tmp_path / "p.parquet")[0] == 0
+    meta = json.loads(pq.read_schema(tmp_path / "p.parquet").metadata[b"shuangkou.ladder.ratings"])
+    assert [p["player"] for p in meta["players"]] == ["greedy", "random"]
+    assert pq.read_table(tmp_path / "p.parquet").num_rows == 300  # every pair, teams' too
     code, out, _ = cli(capsys, "--db", db, "show", "--partners")
     assert code == 0
     row = next(x for x in out.splitlines() if x.startswith("random+greedy"))

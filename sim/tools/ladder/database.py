@@ -197,7 +197,8 @@ class Ladder:
         players = self.players()
         plain = {p.spec for p in players if not p.team}
         return [p for p in players if not p.team
-                or all(m in plain for m in team_members(p.spec))]
+                or (all(m in plain for m in team_members(p.spec))
+                    and len(set(team_members(p.spec))) == 2)]
 
     def team_spec(self, text: str) -> str:
         """The stored spec of the mixed team ``text`` (``a+b``): its two players as the
