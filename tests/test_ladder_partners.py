@@ -22,21 +22,22 @@ TEAMS = [(0, 1), (0, 2), (1, 2)]  # the mixed teams p0+p1, p0+p2, p1+p2
 COMPAT = [40.0, 0.0, -30.0]  # their true compatibility (Elo)
 
 
-def simulate(rng: np.random.Generator, compat, deals: int = 300, draw: float = 0.25
-             ) -> LadderData:
-    """A ladder of the 3 players and 3 mixed teams, every pairing of the 6 entrants on the same
-    ``deals`` deals. A team's true Elo is the mean of its players' plus its compatibility.
+def simulate(rng: np.random.Generator, compat, deals: int = 300, draw: float = 0.25,
+             players: np.ndarray = PLAYERS, teams: list[tuple[int, int]] = TEAMS) -> LadderData:
+    """A ladder of the players and mixed teams (3 and 3 by default), every pairing of the
+    entrants on the same ``deals`` deals. A team's true Elo is the mean of its players' plus
+    its compatibility.
     Per deal, each entrant has an effect ``u`` (how these cards suit it: a team's is the mean
     of its players' plus its own), so matchups sharing an entrant, or a player, correlate on a
     deal; each pair's result is cut from its matchup's latent normal so that win, draw and
     loss have exactly the Bradley-Terry probabilities (a draw half a win)."""
-    np_, nt = PLAYERS.size, len(TEAMS)
+    np_, nt = players.size, len(teams)
     k = np_ + nt
-    elo = np.concatenate([PLAYERS, [(PLAYERS[a] + PLAYERS[b]) / 2 + c
-                                    for (a, b), c in zip(TEAMS, compat)]])
+    elo = np.concatenate([players, [(players[a] + players[b]) / 2 + c
+                                    for (a, b), c in zip(teams, compat)]])
     m = np.zeros((k, np_ + k))  # u = z @ m'
     m[:np_, :np_] = np.eye(np_)
-    for n, (a, b) in enumerate(TEAMS):
+    for n, (a, b) in enumerate(teams):
         m[np_ + n, [a, b]] = 0.5
     m[np.arange(k), np_ + np.arange(k)] = 0.7
     u = rng.standard_normal((deals, np_ + k)) @ m.T
@@ -55,10 +56,10 @@ def simulate(rng: np.random.Generator, compat, deals: int = 300, draw: float = 0
             out[2].append(np.arange(deals))
             out[3].append(s2.astype(np.int8))
     a, b, dl, s = (np.concatenate(x) for x in out)
-    names = [f"p{i}" for i in range(np_)] + [f"p{a}+p{b}" for a, b in TEAMS]
+    names = [f"p{i}" for i in range(np_)] + [f"p{a}+p{b}" for a, b in teams]
     return LadderData(names=names, a=a, b=b, deal=dl, score2=s,
                       margin=s.astype(np.float32) - 1, incidents=np.zeros((k, 3), np.int64),
-                      last_time=[None] * k, teams={np_ + n: t for n, t in enumerate(TEAMS)})
+                      last_time=[None] * k, teams={np_ + n: t for n, t in enumerate(teams)})
 
 
 # --------------------------------------------------------------------------------------------
@@ -350,3 +351,72 @@ def test_partners_needs_two_players(tmp_path, capsys):
     code, _, err = cli(capsys, "--db", db, "run", "--partners", "--pairs", 10)
     assert code == 2
     one_line(err, "1 player(s)", "--partners")
+
+
+# --------------------------------------------------------------------------------------------
+# the figures of docs/ladder.md "Partners": python tests/test_ladder_partners.py [REPS]
+# --------------------------------------------------------------------------------------------
+
+PLAYERS4 = np.array([0.0, 60.0, 150.0, 220.0])  # a 4-player ladder and its 6 mixed teams
+TEAMS4 = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+COMPAT4 = [40.0, 0.0, -30.0, 20.0, 0.0, -50.0]
+
+
+def figures(reps: int = 2000, players: np.ndarray = PLAYERS,
+            teams: list[tuple[int, int]] = TEAMS, compat: list[float] = COMPAT
+            ) -> dict[str, float]:
+    """Coverage of the compatibility intervals (clustered, and with pairs taken as independent)
+    and the additivity test's power at ``compat`` (seed 101); the test's size and the coverage
+    of the additive individual ratings under additivity (seed 102)."""
+    k, nt = players.size, len(teams)
+    kw = {"players": players, "teams": teams}
+    rng = np.random.default_rng(101)
+    hits, naive, power = np.zeros(nt), np.zeros(nt), 0
+    for _ in range(reps):
+        d = simulate(rng, compat, **kw)
+        f = fit(d)
+        t = partners(d, f)
+        for n, (r, c) in enumerate(zip(t["teams"], compat)):
+            cc = r["compatibility"]
+            hits[n] += cc["lo"] <= c <= cc["hi"]
+            x, y = d.teams[k + n]
+            v = np.zeros(k + nt)
+            v[k + n], v[[x, y]] = 1.0, -0.5
+            h = 1.96 * math.sqrt(v @ f.cov_naive @ v)
+            naive[n] += cc["value"] - h <= c <= cc["value"] + h
+        power += t["additivity"]["p"] < 0.05
+    rng = np.random.default_rng(102)
+    ps, ind, n_ind = [], 0, 0
+    for _ in range(reps):
+        d = simulate(rng, [0.0] * nt, **kw)
+        t = partners(d, fit(d, anchor="p0"))
+        ps.append(t["additivity"]["p"])
+        for r in t["individual"]:
+            if not r["anchor"]:
+                ind += r["lo"] <= players[int(r["player"][1:])] <= r["hi"]
+                n_ind += 1
+    p = np.array(ps)
+    out = {"coverage": hits.sum() / (nt * reps), "naive": naive.sum() / (nt * reps),
+           "power": power / reps, "size_05": float((p < 0.05).mean()),
+           "size_01": float((p < 0.01).mean()), "individual": ind / n_ind}
+    out.update({f"coverage_{n}": float(hits[n] / reps) for n in range(nt)})
+    return out
+
+
+def test_four_players_quick():
+    # the 4-player design (6 mixed teams, 45 pairings) at 150 ladders: coverage of the 900
+    # compatibility intervals (binomial sd 0.007, more as one ladder's teams correlate) and
+    # the additivity test's size (sd 0.018)
+    got = figures(150, PLAYERS4, TEAMS4, COMPAT4)
+    assert abs(got["coverage"] - 0.95) <= 0.03, got
+    assert got["size_05"] <= 0.10 and abs(got["individual"] - 0.95) <= 0.03, got
+
+
+if __name__ == "__main__":
+    import sys
+
+    reps = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    for label, args in (("3 players", ()), ("4 players", (PLAYERS4, TEAMS4, COMPAT4))):
+        print(label)
+        for key, value in figures(reps, *args).items():
+            print(f"  {key}: {value:.4f}")
