@@ -43,7 +43,7 @@ LAYERS = {
     6: ("sim.tools", "sim.tools.estimate", "sim.tools.bench", "sim.tools.analyze",
         "sim.tools.ladder", "sim.tools.ladder.schema", "sim.tools.ladder.checks",
         "sim.tools.ladder.database", "sim.tools.ladder.runs", "sim.tools.ladder.folders",
-        "sim.tools.ladder.export", "sim.tools.tune"),
+        "sim.tools.ladder.export", "sim.tools.tune", "sim.tools.solve"),
     7: ("sim.learn", "sim.learn.labels", "sim.learn.learn_loop", "sim.learn.jaxnet",
         "sim.learn.recipe", "sim.learn.store", "sim.learn.train"),
     8: ("sim.cli", "sim.cli.__main__", "sim.cli.options", "sim.cli.common", "sim.cli.play",

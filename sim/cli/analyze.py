@@ -1,4 +1,5 @@
-"""``shuangkou analyze`` (recorded decisions valued) and ``estimate`` (what a hand is worth)."""
+"""``shuangkou analyze`` (recorded decisions valued), ``solve`` (a recorded position solved
+exactly) and ``estimate`` (what a hand is worth)."""
 
 from __future__ import annotations
 
@@ -111,6 +112,22 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_solve(args: argparse.Namespace) -> int:
+    import json
+
+    from sim.reference import validator
+    from sim.solve import DEFAULT_NODES
+    from sim.tools import solve
+
+    res = solve.solve_record(args.records, args.deal, args.trick, args.play,
+                             args.max_nodes or DEFAULT_NODES,
+                             lambda r: validator.validate_record(r, check_shuffle=True))
+    if args.json:
+        print(json.dumps(res, ensure_ascii=False))
+    else:
+        print(clean(solve.render(res)))
+    return 0
+
 
 def cmd_estimate(args: argparse.Namespace) -> int:
     import json
@@ -141,7 +158,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    """The parsers of analyze and estimate."""
+    """The parsers of analyze, solve and estimate."""
     an = sub.add_parser("analyze", help="value every legal choice of recorded decisions: "
                                          "losses, marks, summaries (docs/analysis.md)")
     an.add_argument("records", help="record file (JSONL, .gz): play --record, a tournament's "
@@ -171,6 +188,30 @@ def add_parser(sub: Any) -> None:
                     help="continuation policy: expert (its egreedy rollouts, the default), "
                          "greedy or random")
     an.set_defaults(func=cmd_analyze)
+
+    so = sub.add_parser(
+        "solve", help="every legal play at a position of a recorded deal with its exact "
+                      "value (all hands known, perfect play by all four)",
+        description="Solves the position at the start of trick T (numbered from 1, as replay "
+                    "numbers them) of deal D of a record file, or after the first N plays of "
+                    "that trick, with the double-dummy solver: every legal play of the seat to "
+                    "act with the attackers' final score (R22-R23) and the seat's settlement "
+                    "(R24) when all four play perfectly, seeing every card. A file with two "
+                    "records of the deal (a duplicate run) solves the first.")
+    so.add_argument("records", help="record file (JSONL, .gz): play --record, a tournament's "
+                                    "records.jsonl")
+    so.add_argument("--deal", type=bounded_int("a deal index may be", 0, MAX_DEAL),
+                    required=True, action=Once, help="the deal index")
+    so.add_argument("--trick", type=bounded_int("tricks", 1, 99), required=True,
+                    action=Once, help="the trick, from 1 (as replay numbers them)")
+    so.add_argument("--play", type=bounded_int("plays before the position", 0, 3), default=0,
+                    action=Once, help="solve after the first N plays of the trick (0-3; "
+                                      "default 0: its lead)")
+    so.add_argument("--max-nodes", type=bounded_int("nodes", 1, 10**12), action=Once,
+                    help="give up past this many nodes (default: the solver's own cap, "
+                         "sim.solve.DEFAULT_NODES)")
+    so.add_argument("--json", action="store_true", help="print the solution as JSON")
+    so.set_defaults(func=cmd_solve)
 
     es = sub.add_parser(
         "estimate", help="how good is this hand: fix cards in one seat, compare with an "
