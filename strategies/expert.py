@@ -49,6 +49,14 @@ from sim.core.rng import bounded
 from sim.core.state import add_card, next_draw
 from sim.core.step import first_lead
 from strategies.base import param
+from strategies.endgame import (
+    ENDGAME_WORLDS,
+    MAX_ENDGAME,
+    endgame_begin,
+    endgame_pick,
+    endgame_world,
+    in_endgame,
+)
 from strategies.greedy import GREEDY_CALL_FIELDS, greedy_decide, greedy_show
 from strategies.kinds import KIND_EXPERT, UINT_SCRATCH
 from strategies.params import ROLLOUT_ROW, param_row
@@ -95,6 +103,8 @@ EXPERT_PARAM_FIELDS = GREEDY_CALL_FIELDS + (
     ("P_RECHECK", 1),  # re-check batches of ``samples`` fresh worlds at most (close calls more)
     ("P_ROLLOUT", 1),  # the rollouts' trick-play policy: 1 greedy, 2 egreedy (search.POLICY_*)
     ("P_ROLLOUT_EPS", 1),  # egreedy rollouts: the share of uniformly random plays
+    ("P_ENDGAME", 1),  # > 0: solve the sampled worlds once every hand holds <= this many cards
+    ("P_ENDGAME_WORLDS", 1),  # ... this many worlds per decision (strategies.endgame)
 )
 _P, N_EXPERT_PARAMS = layout(EXPERT_PARAM_FIELDS)
 P_SHOW_AT = _P["P_SHOW_AT"]
@@ -112,6 +122,8 @@ P_ITERATIONS = _P["P_ITERATIONS"]
 P_RECHECK = _P["P_RECHECK"]
 P_ROLLOUT = _P["P_ROLLOUT"]
 P_ROLLOUT_EPS = _P["P_ROLLOUT_EPS"]
+P_ENDGAME = _P["P_ENDGAME"]
+P_ENDGAME_WORLDS = _P["P_ENDGAME_WORLDS"]
 
 # int scratch (buf): [choices | candidates | rollout state | sampler | pool]
 BUF_FIELDS = (
@@ -478,6 +490,23 @@ def _giveback_candidates(st, u, seat, k, buf):
 
 
 @kernel
+def exact_endgame(st, u, rules, seat, params, buf, fws, uws, default):
+    """The play of the most summed value over ``P_ENDGAME_WORLDS`` sampled worlds, each solved
+    exactly (``strategies.endgame``); -2 when a world was not settled (the rollouts decide)."""
+    prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
+    endgame_begin(buf, BUF_END)
+    wu = uws[U_WORLD:U_WORLD + S.U_SIZE]
+    sums = fws[F_SUM:F_SUM + MAX_CHOICES]
+    n = 0
+    for w in range(max(np.int64(params[seat, P_ENDGAME_WORLDS]), 1)):
+        trick_world(st, u, seat, wu, buf, fws)
+        n = endgame_world(st, wu, rules, seat, buf, BUF_END, sums, w == 0)
+        if n < 0:
+            return np.int64(-2)
+    return endgame_pick(buf, BUF_END, sums, n, default)
+
+
+@kernel
 def expert_decide(st, u, rules, seat, params, buf, fws, uws):
     """The expert's choice code (module docstring)."""
     ph = view.phase(st)
@@ -505,6 +534,10 @@ def expert_decide(st, u, rules, seat, params, buf, fws, uws):
     if n == 1:
         return buf[0]
     default = greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf)
+    if in_endgame(st, np.int64(params[seat, P_ENDGAME])):
+        c = exact_endgame(st, u, rules, seat, params, buf, fws, uws, default)
+        if c != -2:
+            return c
     n = legal(st, u, buf)
     for i in range(n):
         buf[R_CAND + i] = buf[i]
@@ -557,6 +590,12 @@ class ExpertStrategy(CompiledStrategy):
                             doc="egreedy rollouts: the share of plays chosen uniformly at "
                                 "random")
 
+    endgame = param(0, int, lo=0, hi=MAX_ENDGAME,
+                    doc="> 0: once every hand holds at most this many cards, solve each sampled "
+                        "world exactly (sim.solve) instead of rolling it out (docs/solve.md)")
+    endgame_worlds = param(ENDGAME_WORLDS, int, lo=1, hi=10_000,
+                           doc="endgame: sampled worlds solved per decision")
+
     def kernel_decide(self, params, st, u, rules, seat, buf, fws, uws):
         return expert_decide(st, u, rules, seat, params, buf, fws, uws)
 
@@ -568,4 +607,5 @@ class ExpertStrategy(CompiledStrategy):
             "P_GIVEBACK_K": self.giveback_k, "P_INFER": _INFER.index(self.infer),
             "P_INFER_WORLDS": self.infer_worlds, "P_EPSILON": self.epsilon,
             "P_ITERATIONS": self.iterations, "P_RECHECK": self.recheck,
-            "P_ROLLOUT": _ROLLOUT[self.rollout], "P_ROLLOUT_EPS": self.rollout_epsilon})
+            "P_ROLLOUT": _ROLLOUT[self.rollout], "P_ROLLOUT_EPS": self.rollout_epsilon,
+            "P_ENDGAME": self.endgame, "P_ENDGAME_WORLDS": self.endgame_worlds})

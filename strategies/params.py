@@ -17,7 +17,7 @@ import numpy as np
 from sim.core.layout import layout
 from sim.errors import ConfigError
 
-N_PARAMS = 15  # float64 parameters per row
+N_PARAMS = 17  # float64 parameters per row
 PARAM_ROWS = 5  # rows 0-3: the seats; row 4: greedy's defaults for rollouts
 ROLLOUT_ROW = 4
 GREEDY_DEFAULTS = (0.40, 10, 0.10, 0.5, 10, 0)  # GreedyStrategy().compiled_params()
