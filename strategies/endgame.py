@@ -44,7 +44,7 @@ _O_TTV = _O_KEYS + _PLIES * _WIDTH
 _O_TTK = _O_TTV + _TT * K.TT_WORDS
 _O_STATS = _O_TTK + _TT * 8
 _O_HANDS = _O_STATS + K.N_STATS
-_O_CODES = _O_HANDS + 8
+_O_CODES = _O_HANDS + 16  # the hands, then a table key
 _O_VALUES = _O_CODES + _WIDTH
 ENDGAME_WORDS = _O_VALUES + _WIDTH
 

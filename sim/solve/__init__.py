@@ -117,7 +117,7 @@ class Solver:
         self.max_nodes = max_nodes
         self.options = int(options)
         self.tst = np.full((K.MAX_TRICKS, S.ST_SIZE), -1, dtype=np.int64)
-        self.hands = np.zeros(8, dtype=np.uint64)
+        self.hands = np.zeros(16, dtype=np.uint64)  # the hands, then a table key
         self.mv = np.zeros((K.MAX_PLY, MAX_CHOICES), dtype=np.int64)
         self.keys = np.zeros((K.MAX_PLY, MAX_CHOICES), dtype=np.int64)
         self.tt_k = np.zeros((1 << table_bits, 8), dtype=np.uint64)

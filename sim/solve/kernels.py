@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.cards import BIT, GROUP, POINTS_KEY, STRENGTH
+from sim.cards import BIT, GROUP, GROUP_MASK, POINTS_KEY, STRENGTH
 from sim.core import state as S
 from sim.core.bits import ZERO, clear_lsb, lsb, msb, popcount
 from sim.core.jit import kernel
@@ -52,8 +52,8 @@ INF = 1 << 30
 ST_NODES, ST_CAP, ST_ABORT, ST_HITS, ST_STORES, ST_OPTIONS = 0, 1, 2, 3, 4, 5
 N_STATS = 8
 # option bits in stats[ST_OPTIONS] (all on by default; docs/solve.md measures each)
-OPT_TT, OPT_ORDER, OPT_EQUIV, OPT_BOUND = 1, 2, 4, 8
-OPT_ALL = OPT_TT | OPT_ORDER | OPT_EQUIV | OPT_BOUND
+OPT_TT, OPT_ORDER, OPT_EQUIV, OPT_BOUND, OPT_RELATIVE = 1, 2, 4, 8, 16
+OPT_ALL = OPT_TT | OPT_ORDER | OPT_EQUIV | OPT_BOUND | OPT_RELATIVE
 # a table entry: tt_k[slot] the four hands (once 0-3, twice 0-3); tt_v[slot] the leader + 1
 # (0: empty), lower bound, upper bound, best play code
 TT_LEAD, TT_LO, TT_HI, TT_BEST = 0, 1, 2, 3
@@ -92,26 +92,87 @@ def points_out(hands, trump):
     return p
 
 
+# the relative key (OPT_RELATIVE): a copy distribution over the seats -> 0..13 (DIST), by
+# c0 + 3 c1 + 9 c2 + 27 c3 for the copies c_s each seat holds (one or two copies in all)
+DIST = np.full(81, -1, dtype=np.int64)
+_n = 0
+for _i in range(81):
+    _c = [(_i // 3 ** _s) % 3 for _s in range(4)]
+    if 1 <= sum(_c) <= 2:
+        DIST[_i] = _n
+        _n += 1
+del _i, _c, _n
+SEPARATOR = 15  # the token between two groups
+TOKENS_PER_WORD = 9  # 7-bit tokens
+
+
 @kernel
-def _hash(hands, leader):
-    h = np.uint64(leader + 1) * np.uint64(0x9E3779B97F4A7C15)
+def table_key(hands, trump, relative, out):
+    """The table's key of the four hands into ``out[0:8]``: the hands themselves, or (with
+    ``relative``) their shape up to renaming, DDS's "relative ranks": for each group in turn,
+    each live key from the weakest up as a token of which seats hold its copies, its points
+    and whether it ties the previous one in strength. Two positions with the same relative key
+    differ by an order-preserving renaming of the live cards of each group that keeps points,
+    ties and copies, under which every rule reads the same (R13-R23): their futures are
+    equal."""
+    if not relative:
+        for i in range(8):
+            out[i] = hands[i]
+        return
     for i in range(8):
-        h = (h ^ hands[i]) * np.uint64(0xBF58476D1CE4E5B9)
+        out[i] = ZERO
+    w = 0
+    j = 0
+    live = hands[0] | hands[1] | hands[2] | hands[3]
+    for g in range(4):
+        m = live & GROUP_MASK[g]
+        prev = -1
+        while m:
+            k = lsb(m)
+            m = clear_lsb(m)
+            b = BIT[k]
+            d = 0
+            mul = 1
+            for s in range(4):
+                d += mul * (((hands[s] & b) != ZERO) + ((hands[4 + s] & b) != ZERO))
+                mul *= 3
+            p = POINTS_KEY[trump, k]
+            tok = DIST[d] | ((1 if p == 5 else 2 if p == 10 else 0) << 4) \
+                | ((prev >= 0 and STRENGTH[prev] == STRENGTH[k]) << 6)
+            out[w] |= np.uint64(tok) << np.uint64(7 * j)
+            j += 1
+            if j == TOKENS_PER_WORD:
+                j = 0
+                w += 1
+            prev = k
+        out[w] |= np.uint64(SEPARATOR) << np.uint64(7 * j)
+        j += 1
+        if j == TOKENS_PER_WORD:
+            j = 0
+            w += 1
+
+
+@kernel
+def _hash(key, tag):
+    h = np.uint64(tag) * np.uint64(0x9E3779B97F4A7C15)
+    for i in range(8):
+        h = (h ^ key[i]) * np.uint64(0xBF58476D1CE4E5B9)
         h ^= h >> np.uint64(29)
     return h
 
 
 @kernel
-def _tt_find(tt_k, tt_v, hands, leader):
-    """(slot, whether it holds this position). Two slots per hash (a bucket): a position is
-    looked for in both; a new one takes the empty slot, else the one of the smaller subtree
-    (fewer cards left), so the entries that save the most work stay."""
-    base = np.int64(_hash(hands, leader) & np.uint64(tt_k.shape[0] - 2))
+def _tt_find(tt_k, tt_v, key, tag):
+    """(slot, whether it holds this position). ``tag`` = leader + 1 + 8 x cards per hand.
+    Two slots per hash (a bucket): a position is looked for in both; a new one takes the
+    empty slot, else the one of the smaller subtree (fewer cards left), so the entries that
+    save the most work stay."""
+    base = np.int64(_hash(key, tag) & np.uint64(tt_k.shape[0] - 2))
     for slot in range(base, base + 2):
-        if tt_v[slot, TT_LEAD] == leader + 1:
+        if tt_v[slot, TT_LEAD] == tag:
             same = True
             for i in range(8):
-                if tt_k[slot, i] != hands[i]:
+                if tt_k[slot, i] != key[i]:
                     same = False
                     break
             if same:
@@ -120,18 +181,17 @@ def _tt_find(tt_k, tt_v, hands, leader):
         return base, False
     if tt_v[base + 1, TT_LEAD] == 0:
         return base + 1, False
-    if popcount(tt_k[base, 0]) + popcount(tt_k[base, 4]) \
-            <= popcount(tt_k[base + 1, 0]) + popcount(tt_k[base + 1, 4]):
+    if tt_v[base, TT_LEAD] >> 3 <= tt_v[base + 1, TT_LEAD] >> 3:
         return base, False
     return base + 1, False
 
 
 @kernel
-def _tt_store(tt_k, tt_v, slot, hit, hands, leader, lo, hi, best):
+def _tt_store(tt_k, tt_v, slot, hit, key, tag, lo, hi, best):
     if not hit:
         for i in range(8):
-            tt_k[slot, i] = hands[i]
-        tt_v[slot, TT_LEAD] = leader + 1
+            tt_k[slot, i] = key[i]
+        tt_v[slot, TT_LEAD] = tag
         tt_v[slot, TT_LO] = lo
         tt_v[slot, TT_HI] = hi
     else:
@@ -311,7 +371,8 @@ def search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leade
             if beta <= 0:
                 return 0
         if opts & OPT_TT:
-            slot, hit = _tt_find(tt_k, tt_v, hands, leader)
+            table_key(hands, trump, opts & OPT_RELATIVE, hands[8:16])
+            slot, hit = _tt_find(tt_k, tt_v, hands[8:16], leader + 1 + 8 * left)
             if hit:
                 stats[ST_HITS] += 1
                 lo = tt_v[slot, TT_LO]
@@ -384,12 +445,15 @@ def search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leade
             break
     if slot >= 0:
         stats[ST_STORES] += 1
+        key = hands[8:16]
+        table_key(hands, trump, opts & OPT_RELATIVE, key)  # (the children wrote there)
+        tag = leader + 1 + 8 * left
         if best <= a_in:
-            _tt_store(tt_k, tt_v, slot, hit, hands, leader, 0, best, best_code)
+            _tt_store(tt_k, tt_v, slot, hit, key, tag, 0, best, best_code)
         elif best >= b_in:
-            _tt_store(tt_k, tt_v, slot, hit, hands, leader, best, INF, best_code)
+            _tt_store(tt_k, tt_v, slot, hit, key, tag, best, INF, best_code)
         else:
-            _tt_store(tt_k, tt_v, slot, hit, hands, leader, best, best, best_code)
+            _tt_store(tt_k, tt_v, slot, hit, key, tag, best, best, best_code)
     return best
 
 
