@@ -39,7 +39,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from sim.tools import analyze
 
     settings = analyze.Settings(samples=args.samples, seed=check_seed(args.seed),
-                                policy=args.policy)
+                                policy=args.policy,
+                                exact_nodes=analyze.EXACT_NODES if args.exact_nodes is None
+                                else args.exact_nodes)
     analyze.continuation(settings.policy)  # a bad --policy fails before any work
     if args.json and args.json != "-" and os.path.exists(args.json) and \
             os.path.samefile(args.json, args.records):
@@ -187,6 +189,10 @@ def add_parser(sub: Any) -> None:
     an.add_argument("--policy", default="expert",
                     help="continuation policy: expert (its egreedy rollouts, the default), "
                          "greedy or random")
+    an.add_argument("--exact-nodes", type=bounded_int("nodes", 0, 10**12), metavar="N",
+                    help="node cap of the double-dummy solver per play decision: the true "
+                         "loss of the last tricks' decisions is exact where it settles them "
+                         "(default 2,000,000; 0: rollouts only)")
     an.set_defaults(func=cmd_analyze)
 
     so = sub.add_parser(

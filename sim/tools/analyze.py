@@ -8,7 +8,10 @@ fresh worlds (successive halving); then the few best other choices (``Settings.t
 compared with the one played on fresh worlds, paired: ``loss`` is measured against the best
 of them, and its 95% interval holds for all of them at once (Bonferroni over the candidates),
 so it covers the loss against the best choice even when the first stage ranked the best
-second or third. ``true_loss`` values every choice on the true deal (all hands known).
+second or third. ``true_loss`` values every choice on the true deal (all hands known): exactly
+where the double-dummy solver (``sim.solve``) settles the position within
+``Settings.exact_nodes`` nodes (the last tricks; the row says ``"exact": true``), else with
+rollouts of the continuation policy.
 
 Randomness: each decision's worlds come from a stream keyed by (``--seed``, deal, step), so
 the output is the same for any ``--jobs``.
@@ -40,6 +43,7 @@ from sim.loops.steps import (  # noqa: F401  (re-exported: analyze's callers and
 from sim.record import read_records
 from sim.replay import hand_line, pretty
 from sim.rules import Rules
+from sim.solve import REACH, Solver
 from sim.tournament.forkpool import ForkPool, can_fork
 from sim.view import mask_into
 from strategies.evaluate import evaluate_choices
@@ -57,6 +61,7 @@ MAX_ROLLOUTS = 1536  # first-stage rollouts per decision at most (give-backs: ~4
 RECHECK_TOP = 4  # other choices re-checked against the one played (docs/analysis.md)
 NARROW_ROLLOUTS = 4 * MAX_ROLLOUTS  # rollouts per narrowing round at most
 KINDS = ("show", "giveback", "play")
+EXACT_NODES = 2_000_000  # node cap of one exact solve in the analysis (0: no exact values)
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,7 @@ class Settings:
     seed: int = 0
     policy: str = "expert"
     top: int = RECHECK_TOP  # other choices re-checked (1: the first stage's pick alone)
+    exact_nodes: int = EXACT_NODES  # the solver's cap per play decision (0: rollouts only)
 
     @property
     def recheck(self) -> int:  # second-stage worlds: two rollouts each, so many more
@@ -192,10 +198,25 @@ def mark_of(loss: float, lo: float) -> str:
     return "??" if loss >= MARK_QQ else "?" if loss >= MARK_Q else ""
 
 
+def exact_loss(exact: Sequence[tuple[int, int, int]], played: int,
+               attacker: bool) -> tuple[float, int]:
+    """(loss, code of the best) from a solved position's ``(code, score, settlement)`` per
+    choice: the best settlement, ties broken by the score for the seat's side (as
+    ``sim.solve.Solution.best``); the played code is its own best when it ties."""
+    key = {c: (st, sc if attacker else -sc) for c, sc, st in exact}
+    best = max(key, key=lambda c: key[c])
+    if key[played] == key[best]:
+        best = played
+    return float(key[best][0] - key[played][0]), best
+
+
 def analyze_decision(dec: Decision, rules: np.ndarray, settings: Settings,
-                     player: str = "", truth: bool = True) -> dict[str, Any]:
+                     player: str = "", truth: bool = True,
+                     exact: Sequence[tuple[int, int, int]] | None = None) -> dict[str, Any]:
     """The row of one decision (docs/analysis.md). Only the state masked to ``dec.seat``'s
-    knowledge is searched; the true state is read for ``true_loss`` alone."""
+    knowledge is searched; the true state is read for ``true_loss`` alone. ``exact``: the
+    solved position's ``(code, score, settlement)`` per choice (``exact_values``): then
+    ``true_loss`` is the exact double-dummy loss and the row says ``"exact": true``."""
     pol, eps, grow = continuation(settings.policy)
     params = param_table()
     params[ROLLOUT_ROW, :len(grow)] = grow
@@ -210,7 +231,7 @@ def analyze_decision(dec: Decision, rules: np.ndarray, settings: Settings,
         "trick": dec.trick, "round": dec.round, "redeal": dec.redeal,
         "played": names[p], "best": names[p], "forced": n == 1, "values": [],
         "loss": 0.0, "lo": 0.0, "hi": 0.0, "half_width": 0.0, "mark": "", "true_loss": 0.0,
-        "true_best": names[p],
+        "true_best": names[p], "exact": exact is not None and truth,
         "worlds": 0, "recheck_worlds": 0, "rechecked": [], "narrowing_rollouts": 0,
     }
     if n == 1:
@@ -245,7 +266,11 @@ def analyze_decision(dec: Decision, rules: np.ndarray, settings: Settings,
                lo=round(lo, 4), hi=round(hi, 4), half_width=round((hi_u - lo_u) / 2, 4),
                mark=mark_of(loss, lo), worlds=w1, recheck_worlds=w2,
                rechecked=[names[i] for i in cand], narrowing_rollouts=narrowed)
-    if truth:
+    if truth and exact is not None:
+        attacker = (seat & 1) == (int(dec.st[S.S_CALLER]) & 1)
+        tl, bc = exact_loss(exact, dec.played, attacker)
+        row.update(true_loss=round(tl, 4), true_best=names[codes.index(bc)])
+    elif truth:
         st_t = dec.st.copy()
         u_t = dec.u.copy()
         u_t[S.U_KEY + S.STREAM_SAMPLE + seat] = stream_key(
@@ -322,12 +347,77 @@ class Task:
     player: str
     record: int = 0  # index of the record among those analysed (a duplicate tournament's
     # records.jsonl holds each deal twice, teams swapped)
+    exact: list[tuple[int, int, int]] | None = None  # the solved position (exact_values)
 
 
 def run_task(args: tuple[Task, Settings]) -> dict[str, Any]:
     task, settings = args
-    row = analyze_decision(task.decision, task.rules, settings, task.player)
+    row = analyze_decision(task.decision, task.rules, settings, task.player,
+                           exact=task.exact)
     return {"record": task.record, **row}
+
+
+def _max_cards(u: np.ndarray) -> int:
+    return max(int(np.uint64(u[S.U_ONCE + s])).bit_count()
+               + int(np.uint64(u[S.U_TWICE + s])).bit_count() for s in range(4))
+
+
+def exact_values(tasks: Sequence[Task], max_nodes: int
+                 ) -> list[list[tuple[int, int, int]] | None]:
+    """Per task, its play decision solved exactly (``(code, score, settlement)`` per choice)
+    or None. The play decisions with at most ``sim.solve.REACH`` cards in every hand are
+    solved from the last one back, with one solver and one table (positions of a deal share
+    their subtrees), until one is not settled within ``max_nodes`` nodes: the earlier ones
+    are larger, so they would cost the cap in vain. The tasks are those of one record, in
+    step order; which ones are exact depends on them alone (not on ``--jobs``)."""
+    out: list[list[tuple[int, int, int]] | None] = [None] * len(tasks)
+    if max_nodes <= 0:
+        return out
+    solver: Solver | None = None
+    for i in range(len(tasks) - 1, -1, -1):
+        t = tasks[i]
+        d = t.decision
+        if d.kind != "play":
+            continue
+        if _max_cards(d.u) > REACH:
+            break
+        solver = solver or Solver(max_nodes=max_nodes)
+        sol = solver.try_solve((d.st, d.u, t.rules))
+        if sol is None:
+            break
+        out[i] = [(c.code, c.score, c.settlement) for c in sol.choices]
+    return out
+
+
+def _exact_job(args: tuple[int, list[Task], int]
+               ) -> tuple[int, list[list[tuple[int, int, int]] | None]]:
+    record, group, nodes = args
+    return record, exact_values(group, nodes)
+
+
+def _exact_groups(tasks: Sequence[Task], settings: Settings
+                  ) -> list[tuple[int, list[Task], int]]:
+    """The tasks of each record in step order, with the node cap: ``_exact_job``'s work
+    (none when ``exact_nodes`` is 0)."""
+    if settings.exact_nodes <= 0:
+        return []
+    groups: dict[int, list[Task]] = {}
+    for t in tasks:
+        groups.setdefault(t.record, []).append(t)
+    return [(r, sorted(g, key=lambda t: t.decision.step), settings.exact_nodes)
+            for r, g in groups.items()]
+
+
+def _with_exact(tasks: Sequence[Task], groups: Sequence[tuple[int, list[Task], int]],
+                solved: dict[int, list[list[tuple[int, int, int]] | None]]) -> list[Task]:
+    """``tasks`` (same order) with the exact values ``solved`` found for their records."""
+    by_step: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    for r, g, _ in groups:
+        for t, e in zip(g, solved[r]):
+            if e is not None:
+                by_step[(r, t.decision.step)] = e
+    return [Task(t.decision, t.rules, t.player, t.record,
+                 by_step.get((t.record, t.decision.step))) for t in tasks]
 
 
 def select_records(path: str, deals: Sequence[int] | None,
@@ -369,8 +459,10 @@ def analyze_tasks(tasks: Sequence[Task], settings: Settings, jobs: int = 1,
     (the rows do not depend on ``jobs``)."""
     continuation(settings.policy)  # a bad spec fails before any work
     rows: list[dict[str, Any]] = []
-    work = [(t, settings) for t in tasks]
-    if jobs <= 1 or len(work) < 2:
+    groups = _exact_groups(tasks, settings)
+    if jobs <= 1 or len(tasks) < 2:
+        solved = dict(map(_exact_job, groups))
+        work = [(t, settings) for t in _with_exact(tasks, groups, solved)]
         for w in work:
             rows.append(run_task(w))
             if progress:
@@ -378,9 +470,13 @@ def analyze_tasks(tasks: Sequence[Task], settings: Settings, jobs: int = 1,
     else:
         if not can_fork():  # pragma: no cover - Linux forks
             return analyze_tasks(tasks, settings, 1, progress)
-        if work:  # load the kernels once, before forking
-            run_task(work[-1])
+        run_task((tasks[-1], settings))  # load the kernels once, before forking
+        # the first record's exact values here (which loads the solver), the others' on
+        # the workers
+        solved = dict(map(_exact_job, groups[:1]))
         with ForkPool(jobs, lambda parent: None) as pool:
+            solved.update(pool.map_unordered(_exact_job, groups[1:], ahead=2 * jobs))
+            work = [(t, settings) for t in _with_exact(tasks, groups, solved)]
             for r in pool.map_unordered(run_task, work, ahead=4 * jobs):
                 rows.append(r)
                 if progress:
@@ -392,7 +488,8 @@ def analyze_tasks(tasks: Sequence[Task], settings: Settings, jobs: int = 1,
 def summarize(rows: Sequence[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     """Per ``key`` (``"record"``, i.e. per deal table, or ``"seat"``): decisions, choices
     (decisions with more than one legal choice), total and mean loss, marks, accuracy (share
-    of the choices whose interval covers the best: ``lo`` = 0) and the total ``true_loss``."""
+    of the choices whose interval covers the best: ``lo`` = 0), the total ``true_loss`` and
+    ``exact``, the decisions whose true loss is exact (solved double-dummy)."""
     groups: dict[Any, list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault(r[key], []).append(r)
@@ -408,7 +505,8 @@ def summarize(rows: Sequence[dict[str, Any]], key: str) -> list[dict[str, Any]]:
                     "marked_qq": sum(r["mark"] == "??" for r in g),
                     "accuracy": round(sum(r["lo"] <= 0.0 for r in ch) / len(ch), 4)
                     if ch else 1.0,
-                    "true_loss": round(sum(r["true_loss"] for r in g), 4)})
+                    "true_loss": round(sum(r["true_loss"] for r in g), 4),
+                    "exact": sum(bool(r.get("exact")) for r in g)})
     return out
 
 
@@ -419,9 +517,12 @@ def _loss_text(r: dict[str, Any]) -> str:
 
 def _detail(r: dict[str, Any]) -> str:
     """``seat 0 4♥? loses 0.53 [0.28, 0.78]; best 10♥; true loss 0.42 (10♥)``: the loss
-    and interval of the re-check (the first stage's ``values`` are in the JSON rows)."""
+    and interval of the re-check (the first stage's ``values`` are in the JSON rows); an
+    exact true loss says so: ``true loss 1.00 (exact; 10♥)``."""
     k = r["kind"]
-    tb = f" ({choice_label(k, r['true_best'])})" if r["true_loss"] > 0 else ""
+    best = [choice_label(k, r["true_best"])] if r["true_loss"] > 0 else []
+    tb = f" ({'; '.join((['exact'] if r.get('exact') else []) + best)})" \
+        if best or r.get("exact") else ""
     return (f"seat {r['seat']} {choice_label(k, r['played'])}{r['mark']} loses "
             f"{r['loss']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]; best "
             f"{choice_label(k, r['best'])}; true loss {r['true_loss']:.2f}{tb}")
@@ -434,9 +535,11 @@ def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settin
     t = rec.get("tournament")
     table = (f" (matchup {t.get('matchup')}, orientation {t.get('orientation')})"
              if isinstance(t, dict) else "")
+    exact = (f"exact true losses within {settings.exact_nodes:,} nodes"
+             if settings.exact_nodes > 0 else "no exact true losses")
     out = [f"Deal {rec['deal']} of seed {rec['seed']}{table}: analysis of seat(s) "
            f"{', '.join(map(str, seats))} (continuation {settings.policy}, "
-           f"{settings.samples} worlds, analysis seed {settings.seed})",
+           f"{settings.samples} worlds, analysis seed {settings.seed}, {exact})",
            "Seats: " + ", ".join(f"{i}={clean(s, newlines=False)}"
                                  for i, s in enumerate(rec["seats"]))]
     calling = [r for r in rows if r["kind"] != "play"]
@@ -467,7 +570,10 @@ def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settin
         out.append(f"  seat {i} ({'attacker' if i in att else 'defender'}): "
                    f"{hand_line(h, trump)}")
     out.append("")
-    out.append("Tricks (mark after the play; loss beside marked plays):")
+    first = min((r["trick"] for r in rows if r["kind"] == "play" and r.get("exact")),
+                default=None)
+    out.append("Tricks (mark after the play; loss beside marked plays"
+               + (f"; true losses exact from trick {first} on" if first else "") + "):")
     plays = [r for r in rows if r["kind"] == "play"]
     by_pos: dict[tuple[int, int], dict[str, Any]] = {}
     for r in plays:
@@ -514,12 +620,13 @@ def summary_table(summary: Sequence[dict[str, Any]], key: str) -> str:
     label = "deal" if key == "record" else key
     first = "" if key == "player" else label
     head = (f"{first:>5}  {'player':<22} {'decisions':>9} {'choices':>7} {'loss':>7} "
-            f"{'per dec.':>8} {'?':>3} {'??':>3} {'accuracy':>8} {'true loss':>9}")
+            f"{'per dec.':>8} {'?':>3} {'??':>3} {'accuracy':>8} {'true loss':>9} "
+            f"{'exact':>5}")
     lines = [head]
     for s in summary:
         lines.append(f"{'' if key == 'player' else s[label]:>5}  "
                      f"{','.join(s['players'])[:22]:<22} {s['decisions']:>9} "
                      f"{s['choices']:>7} {s['loss']:>7.2f} {s['mean_loss']:>8.3f} "
                      f"{s['marked_q']:>3} {s['marked_qq']:>3} {s['accuracy']:>8.1%} "
-                     f"{s['true_loss']:>9.2f}")
+                     f"{s['true_loss']:>9.2f} {s.get('exact', 0):>5}")
     return "\n".join(lines)
