@@ -114,10 +114,11 @@ def test_void_deal_and_failed_validation_and_short_trick(rec, tmp_path, capsys):
     assert main(["solve", path, "--deal", str(rec["deal"]), "--trick", "1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and ("does not validate" in err or "no trick play" in err)
+    from sim.errors import ConfigError
     from sim.tools import solve as T
 
-    with pytest.raises(Exception, match="no trick play"):  # past the validator
-        T.position(void, 1)
+    with pytest.raises(ConfigError, match="no trick play"):  # without the validator
+        T.solve_record(path, rec["deal"], 1)
     bad = dict(rec, settlement=[9, 9, 9, 9])
     path = str(tmp_path / "b.jsonl")
     write_records(path, [bad])
@@ -127,6 +128,6 @@ def test_void_deal_and_failed_validation_and_short_trick(rec, tmp_path, capsys):
     # an unfinished record: its trick in progress has fewer than four plays
     cur = {"leader": rec["tricks"][-1]["leader"], "plays": rec["tricks"][-1]["plays"][:2]}
     short = dict(rec, tricks=rec["tricks"][:-1], unfinished=True, current_trick=cur)
-    with pytest.raises(Exception, match=r"--play 2: trick \d+ of deal \d+ has 2 recorded"):
+    with pytest.raises(ConfigError, match=r"--play 2: trick \d+ of deal \d+ has 2 recorded"):
         T.position(short, len(rec["tricks"]), 2)
     assert T.position(short, len(rec["tricks"]), 1).trick == len(rec["tricks"])
