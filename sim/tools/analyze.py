@@ -570,19 +570,23 @@ def render(rec: dict[str, Any], rows: Sequence[dict[str, Any]], settings: Settin
         out.append(f"  seat {i} ({'attacker' if i in att else 'defender'}): "
                    f"{hand_line(h, trump)}")
     out.append("")
-    first = min((r["trick"] for r in rows if r["kind"] == "play" and r.get("exact")),
-                default=None)
-    out.append("Tricks (mark after the play; loss beside marked plays"
-               + (f"; true losses exact from trick {first} on" if first else "") + "):")
-    plays = [r for r in rows if r["kind"] == "play"]
-    by_pos: dict[tuple[int, int], dict[str, Any]] = {}
-    for r in plays:
-        by_pos[(r["trick"], r["seat"])] = r
     tricks = list(rec["tricks"])
     cur = rec.get("current_trick") if rec.get("unfinished") else None
     if cur and cur.get("plays"):  # the trick in progress of an unfinished record
         tricks.append({"leader": cur["leader"], "plays": cur["plays"], "winner": None,
                        "points": None})
+    first = min(((r["step"], r["trick"], r["seat"]) for r in rows
+                 if r["kind"] == "play" and r.get("exact")), default=None)
+    since = ""
+    if first is not None:  # the first exact decision shown: a lead, or a later play
+        k = (first[2] - tricks[first[1] - 1]["leader"]) % 4
+        since = (f"; true losses exact from trick {first[1]}"
+                 + (f"'s play {k + 1}" if k else "") + " on")
+    out.append(f"Tricks (mark after the play; loss beside marked plays{since}):")
+    plays = [r for r in rows if r["kind"] == "play"]
+    by_pos: dict[tuple[int, int], dict[str, Any]] = {}
+    for r in plays:
+        by_pos[(r["trick"], r["seat"])] = r
     for n, tr in enumerate(tricks, 1):
         cells = []
         notes = []
