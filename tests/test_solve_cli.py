@@ -46,6 +46,11 @@ def test_json_choices_are_the_solvers(record_file, rec, capsys, play):
     assert (res["deal"], res["trick"], res["play"], res["seat"]) == \
         (rec["deal"], trick, play, dec.seat)
     assert len(res["choices"]) == len(dec.codes) >= 1
+    # the hands at the position: the seat's own plays come from its hand
+    assert [len(h) for h in res["hands"]] == res["cards_left"]
+    assert len(res["trick_so_far"]) == play
+    for c in res["choices"]:
+        assert all(res["hands"][dec.seat].count(x) >= c["cards"].count(x) for x in c["cards"])
     assert isinstance(res["seconds"], float) and res["nodes"] >= 0
     # the best play: the highest settlement for the seat, then the best score for its side
     attacker = dec.seat in res["attackers"]
@@ -67,9 +72,13 @@ def test_text_table(record_file, rec, capsys):
     dec = _position(rec, trick, 0)
     assert f"start of trick {trick}: seat {dec.seat}" in out
     assert "cards left seat 0 " in out
+    assert all(f"  seat {i}: " in out for i in range(4))
     assert out.count(" best\n") == 1
     assert "legal play(s); solved in" in out and "nodes" in out
-    table = [ln for ln in out.splitlines() if ln.startswith("  ") and "score" not in ln]
+    lines = out.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.split()[:3] == ["play", "score",
+                                                                      "settlement"])
+    table = [ln for ln in lines[head + 1:] if ln.startswith("  ")]
     assert len(table) == len(dec.codes)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from sim.errors import ConfigError, RecordError
 from sim.loops.steps import Decision, check_record, decisions
 from sim.record import read_records
-from sim.replay import pretty
+from sim.replay import hand_line, pretty
 from sim.rules import Rules
 from sim.solve import DEFAULT_NODES, Solution, Solver
 
@@ -87,7 +87,28 @@ def solve_record(path: str, deal: int, trick: int, play: int = 0,
     dec = position(rec, trick, play)
     sol = Solver(max_nodes=max_nodes).solve((dec.st, dec.u, Rules.from_dict(rec["rules"])
                                              .array()))
-    return result_dict(sol, deal, trick, play, count)
+    return {**result_dict(sol, deal, trick, play, count), **hands_at(rec, trick, play)}
+
+
+def hands_at(rec: dict[str, Any], trick: int, play: int) -> dict[str, Any]:
+    """``trump``, the four ``hands`` (card names) at the position and the ``trick_so_far``
+    (``[seat, cards]`` of its first ``play`` plays): the hands at the first lead less the
+    cards played before it."""
+    hands = [list(h) for h in rec["hands"]]
+    tricks = list(rec["tricks"])
+    cur = rec.get("current_trick") if rec.get("unfinished") else None
+    if cur and cur.get("plays"):
+        tricks.append(cur)
+    so_far = []
+    for n, tr in enumerate(tricks[:trick], 1):
+        plays = tr["plays"] if n < trick else tr["plays"][:play]
+        for k, cards in enumerate(plays):
+            seat = (tr["leader"] + k) % 4
+            for c in cards:
+                hands[seat].remove(c)
+            if n == trick:
+                so_far.append([seat, list(cards)])
+    return {"trump": rec["trump"], "hands": hands, "trick_so_far": so_far}
 
 
 def result_dict(sol: Solution, deal: int, trick: int, play: int,
@@ -113,6 +134,12 @@ def render(res: dict[str, Any]) -> str:
     if res.get("records", 1) > 1:
         out.append(f"(the file holds {res['records']} records of deal {res['deal']}: the "
                    f"first is solved)")
+    if res.get("hands") is not None:
+        for i, h in enumerate(res["hands"]):
+            out.append(f"  seat {i}: {hand_line(h, res['trump'])}")
+        if res.get("trick_so_far"):
+            out.append("  trick so far: " + "  ".join(
+                f"{s}:{' '.join(pretty(c) for c in cards)}" for s, cards in res["trick_so_far"]))
     out.append("Exact values with all hands known and perfect play by all four "
                "(score: the attackers' final score, R22-R23; settlement: seat "
                f"{seat}'s, R24, points per player):")
