@@ -194,7 +194,7 @@ class _PythonSeat:
 
     def __init__(self, seat: int, strat: Strategy, n: int) -> None:
         self.seat, self.name = seat, strat.spec()
-        self.strats = [strat] + [copy.deepcopy(strat) for _ in range(n - 1)]
+        self.strats = [copy.deepcopy(strat) for _ in range(n)]  # (one object may sit twice)
 
     def begin(self, i: int, deal: Deal) -> None:
         self.strats[i].begin_deal(self.seat, deal.seed, deal.deal)
@@ -485,7 +485,7 @@ if ENV_ID not in gymnasium.registry:
 def _main() -> int:
     from gymnasium.utils.env_checker import check_env
 
-    check_env(ShuangkouEnv())
+    check_env(gymnasium.make(ENV_ID).unwrapped)  # (made: it has a spec)
     print(f"sim.gym: {ENV_ID} passes gymnasium {gymnasium.__version__}'s env checker")
     return 0
 
