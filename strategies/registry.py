@@ -213,6 +213,10 @@ def resolve(target: str) -> type[Strategy]:
         if not (inspect.isclass(obj) and issubclass(obj, Strategy)):
             raise ConfigError(f"strategy {target!r} is not a strategies.Strategy subclass")
         return obj
+    if target == "openspiel":  # OpenSpiel's bots (the optional extra, docs/frameworks.md)
+        from sim.openspiel import OpenSpielStrategy  # one line naming the extra if missing
+
+        return OpenSpielStrategy
     cls = _entry_point(target)
     if cls is not None:
         return cls

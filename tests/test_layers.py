@@ -32,7 +32,8 @@ LAYERS = {
         "strategies.search", "strategies.endgame", "strategies.expert", "strategies.compiled",
         "strategies.example",
         "strategies.example_compiled", "strategies.evaluate", "strategies.learned",
-        "strategies.learned_weights", "strategies.script", "strategies.plugin_entry"),
+        "strategies.learned_weights", "strategies.script", "strategies.plugin_entry",
+        "sim.openspiel"),
     4: ("sim.env", "sim.loops", "sim.loops.batch", "sim.loops.loop", "sim.loops.plugin_loop",
         "sim.loops.plugins", "sim.loops.runner", "sim.loops.helper", "sim.loops.precompile",
         "sim.loops.steps", "sim.bots", "sim.bots.spec", "sim.bots.guard", "sim.bots.sandbox",
@@ -89,6 +90,8 @@ PUBLIC = {
     "sim.record": "reading and writing records (docs/record.md, docs/viewer.md)",
     "sim.replay": "a record as a person reads it (shuangkou replay)",
     "sim.env": "the PettingZoo environment (docs/strategies.md)",
+    "sim.openspiel": "the OpenSpiel game python_shuangkou, the openspiel(...) player "
+                     "(docs/frameworks.md)",
     "sim.gym": "the Gymnasium vector environment (docs/frameworks.md)",
     "sim.spaces": "sim.obs_spec, sim.action_of: the fast tier's spaces",
     "sim.view": "what a compiled plug-in's kernel may read (docs/strategies.md)",
