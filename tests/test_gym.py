@@ -119,6 +119,31 @@ def test_next_step_autoreset():
     assert seen >= 3
 
 
+def test_gymnasiums_episode_statistics_read_the_autoreset_as_next_step():
+    """Gymnasium's own RecordEpisodeStatistics (it reads metadata["autoreset_mode"]) counts
+    the episodes as we do: one deal each, its length the learning seat's decisions (the
+    autoreset steps left out), its return the deal's reward."""
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    e = RecordEpisodeStatistics(G.ShuangkouVectorEnv(4, seed=3))
+    obs, infos = e.reset(seed=3)
+    ours, theirs = [], []
+    total, length, held = np.zeros(4), np.zeros(4, dtype=int), np.zeros(4, dtype=bool)
+    for _ in range(200):
+        obs, r, term, _, infos = e.step(infos["action_mask"].argmax(axis=1))
+        total += r
+        length += ~held
+        for i in np.flatnonzero(term):
+            ours.append((total[i], length[i]))
+            total[i], length[i] = 0, 0
+        if "episode" in infos:
+            theirs += [(infos["episode"]["r"][i], infos["episode"]["l"][i])
+                       for i in np.flatnonzero(infos["_episode"])]
+        held = term
+    assert len(ours) >= 10 and ours == theirs
+    assert all(10 <= x[1] <= 80 for x in ours)  # 14-27 plays (27 cards), shows, give-backs
+
+
 def test_rewards_are_the_settlement_of_the_deal():
     """The rewards of sub-env 0 over a deal are one settlement: that of the deal replayed
     with sim.Deal, greedy in seats 1-3 and the same actions in seat 0."""
