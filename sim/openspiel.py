@@ -95,6 +95,9 @@ _DEFAULTS = Rules().to_dict()
 # calling decisions of one attempt at most: 26 rounds x 4 chances, 13 shows (ranks rise, R6)
 # each with a give-back and at most 3 passes before the next, and 4 closing passes
 _CALLING_MAX = 104 + 13 * 5 + 4
+# chance outcome (card, k / n) of a card with k copies among n undealt, made once
+_OUTCOMES = [[(None, (c, 1 / n), (c, 2 / n)) if n else () for c in range(54)]
+             for n in range(109)]
 _OBS_FIELDS = tuple((f["name"], f["offset"], f["size"]) for f in obs_spec())  # shapes: once
 
 _GAME_TYPE = pyspiel.GameType(
@@ -287,8 +290,7 @@ class ShuangkouState(pyspiel.State):
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         c = self._c
-        n = c.nleft
-        return [(card, k / n) for card, k in enumerate(c.left) if k]
+        return [t[k] for t, k in zip(_OUTCOMES[c.nleft], c.left) if k]
 
     def _apply_action(self, action: int) -> None:
         c = self._c
