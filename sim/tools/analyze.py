@@ -107,14 +107,14 @@ def continuation(spec: str) -> tuple[int, float, list[float]]:
 
 
 # --- one decision ----------------------------------------------------------------------------
-_SCRATCH: dict[str, Any] = {}
+_ROLLOUT_SCRATCH: dict[str, Any] = {}
 STREAM_ANALYSIS = 1 << 20  # stream ids of the analysis: this + step (worlds), + 2**21 (truth)
 
 
 def _scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    if "s" not in _SCRATCH:
-        _SCRATCH["s"] = new_scratch()
-    return _SCRATCH["s"]
+    if "s" not in _ROLLOUT_SCRATCH:
+        _ROLLOUT_SCRATCH["s"] = new_scratch()
+    return _ROLLOUT_SCRATCH["s"]
 
 
 def _mean_ci(d: np.ndarray) -> tuple[float, float]:
