@@ -616,34 +616,62 @@ def _calling_world(game: ShuangkouGame, m_st: np.ndarray, m_u: np.ndarray, seat:
     call (or the seat's own decision) would not have happened."""
     rounds = int(m_st[S.S_ROUND])
     n = 4 * rounds
-    if own_deck is None or len(own_deck) != rounds:
-        own = _own_dealt(m_st, m_u, seat)
-        rng.shuffle(own)
-    else:
-        own = list(own_deck)
-    pool = [2] * 54
+    known = own_deck is not None and len(own_deck) == rounds
+    own = list(own_deck) if known else _own_dealt(m_st, m_u, seat)
+    pools = {s: [2] * 54 for s in range(4)}  # the cards each seat's slots may still take
     for c in own:
-        pool[c] -= 1
-    calls = _call_positions(m_st)
+        for s in range(4):
+            pools[s][c] -= 1
+    own_pool = [0] * 54
+    for c in own:
+        own_pool[c] += 1
+    for s in range(4):
+        if s != seat:
+            pools[s] = pools[(seat + 1) % 4]  # one pool shared by the three others
+    pools[seat] = own_pool
     deck = [-1] * n
-    for i, c in enumerate(own):
-        deck[4 * i + seat] = c
-    # each public show by another seat: its pair in its hand by the show's round
-    for r, _, s, c in calls:
-        if s == seat:
+    if known:
+        for i, c in enumerate(own):
+            deck[4 * i + seat] = c
+    calls = _call_positions(m_st)
+    gave = {}
+    for i in range(int(m_st[S.S_NCALLS])):
+        j = S.S_CALLS + i * S.CALL_W
+        if m_st[j + S.CALL_GAVE_A] >= 0:
+            gave[i] = (int(m_st[j + S.CALL_GAVE_A]), int(m_st[j + S.CALL_GAVE_B]))
+    # what the calls say a seat held by a round: each show's pair, and the cards of each
+    # give-back the seat knows of that were not the pair just taken (or given to the giver)
+    got = [[0] * 54 for _ in range(4)]  # copies received through known give-backs
+    needs = []
+    for i, (r, _, s, c) in enumerate(calls):
+        needs.append((s, c, 2 - got[s][c], r))
+        if i in gave:
+            prev = calls[i - 1][3]
+            took = int(m_st[S.S_CALLS + i * S.CALL_W + S.CALL_TOOK])
+            for x in set(gave[i]):
+                k = gave[i].count(x) - (2 if x == prev else 0) - got[s][x]
+                needs.append((s, x, k, r))
+            for x in gave[i]:
+                got[took][x] += 1
+    for s, x, k, r in needs:
+        if k <= 0 or (known and s == seat):
             continue
-        free = [4 * i + s for i in range(r) if deck[4 * i + s] < 0]
-        have = sum(1 for i in range(r) if deck[4 * i + s] == c)
-        need = min(2 - have, pool[c], len(free))
-        for p in rng.choice(len(free), size=need, replace=False) if need > 0 else ():
-            deck[free[int(p)]] = c
-            pool[c] -= 1
-    rest = [c for c in range(54) for _ in range(pool[c])]
-    rng.shuffle(rest)
-    it = iter(rest)
-    for i in range(n):
-        if deck[i] < 0:
-            deck[i] = next(it)
+        slots = [4 * i + s for i in range(r)]
+        k -= sum(1 for p in slots if deck[p] == x)
+        free = [p for p in slots if deck[p] < 0]
+        k = min(k, pools[s][x], len(free))
+        if k > 0:
+            for p in rng.choice(len(free), size=k, replace=False):
+                deck[free[int(p)]] = x
+                pools[s][x] -= 1
+    for group in ([seat], [s for s in range(4) if s != seat]):
+        pool = pools[group[0]]
+        rest = [c for c in range(54) for _ in range(pool[c])]
+        rng.shuffle(rest)
+        it = iter(rest)
+        for i in range(n):
+            if i % 4 in group and deck[i] < 0:
+                deck[i] = next(it)
     # earlier void attempts: the seat's cards are not kept; any deal in which nobody shows
     out = ShuangkouState(game)
     c = out._c
@@ -652,11 +680,6 @@ def _calling_world(game: ShuangkouGame, m_st: np.ndarray, m_u: np.ndarray, seat:
         if out.is_terminal():
             return None
     target = _position(m_st, seat), int(m_st[S.S_PHASE])
-    gave = {}
-    for i in range(int(m_st[S.S_NCALLS])):
-        j = S.S_CALLS + i * S.CALL_W
-        if m_st[j + S.CALL_GAVE_A] >= 0:
-            gave[i] = (int(m_st[j + S.CALL_GAVE_A]), int(m_st[j + S.CALL_GAVE_B]))
     di = 0
     ci = 0
     while True:

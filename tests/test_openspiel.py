@@ -355,12 +355,16 @@ def check_play_world(real, world, p):
                 assert tricks[nxt][0][0] == plays[w][0]
 
 
-def check_calling_world(real, world, p):
+def check_calling_world(real, world, p, same_order=True):
     """The world's cards dealt so far replay every public call legally (reference engine):
     each show is a legal show of its shower's hand then, each give-back a legal give-back;
-    the seat's own dealt cards, its hand and the public calls are the real ones."""
+    the seat's own dealt cards (in their order, if it was given), its hand and the public
+    calls are the real ones."""
     rc, wc = real.core, world.core
-    assert wc.dealt == rc.dealt and wc.own_deck(p) == rc.own_deck(p)
+    assert wc.dealt == rc.dealt
+    if same_order:
+        assert wc.own_deck(p) == rc.own_deck(p)
+    assert sorted(wc.own_deck(p)) == sorted(rc.own_deck(p))
     assert _names_of(wc, p) == _names_of(rc, p)
     assert [c[:4] for c in _calls(wc, p)] == [c[:4] for c in _calls(rc, p)]
     assert [c[4] for c in _calls(wc, p)] == [c[4] for c in _calls(rc, p)]
@@ -431,6 +435,34 @@ def test_every_resampled_world_is_consistent_with_the_seat_information(game):
 
 
 @needs_openspiel
+def test_worlds_from_an_observation_alone_are_consistent(game):
+    """A player gets only its observation (``Observation.arrays``: no dealing order): the
+    worlds it is given while calling place its own cards in a drawn order; they are checked
+    the same way."""
+    from sim.spaces import mask_into
+
+    rng = np.random.default_rng(12)
+    m_st = np.empty(S.ST_SIZE, dtype=np.int64)
+    m_u = np.empty(S.U_SIZE, dtype=np.uint64)
+    done = Counter()
+
+    def visit(state):
+        c = state.core
+        if c.phase == S.PLAY:
+            return
+        p = c.seat
+        mask_into(c.st, c.u, p, m_st, m_u)
+        assert (m_st[S.S_DECK:S.S_DECK + 108] == -1).all()  # the order is not in it
+        world = so.world(game, m_st, m_u, p, int(rng.integers(2**31)))
+        assert world.legal_actions() == state.legal_actions()
+        assert world.observation_string(p) == state.observation_string(p)
+        check_calling_world(state, world, p, same_order=False)
+        done["calls" if c.st[S.S_NCALLS] else "none"] += 1
+
+    while done["calls"] < 100:
+        _random_deal(game, rng, visit)
+
+
 def test_ismcts_plays_whole_deals_against_random_bots(game):
     from open_spiel.python.algorithms import ismcts, mcts
 
