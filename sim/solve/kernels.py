@@ -50,10 +50,11 @@ MAX_TRICKS = 28
 INF = 1 << 30
 # stats: nodes visited, the node cap, whether the cap was hit, table hits, table stores
 ST_NODES, ST_CAP, ST_ABORT, ST_HITS, ST_STORES, ST_OPTIONS = 0, 1, 2, 3, 4, 5
-N_STATS = 8
+ST_HISTORY = 8  # the history heuristic: stats[ST_HISTORY + 64 * seat + key], cut-offs made
+N_STATS = ST_HISTORY + 4 * 64
 # option bits in stats[ST_OPTIONS] (all on by default; docs/solve.md measures each)
-OPT_TT, OPT_ORDER, OPT_EQUIV, OPT_BOUND, OPT_RELATIVE = 1, 2, 4, 8, 16
-OPT_ALL = OPT_TT | OPT_ORDER | OPT_EQUIV | OPT_BOUND | OPT_RELATIVE
+OPT_TT, OPT_ORDER, OPT_EQUIV, OPT_BOUND, OPT_RELATIVE, OPT_HISTORY = 1, 2, 4, 8, 16, 32
+OPT_ALL = OPT_TT | OPT_ORDER | OPT_EQUIV | OPT_BOUND | OPT_RELATIVE | OPT_HISTORY
 # a table entry: tt_k[slot] the four hands (once 0-3, twice 0-3); tt_v[slot] the leader + 1
 # (0: empty), lower bound, upper bound, best play code
 TT_LEAD, TT_LO, TT_HI, TT_BEST = 0, 1, 2, 3
@@ -264,7 +265,7 @@ def _rep(k, alone, starts):
 
 
 @kernel
-def _order(tst, hands, mv, keys, ply, n, seat, leader, pos, trump, best_first, opts):
+def _order(tst, hands, mv, keys, ply, n, seat, leader, pos, trump, best_first, opts, stats):
     """Sort the ``n`` plays in ``mv[ply]`` best-first for the seat to act (module docstring):
     ``keys[ply]`` receives their ordering keys."""
     row = mv[ply]
@@ -281,8 +282,9 @@ def _order(tst, hands, mv, keys, ply, n, seat, leader, pos, trump, best_first, o
             b = code_second(c)
             pts = POINTS_KEY[trump, a] + (POINTS_KEY[trump, b] if b >= 0 else 0)
             s = STRENGTH[a] + (STRENGTH[b] if b >= 0 else 0)
+            h = stats[ST_HISTORY + 64 * seat + a] if opts & OPT_HISTORY else 0
             if pos == 0:  # leading: trumps and strong cards, pairs before singles
-                k = 64 * (b >= 0) + 32 * (GROUP[a] == 3) + s
+                k = ((64 * (b >= 0) + 32 * (GROUP[a] == 3) + s) << 24) + min(h, (1 << 24) - 1)
             else:
                 trick[S.S_TRICK_A + pos] = a
                 trick[S.S_TRICK_B + pos] = b
@@ -293,6 +295,7 @@ def _order(tst, hands, mv, keys, ply, n, seat, leader, pos, trump, best_first, o
                     k = 2000 + 20 * pts - s  # points to the partner's trick
                 else:
                     k = -20 * pts - s  # the cheapest discard
+                k = (k << 24) + min(h, (1 << 24) - 1)  # ties: what cut off before
             key[i] = k
     else:
         for i in range(n):
@@ -365,7 +368,9 @@ def search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leade
     if pos == 0:
         if opts & OPT_BOUND:
             mult = max(1, max(rules[R_KOU_SINGLE], rules[R_KOU_PAIR]))
-            ub = points_out(hands, trump) * mult
+            po = points_out(hands, trump)
+            # every point out, the last trick's (8 cards at most: 80 points) counted mult times
+            ub = po + (mult - 1) * min(po, 80)
             if ub <= alpha:
                 return ub
             if beta <= 0:
@@ -396,7 +401,8 @@ def search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leade
     if n > 1:
         if opts & OPT_EQUIV:
             n = _skip_equivalent(hands, mv, keys, ply, n, seat, trick, pos, trump)
-        _order(trick, hands, mv, keys, ply, n, seat, leader, pos, trump, best_first, opts)
+        _order(trick, hands, mv, keys, ply, n, seat, leader, pos, trump, best_first, opts,
+               stats)
     maximizing = (seat & 1) == side
     best = -INF if maximizing else INF
     best_code = -1
@@ -442,6 +448,8 @@ def search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leade
                 if best < beta:
                     beta = best
         if alpha >= beta:
+            if opts & OPT_HISTORY and i > 0:
+                stats[ST_HISTORY + 64 * seat + a] += left * left
             break
     if slot >= 0:
         stats[ST_STORES] += 1
