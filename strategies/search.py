@@ -40,6 +40,14 @@ from sim.core.movegen import MAX_CHOICES, code_first, code_second
 from sim.core.rng import bounded
 from sim.core.state import next_draw
 from strategies.base import param
+from strategies.endgame import (
+    ENDGAME_WORLDS,
+    MAX_ENDGAME,
+    endgame_begin,
+    endgame_pick,
+    endgame_world,
+    in_endgame,
+)
 from strategies.greedy import greedy_decide
 from strategies.kinds import KIND_ISMCTS, KIND_ORACLE, KIND_PIMC
 from strategies.params import ROLLOUT_ROW, param_row
@@ -71,11 +79,14 @@ U_WORLD = _U["U_WORLD"]
 U_ROLL = _U["U_ROLL"]
 # the params rows (strategies.params): pimc's; ismcts's; the oracle's is one of the two (its
 # ``search``), padded to ORACLE_MCTS, then 1.0 for the tree search
-PIMC_PARAM_FIELDS = (("PIMC_SAMPLES", 1), ("PIMC_POLICY", 1))
+PIMC_PARAM_FIELDS = (("PIMC_SAMPLES", 1), ("PIMC_POLICY", 1), ("PIMC_ENDGAME", 1),
+                     ("PIMC_ENDGAME_WORLDS", 1))
 TREE_PARAM_FIELDS = (("TREE_ITERATIONS", 1), ("TREE_C", 1), ("TREE_POLICY", 1))
 _PP, N_PIMC_PARAMS = layout(PIMC_PARAM_FIELDS)
 PIMC_SAMPLES = _PP["PIMC_SAMPLES"]
 PIMC_POLICY = _PP["PIMC_POLICY"]
+PIMC_ENDGAME = _PP["PIMC_ENDGAME"]  # > 0: sampled worlds solved exactly (strategies.endgame)
+PIMC_ENDGAME_WORLDS = _PP["PIMC_ENDGAME_WORLDS"]
 _TP, N_TREE_PARAMS = layout(TREE_PARAM_FIELDS)
 TREE_ITERATIONS = _TP["TREE_ITERATIONS"]
 TREE_C = _TP["TREE_C"]
@@ -182,6 +193,24 @@ def _no_search(st, u, rules, seat, params, buf):
 
 
 @kernel
+def _exact_worlds(st, u, rules, seat, params, buf, fws, uws, n):
+    """``pimc(endgame=K)``: the play of the best summed value over sampled worlds each solved
+    exactly (``strategies.endgame``); -2 when a world was not settled. Ties keep the first
+    legal play, as the rollouts' argmax does."""
+    prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
+    endgame_begin(buf, R_TREE)
+    wu = uws[U_WORLD:U_WORLD + S.U_SIZE]
+    sums = fws[F_VALUE:F_VALUE + MAX_CHOICES]
+    m = 0
+    for w in range(max(np.int64(params[seat, PIMC_ENDGAME_WORLDS]), 1)):
+        _world(st, u, seat, wu, buf, fws, np.int64(1))
+        m = endgame_world(st, wu, rules, seat, buf, R_TREE, sums, w == 0)
+        if m < 0:
+            return np.int64(-2)
+    return endgame_pick(buf, R_TREE, sums, m, buf[R_CAND])
+
+
+@kernel
 def _rollout_search(st, u, rules, seat, params, buf, fws, uws, sample):
     """PIMC on sampled worlds (``sample`` = 1) or on the true deal (0, the oracle): params
     are samples and rollout policy."""
@@ -190,6 +219,10 @@ def _rollout_search(st, u, rules, seat, params, buf, fws, uws, sample):
         return code
     for i in range(n):
         buf[R_CAND + i] = buf[i]
+    if sample and in_endgame(st, np.int64(params[seat, PIMC_ENDGAME])):
+        c = _exact_worlds(st, u, rules, seat, params, buf, fws, uws, n)
+        if c != -2:
+            return c
     return _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n,
                                 np.int64(params[seat, PIMC_SAMPLES]),
                                 np.int64(params[seat, PIMC_POLICY]), sample)
@@ -332,13 +365,20 @@ class PimcStrategy(CompiledStrategy):
     compiled_kind = KIND_PIMC
     samples = param(64, int, lo=1, hi=100_000, doc="worlds sampled per decision")
     rollout = param("greedy", str, choices=_POLICIES, doc="rollout policy")
+    endgame = param(0, int, lo=0, hi=MAX_ENDGAME,
+                    doc="> 0: once every hand holds at most this many cards, solve each sampled "
+                        "world exactly (sim.solve) instead of rolling it out (docs/solve.md)")
+    endgame_worlds = param(ENDGAME_WORLDS, int, lo=1, hi=10_000,
+                           doc="endgame: sampled worlds solved per decision")
 
     def kernel_decide(self, params, st, u, rules, seat, buf, fws, uws):
         return pimc_decide(st, u, rules, seat, params, buf, fws, uws)
 
     def compiled_params(self) -> list[float]:
         return param_row(PIMC_PARAM_FIELDS, {"PIMC_SAMPLES": self.samples,
-                                             "PIMC_POLICY": _POLICIES.index(self.rollout)})
+                                             "PIMC_POLICY": _POLICIES.index(self.rollout),
+                                             "PIMC_ENDGAME": self.endgame,
+                                             "PIMC_ENDGAME_WORLDS": self.endgame_worlds})
 
 
 class IsmctsStrategy(CompiledStrategy):
@@ -381,6 +421,7 @@ class OracleStrategy(CompiledStrategy):
                                                 "TREE_C": self.c, "TREE_POLICY": policy})
         else:
             row = param_row(PIMC_PARAM_FIELDS, {"PIMC_SAMPLES": self.samples,
-                                                "PIMC_POLICY": policy})
+                                                "PIMC_POLICY": policy, "PIMC_ENDGAME": 0,
+                                                "PIMC_ENDGAME_WORLDS": 0})
         row += [0.0] * (ORACLE_MCTS - len(row))
         return row + [1.0 if self.search == "mcts" else 0.0]

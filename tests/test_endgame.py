@@ -23,6 +23,7 @@ from strategies.endgame import ENDGAME_WORDS, MAX_ENDGAME, endgame_begin, endgam
 from strategies.expert import BUF_END
 from strategies.kinds import INT_SCRATCH
 from strategies.registry import make
+from strategies.search import R_TREE
 
 SPEC = "expert(samples=16,call_samples=4,endgame=6,endgame_worlds=6)"
 PLAIN = "expert(samples=16,call_samples=4)"
@@ -39,6 +40,22 @@ def _tricks(rec: dict) -> list[list[list[str]]]:
 
 def test_the_scratch_fits() -> None:
     assert BUF_END + ENDGAME_WORDS <= INT_SCRATCH
+    assert R_TREE + ENDGAME_WORDS <= INT_SCRATCH
+
+
+def test_pimc_endgame_changes_only_the_endgame() -> None:
+    a = _records("pimc(samples=8,endgame=5,endgame_worlds=4)", 4)
+    b = _records("pimc(samples=8)", 4)
+    differs = 0
+    for ra, rb in zip(a, b):
+        left = 27
+        for x, y in zip(_tricks(ra), _tricks(rb)):
+            if left <= 5:
+                differs += x != y
+                break
+            assert x == y, f"deal {ra['deal']}: a play before the endgame changed"
+            left -= len(x[0])
+    assert differs >= 1, "pimc(endgame=5) changed no endgame play in 4 deals"
 
 
 def test_only_the_endgame_changes() -> None:
