@@ -695,7 +695,7 @@ def _calling_world(game: ShuangkouGame, m_st: np.ndarray, m_u: np.ndarray, seat:
         s = c.seat
         pos = _position(c.st, s)
         if (pos, ph) == target and s == seat and di == n:
-            return out
+            return out if ci == len(calls) else None  # (a call skipped: not this world)
         codes = c.codes()
         if ph == S.GIVEBACK:
             i = int(c.st[S.S_NCALLS]) - 1
@@ -705,8 +705,12 @@ def _calling_world(game: ShuangkouGame, m_st: np.ndarray, m_u: np.ndarray, seat:
                 if not match:
                     return None
                 code = match[0]
-            else:
-                code = codes[int(rng.integers(len(codes)))]
+            else:  # not known to the seat: any, sparing the pairs the giver shows later
+                later = {x[3] for x in calls[ci:] if x[2] == s}
+                spare = [x for x in codes
+                         if code_first(x) not in later and code_second(x) not in later]
+                pick = spare or codes
+                code = pick[int(rng.integers(len(pick)))]
         elif pos > target[0]:
             return None
         elif ci < len(calls) and pos == calls[ci][:2]:

@@ -457,9 +457,13 @@ def test_worlds_from_an_observation_alone_are_consistent(game):
         assert world.legal_actions() == state.legal_actions()
         assert world.observation_string(p) == state.observation_string(p)
         check_calling_world(state, world, p, same_order=False)
+        for k in range(3):  # what ISMCTS asserts of the worlds it draws from such a root
+            again = world.resample_from_infostate(p, np.random.RandomState(k).uniform)
+            assert again.information_state_string(p) == world.information_state_string(p)
+            check_calling_world(world, again, p)
         done["calls" if c.st[S.S_NCALLS] else "none"] += 1
 
-    while done["calls"] < 100:
+    while done["calls"] < 300:
         _random_deal(game, rng, visit)
 
 
