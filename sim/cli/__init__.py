@@ -28,7 +28,7 @@ from sim.core.console import clean, graceful_streams
 from sim.errors import ShuangkouError
 
 _COMPILING_COMMANDS = ("play", "estimate", "bench", "human", "tournament", "replay",
-                       "validate", "bot")
+                       "validate", "bot", "solve")
 
 
 class _Parser(argparse.ArgumentParser):
