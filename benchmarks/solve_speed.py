@@ -74,7 +74,7 @@ def distribution(xs: list[float]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--deals", type=int, default=400)
-    ap.add_argument("--cards", type=int, nargs="+", default=[7, 9])
+    ap.add_argument("--cards", type=int, nargs="*", default=[7, 9])
     ap.add_argument("--ablation", type=int, default=0)
     ap.add_argument("--cap", type=int, default=50_000_000)
     a = ap.parse_args()
