@@ -31,10 +31,13 @@
   project's exact sampler (``strategies.sampler``: uniform among the deals consistent with
   the seat's hand, the calls, its give-backs, every play and the voids and R19 answers they
   reveal). While calling, the cards dealt to the others so far are drawn at random with each
-  public show's pair placed with its shower in time, and the attempt is replayed through the
-  engine: a draw in which some public call would not have been legal is drawn again. (That
-  draw is consistent but not exactly uniform.) OpenSpiel's ``ISMCTSBot`` calls it with the
-  seat to act.
+  public show's pair (and each give-back card the seat knows of) placed with its seat in time,
+  and the attempt is replayed through the engine (a give-back the seat does not know is any
+  legal one): a draw in which some public call would not have happened is drawn again. That
+  draw is consistent but not exactly uniform. A void attempt before (R11) is replayed as any
+  deal in which nobody shows. Worlds made in trick play have no history (``history()`` is
+  empty): the hidden cards are drawn for the current position only. OpenSpiel's
+  ``ISMCTSBot`` calls it with the seat to act.
 
 Contestants: the player spec ``openspiel(bot=ismcts, simulations=200)`` (also ``mcts`` and
 ``uniform_random``) plays in ``play``, ``tournament`` and ``ladder``; at each decision the bot
