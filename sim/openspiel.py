@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.errors import ConfigError, ShuangkouError, StrategyError, UsageError
+from sim.errors import ConfigError, ShuangkouError, StrategyError, UsageError, WeightsError
 
 try:
     import pyspiel
@@ -69,7 +69,7 @@ from sim.core.engine import (
     init_deal,
     legal,
 )
-from sim.core.movegen import code_first, code_second
+from sim.core.movegen import MAX_CHOICES, code_first, code_second
 from sim.core.state import add_card
 from sim.rules import R_MAX_REDEALS, Rules
 from sim.spaces import (
@@ -753,13 +753,68 @@ def game_for(rules: Rules) -> ShuangkouGame:
     return _GAMES[key]
 
 
+MAX_POLICY_LAYERS = 16
+MAX_POLICY_WEIGHTS = 50_000_000  # floats in a policy file at most
+
+
+def load_policy(path: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The layers ``(W, b)`` of a policy file: an ``.npz`` of float arrays ``w0, b0, w1, b1,
+    ...`` (a multilayer perceptron, ReLU between layers) from the observation tensor
+    (``sim.obs_spec``, ``OBS_SIZE`` floats) to one logit per action of the game
+    (``N_ACTIONS``). Read as data (``allow_pickle=False``): a file that holds objects, a
+    missing or extra array, a shape that does not chain or a non-finite number is one
+    ``WeightsError`` line."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError) as e:
+        raise WeightsError(f"policy file {path!r} cannot be read as an .npz of arrays "
+                           f"(w0, b0, w1, b1, ...): {e}") from None
+    n = len(arrays) // 2
+    want = {f"{x}{i}" for i in range(n) for x in "wb"}
+    if not 1 <= n <= MAX_POLICY_LAYERS or set(arrays) != want:
+        raise WeightsError(f"policy file {path!r} holds {sorted(arrays)}; expected w0, b0, "
+                           f"..., w(k-1), b(k-1) for 1 <= k <= {MAX_POLICY_LAYERS} layers")
+    layers = []
+    size = OBS_SIZE
+    total = 0
+    for i in range(n):
+        w, b = arrays[f"w{i}"], arrays[f"b{i}"]
+        out = N_ACTIONS if i == n - 1 else (w.shape[1] if w.ndim == 2 else -1)
+        if w.dtype.kind != "f" or b.dtype.kind != "f" or w.shape != (size, out) \
+                or b.shape != (out,):
+            raise WeightsError(f"policy file {path!r}: layer {i} is w{tuple(w.shape)} "
+                               f"{w.dtype}, b{tuple(b.shape)} {b.dtype}; expected floats "
+                               f"w({size}, {'N' if out < 0 else out}), b(...) (the input is "
+                               f"the {OBS_SIZE} observation floats, the output the "
+                               f"{N_ACTIONS} actions)")
+        total += w.size + b.size
+        if total > MAX_POLICY_WEIGHTS or not (np.isfinite(w).all() and np.isfinite(b).all()):
+            raise WeightsError(f"policy file {path!r}: more than {MAX_POLICY_WEIGHTS:,} "
+                               f"weights, or a non-finite one")
+        layers.append((w.astype(np.float32), b.astype(np.float32)))
+        size = out
+    return layers
+
+
+def save_policy(path: str, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Write ``layers`` (``(W, b)`` pairs) as a policy file that ``load_policy`` reads: how a
+    network trained with OpenSpiel (its policy-gradient or DQN agents) reaches the tables."""
+    np.savez(path, **{f"{x}{i}": a for i, (w, b) in enumerate(layers)
+                      for x, a in (("w", w), ("b", b))})
+
+
 class OpenSpielStrategy(Strategy):
-    """An OpenSpiel bot (ismcts, mcts, uniform_random) on the seat's own view of the deal."""
+    """An OpenSpiel bot (ismcts, mcts, uniform_random, or a policy network from a weights
+    file) on the seat's own view of the deal."""
 
     name = "openspiel"
-    bot = param("ismcts", str, choices=("ismcts", "mcts", "uniform_random"),
+    bot = param("ismcts", str, choices=("ismcts", "mcts", "uniform_random", "policy"),
                 doc="OpenSpiel's ISMCTSBot (information sets, resampled worlds), MCTSBot "
-                    "(one resampled world per decision) or its uniform random bot")
+                    "(one resampled world per decision), its uniform random bot, or a policy "
+                    "network read from `policy` (the legal action of the highest logit)")
+    policy = param("", str, doc="bot=policy: an .npz of w0, b0, w1, b1, ... (an MLP from the "
+                                "observation tensor to the actions' logits; never a pickle)")
     simulations = param(200, int, lo=1, hi=1_000_000, doc="simulations per decision (MCTS)")
     uct_c = param(2.0, float, lo=0.0, hi=1000.0, doc="UCT exploration constant")
     rollouts = param(1, int, lo=1, hi=1000, doc="random rollouts per evaluated leaf")
@@ -793,9 +848,37 @@ class OpenSpielStrategy(Strategy):
         self._bots[id(game)] = bot
         return bot
 
+    def _policy_choice(self, obs: Any, legal_choices: list) -> Any:
+        layers = getattr(self, "_layers", None)
+        if layers is None:
+            if not self.policy:
+                raise StrategyError("openspiel(bot=policy) needs policy=FILE (an .npz of w0, "
+                                    "b0, w1, b1, ...)")
+            layers = self._layers = load_policy(self.policy)
+            self._obs16 = np.zeros(OBS_SIZE, np.int16)
+            self._buf = np.zeros(MAX_CHOICES, np.int64)
+        st, u = obs.arrays()  # what the seat may know (R9), nothing else
+        fill_obs(st, u, obs.seat, self._obs16)
+        x = self._obs16.astype(np.float32)
+        for i, (w, b) in enumerate(layers):
+            x = x @ w + b
+            if i < len(layers) - 1:
+                x = np.maximum(x, 0.0)
+        phase = int(st[S.S_PHASE])
+        n = legal(st, u, self._buf)
+        codes = ([-1] if phase == S.CALL else []) + self._buf[:n].tolist()
+        if len(codes) != len(legal_choices):
+            raise StrategyError(f"openspiel: {len(codes)} legal codes, the deal "
+                                f"{len(legal_choices)} choices")
+        trump = int(st[S.S_TRUMP])
+        logits = [x[int(action_of_code(phase, trump, c))] for c in codes]
+        return legal_choices[int(np.argmax(logits))]
+
     def choose(self, obs: Any, legal_choices: list) -> Any:
         if len(legal_choices) == 1:
             return legal_choices[0]
+        if self.bot == "policy":
+            return self._policy_choice(obs, legal_choices)
         if not hasattr(self, "_rng"):
             self.begin_deal(obs.seat, 0, 0)
         game = game_for(obs.rules)

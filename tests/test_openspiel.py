@@ -534,3 +534,76 @@ def test_an_openspiel_player_in_a_duplicate_tournament(tmp_path):
     p = _cli("tournament", cfg, "--out", tmp_path / "out")
     assert p.returncode == 0, p.stderr.decode()[-2000:]
     assert (tmp_path / "out").exists()
+
+
+def _policy_file(tmp_path, favour: int | None = None, hidden: int = 8):
+    """A small random MLP as a policy file; with ``favour``, that action's bias dominates."""
+    from sim.spaces import N_ACTIONS
+
+    rng = np.random.default_rng(0)
+    layers = [(rng.normal(size=(OBS_SIZE, hidden)).astype(np.float32) * 0.01,
+               np.zeros(hidden, np.float32)),
+              (rng.normal(size=(hidden, N_ACTIONS)).astype(np.float32) * 0.01,
+               np.zeros(N_ACTIONS, np.float32))]
+    if favour is not None:
+        layers[1][1][favour] = 1e6
+    path = tmp_path / "policy.npz"
+    so.save_policy(str(path), layers)
+    return path
+
+
+@needs_openspiel
+def test_a_policy_from_a_weights_file_plays(tmp_path):
+    from sim.deal import Deal, play_python
+    from strategies.registry import make
+
+    path = _policy_file(tmp_path)
+    spec = f"openspiel(bot=policy, policy={path})"
+    rec = play_python(Deal(seed=3, deal=1), [make(spec), make("random"), make(spec),
+                                              make("random")])
+    assert sum(rec["settlement"]) == 0
+    again = play_python(Deal(seed=3, deal=1), [make(spec), make("random"), make(spec),
+                                                make("random")])
+    assert again["tricks"] == rec["tricks"]  # a deterministic policy
+
+
+@needs_openspiel
+def test_a_policy_plays_the_legal_action_of_its_highest_logit(tmp_path):
+    from sim.deal import Deal
+    from sim.spaces import action_of_code
+    from strategies.registry import make
+
+    rng = np.random.default_rng(1)
+    for deal in range(20):
+        d = Deal(seed=5, deal=deal)
+        while not d.done and d.to_act.kind != "play":
+            codes = d.legal_codes()
+            d.apply_code(codes[int(rng.integers(len(codes)))])
+        if not d.done:
+            break
+    st = d.engine[0]
+    codes = d.legal_codes()
+    want = codes[-1]
+    favour = int(action_of_code(int(st[S.S_PHASE]), int(st[S.S_TRUMP]), want))
+    player = make(f"openspiel(bot=policy, policy={_policy_file(tmp_path, favour)})")
+    obs = d.observation(d.to_act.seat)
+    assert player.choose(obs, d.legal()) == d.legal()[-1]
+
+
+@needs_openspiel
+def test_a_bad_policy_file_is_one_line(tmp_path):
+    from sim.deal import Deal, play_python
+    from sim.errors import ShuangkouError
+    from strategies.registry import make
+
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, w0=np.zeros((3, 3), np.float32), b0=np.zeros(3, np.float32))
+    obj = tmp_path / "obj.npz"
+    np.savez(obj, w0=np.array([{"a": 1}], dtype=object), b0=np.zeros(1))
+    for path, what in ((bad, "layer 0"), (obj, "cannot be read"),
+                       (tmp_path / "none.npz", "cannot be read")):
+        player = make(f"openspiel(bot=policy, policy={path})")
+        with pytest.raises(ShuangkouError, match=what) as e:
+            play_python(Deal(seed=3, deal=1), [player, make("random"), make("random"),
+                                                make("random")])
+        assert "\n" not in str(e.value)
