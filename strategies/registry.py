@@ -222,7 +222,8 @@ def resolve(target: str) -> type[Strategy]:
         return cls
     names = ", ".join(sorted(available()))
     raise ConfigError(f"unknown strategy {target!r}: available are {names} "
-                      f"(or module:Class, or a module loaded with --plugin)")
+                      f"(or openspiel(...) with the [openspiel] extra, module:Class, or a "
+                      f"module loaded with --plugin)")
 
 
 # --- spec parsing -----------------------------------------------------------------------
