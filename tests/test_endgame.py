@@ -38,6 +38,21 @@ def _tricks(rec: dict) -> list[list[list[str]]]:
     return [t["plays"] for t in rec.get("tricks", [])]
 
 
+def _endgame_changes(a: list[dict], b: list[dict], k: int) -> int:
+    """How many deals' first trick with at most ``k`` cards per hand differs between the
+    records ``a`` and ``b``; every trick before it must be the same."""
+    differs = 0
+    for ra, rb in zip(a, b):
+        left = 27
+        for x, y in zip(_tricks(ra), _tricks(rb)):
+            if left <= k:
+                differs += x != y
+                break
+            assert x == y, f"deal {ra['deal']}: a play before the endgame changed"
+            left -= len(x[0])
+    return differs
+
+
 def test_the_scratch_fits() -> None:
     assert BUF_END + ENDGAME_WORDS <= INT_SCRATCH
     assert R_TREE + ENDGAME_WORDS <= INT_SCRATCH
@@ -46,35 +61,12 @@ def test_the_scratch_fits() -> None:
 def test_pimc_endgame_changes_only_the_endgame() -> None:
     a = _records("pimc(samples=8,endgame=5,endgame_worlds=4)", 4)
     b = _records("pimc(samples=8)", 4)
-    differs = 0
-    for ra, rb in zip(a, b):
-        left = 27
-        for x, y in zip(_tricks(ra), _tricks(rb)):
-            if left <= 5:
-                differs += x != y
-                break
-            assert x == y, f"deal {ra['deal']}: a play before the endgame changed"
-            left -= len(x[0])
-    assert differs >= 1, "pimc(endgame=5) changed no endgame play in 4 deals"
+    assert _endgame_changes(a, b, 5) >= 1, "pimc(endgame=5) changed no endgame play in 4 deals"
 
 
 def test_only_the_endgame_changes() -> None:
-    a = _records(SPEC)
-    b = _records(PLAIN)
-    differs = 0
-    for ra, rb in zip(a, b):
-        ta, tb = _tricks(ra), _tricks(rb)
-        if not ta:
-            continue
-        # every trick that starts with more than 6 cards per hand is the same
-        left = 27
-        for x, y in zip(ta, tb):
-            if left <= 6:
-                differs += x != y
-                break
-            assert x == y, f"deal {ra['deal']}: a play before the endgame changed"
-            left -= len(x[0])
-    assert differs >= 1, "endgame=6 changed no endgame play in 6 deals"
+    assert _endgame_changes(_records(SPEC), _records(PLAIN), 6) >= 1, \
+        "endgame=6 changed no endgame play in 6 deals"
 
 
 def test_tiers_agree() -> None:

@@ -347,6 +347,25 @@ def _skip_equivalent(hands, mv, keys, ply, n, seat, tst, pos, trump):
     return kept
 
 
+@kernel(inline="always")
+def _play(tst_row, hands, rules, trump, side, seat, leader, pos, lead_a, lead_b, left, o, w, c):
+    """Seat ``seat`` (hand ``o``, ``w`` before it) plays ``c`` at position ``pos`` of the trick
+    in ``tst_row``: the engine's transitions. Returns ``(la, lb, winner, got, left2, end)``:
+    the trick's lead after it; when it closes the trick (``pos == 3``) the winner, the
+    attackers' points from it and the cards left after it, ``end`` the future value when the
+    deal is over (-1 otherwise)."""
+    a = code_first(c)
+    b = code_second(c)
+    o2, w2, _, _ = take_play(o, w, ZERO, ZERO, a, b)
+    hands[seat] = o2
+    hands[4 + seat] = w2
+    la, lb = lay_play(tst_row, seat, pos, lead_a, lead_b, a, b)
+    if pos < 3:
+        return la, lb, -1, 0, left, -1
+    winner, _, got, left2 = close_trick(tst_row, rules, trump, side, leader, 0, 0, left, lb)
+    return la, lb, winner, got, left2, (tst_row[S.S_SCORE] if left2 == 0 else -1)
+
+
 @kernel
 def search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leader, pos,
            lead_a, lead_b, left, ply, alpha, beta):
@@ -410,17 +429,11 @@ def search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leade
     b_in = beta
     for i in range(n):
         c = mv[ply, i]
-        a = code_first(c)
-        b = code_second(c)
-        o2, w2, _, _ = take_play(o, w, ZERO, ZERO, a, b)
-        hands[seat] = o2
-        hands[4 + seat] = w2
-        la, lb = lay_play(trick, seat, pos, lead_a, lead_b, a, b)
+        la, lb, winner, got, left2, end = _play(trick, hands, rules, trump, side, seat,
+                                                leader, pos, lead_a, lead_b, left, o, w, c)
         if pos == 3:
-            winner, _, got, left2 = close_trick(trick, rules, trump, side, leader, 0, 0, left,
-                                                lb)
-            if left2 == 0:
-                v = trick[S.S_SCORE]
+            if end >= 0:
+                v = end
             else:
                 v = got + search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side,
                                  np.int64(t + 1), np.int64(winner), np.int64(0), np.int64(-1),
@@ -449,7 +462,7 @@ def search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leade
                     beta = best
         if alpha >= beta:
             if opts & OPT_HISTORY and i > 0:
-                stats[ST_HISTORY + 64 * seat + a] += left * left
+                stats[ST_HISTORY + 64 * seat + code_first(c)] += left * left
             break
     if slot >= 0:
         stats[ST_STORES] += 1
@@ -540,17 +553,11 @@ def choices(st, u, rules, tst, hands, mv, keys, tt_k, tt_v, stats, codes, values
     guess = 0
     for i in range(n):
         c = codes[i]
-        a = code_first(c)
-        b = code_second(c)
-        o2, w2, _, _ = take_play(o, w, ZERO, ZERO, a, b)
-        hands[seat] = o2
-        hands[4 + seat] = w2
-        la, lb = lay_play(trick, seat, pos, lead_a, lead_b, a, b)
+        la, lb, winner, got, left2, end = _play(trick, hands, rules, trump, side, seat,
+                                                leader, pos, lead_a, lead_b, left, o, w, c)
         if pos == 3:
-            winner, _, got, left2 = close_trick(trick, rules, trump, side, leader, 0, 0, left,
-                                                lb)
-            if left2 == 0:
-                v = trick[S.S_SCORE]
+            if end >= 0:
+                v = end
             else:
                 v = got + mtdf(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side,
                                np.int64(1), np.int64(winner), np.int64(0), np.int64(-1),
