@@ -12,9 +12,9 @@ import sqlite3
 import numpy as np
 import pytest
 from scipy.special import ndtr
+from test_ladder_db import one_line, run_cli
 
 from sim.analysis.ladder import LadderData, balanced, fit, partners, plain, show_text
-from sim.cli import main
 from sim.errors import UsageError
 
 PLAYERS = np.array([0.0, 60.0, 150.0])  # true Elo of the simulated players p0, p1, p2
@@ -183,18 +183,7 @@ def test_balanced_schedule_evens_out_the_pairings():
 # the command line
 # --------------------------------------------------------------------------------------------
 
-def cli(capsys, *args):
-    code = main(["ladder", *map(str, args)])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line(err, *parts):
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "error:" in lines[0] and "Traceback" not in err
-    for p in parts:
-        assert p in lines[0], lines[0]
+cli = run_cli  # shuangkou ladder ARGS in this process (tests/test_ladder_db.py)
 
 
 def matchup_pairs(db):
