@@ -53,8 +53,9 @@ ST_NODES, ST_CAP, ST_ABORT, ST_HITS, ST_STORES, ST_OPTIONS = 0, 1, 2, 3, 4, 5
 ST_HISTORY = 8  # the history heuristic: stats[ST_HISTORY + 64 * seat + key], cut-offs made
 N_STATS = ST_HISTORY + 4 * 64
 # option bits in stats[ST_OPTIONS] (all on by default; docs/solve.md measures each)
-OPT_TT, OPT_ORDER, OPT_EQUIV, OPT_BOUND, OPT_RELATIVE, OPT_HISTORY = 1, 2, 4, 8, 16, 32
-OPT_ALL = OPT_TT | OPT_ORDER | OPT_EQUIV | OPT_BOUND | OPT_RELATIVE | OPT_HISTORY
+OPT_TT, OPT_ORDER, OPT_EQUIV, OPT_BOUND, OPT_RELATIVE, OPT_HISTORY, OPT_ETC = \
+    1, 2, 4, 8, 16, 32, 64
+OPT_ALL = OPT_TT | OPT_ORDER | OPT_EQUIV | OPT_BOUND | OPT_RELATIVE | OPT_HISTORY | OPT_ETC
 # a table entry: tt_k[slot] the four hands (once 0-3, twice 0-3); tt_v[slot] the leader + 1
 # (0: empty), lower bound, upper bound, best play code
 TT_LEAD, TT_LO, TT_HI, TT_BEST = 0, 1, 2, 3
@@ -423,6 +424,26 @@ def search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leade
         _order(trick, hands, mv, keys, ply, n, seat, leader, pos, trump, best_first, opts,
                stats)
     maximizing = (seat & 1) == side
+    if pos == 3 and n > 1 and opts & OPT_ETC and opts & OPT_TT:
+        # enhanced transposition cut-off: a play whose next trick start the table already
+        # bounds past the window ends the search before any subtree is searched
+        for i in range(n):
+            c = mv[ply, i]
+            la, lb, winner, got, left2, end = _play(trick, hands, rules, trump, side, seat,
+                                                    leader, pos, lead_a, lead_b, left, o, w, c)
+            cut = -1
+            if end < 0:
+                table_key(hands, trump, opts & OPT_RELATIVE, hands[8:16])
+                cslot, chit = _tt_find(tt_k, tt_v, hands[8:16], winner + 1 + 8 * left2)
+                if chit:
+                    if maximizing and tt_v[cslot, TT_LO] + got >= beta:
+                        cut = tt_v[cslot, TT_LO] + got
+                    elif not maximizing and tt_v[cslot, TT_HI] + got <= alpha:
+                        cut = tt_v[cslot, TT_HI] + got
+            hands[seat] = o
+            hands[4 + seat] = w
+            if cut >= 0:
+                return cut
     best = -INF if maximizing else INF
     best_code = -1
     a_in = alpha
