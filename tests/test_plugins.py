@@ -206,12 +206,13 @@ def test_plugin_that_does_not_compile_is_one_line(tmp_path, monkeypatch):
     assert e.value.__cause__ is not None  # numba's whole message, for --debug
 
 
-def test_plugin_kernel_may_allocate_and_pass_at_most_15_numbers(capsys):
+def test_plugin_kernel_may_allocate_and_pass_at_most_n_params_numbers(capsys):
     """np.zeros in a kernel (numba allows it) works in every tier; a plug-in passing more
     numbers to its kernel than reach it is refused in one line, not cut off."""
     from alloc_bots import Alloc, TooMany
 
     from sim.errors import ConfigError
+    from strategies.params import N_PARAMS
 
     seats = [Alloc(), make("random"), Alloc(), make("random")]
     rows = summaries(3, 0, 40, seats)
@@ -226,12 +227,12 @@ def test_plugin_kernel_may_allocate_and_pass_at_most_15_numbers(capsys):
     capsys.readouterr()
     for run in (lambda: summaries(3, 0, 2, [TooMany(), make("random")] * 2),
                 lambda: list(iter_records(3, 0, 1, [TooMany(), Cautious()] * 2))):
-        with pytest.raises(ConfigError, match=r"strategy '.*' passes 16 parameters to its "
-                                              r"kernel .*at most 15 reach it"):
+        with pytest.raises(ConfigError, match=rf"strategy '.*' passes {N_PARAMS + 1} parameters "
+                                              rf"to its kernel .*at most {N_PARAMS} reach it"):
             run()
     assert main(["play", "--plugin", "alloc_bots", "--seats", "too_many,random"]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "at most 15 reach it" in err
+    assert len(err.splitlines()) == 1 and f"at most {N_PARAMS} reach it" in err
 
 
 def test_estimate_cli_with_compiled_plugin_any_jobs(capsys):

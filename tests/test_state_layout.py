@@ -279,10 +279,10 @@ def test_declared_sizes_as_documented():
     assert tables.N_COLS == 19 and tables.C_FIRST_SHOW_ROUND == 18
     assert spaces.P_SIZE == S.ST_SIZE + S.U_SIZE + rules.N_RULES + movegen.MAX_CHOICES
     # parameter rows: the expert's starts with greedy's calling slots (greedy_show reads them)
-    assert expert.N_EXPERT_PARAMS == params.N_PARAMS == 15
+    assert expert.N_EXPERT_PARAMS == params.N_PARAMS == 17
     for name in ("P_SHOW_AT", "P_MIN_CARDS", "P_PARTNER_MARGIN"):
         assert getattr(expert, name) == getattr(greedy, name)
-    assert search.ORACLE_MCTS == max(search.N_PIMC_PARAMS, search.N_TREE_PARAMS) == 3
+    assert search.ORACLE_MCTS == max(search.N_PIMC_PARAMS, search.N_TREE_PARAMS) == 4
     # scratch: the sampler's region where both search players put it; a u fits each world slot
     assert dict(expert.BUF_FIELDS)["R_SAMPLER"] == dict(search.BUF_FIELDS)["R_SAMPLER"] \
         == sampler.REGION == 450
@@ -302,13 +302,14 @@ def test_parameter_rows_follow_their_layouts(spec):
     rows = {
         "random": [0.25],
         "greedy": [0.40, 10, 0.10, 0.5, 10, 0],
-        "expert": [0.40, 18, 0.10, 192, 0.0, 32, 1.0, 4, 0, 4.0, 0.3, 0, 4, 2, 0.3],
+        # (endgame = 0, endgame_worlds = 24 at the end: issue 37's exact endgames, off)
+        "expert": [0.40, 18, 0.10, 192, 0.0, 32, 1.0, 4, 0, 4.0, 0.3, 0, 4, 2, 0.3, 0, 24],
         "expert(infer=weighted)": [0.40, 18, 0.10, 192, 0.0, 32, 1.0, 4, 1, 4.0, 0.3, 0, 4,
-                                   2, 0.3],
-        "pimc": [64, 1],
+                                   2, 0.3, 0, 24],
+        "pimc": [64, 1, 0, 24],
         "ismcts": [1000, 0.3, 1],
-        "oracle": [64, 2, 0.0, 0.0],
-        "oracle(search=mcts)": [1000, 0.3, 2, 1.0],
+        "oracle": [64, 2, 0, 0, 0.0],
+        "oracle(search=mcts)": [1000, 0.3, 2, 0.0, 1.0],
     }
     assert make(spec).compiled_params() == rows[spec]
 

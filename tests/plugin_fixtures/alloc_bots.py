@@ -10,6 +10,7 @@ import numpy as np
 
 from sim import view
 from strategies.base import Strategy, param
+from strategies.params import N_PARAMS
 
 
 @numba.njit(cache=True)
@@ -36,12 +37,12 @@ class Alloc(Strategy):
 
 
 class TooMany(Alloc):
-    """Passes 16 numbers to its kernel: one more than reach it."""
+    """Passes N_PARAMS + 1 numbers to its kernel: one more than reach it."""
 
     name = "too_many"
 
     def compiled_params(self):
-        return [float(i) for i in range(16)]
+        return [float(i) for i in range(N_PARAMS + 1)]
 
 
 @numba.njit(cache=True)
