@@ -100,10 +100,10 @@ def main() -> None:
               f"cap {cap:,} nodes")
         names = {"table": K.OPT_TT, "ordering": K.OPT_ORDER, "equivalent cards": K.OPT_EQUIV,
                  "bound": K.OPT_BOUND, "relative keys": K.OPT_RELATIVE,
-                 "history": K.OPT_HISTORY}
+                 "history": K.OPT_HISTORY, "transposition cut-offs": K.OPT_ETC}
         for name, bit in [("all", 0), *names.items()]:
             rows = [solve_one(st, u, rules, "choices", K.OPT_ALL & ~bit, cap) for st, u in ps]
-            print(f"  {'without ' + name if bit else 'all on':<26} nodes "
+            print(f"  {'without ' + name if bit else 'all on':<32} nodes "
                   f"{sum(r[1] for r in rows):>13,}  CPU {sum(r[0] for r in rows):8.2f} s  "
                   f"unsolved {sum(not r[2] for r in rows)}")
 
