@@ -4,7 +4,7 @@ Positions from greedy play (``benchmarks/solve_speed.py``'s: seed 20261203, the 
 start of a deal at which every hand holds exactly 7 cards), one core, a fresh solver (empty
 table) per position. Targets: 7 cards per hand median <= 0.2 s and p90 <= 1 s for every
 choice's exact value; ``benchmarks/solve_speed.py --cards 7 9`` prints the whole distribution
-(2026-12-03, AMD EPYC: median 0.0165 s, p90 0.195 s for every choice).
+(2026-12-03, AMD EPYC: median 0.0149 s, p90 0.160 s for every choice).
 """
 
 from __future__ import annotations
