@@ -90,6 +90,12 @@ def _engine(position: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return st, u, rules
 
 
+def cards_left(u: np.ndarray) -> list[int]:
+    """Cards in each hand of the engine arrays ``u``."""
+    return [int(np.uint64(u[S.U_ONCE + s])).bit_count()
+            + int(np.uint64(u[S.U_TWICE + s])).bit_count() for s in range(4)]
+
+
 def play_cards(code: int, trump: int) -> list[str]:
     """Card names of a play code (key layout)."""
     a, b = int(code_first(code)), int(code_second(code))
@@ -166,9 +172,8 @@ class Solver:
             score = points + int(self.values[i])
             out.append(Choice(play_cards(int(self.codes[i]), trump), int(self.codes[i]), score,
                               sign * int(settle_kernel(score, rules))))
-        left = [int(np.uint64(u[S.U_ONCE + s])).bit_count()
-                + int(np.uint64(u[S.U_TWICE + s])).bit_count() for s in range(4)]
-        return Solution(seat=seat, attackers=(side, side + 2), points=points, cards_left=left,
+        return Solution(seat=seat, attackers=(side, side + 2), points=points,
+                        cards_left=cards_left(u),
                         choices=out, nodes=int(self.stats[K.ST_NODES]), seconds=seconds,
                         stats={"table_hits": int(self.stats[K.ST_HITS]),
                                "table_stores": int(self.stats[K.ST_STORES])})
@@ -178,13 +183,12 @@ class Solver:
         or its engine arrays) with its exact score and settlement."""
         sol = self.try_solve(position)
         if sol is None:
-            st, u, _ = _engine(position)
-            left = max(int(np.uint64(u[S.U_ONCE + s])).bit_count()
-                       + int(np.uint64(u[S.U_TWICE + s])).bit_count() for s in range(4))
+            _, u, _ = _engine(position)
             raise SolveError(
-                f"position too large: {left} cards in the largest hand, not settled within "
-                f"{self.max_nodes:,} nodes; the solver settles positions of up to about "
-                f"{REACH} cards per hand within the default cap (raise max_nodes to try)")
+                f"position too large: {max(cards_left(u))} cards in the largest hand, not "
+                f"settled within {self.max_nodes:,} nodes; the solver settles positions of up "
+                f"to about {REACH} cards per hand within the default cap (raise max_nodes to "
+                f"try)")
         return sol
 
 

@@ -349,12 +349,13 @@ def _skip_equivalent(hands, mv, keys, ply, n, seat, tst, pos, trump):
 
 
 @kernel(inline="always")
-def _play(tst_row, hands, rules, trump, side, seat, leader, pos, lead_a, lead_b, left, o, w, c):
-    """Seat ``seat`` (hand ``o``, ``w`` before it) plays ``c`` at position ``pos`` of the trick
-    in ``tst_row``: the engine's transitions. Returns ``(la, lb, winner, got, left2, end)``:
-    the trick's lead after it; when it closes the trick (``pos == 3``) the winner, the
-    attackers' points from it and the cards left after it, ``end`` the future value when the
-    deal is over (-1 otherwise)."""
+def _play(tst_row, hands, rules, trump, side, seat, t, leader, pos, lead_a, lead_b, left, o, w,
+          c):
+    """Seat ``seat`` (hand ``o``, ``w`` before it) plays ``c`` at position ``pos`` of trick
+    ``t``, held in ``tst_row``: the engine's transitions. Returns the position after it,
+    ``(t, leader, pos, lead_a, lead_b, left)`` as ``search`` takes them, with ``got``, the
+    attackers' points from a trick it closes, and ``end``, the future value when the deal is
+    over (-1 otherwise)."""
     a = code_first(c)
     b = code_second(c)
     o2, w2, _, _ = take_play(o, w, ZERO, ZERO, a, b)
@@ -362,9 +363,10 @@ def _play(tst_row, hands, rules, trump, side, seat, leader, pos, lead_a, lead_b,
     hands[4 + seat] = w2
     la, lb = lay_play(tst_row, seat, pos, lead_a, lead_b, a, b)
     if pos < 3:
-        return la, lb, -1, 0, left, -1
+        return t, leader, pos + 1, la, lb, left, 0, -1
     winner, _, got, left2 = close_trick(tst_row, rules, trump, side, leader, 0, 0, left, lb)
-    return la, lb, winner, got, left2, (tst_row[S.S_SCORE] if left2 == 0 else -1)
+    return (t + 1, winner, 0, -1, -1, left2, got,
+            tst_row[S.S_SCORE] if left2 == 0 else -1)
 
 
 @kernel
@@ -429,8 +431,9 @@ def search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leade
         # bounds past the window ends the search before any subtree is searched
         for i in range(n):
             c = mv[ply, i]
-            la, lb, winner, got, left2, end = _play(trick, hands, rules, trump, side, seat,
-                                                    leader, pos, lead_a, lead_b, left, o, w, c)
+            _, winner, _, _, _, left2, got, end = _play(trick, hands, rules, trump, side,
+                                                        seat, t, leader, pos, lead_a, lead_b,
+                                                        left, o, w, c)
             cut = -1
             if end < 0:
                 table_key(hands, trump, opts & OPT_RELATIVE, hands[8:16])
@@ -450,21 +453,16 @@ def search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, t, leade
     b_in = beta
     for i in range(n):
         c = mv[ply, i]
-        la, lb, winner, got, left2, end = _play(trick, hands, rules, trump, side, seat,
-                                                leader, pos, lead_a, lead_b, left, o, w, c)
-        if pos == 3:
-            if end >= 0:
-                v = end
-            else:
-                v = got + search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side,
-                                 np.int64(t + 1), np.int64(winner), np.int64(0), np.int64(-1),
-                                 np.int64(-1), np.int64(left2), np.int64(ply + 1),
-                                 np.int64(alpha - got), np.int64(beta - got))
+        nt, nl, npos, na, nb, nleft, got, end = _play(trick, hands, rules, trump, side, seat,
+                                                      t, leader, pos, lead_a, lead_b, left, o,
+                                                      w, c)
+        if end >= 0:
+            v = end
         else:
-            v = search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side,
-                       np.int64(t), np.int64(leader), np.int64(pos + 1), np.int64(la),
-                       np.int64(lb), np.int64(left), np.int64(ply + 1), np.int64(alpha),
-                       np.int64(beta))
+            v = got + search(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side,
+                             np.int64(nt), np.int64(nl), np.int64(npos), np.int64(na),
+                             np.int64(nb), np.int64(nleft), np.int64(ply + 1),
+                             np.int64(alpha - got), np.int64(beta - got))
         hands[seat] = o
         hands[4 + seat] = w
         if stats[ST_ABORT]:
@@ -574,19 +572,15 @@ def choices(st, u, rules, tst, hands, mv, keys, tt_k, tt_v, stats, codes, values
     guess = 0
     for i in range(n):
         c = codes[i]
-        la, lb, winner, got, left2, end = _play(trick, hands, rules, trump, side, seat,
-                                                leader, pos, lead_a, lead_b, left, o, w, c)
-        if pos == 3:
-            if end >= 0:
-                v = end
-            else:
-                v = got + mtdf(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side,
-                               np.int64(1), np.int64(winner), np.int64(0), np.int64(-1),
-                               np.int64(-1), np.int64(left2), np.int64(1), np.int64(guess))
+        nt, nl, npos, na, nb, nleft, got, end = _play(trick, hands, rules, trump, side, seat,
+                                                      0, leader, pos, lead_a, lead_b, left, o,
+                                                      w, c)
+        if end >= 0:
+            v = end
         else:
-            v = mtdf(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side, np.int64(0),
-                     np.int64(leader), np.int64(pos + 1), np.int64(la), np.int64(lb),
-                     np.int64(left), np.int64(1), np.int64(guess))
+            v = got + mtdf(tst, hands, mv, keys, tt_k, tt_v, stats, rules, trump, side,
+                           np.int64(nt), np.int64(nl), np.int64(npos), np.int64(na),
+                           np.int64(nb), np.int64(nleft), np.int64(1), np.int64(guess - got))
         hands[seat] = o
         hands[4 + seat] = w
         trick[S.S_TRICK_A + pos] = -1
