@@ -12,12 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sim.cards import CARD_NAMES, ID_OF_KEY, SUITS
+from sim.core import state as S
+from sim.core.movegen import make_code
 from sim.errors import ConfigError, RecordError
 from sim.loops.steps import Decision, check_record, decisions
-from sim.record import read_records
+from sim.record import mask_cards, read_records
 from sim.replay import hand_line, pretty
 from sim.rules import Rules
-from sim.solve import DEFAULT_NODES, Solution, Solver
+from sim.solve import DEFAULT_NODES, Solution, Solver, play_cards
 
 
 def find_record(path: str, deal: int, validate: Callable[[dict[str, Any]], list[str]] | None
@@ -87,28 +90,23 @@ def solve_record(path: str, deal: int, trick: int, play: int = 0,
     dec = position(rec, trick, play)
     sol = Solver(max_nodes=max_nodes).solve((dec.st, dec.u, Rules.from_dict(rec["rules"])
                                              .array()))
-    return {**result_dict(sol, deal, trick, play, count), **hands_at(rec, trick, play)}
+    return {**result_dict(sol, deal, trick, play, count), **hands_at(dec)}
 
 
-def hands_at(rec: dict[str, Any], trick: int, play: int) -> dict[str, Any]:
+def hands_at(dec: Decision) -> dict[str, Any]:
     """``trump``, the four ``hands`` (card names) at the position and the ``trick_so_far``
-    (``[seat, cards]`` of its first ``play`` plays): the hands at the first lead less the
-    cards played before it."""
-    hands = [list(h) for h in rec["hands"]]
-    tricks = list(rec["tricks"])
-    cur = rec.get("current_trick") if rec.get("unfinished") else None
-    if cur and cur.get("plays"):
-        tricks.append(cur)
-    so_far = []
-    for n, tr in enumerate(tricks[:trick], 1):
-        plays = tr["plays"] if n < trick else tr["plays"][:play]
-        for k, cards in enumerate(plays):
-            seat = (tr["leader"] + k) % 4
-            for c in cards:
-                hands[seat].remove(c)
-            if n == trick:
-                so_far.append([seat, list(cards)])
-    return {"trump": rec["trump"], "hands": hands, "trick_so_far": so_far}
+    (``[seat, cards]`` of its first plays), read from the replayed position's engine arrays."""
+    st, u = dec.st, dec.u
+    trump = int(st[S.S_TRUMP])
+    ids = ID_OF_KEY[trump]
+    hands = [[CARD_NAMES[c] for c in sorted(mask_cards(int(u[S.U_ONCE + s]),
+                                                       int(u[S.U_TWICE + s]), ids))]
+             for s in range(4)]
+    leader = int(st[S.S_LEADER])
+    so_far = [[(leader + k) % 4, play_cards(make_code(int(st[S.S_TRICK_A + k]),
+                                                      int(st[S.S_TRICK_B + k])), trump)]
+              for k in range(int(st[S.S_POS]))]
+    return {"trump": SUITS[trump], "hands": hands, "trick_so_far": so_far}
 
 
 def result_dict(sol: Solution, deal: int, trick: int, play: int,
