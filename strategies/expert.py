@@ -49,14 +49,7 @@ from sim.core.rng import bounded
 from sim.core.state import add_card, next_draw
 from sim.core.step import first_lead
 from strategies.base import param
-from strategies.endgame import (
-    ENDGAME_WORLDS,
-    MAX_ENDGAME,
-    endgame_begin,
-    endgame_pick,
-    endgame_world,
-    in_endgame,
-)
+from strategies.endgame import ENDGAME_WORLDS, MAX_ENDGAME, in_endgame
 from strategies.greedy import GREEDY_CALL_FIELDS, greedy_decide, greedy_show
 from strategies.kinds import KIND_EXPERT, UINT_SCRATCH
 from strategies.params import ROLLOUT_ROW, param_row
@@ -76,6 +69,7 @@ from strategies.search import (
     U_WORLD,
     copy_into,
     deal_value,
+    exact_worlds,
     reseed_rollouts,
     rollout,
     tree_search_root,
@@ -490,23 +484,6 @@ def _giveback_candidates(st, u, seat, k, buf):
 
 
 @kernel
-def exact_endgame(st, u, rules, seat, params, buf, fws, uws, default):
-    """The play of the most summed value over ``P_ENDGAME_WORLDS`` sampled worlds, each solved
-    exactly (``strategies.endgame``); -2 when a world was not settled (the rollouts decide)."""
-    prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
-    endgame_begin(buf, BUF_END)
-    wu = uws[U_WORLD:U_WORLD + S.U_SIZE]
-    sums = fws[F_SUM:F_SUM + MAX_CHOICES]
-    n = 0
-    for w in range(max(np.int64(params[seat, P_ENDGAME_WORLDS]), 1)):
-        trick_world(st, u, seat, wu, buf, fws)
-        n = endgame_world(st, wu, rules, seat, buf, BUF_END, sums, w == 0)
-        if n < 0:
-            return np.int64(-2)
-    return endgame_pick(buf, BUF_END, sums, n, default)
-
-
-@kernel
 def expert_decide(st, u, rules, seat, params, buf, fws, uws):
     """The expert's choice code (module docstring)."""
     ph = view.phase(st)
@@ -535,7 +512,8 @@ def expert_decide(st, u, rules, seat, params, buf, fws, uws):
         return buf[0]
     default = greedy_decide(st, u, rules, seat, params, np.int64(ROLLOUT_ROW), buf)
     if in_endgame(st, np.int64(params[seat, P_ENDGAME])):
-        c = exact_endgame(st, u, rules, seat, params, buf, fws, uws, default)
+        c = exact_worlds(st, u, rules, seat, buf, fws, uws, BUF_END,
+                         np.int64(params[seat, P_ENDGAME_WORLDS]), default)
         if c != -2:
             return c
     n = legal(st, u, buf)

@@ -193,21 +193,22 @@ def _no_search(st, u, rules, seat, params, buf):
 
 
 @kernel
-def _exact_worlds(st, u, rules, seat, params, buf, fws, uws, n):
-    """``pimc(endgame=K)``: the play of the best summed value over sampled worlds each solved
-    exactly (``strategies.endgame``); -2 when a world was not settled. Ties keep the first
-    legal play, as the rollouts' argmax does."""
+def exact_worlds(st, u, rules, seat, buf, fws, uws, base, worlds, default):
+    """The play of the best summed value over ``worlds`` sampled worlds each solved exactly
+    (``strategies.endgame``, its arrays in ``buf`` from ``base``), ``default`` on ties; -2
+    when a world was not settled (the rollouts decide). ``pimc(endgame=K)`` and
+    ``expert(endgame=K)``."""
     prepare_any(st, u, seat, buf, R_SAMPLER, fws, fws.shape[0] - FLOAT_REGION)
-    endgame_begin(buf, R_TREE)
+    endgame_begin(buf, base)
     wu = uws[U_WORLD:U_WORLD + S.U_SIZE]
     sums = fws[F_VALUE:F_VALUE + MAX_CHOICES]
     m = 0
-    for w in range(max(np.int64(params[seat, PIMC_ENDGAME_WORLDS]), 1)):
+    for w in range(max(worlds, 1)):
         _world(st, u, seat, wu, buf, fws, np.int64(1))
-        m = endgame_world(st, wu, rules, seat, buf, R_TREE, sums, w == 0)
+        m = endgame_world(st, wu, rules, seat, buf, base, sums, w == 0)
         if m < 0:
             return np.int64(-2)
-    return endgame_pick(buf, R_TREE, sums, m, buf[R_CAND])
+    return endgame_pick(buf, base, sums, m, default)
 
 
 @kernel
@@ -220,7 +221,9 @@ def _rollout_search(st, u, rules, seat, params, buf, fws, uws, sample):
     for i in range(n):
         buf[R_CAND + i] = buf[i]
     if sample and in_endgame(st, np.int64(params[seat, PIMC_ENDGAME])):
-        c = _exact_worlds(st, u, rules, seat, params, buf, fws, uws, n)
+        # ties keep the first legal play, as the rollouts' argmax does
+        c = exact_worlds(st, u, rules, seat, buf, fws, uws, R_TREE,
+                         np.int64(params[seat, PIMC_ENDGAME_WORLDS]), buf[R_CAND])
         if c != -2:
             return c
     return _evaluate_candidates(st, u, rules, seat, params, buf, fws, uws, n,
