@@ -91,6 +91,7 @@ from sim.spaces import (
 )
 from strategies import sampler as SM
 from strategies.base import Strategy, param
+from strategies.learned_weights import read_npz
 
 GAME_NAME = "python_shuangkou"
 N_PLAYERS = 4
@@ -763,13 +764,12 @@ def load_policy(path: str) -> list[tuple[np.ndarray, np.ndarray]]:
     (``sim.obs_spec``, ``OBS_SIZE`` floats) to one logit per action of the game
     (``N_ACTIONS``). Read as data (``allow_pickle=False``): a file that holds objects, a
     missing or extra array, a shape that does not chain or a non-finite number is one
-    ``WeightsError`` line."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError, EOFError) as e:
-        raise WeightsError(f"policy file {path!r} cannot be read as an .npz of arrays "
-                           f"(w0, b0, w1, b1, ...): {e}") from None
+    ``WeightsError`` line. The file goes through the project's bounded reader of received
+    ``.npz`` files (``strategies.learned_weights.read_npz``: a regular file, expected members
+    only, sizes checked before unpacking, no pickles)."""
+    cap = 8 * MAX_POLICY_WEIGHTS + 1024  # bytes of one member at most (float64, the header)
+    arrays = read_npz(path, {f"{x}{i}": cap for i in range(MAX_POLICY_LAYERS) for x in "wb"},
+                      "policy file", 2 * cap)
     n = len(arrays) // 2
     want = {f"{x}{i}" for i in range(n) for x in "wb"}
     if not 1 <= n <= MAX_POLICY_LAYERS or set(arrays) != want:

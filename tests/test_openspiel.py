@@ -600,8 +600,11 @@ def test_a_bad_policy_file_is_one_line(tmp_path):
     np.savez(bad, w0=np.zeros((3, 3), np.float32), b0=np.zeros(3, np.float32))
     obj = tmp_path / "obj.npz"
     np.savez(obj, w0=np.array([{"a": 1}], dtype=object), b0=np.zeros(1))
-    for path, what in ((bad, "layer 0"), (obj, "cannot be read"),
-                       (tmp_path / "none.npz", "cannot be read")):
+    junk = tmp_path / "junk.npz"
+    junk.write_text("not a zip")
+    for path, what in ((bad, "layer 0"), (obj, "holds Python objects"),
+                       (tmp_path / "none.npz", "does not exist"),
+                       (junk, "not a readable .npz")):
         player = make(f"openspiel(bot=policy, policy={path})")
         with pytest.raises(ShuangkouError, match=what) as e:
             play_python(Deal(seed=3, deal=1), [player, make("random"), make("random"),
